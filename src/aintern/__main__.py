@@ -1,0 +1,3 @@
+from aintern.cli import app
+
+app()

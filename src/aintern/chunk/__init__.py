@@ -1,0 +1,127 @@
+"""Chunking: a file's text → chunks that follow its structure and fit the embedding window."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from aintern.chunk.code import CodeChunker
+from aintern.chunk.languages import CODE_LANGUAGES, chunk_type_for, detect_language
+from aintern.chunk.lines import Document, TokenCounter, Unit
+from aintern.chunk.models import ChunkingOptions, ChunkResult, ChunkType, SymbolType, TextChunk
+from aintern.chunk.text import line_units, markdown_units
+
+__all__ = [
+    "ChunkResult",
+    "ChunkType",
+    "Chunker",
+    "ChunkingOptions",
+    "SymbolType",
+    "TextChunk",
+    "TokenCounter",
+    "decode_source",
+    "detect_language",
+]
+
+#: Files larger than this are not chunked (the indexer's scanner applies its own, configurable limit).
+DEFAULT_MAX_FILE_BYTES = 2_000_000
+_BINARY_PROBE = 8192
+
+
+def decode_source(data: bytes) -> tuple[str | None, str | None]:
+    """(text, None) for a UTF-8 text file, or (None, reason) for binary or undecodable bytes."""
+    if b"\x00" in data[:_BINARY_PROBE]:
+        return None, "binary file (NUL bytes)"
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        return None, f"undecodable: not UTF-8 (byte {exc.start})"
+    return text, None
+
+
+class Chunker:
+    """Chunks files for one embedding model: sizes are counted with its tokenizer, capped by its window."""
+
+    def __init__(self, counter: TokenCounter, window: int, options: ChunkingOptions | None = None) -> None:
+        self.counter = counter
+        self.options = (options or ChunkingOptions()).fitted_to(window)
+
+    def chunk_file(
+        self, path: str | Path, rel_path: str | None = None, max_bytes: int = DEFAULT_MAX_FILE_BYTES
+    ) -> ChunkResult:
+        """Read and chunk a file; any problem is a skipped result with a reason, never an exception."""
+        shown = rel_path or str(path)
+        try:
+            size = Path(path).stat().st_size
+            if size > max_bytes:
+                return ChunkResult(shown, [], skipped_reason=f"too large ({size:,} bytes > {max_bytes:,})")
+            data = Path(path).read_bytes()
+        except OSError as exc:
+            return ChunkResult(shown, [], skipped_reason=f"unreadable: {exc.strerror or exc}")
+        text, reason = decode_source(data)
+        if text is None:
+            return ChunkResult(shown, [], skipped_reason=reason)
+        return self.chunk_text(text, shown)
+
+    def chunk_text(self, content: str, file_path: str, language: str | None = None) -> ChunkResult:
+        """Chunk ``content`` as the file ``file_path`` (relative to the workspace)."""
+        if language is None:
+            first_line = content[:200].split("\n", 1)[0]
+            language = detect_language(file_path, first_line)
+        if not content.strip():
+            return ChunkResult(file_path, [], language, skipped_reason="empty file")
+        try:
+            doc = Document.from_text(content, self.counter)
+        except Exception as exc:  # a tokenizer failure on pathological input must not escape
+            return ChunkResult(file_path, [], language, skipped_reason=f"could not tokenise: {exc}")
+        fallback: str | None = None
+        units: list[Unit]
+        if language in CODE_LANGUAGES:
+            try:
+                units = CodeChunker(language, self.options).units(doc)
+            except Exception as exc:  # grammar missing or parser failure: keep the file, by lines
+                fallback = f"tree-sitter failed ({type(exc).__name__}: {exc}); chunked by lines"
+                units = line_units(doc, self.options)
+        elif language == "markdown":
+            units = markdown_units(doc, self.options)
+        else:
+            units = line_units(doc, self.options)
+        chunks = [self._chunk(doc, u, file_path, language) for u in units]
+        chunks = [c for c in chunks if c.content.strip()]
+        return ChunkResult(file_path, chunks, language, fallback_reason=fallback)
+
+    def _chunk(self, doc: Document, unit: Unit, file_path: str, language: str | None) -> TextChunk:
+        # Leading and trailing blank lines carry nothing; trim them (but never past the unit).
+        start, end = unit.start, unit.end
+        if unit.char_span is None:
+            while start < end and doc.is_blank(start):
+                start += 1
+            while end > start and doc.is_blank(end):
+                end -= 1
+            lo, hi = doc.line_starts[start], doc.end_offset(end)
+            tokens = doc.tokens(start, end)
+        else:
+            lo, hi = unit.char_span
+            tokens = len(self.counter.token_spans(doc.text[lo:hi]))
+        content = doc.text[lo:hi]
+        metadata: dict[str, str] = {}
+        symbols = list(dict.fromkeys(s for s in unit.symbols if s))
+        if len(symbols) > 1:
+            metadata["symbols"] = ", ".join(symbols)
+        chunk_type = chunk_type_for(language)
+        if chunk_type is ChunkType.MARKDOWN and unit.parent:
+            metadata["heading_path"] = unit.parent
+        return TextChunk(
+            content=content,
+            file_path=file_path,
+            start_line=start + 1,
+            end_line=end + 1,
+            start_offset=lo,
+            end_offset=hi,
+            chunk_type=chunk_type,
+            language=language,
+            symbol_name=unit.name,
+            symbol_type=unit.symbol_type,
+            parent_symbol=unit.parent if chunk_type is not ChunkType.MARKDOWN else None,
+            token_count=tokens,
+            metadata=metadata,
+        )

@@ -1,0 +1,480 @@
+"""Code-aware chunking: tree-sitter finds the symbols, chunks follow their boundaries."""
+
+from __future__ import annotations
+
+import functools
+import itertools
+from dataclasses import dataclass
+from typing import Any
+
+from aintern.chunk.lines import Document, Unit, split_lines
+from aintern.chunk.models import ChunkingOptions, SymbolType
+
+S = SymbolType
+
+#: Node types that define a symbol, per tree-sitter grammar.
+DEFINITIONS: dict[str, dict[str, SymbolType]] = {
+    "python": {"class_definition": S.CLASS, "function_definition": S.FUNCTION},
+    "javascript": {
+        "class_declaration": S.CLASS,
+        "class": S.CLASS,
+        "function_declaration": S.FUNCTION,
+        "generator_function_declaration": S.FUNCTION,
+        "method_definition": S.METHOD,
+    },
+    "typescript": {
+        "class_declaration": S.CLASS,
+        "abstract_class_declaration": S.CLASS,
+        "class": S.CLASS,
+        "function_declaration": S.FUNCTION,
+        "generator_function_declaration": S.FUNCTION,
+        "method_definition": S.METHOD,
+        "interface_declaration": S.INTERFACE,
+        "enum_declaration": S.ENUM,
+        "type_alias_declaration": S.OTHER,
+        "internal_module": S.NAMESPACE,
+        "module": S.NAMESPACE,
+        "abstract_method_signature": S.METHOD,
+        "function_signature": S.FUNCTION,
+    },
+    "go": {"function_declaration": S.FUNCTION, "method_declaration": S.METHOD, "type_declaration": S.STRUCT},
+    "rust": {
+        "function_item": S.FUNCTION,
+        "impl_item": S.CLASS,
+        "struct_item": S.STRUCT,
+        "enum_item": S.ENUM,
+        "trait_item": S.INTERFACE,
+        "mod_item": S.NAMESPACE,
+        "macro_definition": S.FUNCTION,
+        "union_item": S.STRUCT,
+        "function_signature_item": S.FUNCTION,
+        "type_item": S.OTHER,
+    },
+    "java": {
+        "class_declaration": S.CLASS,
+        "interface_declaration": S.INTERFACE,
+        "enum_declaration": S.ENUM,
+        "record_declaration": S.CLASS,
+        "annotation_type_declaration": S.INTERFACE,
+        "method_declaration": S.METHOD,
+        "constructor_declaration": S.CONSTRUCTOR,
+    },
+    "csharp": {
+        "namespace_declaration": S.NAMESPACE,
+        "file_scoped_namespace_declaration": S.NAMESPACE,
+        "class_declaration": S.CLASS,
+        "struct_declaration": S.STRUCT,
+        "interface_declaration": S.INTERFACE,
+        "enum_declaration": S.ENUM,
+        "record_declaration": S.CLASS,
+        "method_declaration": S.METHOD,
+        "constructor_declaration": S.CONSTRUCTOR,
+        "property_declaration": S.PROPERTY,
+        "delegate_declaration": S.DELEGATE,
+        "event_declaration": S.EVENT,
+        "operator_declaration": S.METHOD,
+        "indexer_declaration": S.PROPERTY,
+        "destructor_declaration": S.METHOD,
+    },
+    "c": {
+        "function_definition": S.FUNCTION,
+        "struct_specifier": S.STRUCT,
+        "enum_specifier": S.ENUM,
+        "union_specifier": S.STRUCT,
+        "type_definition": S.OTHER,
+    },
+    "cpp": {
+        "function_definition": S.FUNCTION,
+        "class_specifier": S.CLASS,
+        "struct_specifier": S.STRUCT,
+        "enum_specifier": S.ENUM,
+        "union_specifier": S.STRUCT,
+        "namespace_definition": S.NAMESPACE,
+        "type_definition": S.OTHER,
+        "alias_declaration": S.OTHER,
+        "concept_definition": S.OTHER,
+    },
+    "ruby": {"class": S.CLASS, "module": S.NAMESPACE, "method": S.METHOD, "singleton_method": S.METHOD},
+    "php": {
+        "class_declaration": S.CLASS,
+        "interface_declaration": S.INTERFACE,
+        "trait_declaration": S.CLASS,
+        "enum_declaration": S.ENUM,
+        "function_definition": S.FUNCTION,
+        "method_declaration": S.METHOD,
+        "namespace_definition": S.NAMESPACE,
+    },
+    "kotlin": {
+        "class_declaration": S.CLASS,
+        "object_declaration": S.CLASS,
+        "function_declaration": S.FUNCTION,
+        "secondary_constructor": S.CONSTRUCTOR,
+        "companion_object": S.CLASS,
+    },
+    "swift": {
+        "class_declaration": S.CLASS,
+        "protocol_declaration": S.INTERFACE,
+        "function_declaration": S.FUNCTION,
+        "init_declaration": S.CONSTRUCTOR,
+        "protocol_function_declaration": S.METHOD,
+        "subscript_declaration": S.METHOD,
+        "deinit_declaration": S.METHOD,
+    },
+    "scala": {
+        "class_definition": S.CLASS,
+        "object_definition": S.CLASS,
+        "trait_definition": S.INTERFACE,
+        "enum_definition": S.ENUM,
+        "function_definition": S.FUNCTION,
+        "function_declaration": S.FUNCTION,
+        "given_definition": S.OTHER,
+        "extension_definition": S.OTHER,
+    },
+    "lua": {"function_declaration": S.FUNCTION, "function_definition_statement": S.FUNCTION},
+    "bash": {"function_definition": S.FUNCTION},
+    "elixir": {},  # definitions are calls (`defmodule`, `def`, ...): see _elixir_definition
+    "haskell": {
+        "function": S.FUNCTION,
+        "data_type": S.STRUCT,
+        "newtype": S.STRUCT,
+        "class": S.INTERFACE,
+        "instance": S.CLASS,
+        "type_synomym": S.OTHER,
+        "type_synonym": S.OTHER,
+    },
+    "zig": {"function_declaration": S.FUNCTION, "FnProto": S.FUNCTION},
+}
+DEFINITIONS["tsx"] = DEFINITIONS["typescript"]
+
+#: Nodes that only group top-level declarations; their children are looked at instead.
+GROUPS = {"declarations"}
+
+#: Nodes that wrap a definition and belong with it (decorators, `export`, templates).
+WRAPPERS = {
+    "decorated_definition",
+    "export_statement",
+    "template_declaration",
+    "Decl",
+    "ambient_declaration",
+    "lexical_declaration",
+    "variable_declaration",
+    "TopLevelDecl",
+    "signature",
+}
+
+_IDENTIFIERS = {
+    "identifier",
+    "type_identifier",
+    "field_identifier",
+    "property_identifier",
+    "simple_identifier",
+    "constant",
+    "name",
+    "variable",
+    "qualified_identifier",
+    "scoped_identifier",
+    "dot_index_expression",
+    "namespace_identifier",
+    "alias",
+    "IDENTIFIER",
+    "word",
+    "constructor",
+    "qualified_name",
+}
+_FUNCTION_VALUES = {"arrow_function", "function_expression", "function", "generator_function", "class"}
+_ELIXIR_DEFS = {
+    "defmodule": S.CLASS,
+    "defprotocol": S.INTERFACE,
+    "defimpl": S.CLASS,
+    "def": S.FUNCTION,
+    "defp": S.FUNCTION,
+    "defmacro": S.FUNCTION,
+    "defmacrop": S.FUNCTION,
+    "defguard": S.FUNCTION,
+    "defdelegate": S.FUNCTION,
+    "defstruct": S.STRUCT,
+    "defexception": S.STRUCT,
+}
+_CONTAINER_TYPES = {S.CLASS, S.STRUCT, S.INTERFACE, S.ENUM, S.NAMESPACE}
+
+
+@dataclass
+class Definition:
+    node: Any
+    name: str | None
+    symbol_type: SymbolType
+    inner: Any  # the defining node inside any wrapper
+
+
+@functools.cache
+def get_parser(language: str) -> Any:
+    from tree_sitter_language_pack import get_parser as load
+
+    return load(language)  # type: ignore[arg-type]
+
+
+def _text(node: Any) -> str:
+    raw: bytes = node.text or b""
+    return raw.decode("utf-8", "replace").split("\n", 1)[0].strip()[:120]
+
+
+def _name_of(node: Any) -> str | None:
+    for field_name in ("name", "declarator", "type"):
+        child = node.child_by_field_name(field_name)
+        # C/C++ declarators nest: `int *(*f)(void)`; walk down to the identifier.
+        while child is not None and child.type not in _IDENTIFIERS:
+            nxt = child.child_by_field_name("declarator") or child.child_by_field_name("name")
+            if nxt is None:
+                nxt = next((c for c in child.named_children if c.type in _IDENTIFIERS), None)
+            if nxt is None:
+                break
+            child = nxt
+        if child is not None and child.type in _IDENTIFIERS:
+            return _text(child)
+    for child in node.named_children:
+        if child.type in _IDENTIFIERS:
+            return _text(child)
+        if child.type in {"type_spec", "variable_declarator", "function_head", "FnProto", "function_declarator"}:
+            return _name_of(child)
+    return None
+
+
+def _elixir_definition(node: Any) -> Definition | None:
+    if node.type != "call":
+        return None
+    target = node.child_by_field_name("target") or (node.named_children[0] if node.named_children else None)
+    if target is None or target.type != "identifier":
+        return None
+    kind = _ELIXIR_DEFS.get(_text(target))
+    if kind is None:
+        return None
+    args = next((c for c in node.named_children if c.type == "arguments"), None)
+    name = None
+    if args is not None and args.named_children:
+        first = args.named_children[0]
+        head = first.child_by_field_name("target") if first.type == "call" else None
+        if first.type == "binary_operator":  # `def f(x) when ...`
+            left = first.child_by_field_name("left")
+            head = left.child_by_field_name("target") if left is not None and left.type == "call" else left
+        name = _text(head or first)
+    return Definition(node, name, kind, node)
+
+
+def find_definition(node: Any, language: str) -> Definition | None:
+    """The symbol ``node`` defines, looking through wrappers such as decorators and ``export``."""
+    if language == "elixir":
+        return _elixir_definition(node)
+    table = DEFINITIONS.get(language, {})
+    if node.type in table:
+        kind = table[node.type]
+        if language == "go" and node.type == "type_declaration":
+            spec = next((c for c in node.named_children if c.type in {"type_spec", "type_alias"}), None)
+            tnode = spec.child_by_field_name("type") if spec is not None else None
+            kind = S.INTERFACE if tnode is not None and tnode.type == "interface_type" else S.STRUCT
+        return Definition(node, _name_of(node), kind, node)
+    if node.type in WRAPPERS:
+        for child in node.named_children:
+            if child.type in table:
+                inner = find_definition(child, language)
+                if inner is not None:
+                    return Definition(node, inner.name, inner.symbol_type, inner.inner)
+            if child.type in WRAPPERS:  # `export const f = () => ...`
+                nested = find_definition(child, language)
+                if nested is not None:
+                    return Definition(node, nested.name, nested.symbol_type, nested.inner)
+            if child.type == "variable_declarator":
+                value = child.child_by_field_name("value")
+                if value is not None and value.type in _FUNCTION_VALUES:
+                    kind = S.CLASS if value.type == "class" else S.FUNCTION
+                    return Definition(node, _name_of(child), kind, value)
+            if node.type in {"Decl", "TopLevelDecl"} and child.type in {"FnProto", "VarDecl"}:
+                return Definition(node, _name_of(child), S.FUNCTION if child.type == "FnProto" else S.OTHER, child)
+        if node.type == "signature" and language == "haskell":
+            return None
+    return None
+
+
+class CodeChunker:
+    """Chunks source code along symbol boundaries found by tree-sitter."""
+
+    def __init__(self, language: str, options: ChunkingOptions) -> None:
+        self.language = language
+        self.options = options
+
+    def units(self, doc: Document) -> list[Unit]:
+        tree = get_parser(self.language).parse(doc.text.encode("utf-8", "surrogatepass"))
+        last = len(doc.lines) - 1
+        nodes: list[Any] = []
+        for node in tree.root_node.named_children:
+            nodes.extend(node.named_children if node.type in GROUPS else [node])
+        units = self._level(doc, nodes, 0, last, parent=None)
+        return _merge(doc, self._fit(doc, units), self.options.target_chunk_size)
+
+    # -- one nesting level -------------------------------------------------------------
+
+    def _level(self, doc: Document, nodes: list[Any], start: int, end: int, parent: str | None) -> list[Unit]:
+        """Units covering lines ``start..end``: one per definition, glue between them."""
+        items: list[tuple[int, int, Definition | None, bool]] = []  # (first, last, def, is_comment)
+        for node in nodes:
+            first, last = node.start_point[0], node.end_point[0]
+            if node.end_point[1] == 0 and last > first:
+                last -= 1  # a node that ends at column 0 does not use that line
+            first, last = max(first, start), min(last, end)
+            if first > last:
+                continue
+            definition = find_definition(node, self.language)
+            # Comments (and Haskell type signatures) belong to the definition that follows them.
+            attached = "comment" in node.type or node.type == "signature"
+            items.append((first, last, definition, attached))
+
+        units: list[Unit] = []
+        pending_comments: int | None = None  # first line of comments right before a definition
+        for first, last, definition, is_comment in items:
+            if units and first <= units[-1].end:
+                # Shares a line with the previous unit: lines are never cut, so it joins it.
+                units[-1].end = max(units[-1].end, last)
+                if definition is not None and definition.name:
+                    units[-1].symbols.append(definition.name)
+                continue
+            if is_comment:
+                if pending_comments is None:
+                    pending_comments = first
+                continue
+            if definition is not None:
+                kind = definition.symbol_type
+                if parent is not None and kind == S.FUNCTION:
+                    kind = S.METHOD
+                begin = pending_comments if pending_comments is not None else first
+                names = [definition.name] if definition.name else []
+                units.append(Unit(begin, last, definition.name, kind, parent, names, node=definition.inner))
+            else:
+                begin = pending_comments if pending_comments is not None else first
+                if units and units[-1].name is None and units[-1].node is None:
+                    units[-1].end = last  # consecutive glue (imports, statements) stays together
+                else:
+                    units.append(Unit(begin, last, None, None, parent))
+            pending_comments = None
+        if pending_comments is not None:
+            units.append(Unit(pending_comments, end, None, None, parent))
+        return _cover(units, start, end, parent)
+
+    def _fit(self, doc: Document, units: list[Unit]) -> list[Unit]:
+        """Split every unit larger than the maximum along its inner boundaries."""
+        opts = self.options
+        out: list[Unit] = []
+        for unit in units:
+            tokens = doc.tokens(unit.start, unit.end)
+            fits = (
+                tokens <= opts.max_chunk_size and max(doc.line_tokens[unit.start : unit.end + 1]) <= opts.max_chunk_size
+            )
+            if tokens <= opts.target_chunk_size and fits:
+                out.append(unit)
+                continue
+            node = unit.node
+            body = _body(node) if node is not None else None
+            inner_nodes = list(body.named_children) if body is not None else []
+            nested = [n for n in inner_nodes if find_definition(n, self.language) is not None]
+            # A container over the target is cut into its members; any other unit only when over the maximum.
+            if fits and not (nested and unit.symbol_type in _CONTAINER_TYPES):
+                out.append(unit)
+                continue
+            inner_first = max(unit.start, inner_nodes[0].start_point[0]) if inner_nodes else unit.start
+            if fits and node is not None and inner_first <= node.start_point[0]:
+                out.append(unit)  # members start on the header line: lines cannot separate them
+                continue
+            if nested and unit.symbol_type in _CONTAINER_TYPES:
+                inner = self._level(doc, inner_nodes, inner_first, unit.end, parent=unit.name)
+                for part in inner:
+                    if part.name is None:  # class-body glue (docstring, fields) belongs to the class itself
+                        part.name, part.symbol_type, part.parent = unit.name, unit.symbol_type, unit.parent
+                        part.symbols = [unit.name] if unit.name else []
+                if inner and inner[0].start > unit.start:
+                    head = Unit(
+                        unit.start,
+                        inner[0].start - 1,
+                        unit.name,
+                        unit.symbol_type,
+                        unit.parent,
+                        [unit.name] if unit.name else [],
+                    )
+                    inner = [head, *inner]
+                elif inner:
+                    inner[0].start = unit.start
+                out.extend(self._fit(doc, inner))
+                continue
+            boundaries = [n.start_point[0] for n in inner_nodes] + [
+                i for i in range(unit.start, unit.end + 1) if doc.is_blank(i)
+            ]
+            out.extend(
+                split_lines(
+                    doc,
+                    unit.start,
+                    unit.end,
+                    opts.max_chunk_size,
+                    opts.target_chunk_size,
+                    opts.chunk_overlap,
+                    boundaries,
+                    unit,
+                )
+            )
+        return out
+
+
+def _body(node: Any) -> Any:
+    body = node.child_by_field_name("body")
+    if body is not None:
+        return body
+    for child in reversed(node.named_children):
+        if child.named_child_count > 0 and child.type in {
+            "block",
+            "class_body",
+            "declaration_list",
+            "field_declaration_list",
+            "enum_body",
+            "interface_body",
+            "body_statement",
+            "template_body",
+            "do_block",
+            "compound_statement",
+            "statement_block",
+            "protocol_body",
+            "enum_class_body",
+            "class_declaration_body",
+            "where",
+            "class_body_declarations",
+        }:
+            return child
+    return node
+
+
+def _cover(units: list[Unit], start: int, end: int, parent: str | None) -> list[Unit]:
+    """Make ``units`` contiguous over ``start..end``: gap lines go to the next unit."""
+    if not units:
+        return [Unit(start, end, None, None, parent)]
+    units[0].start = start
+    for prev, cur in itertools.pairwise(units):
+        cur.start = prev.end + 1
+    units[-1].end = end
+    return [u for u in units if u.start <= u.end]
+
+
+def _merge(doc: Document, units: list[Unit], target: int) -> list[Unit]:
+    """Merge adjacent small units while the result stays within ``target`` tokens."""
+    out: list[Unit] = []
+    for unit in units:
+        prev = out[-1] if out else None
+        if (
+            prev is not None
+            and not prev.piece
+            and not unit.piece
+            and prev.char_span is None
+            and prev.parent == unit.parent
+            and doc.tokens(prev.start, unit.end) <= target
+        ):
+            if prev.name is None and unit.name is not None:
+                prev.name, prev.symbol_type, prev.parent = unit.name, unit.symbol_type, unit.parent
+            prev.end = unit.end
+            prev.symbols.extend(unit.symbols)
+            continue
+        out.append(unit)
+    return out

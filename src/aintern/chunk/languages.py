@@ -1,0 +1,210 @@
+"""Which language a file is written in: by extension, by file name, then by shebang."""
+
+from __future__ import annotations
+
+import re
+from pathlib import PurePath
+
+from aintern.chunk.models import ChunkType
+
+EXTENSIONS: dict[str, str] = {
+    ".py": "python",
+    ".pyi": "python",
+    ".pyw": "python",
+    ".js": "javascript",
+    ".mjs": "javascript",
+    ".cjs": "javascript",
+    ".jsx": "javascript",
+    ".ts": "typescript",
+    ".mts": "typescript",
+    ".cts": "typescript",
+    ".tsx": "tsx",
+    ".go": "go",
+    ".rs": "rust",
+    ".java": "java",
+    ".cs": "csharp",
+    ".c": "c",
+    ".h": "c",
+    ".cc": "cpp",
+    ".cpp": "cpp",
+    ".cxx": "cpp",
+    ".hpp": "cpp",
+    ".hh": "cpp",
+    ".hxx": "cpp",
+    ".ipp": "cpp",
+    ".inl": "cpp",
+    ".rb": "ruby",
+    ".rake": "ruby",
+    ".gemspec": "ruby",
+    ".php": "php",
+    ".kt": "kotlin",
+    ".kts": "kotlin",
+    ".swift": "swift",
+    ".scala": "scala",
+    ".sc": "scala",
+    ".lua": "lua",
+    ".sh": "bash",
+    ".bash": "bash",
+    ".zsh": "bash",
+    ".bats": "bash",
+    ".ex": "elixir",
+    ".exs": "elixir",
+    ".hs": "haskell",
+    ".lhs": "haskell",
+    ".zig": "zig",
+    ".md": "markdown",
+    ".markdown": "markdown",
+    ".mdx": "markdown",
+    ".rst": "rst",
+    ".txt": "text",
+    ".adoc": "text",
+    ".json": "json",
+    ".jsonc": "json",
+    ".yaml": "yaml",
+    ".yml": "yaml",
+    ".toml": "toml",
+    ".xml": "xml",
+    ".xsd": "xml",
+    ".csproj": "xml",
+    ".props": "xml",
+    ".targets": "xml",
+    ".plist": "xml",
+    ".html": "html",
+    ".htm": "html",
+    ".css": "css",
+    ".scss": "css",
+    ".less": "css",
+    ".ini": "ini",
+    ".cfg": "ini",
+    ".conf": "ini",
+    ".sql": "sql",
+    ".proto": "proto",
+    ".vue": "vue",
+    ".svelte": "svelte",
+    ".dart": "dart",
+    ".r": "r",
+    ".jl": "julia",
+    ".m": "objc",
+    ".mm": "objc",
+    ".fs": "fsharp",
+    ".vb": "vb",
+    ".pl": "perl",
+    ".pm": "perl",
+    ".erl": "erlang",
+    ".clj": "clojure",
+    ".ml": "ocaml",
+    ".nim": "nim",
+    ".tf": "hcl",
+    ".gradle": "groovy",
+    ".groovy": "groovy",
+    ".cmake": "cmake",
+    ".mk": "make",
+}
+
+FILE_NAMES: dict[str, str] = {
+    "makefile": "make",
+    "gnumakefile": "make",
+    "dockerfile": "dockerfile",
+    "containerfile": "dockerfile",
+    "rakefile": "ruby",
+    "gemfile": "ruby",
+    "podfile": "ruby",
+    "vagrantfile": "ruby",
+    "cmakelists.txt": "cmake",
+    "justfile": "make",
+    "jenkinsfile": "groovy",
+    ".bashrc": "bash",
+    ".zshrc": "bash",
+    ".profile": "bash",
+    "build": "text",
+    "license": "text",
+    "readme": "markdown",
+    "pipfile": "toml",
+    "cargo.lock": "toml",
+    "go.mod": "text",
+}
+
+SHEBANGS: dict[str, str] = {
+    "python": "python",
+    "python3": "python",
+    "node": "javascript",
+    "deno": "typescript",
+    "bun": "javascript",
+    "bash": "bash",
+    "sh": "bash",
+    "zsh": "bash",
+    "dash": "bash",
+    "ruby": "ruby",
+    "php": "php",
+    "lua": "lua",
+    "elixir": "elixir",
+    "runhaskell": "haskell",
+    "perl": "perl",
+}
+
+#: Languages chunked by their tree-sitter grammar (the name is the grammar's, in tree-sitter-language-pack).
+CODE_LANGUAGES = frozenset(
+    [
+        "python",
+        "javascript",
+        "typescript",
+        "tsx",
+        "go",
+        "rust",
+        "java",
+        "csharp",
+        "c",
+        "cpp",
+        "ruby",
+        "php",
+        "kotlin",
+        "swift",
+        "scala",
+        "lua",
+        "bash",
+        "elixir",
+        "haskell",
+        "zig",
+    ]
+)
+CONFIG_LANGUAGES = frozenset(
+    ["json", "yaml", "toml", "xml", "html", "css", "ini", "proto", "hcl", "cmake", "make", "dockerfile"]
+)
+DOC_LANGUAGES = frozenset({"markdown", "rst", "text"})
+
+_SHEBANG = re.compile(r"^#!\s*(?:/usr)?(?:/local)?/bin/(?:env\s+(?:-\S+\s+)*)?([A-Za-z0-9_.+-]+)")
+
+
+def detect_language(path: str | PurePath, first_line: str | None = None) -> str | None:
+    """Language name for ``path``; ``first_line`` lets a shebang decide for extension-less scripts."""
+    p = PurePath(path)
+    name = p.name.lower()
+    if name in FILE_NAMES:
+        return FILE_NAMES[name]
+    if name.startswith("dockerfile") or name.endswith(".dockerfile"):
+        return "dockerfile"
+    if name.startswith(".env"):
+        return "ini"
+    lang = EXTENSIONS.get(p.suffix.lower())
+    if lang:
+        return lang
+    if first_line and first_line.startswith("#!"):
+        m = _SHEBANG.match(first_line)
+        if m:
+            interpreter = re.sub(r"[\d.]+$", "", m.group(1)) or m.group(1)
+            return SHEBANGS.get(m.group(1), SHEBANGS.get(interpreter))
+    return None
+
+
+def chunk_type_for(language: str | None) -> ChunkType:
+    if language in CODE_LANGUAGES:
+        return ChunkType.CODE
+    if language == "markdown":
+        return ChunkType.MARKDOWN
+    if language == "rst":
+        return ChunkType.DOCUMENTATION
+    if language in CONFIG_LANGUAGES:
+        return ChunkType.CONFIG
+    if language is None or language == "text":
+        return ChunkType.PLAIN_TEXT
+    return ChunkType.CODE

@@ -1,0 +1,116 @@
+"""Plain data of the chunking stage: what a chunk is and how chunks are sized."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+
+
+class ChunkType(str, enum.Enum):
+    CODE = "code"
+    COMMENT = "comment"
+    DOCUMENTATION = "documentation"
+    MARKDOWN = "markdown"
+    PLAIN_TEXT = "plain_text"
+    CONFIG = "config"
+    MIXED = "mixed"
+
+
+class SymbolType(str, enum.Enum):
+    NAMESPACE = "namespace"
+    CLASS = "class"
+    STRUCT = "struct"
+    INTERFACE = "interface"
+    ENUM = "enum"
+    METHOD = "method"
+    FUNCTION = "function"
+    PROPERTY = "property"
+    FIELD = "field"
+    CONSTRUCTOR = "constructor"
+    EVENT = "event"
+    DELEGATE = "delegate"
+    IMPORT = "import"
+    OTHER = "other"
+
+
+@dataclass(frozen=True)
+class ChunkingOptions:
+    """Chunk sizes in tokens of the embedding model's own tokenizer (seed defaults).
+
+    The embedder's window caps ``max_chunk_size`` (and so ``target_chunk_size``):
+    a chunk never holds more tokens than the model can read.
+    """
+
+    target_chunk_size: int = 512
+    chunk_overlap: int = 64
+    min_chunk_size: int = 50
+    max_chunk_size: int = 1024
+    include_file_path: bool = True
+    include_line_numbers: bool = True
+
+    def __post_init__(self) -> None:
+        if not 0 < self.min_chunk_size <= self.target_chunk_size <= self.max_chunk_size:
+            raise ValueError("need 0 < min_chunk_size <= target_chunk_size <= max_chunk_size")
+        if not 0 <= self.chunk_overlap < self.target_chunk_size:
+            raise ValueError("need 0 <= chunk_overlap < target_chunk_size")
+
+    def fitted_to(self, window: int) -> ChunkingOptions:
+        """These options with sizes capped to an embedding window of ``window`` tokens."""
+        max_size = min(self.max_chunk_size, window)
+        target = min(self.target_chunk_size, max_size)
+        return ChunkingOptions(
+            target_chunk_size=target,
+            chunk_overlap=min(self.chunk_overlap, target // 4),
+            min_chunk_size=min(self.min_chunk_size, target),
+            max_chunk_size=max_size,
+            include_file_path=self.include_file_path,
+            include_line_numbers=self.include_line_numbers,
+        )
+
+
+@dataclass
+class TextChunk:
+    """A piece of a file, with where it came from and what it is (lines are 1-based, inclusive)."""
+
+    content: str
+    file_path: str
+    start_line: int
+    end_line: int
+    start_offset: int
+    end_offset: int
+    chunk_type: ChunkType = ChunkType.CODE
+    language: str | None = None
+    symbol_name: str | None = None
+    symbol_type: SymbolType | None = None
+    parent_symbol: str | None = None
+    token_count: int = 0
+    metadata: dict[str, str] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "file_path": self.file_path,
+            "start_line": self.start_line,
+            "end_line": self.end_line,
+            "start_offset": self.start_offset,
+            "end_offset": self.end_offset,
+            "chunk_type": self.chunk_type.value,
+            "language": self.language,
+            "symbol_name": self.symbol_name,
+            "symbol_type": self.symbol_type.value if self.symbol_type else None,
+            "parent_symbol": self.parent_symbol,
+            "token_count": self.token_count,
+            "metadata": dict(self.metadata),
+            "content": self.content,
+        }
+
+
+@dataclass
+class ChunkResult:
+    """The chunks of one file, or why it has none."""
+
+    file_path: str
+    chunks: list[TextChunk]
+    language: str | None = None
+    skipped_reason: str | None = None
+    #: Set when tree-sitter could not parse the file and the line-based fallback was used.
+    fallback_reason: str | None = None

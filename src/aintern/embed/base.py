@@ -1,0 +1,65 @@
+"""What every embedding backend offers, and the small helpers they share."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+from aintern.embed.tokenizer import WordPieceTokenizer
+
+
+@dataclass(frozen=True)
+class EmbeddingProgress:
+    processed_count: int
+    total_count: int
+
+    @property
+    def percent_complete(self) -> float:
+        return self.processed_count / self.total_count * 100 if self.total_count else 0.0
+
+
+ProgressCallback = Callable[[EmbeddingProgress], None]
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Turns text into unit-length float32 vectors."""
+
+    #: Stable id of the model; stored with an index so a different model is detected.
+    model_id: str
+    #: Most tokens (of ``tokenizer``) a text may have before the model truncates it.
+    max_tokens: int
+    #: Texts truncated to ``max_tokens`` so far (counted, never silent).
+    truncated_count: int
+    #: The tokenizer chunk sizes are counted with.
+    tokenizer: WordPieceTokenizer
+
+    @property
+    def dimension(self) -> int: ...
+
+    @property
+    def is_loaded(self) -> bool: ...
+
+    def load(self) -> None: ...
+
+    def unload(self) -> None: ...
+
+    def embed(self, text: str) -> np.ndarray: ...
+
+    def embed_batch(self, texts: Sequence[str], progress: ProgressCallback | None = None) -> np.ndarray: ...
+
+
+def normalize(vectors: np.ndarray) -> np.ndarray:
+    """Rows scaled to unit L2 norm (zero rows stay zero), as contiguous float32."""
+    vectors = np.asarray(vectors, dtype=np.float32)
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    return np.ascontiguousarray(vectors / np.maximum(norms, 1e-12), dtype=np.float32)
+
+
+def length_sorted_batches(lengths: Sequence[int], batch_size: int) -> list[list[int]]:
+    """Indices grouped into batches of similar length, so little padding is wasted."""
+    order = sorted(range(len(lengths)), key=lambda i: lengths[i])
+    return [order[i : i + batch_size] for i in range(0, len(order), batch_size)]

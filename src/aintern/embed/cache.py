@@ -1,0 +1,99 @@
+"""Embedding cache keyed by (model id, content hash): unchanged text is never embedded twice."""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from aintern.embed.base import Embedder, ProgressCallback
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS embedding_cache (
+    model_id TEXT NOT NULL,
+    content_hash BLOB NOT NULL,
+    vector BLOB NOT NULL,
+    PRIMARY KEY (model_id, content_hash)
+) WITHOUT ROWID
+"""
+
+
+def content_hash(text: str) -> bytes:
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+
+
+class EmbeddingCache:
+    """Vectors stored in a SQLite table; any DB-API connection to a SQLite database will do."""
+
+    def __init__(self, conn: Any) -> None:
+        self.conn = conn
+        self.conn.execute(SCHEMA)
+
+    @classmethod
+    def open(cls, path: str | Path) -> EmbeddingCache:
+        return cls(sqlite3.connect(str(path), check_same_thread=False))
+
+    def get_many(self, model_id: str, hashes: Sequence[bytes]) -> dict[bytes, np.ndarray]:
+        found: dict[bytes, np.ndarray] = {}
+        for lo in range(0, len(hashes), 500):
+            part = list(hashes[lo : lo + 500])
+            marks = ",".join("?" * len(part))
+            rows = self.conn.execute(
+                f"SELECT content_hash, vector FROM embedding_cache WHERE model_id = ? AND content_hash IN ({marks})",
+                [model_id, *part],
+            )
+            for h, blob in rows:
+                found[bytes(h)] = np.frombuffer(blob, dtype=np.float32)
+        return found
+
+    def put_many(self, model_id: str, items: Sequence[tuple[bytes, np.ndarray]]) -> None:
+        with self.conn:
+            self.conn.executemany(
+                "INSERT OR REPLACE INTO embedding_cache (model_id, content_hash, vector) VALUES (?, ?, ?)",
+                [(model_id, h, np.asarray(v, dtype=np.float32).tobytes()) for h, v in items],
+            )
+
+    def count(self, model_id: str | None = None) -> int:
+        if model_id is None:
+            return int(self.conn.execute("SELECT count(*) FROM embedding_cache").fetchone()[0])
+        return int(
+            self.conn.execute("SELECT count(*) FROM embedding_cache WHERE model_id = ?", (model_id,)).fetchone()[0]
+        )
+
+
+class CachedEmbedder:
+    """Wraps an embedder; only texts the cache has not seen for this model reach it."""
+
+    def __init__(self, inner: Embedder, cache: EmbeddingCache) -> None:
+        self.inner = inner
+        self.cache = cache
+        self.hits = 0
+        self.misses = 0
+
+    def __getattr__(self, name: str) -> Any:  # model_id, dimension, max_tokens, tokenizer, ...
+        return getattr(self.inner, name)
+
+    def embed(self, text: str) -> np.ndarray:
+        out: np.ndarray = self.embed_batch([text])[0]
+        return out
+
+    def embed_batch(self, texts: Sequence[str], progress: ProgressCallback | None = None) -> np.ndarray:
+        model_id = self.inner.model_id
+        hashes = [content_hash(t) for t in texts]
+        found = self.cache.get_many(model_id, list(set(hashes)))
+        missing = list(dict.fromkeys(h for h in hashes if h not in found))
+        if missing:
+            first_text = {h: t for h, t in zip(reversed(hashes), reversed(list(texts)))}
+            vectors = self.inner.embed_batch([first_text[h] for h in missing], progress)
+            new = list(zip(missing, vectors))
+            self.cache.put_many(model_id, new)
+            found.update(new)
+        self.misses += len(missing)
+        self.hits += len(texts) - len(missing)
+        if not texts:
+            return np.zeros((0, self.inner.dimension), dtype=np.float32)
+        return np.vstack([found[h] for h in hashes]).astype(np.float32)

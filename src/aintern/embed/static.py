@@ -1,0 +1,62 @@
+"""Static embeddings: a vector per token, averaged. Numpy only, thousands of chunks per second."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from aintern.embed.base import EmbeddingProgress, ProgressCallback, normalize
+from aintern.embed.tokenizer import MODELS_DIR, WordPieceTokenizer
+
+
+class StaticEmbedder:
+    """all-MiniLM-L6-v2 distilled to one 256-d vector per vocabulary token (see scripts/build_models.py)."""
+
+    model_id = "aintern/minilm-l6-v2-static-256"
+    dimension = 256
+    #: No attention window: any length embeds. This is the chunk size the chunker aims at.
+    max_tokens = 512
+
+    def __init__(self, path: Path = MODELS_DIR / "minilm-static.npz", batch_size: int = 256) -> None:
+        self.path = path
+        self.batch_size = batch_size
+        self.truncated_count = 0
+        self.tokenizer = WordPieceTokenizer()
+        self._table: np.ndarray | None = None
+
+    @property
+    def is_loaded(self) -> bool:
+        return self._table is not None
+
+    def load(self) -> None:
+        if self._table is None:
+            with np.load(self.path) as data:
+                self._table = data["embeddings"].astype(np.float32)
+
+    def unload(self) -> None:
+        self._table = None
+
+    def embed(self, text: str) -> np.ndarray:
+        out: np.ndarray = self.embed_batch([text])[0]
+        return out
+
+    def embed_batch(self, texts: Sequence[str], progress: ProgressCallback | None = None) -> np.ndarray:
+        self.load()
+        assert self._table is not None
+        result = np.zeros((len(texts), self.dimension), dtype=np.float32)
+        for lo in range(0, len(texts), self.batch_size):
+            batch = list(texts[lo : lo + self.batch_size])
+            ids = self.tokenizer.ids(batch)
+            lengths = np.array([len(x) for x in ids])
+            flat = np.fromiter((t for x in ids for t in x), dtype=np.int64, count=int(lengths.sum()))
+            nonempty = lengths > 0
+            if nonempty.any():
+                # Segments of empty texts would confuse reduceat; only non-empty ones are summed.
+                starts = (np.cumsum(lengths) - lengths)[nonempty]
+                sums = np.add.reduceat(self._table[flat], starts, axis=0)
+                result[lo : lo + len(batch)][nonempty] = sums / lengths[nonempty, None]
+            if progress:
+                progress(EmbeddingProgress(min(lo + len(batch), len(texts)), len(texts)))
+        return normalize(result)

@@ -1,0 +1,244 @@
+from __future__ import annotations
+
+import itertools
+import os
+import random
+import sysconfig
+from pathlib import Path
+
+import pytest
+from samples import SAMPLES
+
+from aintern.chunk import Chunker, ChunkingOptions, ChunkType, SymbolType, detect_language
+
+
+def covered_lines(chunks: list) -> set[int]:
+    return {n for c in chunks for n in range(c.start_line, c.end_line + 1)}
+
+
+def assert_covers(text: str, chunks: list, where: str) -> None:
+    lines = text.split("\n")
+    missing = [i + 1 for i, line in enumerate(lines) if line.strip() and (i + 1) not in covered_lines(chunks)]
+    assert not missing, f"{where}: non-blank lines in no chunk: {missing[:10]}"
+
+
+@pytest.mark.parametrize("language", sorted(SAMPLES))
+def test_symbols_per_language(small_chunker: Chunker, language: str) -> None:
+    file_name, source, expected = SAMPLES[language]
+    result = small_chunker.chunk_text(source, file_name)
+    assert result.language == language
+    assert result.fallback_reason is None
+    found = {(c.symbol_name, c.symbol_type.value if c.symbol_type else None, c.parent_symbol) for c in result.chunks}
+    for name, (kind, parent) in expected.items():
+        assert (name, kind, parent) in found, f"{language}: {name} not found as {kind} in {parent}: {found}"
+    assert_covers(source, result.chunks, file_name)
+    # Chunk text is exactly the file's text at the recorded offsets and lines.
+    for c in result.chunks:
+        assert source[c.start_offset : c.end_offset] == c.content
+        assert c.content.split("\n")[0] == source.split("\n")[c.start_line - 1]
+        assert c.start_line <= c.end_line
+
+
+def test_symbol_boundaries_python(small_chunker: Chunker) -> None:
+    _, source, _ = SAMPLES["python"]
+    chunks = {c.symbol_name: c for c in small_chunker.chunk_text(source, "app.py").chunks}
+    init = chunks["__init__"]
+    assert init.content.lstrip().startswith("def __init__")
+    size = chunks["size"]
+    assert size.content.lstrip().startswith("@property"), "a decorator belongs to its function"
+    assert chunks["connect"].start_line == source.split("\n").index("def connect(url):") + 1
+
+
+def test_default_sizes_keep_small_file_whole(chunker: Chunker) -> None:
+    _, source, _ = SAMPLES["python"]
+    result = chunker.chunk_text(source, "app.py")
+    assert len(result.chunks) == 1
+    assert {"Store", "connect"} <= set(result.chunks[0].metadata["symbols"].split(", "))
+
+
+def test_small_symbols_are_merged_up_to_target(static) -> None:
+    getters = "class Point:\n" + "".join(f"    def get_{i}(self):\n        return self._{i}\n\n" for i in range(40))
+    options = ChunkingOptions(target_chunk_size=120, chunk_overlap=16, min_chunk_size=20, max_chunk_size=200)
+    chunks = Chunker(static.tokenizer, 512, options).chunk_text(getters, "point.py").chunks
+    assert 3 <= len(chunks) < 40, "tiny getters are merged, not one chunk each"
+    assert all(c.token_count <= 120 for c in chunks)
+    assert all(c.parent_symbol == "Point" for c in chunks[1:])
+    assert any("get_1" in c.metadata.get("symbols", "") for c in chunks)
+    assert_covers(getters, chunks, "point.py")
+
+
+def test_oversized_function_split_with_overlap(static) -> None:
+    body = "".join(f"    value_{i} = compute(value_{i - 1}, factor={i})\n" for i in range(1, 400))
+    source = f"def huge():\n    value_0 = 1\n{body}    return value_399\n"
+    options = ChunkingOptions(target_chunk_size=200, chunk_overlap=32, min_chunk_size=20, max_chunk_size=256)
+    chunks = Chunker(static.tokenizer, 512, options).chunk_text(source, "big.py").chunks
+    assert len(chunks) > 5
+    assert all(c.symbol_name == "huge" and c.symbol_type is SymbolType.FUNCTION for c in chunks)
+    assert all(c.token_count <= 256 for c in chunks)
+    for a, b in itertools.pairwise(chunks):
+        assert b.start_line <= a.end_line, "consecutive pieces overlap"
+        assert b.start_line > a.start_line
+    assert_covers(source, chunks, "big.py")
+
+
+def test_window_caps_chunk_size(minilm) -> None:
+    source = "".join(f"def f{i}(a, b):\n    return a * {i} + b\n\n" for i in range(300))
+    chunker = Chunker(minilm.tokenizer, minilm.max_tokens)
+    assert chunker.options.max_chunk_size == minilm.max_tokens
+    chunks = chunker.chunk_text(source, "many.py").chunks
+    assert all(c.token_count <= minilm.max_tokens for c in chunks)
+    # The model's tokenizer, not characters / 4, counts tokens.
+    for c in chunks[:5]:
+        assert c.token_count == len(minilm.tokenizer.ids([c.content])[0])
+
+
+def test_markdown_sections_keep_heading_path(chunker: Chunker, static) -> None:
+    text = (
+        "# Guide\n\nIntro text.\n\n## Install\n\n"
+        + "pip install aintern and configure it well.\n" * 30
+        + "\n## Usage\n\n### Search\n\n"
+        + "Run aintern search with a question about code.\n" * 30
+        + "\n```python\n# not a heading\n```\n"
+    )
+    options = ChunkingOptions(target_chunk_size=100, chunk_overlap=10, min_chunk_size=10, max_chunk_size=200)
+    chunks = Chunker(static.tokenizer, 512, options).chunk_text(text, "docs/guide.md").chunks
+    assert all(c.chunk_type is ChunkType.MARKDOWN for c in chunks)
+    search = [c for c in chunks if c.symbol_name == "Search"]
+    assert search and search[0].metadata["heading_path"] == "Guide > Usage"
+    assert not any(c.symbol_name == "not a heading" for c in chunks)
+    assert_covers(text, chunks, "guide.md")
+
+
+@pytest.mark.parametrize(
+    ("name", "kind"),
+    [
+        ("config.json", ChunkType.CONFIG),
+        ("ci.yaml", ChunkType.CONFIG),
+        ("pyproject.toml", ChunkType.CONFIG),
+        ("notes.txt", ChunkType.PLAIN_TEXT),
+        ("page.html", ChunkType.CONFIG),
+        ("style.css", ChunkType.CONFIG),
+    ],
+)
+def test_config_and_text_by_lines_with_overlap(static, name: str, kind: ChunkType) -> None:
+    text = "".join(f'  "key_{i}": "value number {i}",\n' for i in range(300))
+    options = ChunkingOptions(target_chunk_size=100, chunk_overlap=20, min_chunk_size=10, max_chunk_size=150)
+    chunks = Chunker(static.tokenizer, 512, options).chunk_text(text, name).chunks
+    assert len(chunks) > 5 and all(c.chunk_type is kind for c in chunks)
+    assert all(c.token_count <= 150 for c in chunks)
+    assert any(b.start_line <= a.end_line for a, b in itertools.pairwise(chunks)), "overlap between pieces"
+    assert_covers(text, chunks, name)
+
+
+def test_unknown_language_falls_back_to_lines(chunker: Chunker) -> None:
+    result = chunker.chunk_text("some words\n" * 20, "data.unknownext")
+    assert result.language is None and result.chunks
+    assert result.chunks[0].chunk_type is ChunkType.PLAIN_TEXT
+
+
+def test_unicode_crlf_tabs(chunker: Chunker) -> None:
+    source = "# -*- coding: utf-8 -*-\r\nclass Café:\r\n\tdef naïve(self):\r\n\t\treturn '日本語 ✓'\r\n"
+    result = chunker.chunk_text(source, "unicode.py")
+    assert result.chunks
+    for c in result.chunks:
+        assert source[c.start_offset : c.end_offset] == c.content
+    assert "日本語" in result.chunks[0].content
+    assert_covers(source, result.chunks, "unicode.py")
+
+
+def test_empty_and_blank_files(chunker: Chunker) -> None:
+    for text in ("", "\n\n   \n\t\n"):
+        result = chunker.chunk_text(text, "empty.py")
+        assert result.chunks == [] and result.skipped_reason == "empty file"
+
+
+def test_syntax_errors_still_chunked(chunker: Chunker) -> None:
+    source = "def ok():\n    return 1\n\ndef broken(:\n    x = = 2\n    return (\n\nclass Fine:\n    pass\n"
+    result = chunker.chunk_text(source, "broken.py")
+    assert result.chunks
+    assert_covers(source, result.chunks, "broken.py")
+
+
+def test_minified_single_line(static) -> None:
+    source = "var a=" + "+".join(f"f{i}(x)" for i in range(900)) + ";"
+    assert len(source) > 5000
+    chunker = Chunker(static.tokenizer, 256)
+    result = chunker.chunk_text(source, "bundle.min.js")
+    assert len(result.chunks) > 1, "one long line is cut at token boundaries"
+    assert all(c.start_line == c.end_line == 1 for c in result.chunks)
+    assert all(c.token_count <= 256 for c in result.chunks)
+    assert "".join(c.content for c in result.chunks) == source
+
+
+def test_bad_files_yield_reasons_not_exceptions(chunker: Chunker, tmp_path: Path) -> None:
+    binary = tmp_path / "image.py"
+    binary.write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256)))
+    latin = tmp_path / "legacy.py"
+    latin.write_bytes("# caf\xe9\n".encode("latin-1") * 10)
+    huge = tmp_path / "huge.py"
+    huge.write_text("x = 1\n" * 400_000)
+    missing = tmp_path / "gone.py"
+    directory = tmp_path / "adir.py"
+    directory.mkdir()
+    reasons = {p.name: chunker.chunk_file(p).skipped_reason for p in (binary, latin, huge, missing, directory)}
+    assert reasons["image.py"] and "binary" in reasons["image.py"]
+    assert reasons["legacy.py"] and "UTF-8" in reasons["legacy.py"]
+    assert reasons["huge.py"] and "too large" in reasons["huge.py"]
+    assert reasons["gone.py"] and "unreadable" in reasons["gone.py"]
+    assert reasons["adir.py"] and "unreadable" in reasons["adir.py"]
+
+
+@pytest.mark.parametrize(
+    ("path", "first_line", "language"),
+    [
+        ("src/app.py", None, "python"),
+        ("Makefile", None, "make"),
+        ("Dockerfile", None, "dockerfile"),
+        ("web/App.tsx", None, "tsx"),
+        ("lib/x.hpp", None, "cpp"),
+        ("bin/tool", "#!/usr/bin/env python3", "python"),
+        ("bin/run", "#!/bin/bash", "bash"),
+        ("bin/srv", "#!/usr/bin/env node", "javascript"),
+        ("README", None, "markdown"),
+        ("data.bin", None, None),
+        ("script", "no shebang", None),
+    ],
+)
+def test_language_detection(path: str, first_line: str | None, language: str | None) -> None:
+    assert detect_language(path, first_line) == language
+
+
+def _stdlib_files(count: int) -> list[Path]:
+    files = sorted(Path(sysconfig.get_paths()["stdlib"]).rglob("*.py"))
+    files = [f for f in files if "site-packages" not in f.parts]
+    random.Random(7).shuffle(files)
+    return files[:count]
+
+
+def test_every_line_covered_on_real_files(chunker: Chunker, minilm) -> None:
+    """Property: every non-blank line of a real source file is in at least one chunk."""
+    files = _stdlib_files(int(os.environ.get("AINTERN_COVERAGE_FILES", "250")))
+    files += sorted(Path(__file__).resolve().parents[1].joinpath("src").rglob("*.py"))
+    assert len(files) > 100
+    small = Chunker(minilm.tokenizer, minilm.max_tokens)
+    checked = 0
+    for f in files:
+        for ch in (chunker, small):
+            result = ch.chunk_file(f)
+            if result.skipped_reason:
+                continue
+            text = f.read_bytes().decode("utf-8-sig")
+            assert_covers(text, result.chunks, str(f))
+            assert all(c.token_count <= ch.options.max_chunk_size for c in result.chunks), f
+            checked += 1
+    assert checked > 150
+
+
+@pytest.mark.parametrize("language", sorted(SAMPLES))
+def test_every_line_covered_multi_language(chunker: Chunker, small_chunker: Chunker, language: str) -> None:
+    file_name, source, _ = SAMPLES[language]
+    # Repeat the sample so it has to be split, under both default and tiny sizes.
+    big = "\n".join([source] * 12)
+    for ch in (chunker, small_chunker):
+        result = ch.chunk_text(big, file_name)
+        assert_covers(big, result.chunks, file_name)

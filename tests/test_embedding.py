@@ -1,0 +1,205 @@
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from embed_server import EmbeddingServer
+
+from aintern.embed import embedding_text, get_embedder
+from aintern.embed.cache import CachedEmbedder, EmbeddingCache
+from aintern.embed.http import OpenAIEmbedder
+from aintern.errors import EmbeddingError, EndpointUnreachableError
+
+DATA = Path(__file__).parent / "data"
+TEXTS = [
+    "Where is the database connection handled?",
+    "def connect(url):\n    return sqlite3.connect(url, timeout=5)",
+    "render a jinja template with the request context",
+    "",
+]
+
+
+@pytest.fixture(params=["static", "minilm"])
+def embedder(request: pytest.FixtureRequest, static, minilm):
+    return {"static": static, "minilm": minilm}[request.param]
+
+
+def test_dimension_and_unit_norm(embedder) -> None:
+    vectors = embedder.embed_batch(TEXTS[:3])
+    assert vectors.shape == (3, embedder.dimension) and vectors.dtype == np.float32
+    np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+
+
+def test_batch_equals_single_and_is_deterministic(embedder) -> None:
+    batch = embedder.embed_batch(TEXTS[:3])
+    singles = np.vstack([embedder.embed(t) for t in TEXTS[:3]])
+    np.testing.assert_allclose(batch, singles, atol=2e-5)
+    np.testing.assert_array_equal(embedder.embed_batch(TEXTS[:3]), batch)
+
+
+def test_empty_text_and_empty_batch(embedder) -> None:
+    assert embedder.embed_batch([]).shape[0] == 0
+    v = embedder.embed("")
+    assert v.shape == (embedder.dimension,) and np.isfinite(v).all()
+
+
+def test_question_is_closest_to_the_code_that_answers_it(embedder) -> None:
+    q, code, other = embedder.embed_batch(TEXTS[:3])
+    assert q @ code > q @ other
+
+
+def test_progress_reports(embedder) -> None:
+    seen = []
+    embedder.embed_batch([f"x {i}" for i in range(70)], progress=seen.append)
+    assert seen and seen[-1].processed_count == 70 and seen[-1].total_count == 70
+    assert seen[-1].percent_complete == 100.0
+
+
+def test_minilm_matches_sentence_transformers(minilm) -> None:
+    """The shipped int8 graph against vectors computed with sentence-transformers (tests/data)."""
+    texts = json.loads((DATA / "minilm_reference_texts.json").read_text())
+    reference = np.load(DATA / "minilm_reference.npy")
+    cosine = (minilm.embed_batch(texts) * reference).sum(axis=1)
+    assert cosine.min() >= 0.97 and cosine.mean() >= 0.985, cosine
+
+
+def test_long_text_truncated_and_counted(minilm) -> None:
+    before = minilm.truncated_count
+    long_text = "token " * 2000
+    v = minilm.embed(long_text)
+    assert np.isfinite(v).all()
+    assert minilm.truncated_count == before + 1
+
+
+def test_length_sorted_batches_keep_order(minilm) -> None:
+    texts = ["short", "a much longer text " * 30, "mid sized text here", "x"]
+    batch = minilm.embed_batch(texts)
+    for text, vector in zip(texts, batch):
+        np.testing.assert_allclose(minilm.embed(text), vector, atol=2e-5)
+
+
+def test_loads_offline_in_a_fresh_process(tmp_path: Path) -> None:
+    """HF_HUB_OFFLINE=1 and no network: the shipped models load from the package."""
+    code = (
+        "import aintern, numpy as np\n"
+        "for name in ('static', 'minilm'):\n"
+        "    e = aintern.get_embedder(name); v = e.embed('hello world')\n"
+        "    assert abs(float(np.linalg.norm(v)) - 1) < 1e-4, name\n"
+        "print('ok')\n"
+    )
+    env = {
+        **os.environ,
+        "HF_HUB_OFFLINE": "1",
+        "HF_HOME": str(tmp_path),
+        "no_proxy": "*",
+        "HTTP_PROXY": "http://127.0.0.1:9",
+        "HTTPS_PROXY": "http://127.0.0.1:9",
+    }
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "ok"
+
+
+def test_unload_and_reload(static) -> None:
+    v = static.embed("reload me")
+    static.unload()
+    assert not static.is_loaded
+    np.testing.assert_array_equal(static.embed("reload me"), v)
+    assert static.is_loaded
+
+
+def test_unknown_model_name() -> None:
+    with pytest.raises(ValueError, match="unknown embedding model"):
+        get_embedder("nope")
+
+
+# -- OpenAI-compatible HTTP backend, against a real server on 127.0.0.1 ---------------------
+
+
+def test_http_backend_serves_real_embeddings(static, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AINTERN_TEST_KEY", "sk-local-test")
+    with EmbeddingServer(static) as server:
+        remote = get_embedder(
+            "openai", url=server.url, model="static-test", api_key_env="AINTERN_TEST_KEY", batch_size=2
+        )
+        vectors = remote.embed_batch(TEXTS[:3])
+        np.testing.assert_allclose(vectors, static.embed_batch(TEXTS[:3]), atol=1e-5)
+        assert remote.dimension == static.dimension
+        assert remote.model_id == "openai/static-test"
+        assert server.requests[0]["model"] == "static-test"
+        assert len(server.requests[0]["input"]) == 2, "batched by batch_size"
+        assert server.headers[0]["Authorization"] == "Bearer sk-local-test"
+
+
+def test_http_backend_retries_then_succeeds(static) -> None:
+    with EmbeddingServer(static, fail_first=2, fail_status=503) as server:
+        remote = OpenAIEmbedder(url=server.url, model="m", backoff=0.01)
+        v = remote.embed("retry me")
+        np.testing.assert_allclose(v, static.embed("retry me"), atol=1e-5)
+        assert len(server.requests) == 3
+
+
+def test_http_backend_gives_up_with_clear_error(static) -> None:
+    with EmbeddingServer(static, fail_first=100, fail_status=503) as server:
+        remote = OpenAIEmbedder(url=server.url, model="m", backoff=0.01, max_retries=2)
+        with pytest.raises(EmbeddingError, match="503"):
+            remote.embed("x")
+        assert len(server.requests) == 3
+
+
+def test_http_backend_client_error_is_not_retried(static) -> None:
+    with EmbeddingServer(static) as server:
+        remote = OpenAIEmbedder(url=server.url.replace("/v1", "/wrong"), model="m", backoff=0.01)
+        with pytest.raises(EmbeddingError, match="404"):
+            remote.embed("x")
+        assert len(server.requests) == 1
+
+
+def test_http_backend_bad_payload(static) -> None:
+    with EmbeddingServer(static, garbage=True) as server, pytest.raises(EmbeddingError, match="unexpected response"):
+        OpenAIEmbedder(url=server.url, model="m").embed("x")
+
+
+def test_http_backend_unreachable() -> None:
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    sock.close()  # nothing listens there now
+    remote = OpenAIEmbedder(url=f"http://127.0.0.1:{port}/v1", model="m", backoff=0.01, max_retries=1)
+    with pytest.raises(EndpointUnreachableError, match="unreachable"):
+        remote.embed("x")
+
+
+# -- cache -------------------------------------------------------------------------------
+
+
+def test_cache_never_embeds_the_same_text_twice(static, tmp_path: Path) -> None:
+    with EmbeddingServer(static) as server:
+        remote = OpenAIEmbedder(url=server.url, model="m")
+        cached = CachedEmbedder(remote, EmbeddingCache.open(tmp_path / "cache.db"))
+        first = cached.embed_batch(["alpha", "beta", "alpha"])
+        assert cached.misses == 2 and cached.hits == 1
+        inputs_sent = sum(len(r["input"]) for r in server.requests)
+        assert inputs_sent == 2, "a duplicate in one batch is embedded once"
+        again = cached.embed_batch(["beta", "alpha", "gamma"])
+        assert sum(len(r["input"]) for r in server.requests) == inputs_sent + 1, "only gamma is new"
+        np.testing.assert_allclose(again[0], first[1])
+        np.testing.assert_allclose(again[1], first[0])
+    # The cache persists across processes' connections and is keyed by model id.
+    reopened = CachedEmbedder(static, EmbeddingCache.open(tmp_path / "cache.db"))
+    reopened.embed_batch(["alpha"])
+    assert reopened.misses == 1, "another model id does not reuse these vectors"
+    assert reopened.cache.count() == 4
+
+
+def test_embedding_text_has_path_and_symbol(small_chunker) -> None:
+    chunk = small_chunker.chunk_text("class A:\n    def run(self):\n        return 1\n" * 3, "pkg/a.py").chunks[-1]
+    text = embedding_text(chunk)
+    assert text.startswith("pkg/a.py ")
+    assert text.endswith(chunk.content)
