@@ -198,8 +198,10 @@ def test_cache_never_embeds_the_same_text_twice(static, tmp_path: Path) -> None:
     assert reopened.cache.count() == 4
 
 
-def test_embedding_text_has_path_and_symbol(small_chunker) -> None:
-    chunk = small_chunker.chunk_text("class A:\n    def run(self):\n        return 1\n" * 3, "pkg/a.py").chunks[-1]
+def test_embedding_text_has_symbol_not_path(small_chunker) -> None:
+    source = "class A:\n    def run(self):\n        return 1\n\n    def stop(self):\n        return 2\n"
+    chunk = next(c for c in small_chunker.chunk_text(source, "pkg/a.py").chunks if c.symbol_name == "stop")
     text = embedding_text(chunk)
-    assert text.startswith("pkg/a.py ")
+    assert text.startswith("method A.stop\n"), text
     assert text.endswith(chunk.content)
+    assert "pkg/a.py" not in text, "paths are not embedded: a renamed file keeps its vectors"

@@ -1,20 +1,31 @@
-"""The ``aintern`` command: a thin layer over the Python API."""
+"""The ``aintern`` command: a thin layer over the Python API.
+
+Exit codes: 0 success, 1 error, 2 usage error, 3 nothing to show (file skipped, no results),
+4 not indexed yet, 130 interrupted.
+"""
 
 from __future__ import annotations
 
 import json
+import signal
 import sys
+import threading
 import time
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.syntax import Syntax
 from rich.table import Table
 
 from aintern.chunk import Chunker, ChunkingOptions
 from aintern.embed import DEFAULT_MODEL, get_embedder
-from aintern.errors import AinternError
+from aintern.errors import AinternError, NotIndexedError
+from aintern.index import IndexingProgress, IndexingResult
+from aintern.store import VectorSearchOptions
+from aintern.workspace import Workspace
 
 app = typer.Typer(
     help="aintern: a local-first codebase knowledge engine.",
@@ -27,11 +38,40 @@ err = Console(stderr=True, soft_wrap=True)
 
 ModelOption = Annotated[str, typer.Option("--model", "-m", help="Embedding model: static, minilm or openai.")]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")]
+PathArg = Annotated[
+    Path | None, typer.Argument(help="Workspace (default: the current directory or its indexed ancestor).")
+]
+DbOption = Annotated[
+    Path | None,
+    typer.Option("--db", help="Application database (default: AINTERN_DB or the user data dir).", envvar="AINTERN_DB"),
+]
 
 
 def _fail(message: str, code: int = 1) -> typer.Exit:
     err.print(f"[bold red]error:[/] {message}")
     return typer.Exit(code)
+
+
+def _open(path: Path | None, db: Path | None, create: bool = False, model: str | None = None) -> Workspace:
+    """The workspace to work on: PATH as given, else found from the current directory like git does."""
+    try:
+        if path is not None:
+            if not path.is_dir():
+                raise _fail(f"{path}: not a directory")
+            return Workspace(path, db, model)
+        if create:
+            try:
+                found = Workspace.discover(".", db)
+            except NotIndexedError:
+                return Workspace(".", db, model)
+            if model is not None:
+                found._model_name = model
+            return found
+        return Workspace.discover(".", db)
+    except NotIndexedError as exc:
+        raise _fail(str(exc), 4) from exc
+    except AinternError as exc:
+        raise _fail(str(exc)) from exc
 
 
 @app.command()
@@ -135,5 +175,257 @@ def embed(
         console.print(table)
 
 
-def main() -> None:  # pragma: no cover
-    app()
+def _human(n: float) -> str:
+    for unit in ("B", "KB", "MB", "GB"):
+        if n < 1024 or unit == "GB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return str(n)
+
+
+def _run_indexing(ws: Workspace, force: bool, include_secrets: bool | None, quiet: bool) -> IndexingResult:
+    """Index with a live progress display; Ctrl-C stops cleanly, keeping what was finished."""
+    cancel = threading.Event()
+    previous = signal.getsignal(signal.SIGINT)
+
+    def on_interrupt(signum: int, frame: Any) -> None:
+        if cancel.is_set():
+            raise KeyboardInterrupt
+        cancel.set()
+        err.print("[yellow]stopping after the current batch (Ctrl-C again to abort)...[/]")
+
+    signal.signal(signal.SIGINT, on_interrupt)
+    progress = Progress(
+        TextColumn("[bold]{task.fields[phase]:<10}"), BarColumn(), MofNCompleteColumn(), TextColumn("files"),
+        TextColumn("{task.fields[chunks]} chunks"), TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
+        TextColumn("[dim]{task.fields[current]}"), console=err, transient=True, disable=quiet,
+    )  # fmt: skip
+    task = progress.add_task("index", total=None, phase="scanning", chunks=0, current="")
+
+    def on_progress(p: IndexingProgress) -> None:
+        progress.update(
+            task, total=p.total_files or None, completed=p.processed_files, phase=p.phase.value,
+            chunks=p.processed_chunks, current=(p.current_file or "")[-50:],
+        )  # fmt: skip
+
+    try:
+        with progress:
+            return ws.build_index(force=force, progress=on_progress, cancel=cancel, include_secrets=include_secrets)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _print_summary(result: IndexingResult, ws: Workspace, as_json: bool, verbose: bool) -> None:
+    if as_json:
+        print(json.dumps({
+            "success": result.success, "cancelled": result.cancelled, "workspace": str(ws.root),
+            "files_indexed": result.files_indexed, "files_unchanged": result.files_unchanged,
+            "files_removed": result.files_removed, "files_skipped": result.files_skipped,
+            "files_errored": result.files_errored, "chunks_created": result.chunks_created,
+            "chunks_embedded": result.chunks_embedded, "duration_s": round(result.duration, 3),
+            "git_commit": result.git_commit, "error": result.error_message,
+            "skipped": [{"path": s.rel, "reason": s.reason} for s in result.skipped],
+            "errors": [{"path": e.file_path, "type": e.type.value, "error": e.error} for e in result.errors],
+        }, indent=2))  # fmt: skip
+        return
+    state = "[green]indexed[/]" if result.success else "[yellow]stopped[/]" if result.cancelled else "[red]failed[/]"
+    console.print(
+        f"{state} {ws.root}: {result.files_indexed} files ({result.chunks_created} chunks, "
+        f"{result.chunks_embedded} embedded) in {result.duration:.1f}s; {result.files_unchanged} unchanged, "
+        f"{result.files_removed} removed, {result.files_skipped} skipped, {result.files_errored} with errors"
+    )
+    if result.cancelled:
+        console.print("what was finished is kept; run `aintern update` to continue")
+    shown = result.skipped if verbose else result.skipped[:10]
+    for s in shown:
+        console.print(f"  [dim]skipped[/] {s.rel}: {s.reason}", highlight=False)
+    if len(shown) < len(result.skipped):
+        console.print(f"  [dim]... and {len(result.skipped) - len(shown)} more skipped (--verbose lists all)[/]")
+    for e in result.errors:
+        console.print(f"  [yellow]{e.type.value}[/] {e.file_path}: {e.error}", highlight=False)
+    if result.error_message:
+        err.print(f"[bold red]error:[/] {result.error_message}")
+
+
+@app.command()
+def index(
+    path: PathArg = None,
+    force: Annotated[bool, typer.Option("--force", help="Re-index every file (and allow a model change).")] = False,
+    model: Annotated[
+        str | None, typer.Option("--model", "-m", help="Embedding model: static, minilm or openai.")
+    ] = None,
+    include_secrets: Annotated[
+        bool, typer.Option("--include-secrets", help="Also index .env, keys and credential files.")
+    ] = False,
+    db: DbOption = None,
+    as_json: JsonOption = False,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="List every skipped file.")] = False,
+) -> None:
+    """Index a workspace (incremental: only changed files are re-chunked and re-embedded)."""
+    ws = _open(path, db, create=True, model=model)
+    try:
+        result = _run_indexing(ws, force, include_secrets or None, quiet=as_json)
+    except AinternError as exc:
+        raise _fail(str(exc)) from exc
+    except KeyboardInterrupt:
+        raise _fail("aborted", 130) from None
+    _print_summary(result, ws, as_json, verbose)
+    raise typer.Exit(0 if result.success else 130 if result.cancelled else 1)
+
+
+@app.command()
+def update(path: PathArg = None, db: DbOption = None, as_json: JsonOption = False) -> None:
+    """Bring an existing index up to date with the files on disk."""
+    ws = _open(path, db)
+    try:
+        ws.require_index()
+        result = _run_indexing(ws, False, None, quiet=as_json)
+    except NotIndexedError as exc:
+        raise _fail(str(exc), 4) from exc
+    except AinternError as exc:
+        raise _fail(str(exc)) from exc
+    _print_summary(result, ws, as_json, False)
+    raise typer.Exit(0 if result.success else 130 if result.cancelled else 1)
+
+
+@app.command()
+def status(path: PathArg = None, db: DbOption = None, as_json: JsonOption = False) -> None:
+    """Show what is indexed: files, chunks, size, model, freshness and git commit."""
+    ws = _open(path, db)
+    try:
+        st = ws.status()
+    except NotIndexedError as exc:
+        raise _fail(str(exc), 4) from exc
+    s = st.statistics
+    data = {
+        "workspace": str(ws.root), "database": str(ws.store.path), "files": s.file_count, "chunks": s.chunk_count,
+        "source_bytes": s.total_bytes, "index_bytes": s.index_size_bytes, "model": s.embedding_model,
+        "dimension": s.embedding_dimension, "last_updated": st.index.updated_at, "by_language": s.by_language,
+        "by_chunk_type": s.by_chunk_type, "stale_files": st.stale_files, "changed": st.changed_files,
+        "new": st.new_files, "deleted": st.deleted_files, "git_commit_indexed": s.git_commit,
+        "git_commit_current": st.current_commit, "behind_git": st.behind_git,
+    }  # fmt: skip
+    if as_json:
+        print(json.dumps(data, indent=2))
+        return
+    table = Table(show_header=False, box=None)
+    table.add_row("workspace", str(ws.root))
+    table.add_row("database", str(ws.store.path))
+    table.add_row("files", f"{s.file_count:,} ({_human(s.total_bytes)})")
+    table.add_row("chunks", f"{s.chunk_count:,}")
+    table.add_row("index size", _human(s.index_size_bytes))
+    table.add_row("model", f"{s.embedding_model} ({s.embedding_dimension}-d)")
+    table.add_row("last updated", st.index.updated_at)
+    table.add_row("languages", ", ".join(f"{k} {v}" for k, v in list(s.by_language.items())[:8]))
+    fresh = (
+        "[green]up to date[/]"
+        if not st.stale_files
+        else (
+            f"[yellow]{st.stale_files} stale[/] ({len(st.changed_files)} changed, {len(st.new_files)} new, "
+            f"{len(st.deleted_files)} deleted): run `aintern update`"
+        )
+    )
+    table.add_row("freshness", fresh)
+    if s.git_commit or st.current_commit:
+        git = f"indexed {(s.git_commit or '-')[:12]}, now {(st.current_commit or '-')[:12]}"
+        table.add_row("git", git + (" [yellow](index is behind)[/]" if st.behind_git else ""))
+    console.print(table)
+
+
+@app.command()
+def clear(
+    path: PathArg = None,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask.")] = False,
+    db: DbOption = None,
+) -> None:
+    """Delete a workspace's index."""
+    ws = _open(path, db)
+    if ws.index is None:
+        raise _fail(f"{ws.root} has no index", 4)
+    if not yes and not typer.confirm(f"Delete the index of {ws.root}?", default=False):
+        raise typer.Exit(1)
+    ws.clear()
+    console.print(f"cleared the index of {ws.root}")
+
+
+@app.command()
+def watch(path: PathArg = None, db: DbOption = None) -> None:
+    """Keep the index fresh: re-index changed files as they are saved (Ctrl-C stops)."""
+    from aintern.index.watch import watch as watch_workspace
+    from aintern.scan import Scanner
+
+    ws = _open(path, db, create=True)
+    stop = threading.Event()
+    signal.signal(signal.SIGINT, lambda *_: stop.set())
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    try:
+        first = ws.build_index(cancel=stop)
+    except AinternError as exc:
+        raise _fail(str(exc)) from exc
+    console.print(
+        f"watching {ws.root} ({first.files_indexed} files indexed, {first.files_unchanged} up to date); Ctrl-C stops"
+    )
+
+    def on_result(result: IndexingResult, paths: set[str]) -> None:
+        stamp = time.strftime("%H:%M:%S")
+        console.print(
+            f"[dim]{stamp}[/] {', '.join(sorted(paths))[:100]}: {result.files_indexed} re-indexed, "
+            f"{result.files_removed} removed, {result.chunks_embedded} chunks embedded", highlight=False,
+        )  # fmt: skip
+
+    def on_error(exc: Exception) -> None:
+        err.print(f"[yellow]re-indexing failed: {exc}; still watching[/]")
+
+    watch_workspace(
+        ws.root, lambda: ws.build_index(cancel=stop), Scanner(ws.root, ws.scan_options()), stop, on_result, on_error
+    )
+    console.print("stopped")
+
+
+@app.command()
+def search(
+    question: Annotated[str, typer.Argument(help="What to look for, in your words or as a symbol name.")],
+    k: Annotated[int, typer.Option("-k", help="Number of results.")] = 10,
+    lang: Annotated[list[str] | None, typer.Option("--lang", help="Only this language (repeatable).")] = None,
+    path_glob: Annotated[
+        list[str] | None, typer.Option("--path", help="Only files matching this glob (repeatable).")
+    ] = None,
+    workspace: Annotated[Path | None, typer.Option("--workspace", "-w", help="Workspace to search.")] = None,
+    db: DbOption = None,
+    as_json: JsonOption = False,
+    full: Annotated[bool, typer.Option("--full", help="Show whole chunks, not the first lines.")] = False,
+) -> None:
+    """Search the index: ranked `path:start-end` results with symbol, score and snippet."""
+    if not question.strip():
+        raise _fail("the question is empty", 2)
+    ws = _open(workspace, db)
+    options = VectorSearchOptions(top_k=max(1, k), languages=lang or [], file_patterns=path_glob or [])
+    try:
+        results = ws.search(question, options)
+    except NotIndexedError as exc:
+        raise _fail(str(exc), 4) from exc
+    except AinternError as exc:
+        raise _fail(str(exc)) from exc
+    if as_json:
+        print(json.dumps([
+            {"path": r.chunk.file_path, "start_line": r.chunk.start_line, "end_line": r.chunk.end_line,
+             "score": round(r.score, 4), "symbol": r.chunk.symbol_name, "symbol_type": r.chunk.symbol_type.value if r.chunk.symbol_type else None,
+             "parent_symbol": r.chunk.parent_symbol, "language": r.chunk.language, "content": r.chunk.content}
+            for r in results
+        ], indent=2))  # fmt: skip
+        raise typer.Exit(0 if results else 3)
+    if not results:
+        err.print("no results")
+        raise typer.Exit(3)
+    for r in results:
+        c = r.chunk
+        symbol = f"{c.parent_symbol + '.' if c.parent_symbol else ''}{c.symbol_name}" if c.symbol_name else ""
+        console.print(
+            f"[bold cyan]{c.file_path}:{c.start_line}-{c.end_line}[/] [magenta]{symbol}[/] [dim]{r.score:.3f}[/]",
+            highlight=False,
+        )
+        lines = c.content.split("\n")
+        snippet = "\n".join(lines if full else lines[:8])
+        console.print(Syntax(snippet, c.language or "text", line_numbers=True, start_line=c.start_line, word_wrap=True))
+        if not full and len(lines) > 8:
+            console.print(f"[dim]    ... {len(lines) - 8} more lines[/]")

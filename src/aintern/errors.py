@@ -13,3 +13,19 @@ class EmbeddingError(AinternError):
 
 class EndpointUnreachableError(EmbeddingError):
     """A configured HTTP endpoint did not answer."""
+
+
+class StoreError(AinternError):
+    """The database cannot be opened or used (corrupt, foreign, newer schema)."""
+
+
+class NotIndexedError(AinternError):
+    """A workspace has no index yet."""
+
+
+class ModelMismatchError(AinternError):
+    """An index was built with another embedding model than the one asked for."""
+
+
+class IndexingCancelled(AinternError):
+    """Indexing stopped on request; what was finished is kept."""

@@ -48,10 +48,24 @@ def get_embedder(name: str | None = None, **options: Any) -> Embedder:
 
 
 def embedding_text(chunk: TextChunk) -> str:
-    """What is embedded for a chunk: its path and symbol as a short header, then its content."""
-    header = chunk.file_path
-    if chunk.symbol_name:
-        kind = chunk.symbol_type.value if chunk.symbol_type else "section"
-        owner = f"{chunk.parent_symbol}." if chunk.parent_symbol else ""
-        header += f" {kind} {owner}{chunk.symbol_name}"
-    return f"{header}\n{chunk.content}"
+    """What is embedded for a chunk: its symbol as a short header, then its content.
+
+    The path is left out on purpose: a renamed or copied file then embeds to the same texts and
+    its vectors come from the cache (paths are matched by keyword search instead).
+    """
+    if not chunk.symbol_name:
+        return chunk.content
+    kind = chunk.symbol_type.value if chunk.symbol_type else "section"
+    owner = f"{chunk.parent_symbol}." if chunk.parent_symbol else ""
+    return f"{kind} {owner}{chunk.symbol_name}\n{chunk.content}"
+
+
+def embedder_for_model_id(model_id: str, **options: Any) -> Embedder:
+    """The embedder that produced vectors stored under ``model_id`` (e.g. to search an existing index)."""
+    if model_id.startswith("openai/"):
+        return get_embedder("openai", model=model_id.split("/", 1)[1], **options)
+    for name in ("static", "minilm"):
+        embedder = get_embedder(name, **options)
+        if embedder.model_id == model_id:
+            return embedder
+    raise ValueError(f"no embedding backend produces {model_id!r}")

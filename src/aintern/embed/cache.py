@@ -51,11 +51,18 @@ class EmbeddingCache:
         return found
 
     def put_many(self, model_id: str, items: Sequence[tuple[bytes, np.ndarray]]) -> None:
-        with self.conn:
-            self.conn.executemany(
-                "INSERT OR REPLACE INTO embedding_cache (model_id, content_hash, vector) VALUES (?, ?, ?)",
-                [(model_id, h, np.asarray(v, dtype=np.float32).tobytes()) for h, v in items],
-            )
+        rows = [(model_id, h, np.asarray(v, dtype=np.float32).tobytes()) for h, v in items]
+        sql = "INSERT OR REPLACE INTO embedding_cache (model_id, content_hash, vector) VALUES (?, ?, ?)"
+        if self.conn.in_transaction:
+            self.conn.executemany(sql, rows)
+            return
+        self.conn.execute("BEGIN IMMEDIATE")  # one transaction for the batch, whatever the connection's mode
+        try:
+            self.conn.executemany(sql, rows)
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+        self.conn.execute("COMMIT")
 
     def count(self, model_id: str | None = None) -> int:
         if model_id is None:

@@ -1,0 +1,276 @@
+"""The indexing pipeline: scan → chunk → embed → store, incremental and crash-safe.
+
+Chunking runs in a background thread while the main thread embeds and writes, so the two
+overlap. Each file's rows (file record, chunks, keyword entries, vectors) are written in the
+same transaction as its neighbours in the batch: after a crash a file is either fully
+indexed or absent, and the next run picks up where this one stopped.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import queue
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from aintern.chunk import Chunker, decode_source
+from aintern.chunk.languages import detect_language
+from aintern.chunk.models import TextChunk
+from aintern.embed import Embedder, embedding_text
+from aintern.embed.cache import CachedEmbedder, EmbeddingCache
+from aintern.index.git import head_commit
+from aintern.index.models import (
+    IndexingError,
+    IndexingErrorType,
+    IndexingOptions,
+    IndexingPhase,
+    IndexingProgress,
+    IndexingResult,
+)
+from aintern.scan import ScannedFile, Scanner, SkippedFile, generated_reason
+from aintern.store import IndexedFile, SqliteStore
+
+__all__ = [
+    "Indexer", "IndexingError", "IndexingErrorType", "IndexingOptions", "IndexingPhase", "IndexingProgress",
+    "IndexingResult",
+]  # fmt: skip
+
+ProgressCallback = Callable[[IndexingProgress], None]
+#: Leave room in the embedding window for the symbol header of embedding_text().
+HEADER_TOKENS = 16
+
+
+@dataclass
+class _Prepared:
+    """A file read and chunked, waiting for its vectors."""
+
+    file: ScannedFile
+    content_hash: str
+    language: str | None
+    #: None: the content is unchanged (only touched); just record the new size and mtime.
+    chunks: list[TextChunk] | None
+    #: Set when the file is left out for its content (binary, minified, ...).
+    skip_reason: str | None = None
+
+
+class Indexer:
+    """Indexes workspaces into a store with one embedding model."""
+
+    def __init__(self, store: SqliteStore, embedder: Embedder, options: IndexingOptions | None = None) -> None:
+        self.store = store
+        self.options = options or IndexingOptions()
+        self.embedder = CachedEmbedder(embedder, EmbeddingCache(store.conn))
+        self.chunker = Chunker(embedder.tokenizer, embedder.max_tokens - HEADER_TOKENS, self.options.chunking)
+
+    def index(
+        self,
+        workspace: str | Path,
+        progress: ProgressCallback | None = None,
+        cancel: threading.Event | None = None,
+    ) -> IndexingResult:
+        """Bring the workspace's index up to date (everything, with ``force_reindex``)."""
+        root = Path(workspace).resolve()
+        started = time.perf_counter()
+        cancel = cancel or threading.Event()
+        emit = _Emitter(progress, started)
+        index = self.store.open_index(str(root), self.embedder.model_id, self.embedder.dimension)
+        result = IndexingResult(success=False, index_id=index.id)
+
+        emit(IndexingPhase.SCANNING, message=f"scanning {root}")
+        scan = Scanner(root, self.options.scan).scan()
+        result.skipped.extend(scan.skipped)
+
+        emit(IndexingPhase.ANALYZING, total_files=len(scan.files))
+        known = self.store.get_files(index.id)
+        known_skipped = self.store.get_skipped(index.id)
+        seen = {f.rel for f in scan.files}
+        todo: list[ScannedFile] = []
+        for f in scan.files:
+            old = known.get(f.rel)
+            was_skipped = known_skipped.get(f.rel)
+            if self.options.force_reindex:
+                todo.append(f)
+            elif old is not None and old.size == f.size and old.mtime_ns == f.mtime_ns:
+                result.files_unchanged += 1
+            elif was_skipped is not None and was_skipped[:2] == (f.size, f.mtime_ns):
+                if was_skipped[2]:
+                    result.skipped.append(SkippedFile(f.rel, was_skipped[2]))
+            else:
+                todo.append(f)
+
+        prepared: queue.Queue[_Prepared | None] = queue.Queue(maxsize=64)
+        worker = threading.Thread(target=self._prepare, args=(todo, known, prepared, result, cancel), daemon=True)
+        worker.start()
+        batch: list[_Prepared] = []
+        batch_chunks = 0
+        done_files = 0
+        finished = False
+        try:
+            while True:
+                item = prepared.get()
+                if item is None:
+                    finished = True
+                    break
+                batch.append(item)
+                batch_chunks += len(item.chunks or ())
+                done_files += 1
+                if batch_chunks >= self.options.batch_size:
+                    self._write(index.id, batch, result, emit, done_files, len(todo))
+                    batch, batch_chunks = [], 0
+                if cancel.is_set():
+                    break
+            if batch and not cancel.is_set():
+                self._write(index.id, batch, result, emit, done_files, len(todo))
+        except Exception as exc:
+            cancel.set()
+            result.error_message = f"{type(exc).__name__}: {exc}"
+            emit(IndexingPhase.ERROR, message=result.error_message)
+            return self._finish(result, started)
+        finally:
+            if finished:
+                worker.join()
+            else:
+                stop_worker(worker, prepared, cancel)
+
+        if cancel.is_set():
+            result.cancelled = True
+            emit(IndexingPhase.CANCELLED, processed_files=result.files_indexed, total_files=len(todo))
+            return self._finish(result, started)
+
+        emit(IndexingPhase.FINALIZING, message="removing deleted files")
+        with self.store.transaction():
+            for path in (known.keys() | known_skipped.keys()) - seen:
+                if self.store.remove_file(index.id, path):
+                    result.files_removed += 1
+            result.git_commit = head_commit(root)
+            self.store.update_index(index.id, git_commit=result.git_commit)
+            self.store.prune_cache()
+        result.success = True
+        emit(IndexingPhase.COMPLETE, processed_files=len(todo), total_files=len(todo))
+        return self._finish(result, started)
+
+    @staticmethod
+    def _finish(result: IndexingResult, started: float) -> IndexingResult:
+        result.duration = time.perf_counter() - started
+        return result
+
+    def _prepare(
+        self,
+        todo: list[ScannedFile],
+        known: dict[str, IndexedFile],
+        out: queue.Queue[_Prepared | None],
+        result: IndexingResult,
+        cancel: threading.Event,
+    ) -> None:
+        """Background thread: read, hash and chunk files; hand them to the writer."""
+        try:
+            for f in todo:
+                if cancel.is_set():
+                    return
+                try:
+                    data = f.path.read_bytes()
+                except OSError as exc:  # deleted or made unreadable since the scan
+                    result.errors.append(
+                        IndexingError(f.rel, f"cannot read: {exc.strerror or exc}", IndexingErrorType.FILE_READ)
+                    )
+                    continue
+                digest = hashlib.blake2b(data, digest_size=16).hexdigest()
+                old = known.get(f.rel)
+                if old is not None and old.content_hash == digest and not self.options.force_reindex:
+                    out.put(_Prepared(f, digest, old.language, None))  # touched, not changed
+                    continue
+                text, reason = decode_source(data)
+                language = detect_language(f.rel, text[:200].split("\n", 1)[0]) if text is not None else None
+                if text is not None and language is None:
+                    reason = ""  # an extension-less file without a known shebang: not ours, silently
+                elif text is not None and text.strip():
+                    reason = generated_reason(text)
+                if reason is not None or text is None:
+                    reason = reason or ""
+                    if reason:
+                        result.skipped.append(SkippedFile(f.rel, reason))
+                    out.put(_Prepared(f, digest, language, None, skip_reason=reason))
+                    continue
+                try:
+                    chunked = self.chunker.chunk_text(text, f.rel, language)
+                except Exception as exc:  # the chunker promises not to raise; if it does, record it
+                    result.errors.append(
+                        IndexingError(f.rel, f"{type(exc).__name__}: {exc}", IndexingErrorType.CHUNKING)
+                    )
+                    continue
+                if chunked.fallback_reason:
+                    result.errors.append(IndexingError(f.rel, chunked.fallback_reason, IndexingErrorType.PARSING))
+                out.put(_Prepared(f, digest, language, chunked.chunks))
+        finally:
+            out.put(None)
+
+    def _write(
+        self, index_id: int, batch: list[_Prepared], result: IndexingResult, emit: _Emitter, done: int, total: int
+    ) -> None:
+        touched = [p for p in batch if p.chunks is None and p.skip_reason is None]
+        left_out = [p for p in batch if p.skip_reason is not None]
+        batch = [p for p in batch if p.chunks is not None]
+        chunks = [c for p in batch for c in p.chunks or ()]
+        current = (batch or touched or left_out)[-1].file.rel
+        emit(IndexingPhase.EMBEDDING, processed_files=done, total_files=total, current_file=current)
+        t0 = time.perf_counter()
+        misses_before = self.embedder.misses
+        try:
+            vectors = self.embedder.embed_batch([embedding_text(c) for c in chunks])
+        except Exception as exc:
+            for p in batch:
+                result.errors.append(
+                    IndexingError(p.file.rel, f"{type(exc).__name__}: {exc}", IndexingErrorType.EMBEDDING)
+                )
+            raise
+        result.embed_seconds += time.perf_counter() - t0
+        result.chunks_embedded += self.embedder.misses - misses_before
+        emit(IndexingPhase.STORING, processed_files=done, total_files=total, current_file=current)
+        offset = 0
+        with self.store.transaction():
+            for p in touched:
+                self.store.touch_file(index_id, p.file.rel, p.file.size, p.file.mtime_ns)
+            for p in left_out:
+                self.store.set_skipped(index_id, p.file.rel, p.file.size, p.file.mtime_ns, p.skip_reason or "")
+            for p in batch:
+                assert p.chunks is not None
+                n = len(p.chunks)
+                record = IndexedFile(p.file.rel, p.content_hash, p.file.size, p.file.mtime_ns, language=p.language)
+                self.store.upsert_file(index_id, record, p.chunks, vectors[offset : offset + n])
+                offset += n
+        result.files_unchanged += len(touched)
+        result.files_indexed += len(batch)
+        result.chunks_created += len(chunks)
+        emit.chunks_done += len(chunks)
+
+
+class _Emitter:
+    """Builds progress events with elapsed time and an ETA from the rate so far."""
+
+    def __init__(self, callback: ProgressCallback | None, started: float) -> None:
+        self.callback = callback
+        self.started = started
+        self.chunks_done = 0
+
+    def __call__(self, phase: IndexingPhase, **fields: object) -> None:
+        if self.callback is None:
+            return
+        elapsed = time.perf_counter() - self.started
+        done, total = fields.get("processed_files", 0), fields.get("total_files", 0)
+        eta = None
+        if isinstance(done, int) and isinstance(total, int) and 0 < done < total:
+            eta = elapsed / done * (total - done)
+        fields.setdefault("processed_chunks", self.chunks_done)
+        self.callback(IndexingProgress(phase=phase, elapsed=elapsed, estimated_remaining=eta, **fields))  # type: ignore[arg-type]
+
+
+def stop_worker(worker: threading.Thread, prepared: queue.Queue[_Prepared | None], cancel: threading.Event) -> None:
+    """Stop the chunking thread: it may be blocked on a full queue, so drain while it finishes."""
+    cancel.set()
+    while worker.is_alive():
+        with contextlib.suppress(queue.Empty):
+            prepared.get(timeout=0.05)

@@ -1,0 +1,91 @@
+"""Plain data of the indexing pipeline (seed: IndexingOptions, IndexingProgress, IndexingResult, ...)."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+
+from aintern.chunk.models import ChunkingOptions
+from aintern.scan import ScanOptions, SkippedFile
+
+
+class IndexingPhase(str, enum.Enum):
+    SCANNING = "scanning"
+    ANALYZING = "analyzing"
+    CHUNKING = "chunking"
+    EMBEDDING = "embedding"
+    STORING = "storing"
+    FINALIZING = "finalizing"
+    COMPLETE = "complete"
+    CANCELLED = "cancelled"
+    ERROR = "error"
+
+
+class IndexingErrorType(str, enum.Enum):
+    FILE_READ = "file_read"
+    PARSING = "parsing"
+    CHUNKING = "chunking"
+    EMBEDDING = "embedding"
+    STORAGE = "storage"
+    UNKNOWN = "unknown"
+
+
+@dataclass
+class IndexingOptions:
+    index_name: str = "Default"
+    chunking: ChunkingOptions = field(default_factory=ChunkingOptions)
+    scan: ScanOptions = field(default_factory=ScanOptions)
+    force_reindex: bool = False
+    #: Chunks embedded together; files are written in transactions of about this many chunks.
+    batch_size: int = 256
+
+
+@dataclass(frozen=True)
+class IndexingProgress:
+    phase: IndexingPhase
+    total_files: int = 0
+    processed_files: int = 0
+    total_chunks: int = 0
+    processed_chunks: int = 0
+    current_file: str | None = None
+    message: str | None = None
+    elapsed: float = 0.0
+    estimated_remaining: float | None = None
+
+    @property
+    def percent_complete(self) -> float:
+        return self.processed_files / self.total_files * 100 if self.total_files else 0.0
+
+
+@dataclass(frozen=True)
+class IndexingError:
+    file_path: str
+    error: str
+    type: IndexingErrorType
+
+
+@dataclass
+class IndexingResult:
+    success: bool
+    index_id: int
+    files_indexed: int = 0
+    files_unchanged: int = 0
+    files_removed: int = 0
+    chunks_created: int = 0
+    #: Chunks whose vectors the model computed (the rest came from the embedding cache).
+    chunks_embedded: int = 0
+    duration: float = 0.0
+    embed_seconds: float = 0.0
+    skipped: list[SkippedFile] = field(default_factory=list)
+    errors: list[IndexingError] = field(default_factory=list)
+    error_message: str | None = None
+    cancelled: bool = False
+    git_commit: str | None = None
+
+    @property
+    def files_skipped(self) -> int:
+        return len(self.skipped)
+
+    @property
+    def files_errored(self) -> int:
+        return len(self.errors)

@@ -1,0 +1,63 @@
+"""Keep an index fresh: watch the workspace and re-index what changed (seed: IndexFileWatcher)."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+from aintern.index.models import IndexingResult
+from aintern.scan import Scanner
+
+log = logging.getLogger(__name__)
+
+
+def watch(
+    root: str | Path,
+    reindex: Callable[[], IndexingResult],
+    scanner: Scanner,
+    stop: threading.Event,
+    on_result: Callable[[IndexingResult, set[str]], None] | None = None,
+    on_error: Callable[[Exception], None] | None = None,
+    debounce_ms: int = 500,
+) -> None:
+    """Block until ``stop`` is set, calling ``reindex`` after each debounced burst of relevant changes.
+
+    Creations, edits, deletions and renames (including editors' save-by-rename, which shows up as
+    a delete plus an add) all end in the same incremental run, which only touches the files whose
+    size, mtime or content changed. Changes the scanner would not index (ignored, hidden, excluded)
+    do not trigger anything. An error in one run is reported and watching goes on.
+    """
+    from watchfiles import watch as watch_changes
+
+    root = Path(root).resolve()
+
+    def relevant(_change: object, path: str) -> bool:
+        p = Path(path)
+        try:
+            rel = p.resolve().relative_to(root).as_posix()
+        except ValueError:
+            return False
+        if not rel or rel == ".":
+            return False
+        if p.exists():
+            return scanner.accepts(rel, is_dir=p.is_dir())
+        # Gone: it may have been a file or a whole directory (a moved folder reports only itself).
+        return scanner.accepts(rel) or scanner.accepts(rel, is_dir=True)
+
+    for changes in watch_changes(
+        root, watch_filter=relevant, debounce=debounce_ms, stop_event=stop, rust_timeout=200, yield_on_timeout=False
+    ):
+        if stop.is_set():
+            break
+        paths = {Path(p).resolve().relative_to(root).as_posix() for _, p in changes}
+        try:
+            result = reindex()
+        except Exception as exc:  # keep watching: the next change may well succeed
+            log.warning("re-indexing failed: %s", exc)
+            if on_error:
+                on_error(exc)
+            continue
+        if on_result:
+            on_result(result, paths)

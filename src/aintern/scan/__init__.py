@@ -1,0 +1,216 @@
+"""Scanning a workspace: which files to index, and why the others are left out."""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import stat
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pathspec
+
+from aintern.chunk.languages import detect_language
+
+#: Seed defaults plus the usual dependency, build and cache folders of other ecosystems.
+DEFAULT_EXCLUDES = [
+    "**/node_modules/**", "**/bin/**", "**/obj/**", "**/.git/**", "**/dist/**", "**/build/**",
+    "**/*.min.js", "**/*.min.css", "**/*.map", "**/packages/**", "**/vendor/**",
+    "**/.vs/**", "**/.idea/**", "**/.vscode/**",
+    "**/__pycache__/**", "**/.venv/**", "**/venv/**", "**/.tox/**", "**/.mypy_cache/**", "**/.pytest_cache/**",
+    "**/.ruff_cache/**", "**/target/**", "**/.gradle/**", "**/*.lock", "**/package-lock.json", "**/*.pyc",
+]  # fmt: skip
+
+#: Files that hold credentials: never indexed unless the user opts in, because indexed text ends up in prompts.
+SECRET_PATTERNS = [
+    ".env", ".env.*", "*.env", "*.pem", "*.key", "*.p12", "*.pfx", "*.jks", "*.keystore", "*.kdbx", "*.gpg",
+    "id_rsa*", "id_dsa*", "id_ecdsa*", "id_ed25519*", "*.ppk", "credentials", "credentials.*", ".netrc", ".npmrc",
+    ".pypirc", ".htpasswd", "secrets.*", "*.secret", "*.secrets", "service-account*.json", ".git-credentials",
+]  # fmt: skip
+
+IGNORE_FILES = (".gitignore", ".ainternignore")
+Spec = pathspec.GitIgnoreSpec
+
+
+@dataclass
+class ScanOptions:
+    #: Globs of files to index; empty means every file whose language aintern knows.
+    include: list[str] = field(default_factory=list)
+    exclude: list[str] = field(default_factory=lambda: list(DEFAULT_EXCLUDES))
+    max_file_bytes: int = 1024 * 1024
+    include_hidden: bool = False
+    respect_gitignore: bool = True
+    include_secrets: bool = False
+
+
+@dataclass(frozen=True)
+class ScannedFile:
+    path: Path
+    rel: str
+    size: int
+    mtime_ns: int
+
+
+@dataclass(frozen=True)
+class SkippedFile:
+    rel: str
+    reason: str
+
+
+@dataclass
+class ScanResult:
+    files: list[ScannedFile]
+    skipped: list[SkippedFile]
+
+
+class Scanner:
+    """Walks a workspace once, applying ignore files at every level, exclusions and safety rules."""
+
+    def __init__(self, root: str | Path, options: ScanOptions | None = None) -> None:
+        self.root = Path(root).resolve()
+        self.options = options or ScanOptions()
+        self._exclude = pathspec.GitIgnoreSpec.from_lines(self.options.exclude)
+        self._include = pathspec.GitIgnoreSpec.from_lines(self.options.include) if self.options.include else None
+
+    def scan(self) -> ScanResult:
+        files: list[ScannedFile] = []
+        skipped: list[SkippedFile] = []
+        root_specs = self._root_specs()
+        visited = {self._real(self.root)}
+        stack: list[tuple[Path, str, list[tuple[str, Spec]]]] = [(self.root, "", root_specs)]
+        while stack:
+            directory, rel_dir, specs = stack.pop()
+            specs = specs + self._dir_specs(directory, rel_dir)
+            try:
+                entries = sorted(os.scandir(directory), key=lambda e: e.name)
+            except OSError as exc:
+                skipped.append(SkippedFile(rel_dir or ".", f"unreadable directory: {exc.strerror or exc}"))
+                continue
+            for entry in entries:
+                rel = f"{rel_dir}{entry.name}"
+                try:
+                    is_link = entry.is_symlink()
+                    st = os.stat(entry.path)  # follows symlinks
+                except OSError as exc:
+                    # A dangling symlink, or a file deleted while we were looking.
+                    skipped.append(SkippedFile(rel, f"unreadable: {exc.strerror or exc}"))
+                    continue
+                is_dir = stat.S_ISDIR(st.st_mode)
+                reason = self._excluded(entry.name, rel, is_dir, specs)
+                if reason == "":
+                    continue  # silently excluded (ignored, hidden, not a known file type)
+                if reason:
+                    skipped.append(SkippedFile(rel, reason))
+                    continue
+                if is_link:
+                    real = self._real(Path(entry.path))
+                    if real != self.root and self.root not in real.parents:
+                        skipped.append(SkippedFile(rel, "symlink to outside the workspace"))
+                        continue
+                    if is_dir and real in visited:
+                        skipped.append(SkippedFile(rel, "symlink loop"))
+                        continue
+                if is_dir:
+                    visited.add(self._real(Path(entry.path)))
+                    stack.append((Path(entry.path), rel + "/", specs))
+                elif stat.S_ISREG(st.st_mode):
+                    if st.st_size > self.options.max_file_bytes:
+                        skipped.append(
+                            SkippedFile(rel, f"too large ({st.st_size:,} bytes > {self.options.max_file_bytes:,})")
+                        )
+                        continue
+                    files.append(ScannedFile(Path(entry.path), rel, st.st_size, st.st_mtime_ns))
+        files.sort(key=lambda f: f.rel)
+        return ScanResult(files, skipped)
+
+    def accepts(self, rel: str, is_dir: bool = False) -> bool:
+        """Would a scan take the file (or enter the directory) at ``rel``? Ignore files of every level apply."""
+        parts = rel.split("/")
+        specs = self._root_specs()
+        directory, rel_dir = self.root, ""
+        for part in parts[:-1]:
+            specs = specs + self._dir_specs(directory, rel_dir)
+            if self._excluded(part, rel_dir + part, True, specs) is not None:
+                return False
+            directory, rel_dir = directory / part, rel_dir + part + "/"
+        specs = specs + self._dir_specs(directory, rel_dir)
+        return self._excluded(parts[-1], rel, is_dir, specs) is None
+
+    # -- rules ---------------------------------------------------------------------------------
+
+    def _excluded(self, name: str, rel: str, is_dir: bool, specs: list[tuple[str, Spec]]) -> str | None:
+        """None: take it. "": leave it out silently. Any other text: leave it out and report why."""
+        hidden = name.startswith(".") and not self.options.include_hidden
+        if name == ".git" or (is_dir and hidden):
+            return ""
+        target = rel + "/" if is_dir else rel
+        if self._exclude.match_file(target):
+            return ""
+        if self.options.respect_gitignore:
+            for base, spec in specs:
+                if target.startswith(base) and spec.match_file(target[len(base) :]):
+                    return ""
+        if is_dir:
+            return None
+        if any(fnmatch.fnmatch(name.lower(), p) for p in SECRET_PATTERNS):
+            # Reported even when hidden: the user should know why .env is not searchable.
+            return (
+                None
+                if self.options.include_secrets
+                else "secret (credentials are never indexed unless --include-secrets)"
+            )
+        if hidden or name in IGNORE_FILES:
+            return ""
+        if self._include is not None:
+            return None if self._include.match_file(rel) else ""
+        return None if detect_language(rel) is not None or _has_shebang_candidate(name) else ""
+
+    def _root_specs(self) -> list[tuple[str, Spec]]:
+        exclude = self.root / ".git" / "info" / "exclude"
+        if self.options.respect_gitignore and exclude.is_file():
+            return [("", _read_spec(exclude))]
+        return []
+
+    def _dir_specs(self, directory: Path, rel_dir: str) -> list[tuple[str, Spec]]:
+        out = []
+        for name in IGNORE_FILES:
+            if name == ".gitignore" and not self.options.respect_gitignore:
+                continue
+            f = directory / name
+            if f.is_file():
+                out.append((rel_dir, _read_spec(f)))
+        return out
+
+    @staticmethod
+    def _real(path: Path) -> Path:
+        return Path(os.path.realpath(path))
+
+
+def _read_spec(path: Path) -> Spec:
+    try:
+        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        lines = []
+    return pathspec.GitIgnoreSpec.from_lines(lines)
+
+
+def _has_shebang_candidate(name: str) -> bool:
+    """Extension-less files may be scripts; the indexer decides by their shebang."""
+    return "." not in name
+
+
+def generated_reason(text: str) -> str | None:
+    """Why ``text`` looks machine-generated or minified, or None if it looks written by a person."""
+    head = text[:2000]
+    if "@generated" in head or "DO NOT EDIT" in head or "Code generated by" in head:
+        return "generated file (marked as generated)"
+    lines = text.split("\n")
+    longest = max(len(line) for line in lines)
+    if longest > 1000 and len(text) / max(len(lines), 1) > 300:
+        return f"minified (lines up to {longest:,} characters)"
+    if len(text) > 2000:
+        sample = text[:20000]
+        alnum = sum(c.isalnum() for c in sample) / len(sample)
+        if alnum < 0.25:
+            return f"generated data (only {alnum:.0%} letters and digits)"
+    return None

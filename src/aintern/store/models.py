@@ -1,0 +1,73 @@
+"""Plain data of the store: indexes, indexed files, search options and results, statistics."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from aintern.chunk.models import TextChunk
+
+
+@dataclass
+class VectorIndex:
+    id: int
+    name: str
+    workspace_path: str
+    created_at: str
+    updated_at: str
+    embedding_model: str
+    embedding_dimension: int
+    chunk_count: int = 0
+    file_count: int = 0
+    status: str = "active"
+    git_commit: str | None = None
+    settings: dict[str, object] = field(default_factory=dict)
+
+
+@dataclass
+class IndexedFile:
+    path: str
+    content_hash: str
+    size: int
+    mtime_ns: int
+    indexed_at: str = ""
+    chunk_count: int = 0
+    language: str | None = None
+    id: int | None = None
+
+
+@dataclass
+class VectorSearchOptions:
+    top_k: int = 10
+    min_score: float = 0.0
+    languages: list[str] = field(default_factory=list)
+    chunk_types: list[str] = field(default_factory=list)
+    symbol_types: list[str] = field(default_factory=list)
+    #: fnmatch-style globs over workspace-relative paths (``src/**/*.py``, ``*.go``).
+    file_patterns: list[str] = field(default_factory=list)
+    #: Directory prefixes (``src/store``); a file under any of them matches.
+    directories: list[str] = field(default_factory=list)
+    #: Candidates fetched per requested result before filtering and de-duplication.
+    over_fetch: int = 3
+    deduplicate: bool = True
+
+
+@dataclass
+class ChunkSearchResult:
+    chunk: TextChunk
+    score: float
+    chunk_id: int
+    rank: int = 0
+
+
+@dataclass
+class IndexStatistics:
+    file_count: int
+    chunk_count: int
+    total_bytes: int
+    by_language: dict[str, int]
+    by_chunk_type: dict[str, int]
+    last_indexed: str | None
+    index_size_bytes: int
+    embedding_model: str
+    embedding_dimension: int
+    git_commit: str | None

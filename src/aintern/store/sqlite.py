@@ -1,0 +1,397 @@
+"""The SQLite store: metadata tables, FTS5 for keywords and one sqlite-vec table per index."""
+
+from __future__ import annotations
+
+import contextlib
+import fnmatch
+import json
+from collections.abc import Iterator
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from aintern.chunk.models import ChunkType, SymbolType, TextChunk
+from aintern.embed import embedding_text
+from aintern.embed.cache import content_hash
+from aintern.errors import ModelMismatchError, StoreError
+from aintern.store.db import connect, default_db_path
+from aintern.store.models import ChunkSearchResult, IndexedFile, IndexStatistics, VectorIndex, VectorSearchOptions
+from aintern.store.text import fts_match, keyword_text
+
+_CHUNK_COLUMNS = (
+    "c.id, f.path, c.content, c.start_line, c.end_line, c.start_offset, c.end_offset, c.chunk_type, c.language, "
+    "c.symbol_name, c.symbol_type, c.parent_symbol, c.token_count, c.metadata_json"
+)
+#: sqlite-vec's largest k.
+_MAX_K = 4096
+
+
+def now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def _row_to_chunk(row: Any) -> tuple[int, TextChunk]:
+    return row[0], TextChunk(
+        content=row[2], file_path=row[1], start_line=row[3], end_line=row[4], start_offset=row[5], end_offset=row[6],
+        chunk_type=ChunkType(row[7]), language=row[8], symbol_name=row[9],
+        symbol_type=SymbolType(row[10]) if row[10] else None, parent_symbol=row[11], token_count=row[12],
+        metadata=json.loads(row[13]),
+    )  # fmt: skip
+
+
+def _index_from_row(row: Any) -> VectorIndex:
+    return VectorIndex(
+        id=row[0], name=row[1], workspace_path=row[2], created_at=row[3], updated_at=row[4], embedding_model=row[5],
+        embedding_dimension=row[6], status=row[7], git_commit=row[8], settings=json.loads(row[9]),
+        file_count=row[10], chunk_count=row[11],
+    )  # fmt: skip
+
+
+class SqliteStore:
+    """All indexes of one application database file."""
+
+    def __init__(self, path: str | Path | None = None) -> None:
+        self.path = Path(path) if path else default_db_path()
+        self.conn = connect(self.path)
+
+    def close(self) -> None:
+        self.conn.close()
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[None]:
+        """One atomic write: everything in it is committed together or not at all."""
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+        self.conn.execute("COMMIT")
+
+    # -- indexes ---------------------------------------------------------------------------
+
+    def create_index(self, workspace: str | Path, model_id: str, dimension: int, name: str = "Default") -> VectorIndex:
+        workspace = str(Path(workspace).resolve())
+        stamp = now()
+        with self.transaction():
+            cur = self.conn.execute(
+                "INSERT INTO indexes (name, workspace_path, created_at, updated_at, embedding_model, embedding_dimension) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                (name, workspace, stamp, stamp, model_id, dimension),
+            )
+            index_id = int(cur.lastrowid)
+            self.conn.execute(
+                f"CREATE VIRTUAL TABLE vec_{index_id} USING vec0("
+                f"chunk_id INTEGER PRIMARY KEY, embedding float[{int(dimension)}] distance_metric=cosine, "
+                "file_id INTEGER, language TEXT, chunk_type TEXT, symbol_type TEXT)"
+            )
+        index = self.get_index(index_id)
+        assert index is not None
+        return index
+
+    def _index_query(self, where: str, args: tuple[Any, ...]) -> list[VectorIndex]:
+        rows = self.conn.execute(
+            "SELECT i.id, i.name, i.workspace_path, i.created_at, i.updated_at, i.embedding_model, i.embedding_dimension, "
+            "i.status, i.git_commit, i.settings_json, "
+            "(SELECT count(*) FROM files f WHERE f.index_id = i.id), (SELECT count(*) FROM chunks c WHERE c.index_id = i.id) "
+            f"FROM indexes i {where} ORDER BY i.id",
+            args,
+        ).fetchall()
+        return [_index_from_row(r) for r in rows]
+
+    def get_index(self, index_id: int) -> VectorIndex | None:
+        found = self._index_query("WHERE i.id = ?", (index_id,))
+        return found[0] if found else None
+
+    def get_index_for_workspace(self, workspace: str | Path) -> VectorIndex | None:
+        found = self._index_query("WHERE i.workspace_path = ?", (str(Path(workspace).resolve()),))
+        return found[0] if found else None
+
+    def find_index_above(self, directory: str | Path) -> VectorIndex | None:
+        """The index of ``directory`` or of its nearest indexed ancestor (the way git finds a repository)."""
+        here = Path(directory).resolve()
+        for candidate in (here, *here.parents):
+            index = self.get_index_for_workspace(candidate)
+            if index is not None:
+                return index
+        return None
+
+    def list_indexes(self) -> list[VectorIndex]:
+        return self._index_query("", ())
+
+    def open_index(self, workspace: str | Path, model_id: str, dimension: int) -> VectorIndex:
+        """The workspace's index, created if needed; a different embedding model is an error."""
+        index = self.get_index_for_workspace(workspace)
+        if index is None:
+            return self.create_index(workspace, model_id, dimension)
+        if index.embedding_model != model_id or index.embedding_dimension != dimension:
+            raise ModelMismatchError(
+                f"the index of {index.workspace_path} was built with {index.embedding_model} "
+                f"({index.embedding_dimension}-d), not {model_id} ({dimension}-d); re-index it with "
+                f"`aintern index --force --model ...` or use the model it was built with"
+            )
+        return index
+
+    def delete_index(self, index_id: int) -> None:
+        with self.transaction():
+            self.conn.execute(
+                "DELETE FROM chunks_fts WHERE rowid IN (SELECT id FROM chunks WHERE index_id = ?)", (index_id,)
+            )
+            self.conn.execute("DELETE FROM chunk_symbols WHERE index_id = ?", (index_id,))
+            self.conn.execute("DELETE FROM chunks WHERE index_id = ?", (index_id,))
+            self.conn.execute("DELETE FROM files WHERE index_id = ?", (index_id,))
+            self.conn.execute("DELETE FROM skipped_files WHERE index_id = ?", (index_id,))
+            self.conn.execute("DELETE FROM indexes WHERE id = ?", (index_id,))
+            self.conn.execute(f"DROP TABLE IF EXISTS vec_{int(index_id)}")
+        self.prune_cache()
+
+    def update_index(
+        self, index_id: int, git_commit: str | None = None, settings: dict[str, object] | None = None
+    ) -> None:
+        self.conn.execute(
+            "UPDATE indexes SET updated_at = ?, git_commit = coalesce(?, git_commit), "
+            "settings_json = coalesce(?, settings_json) WHERE id = ?",
+            (now(), git_commit, json.dumps(settings) if settings is not None else None, index_id),
+        )
+
+    # -- files and chunks --------------------------------------------------------------------
+
+    def get_files(self, index_id: int) -> dict[str, IndexedFile]:
+        rows = self.conn.execute(
+            "SELECT path, content_hash, size, mtime_ns, indexed_at, chunk_count, language, id FROM files WHERE index_id = ?",
+            (index_id,),
+        )
+        return {r[0]: IndexedFile(*r) for r in rows}
+
+    def upsert_file(self, index_id: int, file: IndexedFile, chunks: list[TextChunk], vectors: np.ndarray) -> int:
+        """Replace a file's chunks. Call inside ``transaction()`` so the file is all there or absent."""
+        if len(chunks) != len(vectors):
+            raise StoreError(f"{file.path}: {len(chunks)} chunks but {len(vectors)} vectors")
+        self.remove_file(index_id, file.path)
+        cur = self.conn.execute(
+            "INSERT INTO files (index_id, path, content_hash, size, mtime_ns, indexed_at, chunk_count, language) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (index_id, file.path, file.content_hash, file.size, file.mtime_ns, now(), len(chunks), file.language),
+        )
+        file_id = int(cur.lastrowid)
+        vec_table = f"vec_{int(index_id)}"
+        for chunk, vector in zip(chunks, vectors):
+            cur = self.conn.execute(
+                "INSERT INTO chunks (index_id, file_id, content, start_line, end_line, start_offset, end_offset, chunk_type, "
+                "language, symbol_name, symbol_type, parent_symbol, token_count, metadata_json, content_hash) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    index_id, file_id, chunk.content, chunk.start_line, chunk.end_line, chunk.start_offset, chunk.end_offset,
+                    chunk.chunk_type.value, chunk.language, chunk.symbol_name,
+                    chunk.symbol_type.value if chunk.symbol_type else None, chunk.parent_symbol, chunk.token_count,
+                    json.dumps(chunk.metadata), content_hash(embedding_text(chunk)),
+                ),
+            )  # fmt: skip
+            chunk_id = int(cur.lastrowid)
+            names = [chunk.symbol_name, *chunk.metadata.get("symbols", "").split(", ")]
+            self.conn.executemany(
+                "INSERT INTO chunk_symbols (chunk_id, index_id, name) VALUES (?, ?, ?)",
+                [(chunk_id, index_id, n) for n in dict.fromkeys(filter(None, names))],
+            )
+            symbols = " ".join(filter(None, [chunk.parent_symbol, chunk.symbol_name, chunk.metadata.get("symbols")]))
+            self.conn.execute(
+                "INSERT INTO chunks_fts (rowid, path, symbol, body) VALUES (?, ?, ?, ?)",
+                (chunk_id, keyword_text(file.path), keyword_text(symbols), keyword_text(chunk.content)),
+            )
+            self.conn.execute(
+                f"INSERT INTO {vec_table} (chunk_id, embedding, file_id, language, chunk_type, symbol_type) VALUES (?, ?, ?, ?, ?, ?)",
+                (
+                    chunk_id, np.asarray(vector, dtype=np.float32).tobytes(), file_id, chunk.language or "",
+                    chunk.chunk_type.value, chunk.symbol_type.value if chunk.symbol_type else "",
+                ),
+            )  # fmt: skip
+        return file_id
+
+    def get_skipped(self, index_id: int) -> dict[str, tuple[int, int, str]]:
+        rows = self.conn.execute(
+            "SELECT path, size, mtime_ns, reason FROM skipped_files WHERE index_id = ?", (index_id,)
+        )
+        return {r[0]: (r[1], r[2], r[3]) for r in rows}
+
+    def set_skipped(self, index_id: int, path: str, size: int, mtime_ns: int, reason: str) -> None:
+        """Remember that a file was left out for its content (and drop it from the index if it was in)."""
+        self.remove_file(index_id, path)
+        self.conn.execute(
+            "INSERT OR REPLACE INTO skipped_files (index_id, path, size, mtime_ns, reason) VALUES (?, ?, ?, ?, ?)",
+            (index_id, path, size, mtime_ns, reason),
+        )
+
+    def touch_file(self, index_id: int, path: str, size: int, mtime_ns: int) -> None:
+        """Record a new size/mtime for a file whose content did not change."""
+        self.conn.execute(
+            "UPDATE files SET size = ?, mtime_ns = ? WHERE index_id = ? AND path = ?", (size, mtime_ns, index_id, path)
+        )
+
+    def remove_file(self, index_id: int, path: str) -> bool:
+        row = self.conn.execute("SELECT id FROM files WHERE index_id = ? AND path = ?", (index_id, path)).fetchone()
+        self.conn.execute("DELETE FROM skipped_files WHERE index_id = ? AND path = ?", (index_id, path))
+        if row is None:
+            return False
+        file_id = row[0]
+        self.conn.execute("DELETE FROM chunks_fts WHERE rowid IN (SELECT id FROM chunks WHERE file_id = ?)", (file_id,))
+        self.conn.execute(f"DELETE FROM vec_{int(index_id)} WHERE file_id = ?", (file_id,))
+        self.conn.execute("DELETE FROM chunks WHERE file_id = ?", (file_id,))
+        self.conn.execute("DELETE FROM files WHERE id = ?", (file_id,))
+        return True
+
+    def prune_cache(self) -> int:
+        """Drop cached vectors no chunk of any index uses any more."""
+        cur = self.conn.execute(
+            "DELETE FROM embedding_cache WHERE content_hash NOT IN (SELECT content_hash FROM chunks)"
+        )
+        return int(cur.rowcount or 0)
+
+    def get_chunks(self, chunk_ids: list[int]) -> dict[int, TextChunk]:
+        out: dict[int, TextChunk] = {}
+        for lo in range(0, len(chunk_ids), 500):
+            part = chunk_ids[lo : lo + 500]
+            rows = self.conn.execute(
+                f"SELECT {_CHUNK_COLUMNS} FROM chunks c JOIN files f ON f.id = c.file_id WHERE c.id IN ({','.join('?' * len(part))})",
+                part,
+            )
+            out.update(_row_to_chunk(r) for r in rows)
+        return out
+
+    # -- search ------------------------------------------------------------------------------
+
+    def _matching_file_ids(self, index_id: int, options: VectorSearchOptions) -> list[int] | None:
+        if not options.file_patterns and not options.directories:
+            return None
+        ids = []
+        dirs = [d.strip("/") + "/" for d in options.directories]
+        for file_id, path in self.conn.execute("SELECT id, path FROM files WHERE index_id = ?", (index_id,)):
+            if options.file_patterns and not any(_glob_match(path, p) for p in options.file_patterns):
+                continue
+            if dirs and not any(path.startswith(d) for d in dirs):
+                continue
+            ids.append(file_id)
+        return ids
+
+    def search(
+        self, index_id: int, query_vector: np.ndarray, options: VectorSearchOptions | None = None
+    ) -> list[ChunkSearchResult]:
+        """Nearest chunks by cosine similarity (score = 1 − cosine distance), filtered inside the KNN."""
+        options = options or VectorSearchOptions()
+        clauses, args = self._filters(index_id, options)
+        if clauses is None:
+            return []
+        k = min(_MAX_K, max(options.top_k * max(options.over_fetch, 1), options.top_k))
+        rows = self.conn.execute(
+            f"SELECT chunk_id, distance FROM vec_{int(index_id)} WHERE embedding MATCH ? AND k = ? {clauses}",
+            [np.asarray(query_vector, dtype=np.float32).tobytes(), k, *args],
+        ).fetchall()
+        scored = [(int(cid), 1.0 - float(dist)) for cid, dist in rows if 1.0 - float(dist) >= options.min_score]
+        return self._results(scored, options)
+
+    def keyword_search(
+        self, index_id: int, query: str, options: VectorSearchOptions | None = None
+    ) -> list[ChunkSearchResult]:
+        """BM25 over path, symbol names and content; any user text is safe (see store.text.fts_match)."""
+        options = options or VectorSearchOptions()
+        match = fts_match(query)
+        if match is None:
+            return []
+        clauses, args = self._filters(index_id, options, alias="c.")
+        if clauses is None:
+            return []
+        limit = options.top_k * max(options.over_fetch, 1)
+        rows = self.conn.execute(
+            "SELECT t.rowid, bm25(chunks_fts, 2.0, 3.0, 1.0) AS rank FROM chunks_fts t JOIN chunks c ON c.id = t.rowid "
+            f"WHERE chunks_fts MATCH ? AND c.index_id = ? {clauses} ORDER BY rank LIMIT ?",
+            [match, index_id, *args, limit],
+        ).fetchall()
+        # bm25() is lower-is-better and unbounded; map to (0, 1) for display.
+        scored = [(int(cid), float(-rank) / (1.0 + float(-rank))) for cid, rank in rows]
+        return self._results(scored, options)
+
+    def _filters(self, index_id: int, options: VectorSearchOptions, alias: str = "") -> tuple[str | None, list[Any]]:
+        clauses: list[str] = []
+        args: list[Any] = []
+        for column, values in (
+            ("language", options.languages),
+            ("chunk_type", options.chunk_types),
+            ("symbol_type", options.symbol_types),
+        ):
+            if values:
+                clauses.append(f"AND {alias}{column} IN ({','.join('?' * len(values))})")
+                args.extend(values)
+        file_ids = self._matching_file_ids(index_id, options)
+        if file_ids is not None:
+            if not file_ids:
+                return None, []
+            clauses.append(f"AND {alias}file_id IN ({','.join(str(int(i)) for i in file_ids)})")
+        return " ".join(clauses), args
+
+    def _results(self, scored: list[tuple[int, float]], options: VectorSearchOptions) -> list[ChunkSearchResult]:
+        chunks = self.get_chunks([cid for cid, _ in scored])
+        results: list[ChunkSearchResult] = []
+        for cid, score in sorted(scored, key=lambda x: -x[1]):
+            chunk = chunks.get(cid)
+            if chunk is None:
+                continue
+            if options.deduplicate and any(_overlaps(chunk, r.chunk) for r in results):
+                continue
+            results.append(ChunkSearchResult(chunk, score, cid, len(results) + 1))
+            if len(results) >= options.top_k:
+                break
+        return results
+
+    def search_symbols(self, index_id: int, partial: str, limit: int = 10) -> list[tuple[str, str | None, str]]:
+        """(symbol, type, path) of indexed symbols whose name starts with (then contains) ``partial``."""
+        pattern = partial.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        rows = self.conn.execute(
+            "SELECT DISTINCT s.name, CASE WHEN s.name = c.symbol_name THEN c.symbol_type END, f.path, "
+            "CASE WHEN s.name LIKE ? ESCAPE '\\' THEN 0 ELSE 1 END AS prefix_rank "
+            "FROM chunk_symbols s JOIN chunks c ON c.id = s.chunk_id JOIN files f ON f.id = c.file_id "
+            "WHERE s.index_id = ? AND s.name LIKE ? ESCAPE '\\' "
+            "ORDER BY prefix_rank, length(s.name), s.name LIMIT ?",
+            (pattern + "%", index_id, "%" + pattern + "%", limit),
+        ).fetchall()
+        return [(r[0], r[1], r[2]) for r in rows]
+
+    def statistics(self, index_id: int) -> IndexStatistics:
+        index = self.get_index(index_id)
+        if index is None:
+            raise StoreError(f"no index with id {index_id}")
+        total_bytes, last = self.conn.execute(
+            "SELECT coalesce(sum(size), 0), max(indexed_at) FROM files WHERE index_id = ?", (index_id,)
+        ).fetchone()
+        by_language = dict(
+            self.conn.execute(
+                "SELECT coalesce(language, 'unknown'), count(*) FROM files WHERE index_id = ? GROUP BY 1 ORDER BY 2 DESC",
+                (index_id,),
+            ).fetchall()
+        )
+        by_type = dict(
+            self.conn.execute(
+                "SELECT chunk_type, count(*) FROM chunks WHERE index_id = ? GROUP BY 1 ORDER BY 2 DESC", (index_id,)
+            ).fetchall()
+        )
+        content_bytes = self.conn.execute(
+            "SELECT coalesce(sum(length(content)), 0) FROM chunks WHERE index_id = ?", (index_id,)
+        ).fetchone()[0]
+        # Chunk text twice (table and keyword index) plus float32 vectors: the index's share of the file.
+        size = int(content_bytes) * 2 + index.chunk_count * index.embedding_dimension * 4
+        return IndexStatistics(
+            file_count=index.file_count, chunk_count=index.chunk_count, total_bytes=int(total_bytes), by_language=by_language,
+            by_chunk_type=by_type, last_indexed=last, index_size_bytes=size, embedding_model=index.embedding_model,
+            embedding_dimension=index.embedding_dimension, git_commit=index.git_commit,
+        )  # fmt: skip
+
+
+def _overlaps(a: TextChunk, b: TextChunk) -> bool:
+    return a.file_path == b.file_path and a.start_line <= b.end_line and b.start_line <= a.end_line
+
+
+def _glob_match(path: str, pattern: str) -> bool:
+    """Globs over workspace-relative paths; a pattern without ``/`` matches the file name anywhere."""
+    if "/" not in pattern:
+        return fnmatch.fnmatch(path.rsplit("/", 1)[-1], pattern)
+    return fnmatch.fnmatch(path, pattern) or (pattern.startswith("**/") and fnmatch.fnmatch(path, pattern[3:]))

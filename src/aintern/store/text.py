@@ -1,0 +1,100 @@
+"""Text for keyword search: identifiers split into their parts, and user text made safe for FTS5."""
+
+from __future__ import annotations
+
+import re
+
+_IDENTIFIER = re.compile(r"[^\W\d][\w]*", re.UNICODE)
+_PARTS = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+STOP_WORDS = frozenset(
+    [
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "by",
+        "can",
+        "do",
+        "does",
+        "for",
+        "from",
+        "how",
+        "i",
+        "if",
+        "in",
+        "into",
+        "is",
+        "it",
+        "its",
+        "of",
+        "on",
+        "or",
+        "so",
+        "that",
+        "the",
+        "their",
+        "then",
+        "there",
+        "these",
+        "this",
+        "to",
+        "was",
+        "what",
+        "when",
+        "where",
+        "which",
+        "who",
+        "why",
+        "will",
+        "with",
+        "you",
+        "your",
+    ]
+)
+
+
+def identifier_parts(identifier: str) -> list[str]:
+    """``getHTTPResponse_code`` → ``["get", "http", "response", "code"]`` (empty if nothing to split)."""
+    parts = [p.lower() for piece in identifier.split("_") for p in _PARTS.findall(piece)]
+    return parts if len(parts) > 1 else []
+
+
+def keyword_text(text: str) -> str:
+    """``text`` followed by the parts of its compound identifiers, so both forms are findable."""
+    extra: list[str] = []
+    seen: set[str] = set()
+    for ident in _IDENTIFIER.findall(text):
+        if ident in seen:
+            continue
+        seen.add(ident)
+        extra.extend(identifier_parts(ident))
+    return text + "\n" + " ".join(extra) if extra else text
+
+
+def query_terms(query: str) -> list[str]:
+    """Search terms of a user's text: words and identifiers (plus their parts), stop words dropped."""
+    terms: list[str] = []
+    for word in _WORD.findall(query):
+        low = word.lower()
+        if low in STOP_WORDS:
+            continue
+        terms.append(low)
+        terms.extend(identifier_parts(word))
+    return list(dict.fromkeys(terms))
+
+
+def fts_match(query: str) -> str | None:
+    """An FTS5 MATCH expression for arbitrary user text: every term quoted, joined by OR.
+
+    Quotes, operators (AND, OR, NOT, NEAR), ``*``, ``^``, ``:`` and parentheses in the user's
+    text are only ever part of a quoted string, so no input is an FTS5 syntax error.
+    """
+    terms = query_terms(query)
+    if not terms:
+        return None
+    return " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)

@@ -1,0 +1,144 @@
+"""A workspace and its index: the Python API the CLI (and later the web UI and MCP server) stand on."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+from aintern.config import CONFIG_FILE, Settings
+from aintern.embed import DEFAULT_MODEL, Embedder, embedder_for_model_id, get_embedder
+from aintern.errors import NotIndexedError
+from aintern.index import Indexer, IndexingOptions, IndexingResult, ProgressCallback
+from aintern.index.git import head_commit
+from aintern.scan import DEFAULT_EXCLUDES, Scanner, ScanOptions
+from aintern.store import ChunkSearchResult, IndexStatistics, SqliteStore, VectorIndex, VectorSearchOptions
+
+
+@dataclass
+class IndexStatus:
+    index: VectorIndex
+    statistics: IndexStatistics
+    #: Files changed (size or mtime), added or deleted since the index was last updated.
+    changed_files: list[str]
+    new_files: list[str]
+    deleted_files: list[str]
+    current_commit: str | None
+
+    @property
+    def stale_files(self) -> int:
+        return len(self.changed_files) + len(self.new_files) + len(self.deleted_files)
+
+    @property
+    def behind_git(self) -> bool:
+        return self.current_commit is not None and self.current_commit != self.statistics.git_commit
+
+
+def find_workspace(start: str | Path, store: SqliteStore | None = None) -> Path | None:
+    """``start`` or its nearest ancestor that has a ``.aintern.toml`` or an index (the way git finds a repo)."""
+    here = Path(start).resolve()
+    for candidate in (here, *here.parents):
+        if (candidate / CONFIG_FILE).is_file():
+            return candidate
+    if store is not None:
+        index = store.find_index_above(here)
+        if index is not None:
+            return Path(index.workspace_path)
+    return None
+
+
+class Workspace:
+    """One workspace directory, its settings and its index in the application database."""
+
+    def __init__(self, root: str | Path, db: str | Path | None = None, model: str | None = None) -> None:
+        self.root = Path(root).resolve()
+        self.settings = Settings.load(self.root)
+        self.store = SqliteStore(db or self.settings.db)
+        self._model_name = model or self.settings.model
+        self._embedder: Embedder | None = None
+
+    @classmethod
+    def discover(cls, start: str | Path = ".", db: str | Path | None = None) -> Workspace:
+        """The workspace containing ``start``; NotIndexedError if there is none."""
+        probe = SqliteStore(db or Settings.load(Path(start)).db)
+        try:
+            root = find_workspace(start, probe)
+        finally:
+            probe.close()
+        if root is None:
+            raise NotIndexedError(f"{Path(start).resolve()} is not indexed yet; run `aintern index` there first")
+        return cls(root, db)
+
+    def close(self) -> None:
+        self.store.close()
+
+    @property
+    def index(self) -> VectorIndex | None:
+        return self.store.get_index_for_workspace(self.root)
+
+    def require_index(self) -> VectorIndex:
+        index = self.index
+        if index is None:
+            raise NotIndexedError(f"{self.root} is not indexed yet; run `aintern index {self.root}`")
+        return index
+
+    @property
+    def embedder(self) -> Embedder:
+        """The model of the existing index, else the configured one, else the default."""
+        if self._embedder is None:
+            index = self.index
+            if index is not None and self._model_name is None:
+                self._embedder = embedder_for_model_id(index.embedding_model)
+            else:
+                self._embedder = get_embedder(self._model_name or DEFAULT_MODEL)
+        return self._embedder
+
+    def scan_options(self) -> ScanOptions:
+        s = self.settings
+        return ScanOptions(
+            include=list(s.include), exclude=DEFAULT_EXCLUDES + list(s.exclude), max_file_bytes=s.max_file_kb * 1024,
+            include_hidden=s.include_hidden, include_secrets=s.include_secrets,
+        )  # fmt: skip
+
+    def build_index(
+        self,
+        force: bool = False,
+        progress: ProgressCallback | None = None,
+        cancel: threading.Event | None = None,
+        include_secrets: bool | None = None,
+    ) -> IndexingResult:
+        """Index the workspace, incrementally unless ``force``. A forced run may change the model."""
+        index = self.index
+        if force and index is not None and index.embedding_model != self.embedder.model_id:
+            self.store.delete_index(index.id)  # a model change means every vector is recomputed anyway
+        scan = self.scan_options()
+        if include_secrets is not None:
+            scan.include_secrets = include_secrets
+        indexer = Indexer(self.store, self.embedder, IndexingOptions(scan=scan, force_reindex=force))
+        return indexer.index(self.root, progress, cancel)
+
+    def search(self, question: str, options: VectorSearchOptions | None = None) -> list[ChunkSearchResult]:
+        index = self.require_index()
+        return self.store.search(index.id, self.embedder.embed(question), options)
+
+    def status(self) -> IndexStatus:
+        index = self.require_index()
+        known = self.store.get_files(index.id)
+        skipped = self.store.get_skipped(index.id)
+        scan = Scanner(self.root, self.scan_options()).scan()
+        seen = {f.rel: f for f in scan.files}
+        changed = [
+            r for r, f in seen.items() if r in known and (known[r].size, known[r].mtime_ns) != (f.size, f.mtime_ns)
+        ]
+        new = [
+            r for r, f in seen.items() if r not in known and skipped.get(r, (None, None))[:2] != (f.size, f.mtime_ns)
+        ]
+        deleted = [r for r in known if r not in seen]
+        return IndexStatus(index, self.store.statistics(index.id), changed, new, deleted, head_commit(self.root))
+
+    def clear(self) -> bool:
+        index = self.index
+        if index is None:
+            return False
+        self.store.delete_index(index.id)
+        return True

@@ -1,0 +1,161 @@
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from workspaces import make_workspace
+
+
+def run(*args: str, cwd: Path, db: Path, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "AINTERN_DB": str(db), "COLUMNS": "200"}
+    return subprocess.run(
+        [sys.executable, "-m", "aintern", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        input=stdin,
+        timeout=180,
+    )
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Path:
+    return make_workspace(tmp_path / "project")
+
+
+def test_index_search_status_update_clear(ws: Path, tmp_path: Path) -> None:
+    db = tmp_path / "cli.db"
+    (ws / ".env").write_text("TOKEN=abc\n")
+    out = run("index", "--json", cwd=ws, db=db)
+    assert out.returncode == 0, out.stderr
+    summary = json.loads(out.stdout)
+    assert summary["success"] and summary["files_indexed"] == 22
+    assert {"path": ".env", "reason": "secret (credentials are never indexed unless --include-secrets)"} in summary[
+        "skipped"
+    ]
+
+    # Found from a subdirectory, the way git finds a repository.
+    sub = ws / "src" / "go"
+    out = run("search", "start the HTTP server on an address", "-k", "3", "--json", cwd=sub, db=db)
+    assert out.returncode == 0, out.stderr
+    results = json.loads(out.stdout)
+    assert 1 <= len(results) <= 3
+    first = results[0]
+    assert {"path", "start_line", "end_line", "score", "symbol", "language", "content"} <= set(first)
+    assert not first["path"].startswith("/") and first["start_line"] >= 1 and first["end_line"] >= first["start_line"]
+    assert "src/go/server.go" in [r["path"] for r in results]
+
+    out = run("search", "server", "--lang", "rust", "--json", cwd=ws, db=db)
+    assert {r["language"] for r in json.loads(out.stdout)} == {"rust"}
+    out = run("search", "server", "--path", "src/go/*", "--json", cwd=ws, db=db)
+    assert {r["path"] for r in json.loads(out.stdout)} == {"src/go/server.go"}
+    out = run("search", "anything", "--path", "nowhere/*", cwd=ws, db=db)
+    assert out.returncode == 3 and "no results" in out.stderr
+
+    out = run("search", "database connection", cwd=ws, db=db)
+    assert out.returncode == 0 and ":" in out.stdout and "-" in out.stdout
+
+    out = run("status", "--json", cwd=ws, db=db)
+    status = json.loads(out.stdout)
+    assert status["files"] == 22 and status["stale_files"] == 0 and status["model"].startswith("aintern/")
+    (ws / "src/python/app.py").write_text("def changed():\n    pass\n")
+    (ws / "src/bash/run.sh").unlink()
+    status = json.loads(run("status", "--json", cwd=ws, db=db).stdout)
+    assert (
+        status["stale_files"] == 2
+        and status["changed"] == ["src/python/app.py"]
+        and status["deleted"] == ["src/bash/run.sh"]
+    )
+    out = run("status", cwd=ws, db=db)
+    assert "2 stale" in out.stdout and "aintern update" in out.stdout
+
+    out = run("update", "--json", cwd=ws, db=db)
+    summary = json.loads(out.stdout)
+    assert summary["files_indexed"] == 1 and summary["files_removed"] == 1
+    assert json.loads(run("status", "--json", cwd=ws, db=db).stdout)["stale_files"] == 0
+
+    out = run("clear", cwd=ws, db=db, stdin="n\n")
+    assert out.returncode == 1
+    assert run("status", cwd=ws, db=db).returncode == 0
+    out = run("clear", "--yes", cwd=ws, db=db)
+    assert out.returncode == 0
+    out = run("status", cwd=ws, db=db)
+    assert out.returncode == 4 and "aintern index" in out.stderr
+
+
+def test_not_indexed_and_bad_database(ws: Path, tmp_path: Path) -> None:
+    out = run("search", "anything", cwd=ws, db=tmp_path / "empty.db")
+    assert out.returncode == 4 and "not indexed yet" in out.stderr and "aintern index" in out.stderr
+    corrupt = tmp_path / "corrupt.db"
+    corrupt.write_bytes(b"garbage" * 1000)
+    out = run("index", cwd=ws, db=corrupt)
+    assert out.returncode == 1 and "not a usable SQLite database" in out.stderr
+    assert corrupt.read_bytes() == b"garbage" * 1000
+    out = run("search", "", cwd=ws, db=tmp_path / "empty.db")
+    assert out.returncode == 2
+
+
+def test_model_change_needs_force(ws: Path, tmp_path: Path) -> None:
+    db = tmp_path / "m.db"
+    assert run("index", cwd=ws, db=db).returncode == 0
+    out = run("index", "--model", "minilm", cwd=ws, db=db)
+    assert out.returncode == 1 and "--force" in out.stderr
+    out = run("index", "--model", "minilm", "--force", "--json", cwd=ws, db=db)
+    assert out.returncode == 0, out.stderr
+    status = json.loads(run("status", "--json", cwd=ws, db=db).stdout)
+    assert status["model"] == "aintern/minilm-l6-v2-int8" and status["dimension"] == 384
+    results = json.loads(run("search", "HTTP server", "--json", cwd=ws, db=db).stdout)
+    assert results, "searches use the index's own model"
+
+
+def test_workspace_config_file(ws: Path, tmp_path: Path) -> None:
+    (ws / ".aintern.toml").write_text('db = ".aintern/index.db"\nexclude = ["src/java/**"]\n')
+    env = {k: v for k, v in os.environ.items() if k != "AINTERN_DB"}
+    out = subprocess.run(
+        [sys.executable, "-m", "aintern", "index", "--json"],
+        cwd=ws,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert out.returncode == 0, out.stderr
+    assert (ws / ".aintern/index.db").exists()
+    out = subprocess.run(
+        [sys.executable, "-m", "aintern", "status", "--json"],
+        cwd=ws / "src",
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    status = json.loads(out.stdout)
+    assert status["files"] == 21 and status["database"].endswith(".aintern/index.db")
+
+
+def test_ctrl_c_stops_cleanly(tmp_path: Path) -> None:
+    ws = make_workspace(tmp_path / "big", copies=40)
+    db = tmp_path / "int.db"
+    env = {**os.environ, "AINTERN_DB": str(db)}
+    proc = subprocess.Popen([sys.executable, "-m", "aintern", "index", "--model", "minilm"], cwd=ws, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    deadline = time.time() + 60
+    while time.time() < deadline and not (db.exists() and db.stat().st_size > 100_000):
+        time.sleep(0.1)
+    time.sleep(1.0)
+    proc.send_signal(signal.SIGINT)
+    out, errs = proc.communicate(timeout=120)
+    assert proc.returncode == 130, (out, errs)
+    assert "stopped" in out and "aintern update" in out
+    status = subprocess.run(
+        [sys.executable, "-m", "aintern", "status", "--json"], cwd=ws, env=env, capture_output=True, text=True
+    )
+    data = json.loads(status.stdout)
+    assert 0 < data["files"] < 40 * 20 + 2 and data["stale_files"] > 0

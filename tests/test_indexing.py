@@ -1,0 +1,311 @@
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from samples import SAMPLES
+from workspaces import db_consistent, make_workspace
+
+from aintern.index import Indexer, IndexingErrorType, IndexingOptions, IndexingPhase
+from aintern.scan import Scanner, ScanOptions
+from aintern.store import SqliteStore, VectorSearchOptions
+
+
+@pytest.fixture
+def store(tmp_path: Path):  # type: ignore[no-untyped-def]
+    s = SqliteStore(tmp_path / "db" / "aintern.db")
+    yield s
+    s.close()
+
+
+def indexer(store: SqliteStore, static, **options) -> Indexer:  # type: ignore[no-untyped-def]
+    return Indexer(store, static, IndexingOptions(**options))
+
+
+def test_full_index_then_search(store, static, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    ws = make_workspace(tmp_path / "ws")
+    phases = []
+    result = indexer(store, static).index(ws, progress=lambda p: phases.append(p.phase))
+    assert result.success and not result.errors, result.errors
+    assert result.files_indexed == 22 and result.chunks_created >= 22
+    assert result.chunks_embedded == result.chunks_created
+    assert phases[0] is IndexingPhase.SCANNING and phases[-1] is IndexingPhase.COMPLETE
+    assert IndexingPhase.EMBEDDING in phases and IndexingPhase.STORING in phases
+    index = store.get_index_for_workspace(ws)
+    db_consistent(store, index.id)
+    hits = store.search(index.id, static.embed("HTTP server listen and serve address"), VectorSearchOptions(top_k=3))
+    assert "src/go/server.go" in [h.chunk.file_path for h in hits]
+    # A second run with nothing changed reads nothing.
+    again = indexer(store, static).index(ws)
+    assert again.files_indexed == 0 and again.files_unchanged == 22 and again.chunks_embedded == 0
+
+
+def test_modify_delete_rename(store, static, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    ws = make_workspace(tmp_path / "ws")
+    ix = indexer(store, static)
+    ix.index(ws)
+    app = ws / "src/python/app.py"
+    app.write_text(app.read_text() + "\n\ndef brand_new_function():\n    return 'fresh'\n")
+    result = ix.index(ws)
+    assert result.files_indexed == 1 and result.files_unchanged == 21
+    assert 1 <= result.chunks_embedded <= 2, "only the changed file's new chunk text is embedded"
+    index = store.get_index_for_workspace(ws)
+    assert store.search_symbols(index.id, "brand_new")
+    # Touch without change: only the mtime record moves, nothing is re-chunked.
+    os.utime(ws / "src/go/server.go", None)
+    touched = ix.index(ws)
+    assert touched.files_indexed == 0 and touched.chunks_embedded == 0
+    # Delete.
+    (ws / "src/rust/lib.rs").unlink()
+    deleted = ix.index(ws)
+    assert deleted.files_removed == 1
+    assert "src/rust/lib.rs" not in store.get_files(index.id)
+    # Rename and copy: re-chunked under the new path, but no chunk is embedded again.
+    (ws / "src/java/Cache.java").rename(ws / "src/java/LruCache.java")
+    (ws / "src/c/copy_of_buf.c").write_text((ws / "src/c/buf.c").read_text())
+    moved = ix.index(ws)
+    assert moved.files_indexed == 2 and moved.files_removed == 1
+    assert moved.chunks_embedded == 0, "vectors come from the embedding cache"
+    files = store.get_files(index.id)
+    assert "src/java/LruCache.java" in files and "src/java/Cache.java" not in files
+    db_consistent(store, index.id)
+    forced = indexer(store, static, force_reindex=True).index(ws)
+    assert forced.files_indexed == len(files) and forced.chunks_embedded == 0
+
+
+def test_ignore_rules_secrets_and_bad_files(store, static, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    ws = make_workspace(tmp_path / "ws")
+    (ws / ".gitignore").write_text("*.log\n/generated/\n")
+    (ws / "src/python/.gitignore").write_text("local_*.py\n")
+    (ws / ".git/info").mkdir(parents=True)
+    (ws / ".git/info/exclude").write_text("scratch.py\n")
+    (ws / ".ainternignore").write_text("src/lua/\n")
+    (ws / "debug.log").write_text("log line\n")
+    (ws / "generated").mkdir()
+    (ws / "generated/api.py").write_text("x = 1\n")
+    (ws / "src/python/local_settings.py").write_text("DEBUG = True\n")
+    (ws / "scratch.py").write_text("print(1)\n")
+    (ws / "node_modules/pkg").mkdir(parents=True)
+    (ws / "node_modules/pkg/index.js").write_text("module.exports = 1\n")
+    (ws / ".hidden").mkdir()
+    (ws / ".hidden/tool.py").write_text("x = 2\n")
+    (ws / ".env").write_text("API_KEY=sk-secret\n")
+    (ws / "server.pem").write_text("-----BEGIN PRIVATE KEY-----\nabc\n")
+    (ws / "id_rsa").write_text("-----BEGIN OPENSSH PRIVATE KEY-----\n")
+    (ws / "logo.png").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00")
+    (ws / "blob.py").write_bytes(b"\x00\x01binary\x00")
+    (ws / "latin1.py").write_bytes("# caf\xe9\n".encode("latin-1"))
+    (ws / "huge.txt").write_text("word " * 300_000)
+    (ws / "bundle.js").write_text("var a=" + "+".join(f"f{i}(x)" for i in range(3000)) + ";")
+    (ws / "tool").write_text("#!/usr/bin/env python3\nprint('a script without extension')\n")
+    (ws / "LICENSE.unknownext").write_text("no language\n")
+
+    result = indexer(store, static).index(ws)
+    files = set(store.get_files(result.index_id))
+    for gone in ("debug.log", "generated/api.py", "src/python/local_settings.py", "scratch.py", "node_modules/pkg/index.js",
+                 ".hidden/tool.py", ".env", "server.pem", "id_rsa", "src/lua/util.lua", "blob.py", "latin1.py",
+                 "huge.txt", "bundle.js", "logo.png"):  # fmt: skip
+        assert gone not in files, gone
+    assert "tool" in files, "an extension-less script is recognised by its shebang"
+    assert "src/python/app.py" in files
+    reasons = {s.rel: s.reason for s in result.skipped}
+    assert "secret" in reasons[".env"] and "secret" in reasons["server.pem"] and "secret" in reasons["id_rsa"]
+    assert "binary" in reasons["blob.py"] and "UTF-8" in reasons["latin1.py"]
+    assert "too large" in reasons["huge.txt"] and "minified" in reasons["bundle.js"]
+    assert "debug.log" not in reasons, "ignored files are not reported one by one"
+    # Skipped-for-content files are remembered: the next run does not read them again.
+    again = indexer(store, static).index(ws)
+    assert again.files_indexed == 0 and {s.rel for s in again.skipped} >= {"blob.py", "bundle.js", ".env"}
+    # Secrets only with the explicit opt-in.
+    opted = indexer(store, static, scan=ScanOptions(include_secrets=True)).index(ws)
+    assert opted.success and ".env" in store.get_files(opted.index_id)
+
+
+def test_symlinks_loops_and_escapes(store, static, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    ws = make_workspace(tmp_path / "ws")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret_code.py").write_text("def outside(): pass\n")
+    (ws / "loop").symlink_to(ws, target_is_directory=True)
+    (ws / "escape").symlink_to(outside, target_is_directory=True)
+    (ws / "dangling.py").symlink_to(tmp_path / "missing.py")
+    (ws / "linked_app.py").symlink_to(ws / "src/python/app.py")
+    result = indexer(store, static).index(ws)
+    assert result.success
+    files = set(store.get_files(result.index_id))
+    assert not any(f.startswith(("loop/", "escape/")) for f in files)
+    assert "linked_app.py" in files, "a symlink inside the workspace is followed"
+    reasons = {s.rel: s.reason for s in result.skipped}
+    assert reasons["loop"] == "symlink loop"
+    assert reasons["escape"] == "symlink to outside the workspace"
+    assert "unreadable" in reasons["dangling.py"]
+
+
+def test_file_deleted_mid_run_is_an_error_not_a_crash(store, static, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    ws = make_workspace(tmp_path / "ws")
+    victim = ws / "src/ruby/user.rb"
+
+    def on_progress(p) -> None:  # type: ignore[no-untyped-def]
+        if p.phase is IndexingPhase.ANALYZING and victim.exists():
+            victim.unlink()  # after the scan saw it, before it is read
+
+    result = indexer(store, static).index(ws, progress=on_progress)
+    assert result.success and result.files_indexed == 21
+    assert [(e.file_path, e.type) for e in result.errors] == [("src/ruby/user.rb", IndexingErrorType.FILE_READ)]
+
+
+def test_cancel_keeps_a_consistent_index_and_resumes(store, static, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    ws = make_workspace(tmp_path / "ws", copies=6)
+    cancel = threading.Event()
+    stored = []
+
+    def on_progress(p) -> None:  # type: ignore[no-untyped-def]
+        if p.phase is IndexingPhase.STORING:
+            stored.append(p)
+            if len(stored) == 2:
+                cancel.set()
+
+    first = indexer(store, static, batch_size=8).index(ws, progress=on_progress, cancel=cancel)
+    assert first.cancelled and not first.success
+    done = len(store.get_files(first.index_id))
+    assert 0 < done < 6 * len(SAMPLES) + 2
+    db_consistent(store, first.index_id)
+    second = indexer(store, static, batch_size=8).index(ws)
+    assert second.success and second.files_unchanged == done
+    assert second.files_indexed + done == 6 * len(SAMPLES) + 2
+
+
+def test_git_commit_recorded(store, static, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    ws = make_workspace(tmp_path / "ws")
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@t",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@t",
+    }
+    subprocess.run(["git", "init", "-q", str(ws)], check=True, env=env)
+    subprocess.run(["git", "-C", str(ws), "add", "-A"], check=True, env=env)
+    subprocess.run(["git", "-C", str(ws), "commit", "-qm", "init"], check=True, env=env)
+    sha = subprocess.run(
+        ["git", "-C", str(ws), "rev-parse", "HEAD"], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    result = indexer(store, static).index(ws)
+    assert result.git_commit == sha
+    assert store.get_index(result.index_id).git_commit == sha
+    subprocess.run(["git", "-C", str(ws), "pack-refs", "--all"], check=True)
+    from aintern.index.git import head_commit
+
+    assert head_commit(ws / "src") == sha, "found from a subdirectory, through packed refs"
+
+
+def test_scanner_accepts_matches_scan(tmp_path: Path) -> None:
+    ws = make_workspace(tmp_path / "ws")
+    (ws / ".gitignore").write_text("ignored/\n")
+    (ws / "ignored").mkdir()
+    (ws / "ignored/a.py").write_text("x = 1\n")
+    scanner = Scanner(ws)
+    assert scanner.accepts("src/python/app.py")
+    assert not scanner.accepts("ignored/a.py")
+    assert not scanner.accepts(".env")
+    assert not scanner.accepts("node_modules/x/index.js")
+
+
+CRASH_SCRIPT = """
+import sys
+from aintern.embed import get_embedder
+from aintern.index import Indexer, IndexingOptions, IndexingPhase
+from aintern.store import SqliteStore
+
+def on_progress(p):
+    if p.phase is IndexingPhase.STORING:
+        print("batch", flush=True)
+
+store = SqliteStore(sys.argv[1])
+Indexer(store, get_embedder("static"), IndexingOptions(batch_size=4)).index(sys.argv[2], progress=on_progress)
+print("done", flush=True)
+"""
+
+
+def test_sigkill_at_any_moment_leaves_a_consistent_index(static, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    ws = make_workspace(tmp_path / "ws", copies=8)
+    db = tmp_path / "crash.db"
+    total = 8 * len(SAMPLES) + 2
+    completed_before = 0
+    for kill_after in (1, 4, 9, 15):
+        proc = subprocess.Popen(
+            [sys.executable, "-c", CRASH_SCRIPT, str(db), str(ws)], stdout=subprocess.PIPE, text=True
+        )
+        assert proc.stdout is not None
+        seen = 0
+        for line in proc.stdout:
+            seen += line.startswith("batch")
+            if seen >= kill_after or line.startswith("done"):
+                break
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
+        store = SqliteStore(db)
+        try:
+            index = store.get_index_for_workspace(ws)
+            assert index is not None
+            db_consistent(store, index.id)
+            completed = len(store.get_files(index.id))
+            assert completed >= completed_before, "finished files stay finished"
+            completed_before = completed
+        finally:
+            store.close()
+    store = SqliteStore(db)
+    result = Indexer(store, static).index(ws)
+    assert result.success and result.files_unchanged == completed_before
+    assert result.files_indexed == total - completed_before, "the next run does not redo finished files"
+    db_consistent(store, result.index_id)
+    store.close()
+
+
+READER_SCRIPT = """
+import sys, time
+from aintern.embed import get_embedder
+from aintern.store import SqliteStore, VectorSearchOptions
+store = SqliteStore(sys.argv[1])
+emb = get_embedder("static")
+q = emb.embed("http server")
+deadline = time.time() + 60
+searches = 0
+while time.time() < deadline:
+    index = store.get_index_for_workspace(sys.argv[2])
+    if index is not None:
+        store.search(index.id, q, VectorSearchOptions(top_k=5))
+        store.keyword_search(index.id, "server")
+        searches += 1
+    if open(sys.argv[3]).read() == "stop":
+        break
+    time.sleep(0.01)
+print(searches)
+"""
+
+
+def test_search_from_another_process_while_indexing(static, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    ws = make_workspace(tmp_path / "ws", copies=10)
+    db = tmp_path / "shared.db"
+    flag = tmp_path / "flag"
+    flag.write_text("go")
+    SqliteStore(db).close()
+    reader = subprocess.Popen([sys.executable, "-c", READER_SCRIPT, str(db), str(ws.resolve()), str(flag)],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    try:
+        store = SqliteStore(db)
+        time.sleep(0.5)
+        result = Indexer(store, static, IndexingOptions(batch_size=8)).index(ws)
+        assert result.success
+        store.close()
+    finally:
+        flag.write_text("stop")
+        out, errs = reader.communicate(timeout=90)
+    assert reader.returncode == 0, errs
+    assert int(out.strip()) > 0, "the reader searched while the writer indexed"

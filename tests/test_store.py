@@ -1,0 +1,223 @@
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from aintern.chunk import ChunkType, TextChunk
+from aintern.errors import ModelMismatchError, StoreError
+from aintern.store import IndexedFile, SqliteStore, VectorSearchOptions
+from aintern.store.db import SCHEMA_VERSION
+from aintern.store.text import fts_match, identifier_parts, keyword_text
+
+
+def chunk(
+    path: str, start: int, end: int, content: str, language: str = "python", symbol: str | None = None
+) -> TextChunk:
+    return TextChunk(content, path, start, end, 0, len(content), ChunkType.CODE, language, symbol)
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> SqliteStore:
+    s = SqliteStore(tmp_path / "app.db")
+    yield s
+    s.close()
+
+
+@pytest.fixture
+def filled(store: SqliteStore, static):  # type: ignore[no-untyped-def]
+    index = store.create_index("/work/demo", static.model_id, static.dimension)
+    files = {
+        "src/db/connection.py": [
+            chunk(
+                "src/db/connection.py",
+                1,
+                10,
+                "def open_connection(url):\n    return sqlite3.connect(url)",
+                symbol="open_connection",
+            ),
+            chunk(
+                "src/db/connection.py",
+                8,
+                20,
+                "class ConnectionPool:\n    def acquire(self): ...",
+                symbol="ConnectionPool",
+            ),
+        ],
+        "src/web/render.go": [
+            chunk(
+                "src/web/render.go",
+                1,
+                30,
+                "func renderTemplate(w http.ResponseWriter) { tmpl.Execute(w) }",
+                "go",
+                "renderTemplate",
+            )
+        ],
+        "docs/guide.md": [
+            chunk("docs/guide.md", 1, 5, "# Guide\nHow to configure the getUserName field_validator", "markdown")
+        ],
+    }
+    with store.transaction():
+        for path, chunks in files.items():
+            vectors = static.embed_batch([c.content for c in chunks])
+            store.upsert_file(
+                index.id, IndexedFile(path, "h-" + path, 100, 1, language=chunks[0].language), chunks, vectors
+            )
+    return index
+
+
+def test_index_lifecycle(store: SqliteStore, tmp_path: Path) -> None:
+    a = store.create_index(tmp_path / "a", "model-x", 4)
+    b = store.create_index(tmp_path / "b", "model-x", 4)
+    assert store.get_index(a.id) == a
+    assert store.get_index_for_workspace(tmp_path / "a").id == a.id
+    assert store.find_index_above(tmp_path / "a" / "deep" / "dir").id == a.id
+    assert store.find_index_above(tmp_path / "c") is None
+    assert [i.id for i in store.list_indexes()] == [a.id, b.id]
+    store.delete_index(a.id)
+    assert store.get_index(a.id) is None and [i.id for i in store.list_indexes()] == [b.id]
+    assert store.conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert store.conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+
+
+def test_model_mismatch_is_a_clear_error(store: SqliteStore, tmp_path: Path) -> None:
+    store.open_index(tmp_path, "model-a", 4)
+    assert store.open_index(tmp_path, "model-a", 4).embedding_model == "model-a"
+    with pytest.raises(ModelMismatchError, match="aintern index --force"):
+        store.open_index(tmp_path, "model-b", 8)
+
+
+def test_vector_search_and_filters(store: SqliteStore, filled, static) -> None:  # type: ignore[no-untyped-def]
+    q = static.embed("open a database connection")
+    results = store.search(filled.id, q, VectorSearchOptions(top_k=3))
+    assert results[0].chunk.file_path == "src/db/connection.py"
+    assert all(0 <= r.score <= 1 for r in results)
+    assert [r.score for r in results] == sorted((r.score for r in results), reverse=True)
+    only_go = store.search(filled.id, q, VectorSearchOptions(languages=["go"]))
+    assert {r.chunk.language for r in only_go} == {"go"}
+    by_glob = store.search(filled.id, q, VectorSearchOptions(file_patterns=["*.md"]))
+    assert {r.chunk.file_path for r in by_glob} == {"docs/guide.md"}
+    by_dir = store.search(filled.id, q, VectorSearchOptions(directories=["src/web"]))
+    assert {r.chunk.file_path for r in by_dir} == {"src/web/render.go"}
+    assert store.search(filled.id, q, VectorSearchOptions(file_patterns=["nothing/*"])) == []
+    high = store.search(filled.id, q, VectorSearchOptions(min_score=0.99))
+    assert high == []
+
+
+def test_overlapping_chunks_are_deduplicated(store: SqliteStore, filled, static) -> None:  # type: ignore[no-untyped-def]
+    q = static.embed("database connection pool")
+    deduped = store.search(filled.id, q, VectorSearchOptions(top_k=10))
+    paths = [r.chunk.file_path for r in deduped]
+    assert paths.count("src/db/connection.py") == 1, "lines 1-10 and 8-20 overlap: the better one stays"
+    both = store.search(filled.id, q, VectorSearchOptions(top_k=10, deduplicate=False))
+    assert [r.chunk.file_path for r in both].count("src/db/connection.py") == 2
+
+
+@pytest.mark.parametrize(
+    "query",
+    ['"unbalanced', "a AND OR NOT b", "NEAR(x y", "col:umn *", "((((", "^start", "-", "'; DROP TABLE chunks; --", ""],
+)
+def test_keyword_search_survives_fts_syntax(store: SqliteStore, filled, query: str) -> None:  # type: ignore[no-untyped-def]
+    store.keyword_search(filled.id, query)  # must not raise
+    assert store.conn.execute("SELECT count(*) FROM chunks").fetchone()[0] == 4
+
+
+def test_keyword_search_finds_identifier_parts(store: SqliteStore, filled) -> None:  # type: ignore[no-untyped-def]
+    whole = store.keyword_search(filled.id, "field_validator")
+    assert whole and whole[0].chunk.file_path == "docs/guide.md"
+    parts = store.keyword_search(filled.id, "user name")
+    assert parts and parts[0].chunk.file_path == "docs/guide.md"
+    camel = store.keyword_search(filled.id, "renderTemplate")
+    assert camel[0].chunk.file_path == "src/web/render.go"
+    by_path = store.keyword_search(filled.id, "render")
+    assert by_path[0].chunk.file_path == "src/web/render.go"
+
+
+def test_identifier_splitting() -> None:
+    assert identifier_parts("getHTTPResponse_code") == ["get", "http", "response", "code"]
+    assert identifier_parts("simple") == []
+    assert "user name" in keyword_text("getUserName()")
+    assert fts_match("the and of") is None
+    assert fts_match('say "hi"') == '"say" OR "hi"'
+
+
+def test_remove_file_and_statistics(store: SqliteStore, filled) -> None:  # type: ignore[no-untyped-def]
+    stats = store.statistics(filled.id)
+    assert (stats.file_count, stats.chunk_count) == (3, 4)
+    assert stats.by_language == {"python": 1, "go": 1, "markdown": 1}
+    assert stats.by_chunk_type == {"code": 4}
+    assert stats.index_size_bytes > 0 and stats.total_bytes == 300
+    with store.transaction():
+        assert store.remove_file(filled.id, "src/db/connection.py")
+        assert not store.remove_file(filled.id, "src/db/connection.py")
+    assert store.statistics(filled.id).chunk_count == 2
+    assert store.conn.execute(f"SELECT count(*) FROM vec_{filled.id}").fetchone()[0] == 2
+
+
+def test_symbol_suggestions(store: SqliteStore, filled) -> None:  # type: ignore[no-untyped-def]
+    names = [s[0] for s in store.search_symbols(filled.id, "open")]
+    assert names == ["open_connection"]
+    assert [s[0] for s in store.search_symbols(filled.id, "Pool")] == ["ConnectionPool"]
+    assert store.search_symbols(filled.id, "%") == []
+
+
+def test_failed_transaction_leaves_nothing(store: SqliteStore, static) -> None:  # type: ignore[no-untyped-def]
+    index = store.create_index("/w", static.model_id, static.dimension)
+    c = chunk("a.py", 1, 2, "x = 1")
+    with pytest.raises(StoreError), store.transaction():
+        store.upsert_file(index.id, IndexedFile("a.py", "h", 1, 1), [c], static.embed_batch(["x"]))
+        store.upsert_file(index.id, IndexedFile("b.py", "h", 1, 1), [c, c], static.embed_batch(["x"]))
+    assert store.get_files(index.id) == {}
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_corrupt_database_is_a_clear_error_and_untouched(tmp_path: Path) -> None:
+    bad = tmp_path / "corrupt.db"
+    bad.write_bytes(b"this is not a database at all" * 100)
+    before = _digest(bad)
+    with pytest.raises(StoreError, match="not a usable SQLite database"):
+        SqliteStore(bad)
+    assert _digest(bad) == before
+
+
+def test_foreign_database_is_refused_and_untouched(tmp_path: Path) -> None:
+    foreign = tmp_path / "other.db"
+    conn = sqlite3.connect(foreign)
+    conn.execute("CREATE TABLE customers (id INTEGER PRIMARY KEY, name TEXT)")
+    conn.execute("INSERT INTO customers (name) VALUES ('ada')")
+    conn.commit()
+    conn.close()
+    before = _digest(foreign)
+    with pytest.raises(StoreError, match="another application"):
+        SqliteStore(foreign)
+    assert _digest(foreign) == before
+
+
+def test_newer_schema_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "new.db"
+    SqliteStore(path).close()
+    conn = sqlite3.connect(path)
+    conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
+    conn.close()
+    with pytest.raises(StoreError, match="newer aintern"):
+        SqliteStore(path)
+
+
+def test_database_path_from_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AINTERN_DB", str(tmp_path / "env" / "x.db"))
+    store = SqliteStore()
+    assert store.path == tmp_path / "env" / "x.db" and store.path.exists()
+    store.close()
+
+
+def test_vector_blob_roundtrip(store: SqliteStore, filled, static) -> None:  # type: ignore[no-untyped-def]
+    stored = store.conn.execute(f"SELECT embedding FROM vec_{filled.id} LIMIT 1").fetchone()[0]
+    v = np.frombuffer(stored, dtype=np.float32)
+    assert v.shape == (static.dimension,) and abs(float(np.linalg.norm(v)) - 1) < 1e-4

@@ -1,0 +1,92 @@
+from __future__ import annotations
+
+import os
+import threading
+import time
+from pathlib import Path
+
+from workspaces import make_workspace
+
+from aintern.index import Indexer
+from aintern.index.watch import watch
+from aintern.scan import Scanner
+from aintern.store import SqliteStore
+
+
+def wait_for(condition, timeout: float = 20.0) -> bool:  # type: ignore[no-untyped-def]
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if condition():
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def test_watch_creates_modifies_deletes_renames(static, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    ws = make_workspace(tmp_path / "ws").resolve()
+    (ws / ".gitignore").write_text("ignored/\n")
+    store = SqliteStore(tmp_path / "w.db")
+    indexer = Indexer(store, static)
+    index_id = indexer.index(ws).index_id
+    lock = threading.Lock()
+    runs: list[set[str]] = []
+    calls = {"n": 0, "fail_next": False}
+
+    def reindex():  # type: ignore[no-untyped-def]
+        with lock:
+            calls["n"] += 1
+            if calls["fail_next"]:
+                calls["fail_next"] = False
+                raise RuntimeError("simulated failure of one run")
+            return indexer.index(ws)
+
+    errors: list[Exception] = []
+    stop = threading.Event()
+    thread = threading.Thread(
+        target=watch,
+        args=(ws, reindex, Scanner(ws), stop, lambda r, p: runs.append(p), errors.append, 100),
+        daemon=True,
+    )
+    thread.start()
+    time.sleep(0.5)
+
+    def files() -> set[str]:
+        with lock:
+            return set(SqliteStore(store.path).get_files(index_id))
+
+    try:
+        (ws / "src/python/new_module.py").write_text("def created_by_watch():\n    return 1\n")
+        assert wait_for(lambda: "src/python/new_module.py" in files())
+        target = ws / "src/go/server.go"
+        target.write_text(target.read_text() + "\nfunc AddedLater() {}\n")
+        assert wait_for(
+            lambda: any(s[0] == "AddedLater" for s in SqliteStore(store.path).search_symbols(index_id, "AddedLater"))
+        )
+        # An editor's save-by-rename: write a temp file, then replace the original with it.
+        app = ws / "src/python/app.py"
+        tmp = ws / "src/python/.app.py.swp"
+        tmp.write_text(app.read_text() + "\ndef saved_by_rename():\n    pass\n")
+        os.replace(tmp, app)
+        assert wait_for(lambda: bool(SqliteStore(store.path).search_symbols(index_id, "saved_by_rename")))
+        (ws / "src/rust/lib.rs").rename(ws / "src/rust/geometry.rs")
+        assert wait_for(lambda: "src/rust/geometry.rs" in files() and "src/rust/lib.rs" not in files())
+        (ws / "src/c/buf.c").unlink()
+        assert wait_for(lambda: "src/c/buf.c" not in files())
+        # A failing run is reported and watching goes on.
+        calls["fail_next"] = True
+        (ws / "src/python/second.py").write_text("x = 2\n")
+        assert wait_for(lambda: bool(errors))
+        (ws / "src/python/third.py").write_text("y = 3\n")
+        assert wait_for(lambda: {"src/python/second.py", "src/python/third.py"} <= files())
+        # Ignored paths do not trigger a run.
+        before = calls["n"]
+        (ws / "ignored").mkdir()
+        (ws / "ignored/x.py").write_text("z = 1\n")
+        (ws / "notes.unknownext").write_text("nothing\n")
+        time.sleep(1.5)
+        assert calls["n"] == before
+    finally:
+        stop.set()
+        thread.join(timeout=10)
+    assert not thread.is_alive(), "the watcher stops cleanly"
+    assert isinstance(errors[0], RuntimeError)

@@ -1,0 +1,50 @@
+"""Real workspaces on disk for indexing tests."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from samples import SAMPLES
+
+COMMENT = {"python": "#", "ruby": "#", "bash": "#", "elixir": "#", "haskell": "--", "lua": "--"}
+
+
+def make_workspace(root: Path, copies: int = 1) -> Path:
+    """A small polyglot project: every language sample, docs, config, and some ignored files."""
+    root.mkdir(parents=True, exist_ok=True)
+    for i in range(copies):
+        base = root if copies == 1 else root / f"pkg{i}"
+        for lang, (name, source, _) in SAMPLES.items():
+            d = base / "src" / lang
+            d.mkdir(parents=True, exist_ok=True)
+            # Copies differ by a comment, so each one is new text to embed.
+            marker = f"\n{COMMENT.get(lang, '//')} copy {i}\n" if copies > 1 else ""
+            (d / name).write_text(source + marker)
+    (root / "README.md").write_text(
+        "# Demo\n\n## Database\n\nThe database connection is opened in src/python/app.py.\n"
+    )
+    (root / "config.yaml").write_text("database:\n  url: sqlite:///demo.db\n  timeout: 5\n")
+    return root
+
+
+def db_consistent(store, index_id: int) -> None:  # type: ignore[no-untyped-def]
+    """Every file is complete: its chunk count, chunk rows, vectors and keyword rows agree."""
+    conn = store.conn
+    for file_id, path, expected in conn.execute(
+        "SELECT id, path, chunk_count FROM files WHERE index_id = ?", (index_id,)
+    ):
+        n = conn.execute("SELECT count(*) FROM chunks WHERE file_id = ?", (file_id,)).fetchone()[0]
+        assert n == expected, f"{path}: {n} chunks stored, {expected} recorded"
+        v = conn.execute(f"SELECT count(*) FROM vec_{index_id} WHERE file_id = ?", (file_id,)).fetchone()[0]
+        assert v == expected, f"{path}: {v} vectors for {expected} chunks"
+    chunks = conn.execute("SELECT count(*) FROM chunks WHERE index_id = ?", (index_id,)).fetchone()[0]
+    orphans = conn.execute(
+        "SELECT count(*) FROM chunks c LEFT JOIN files f ON f.id = c.file_id WHERE f.id IS NULL"
+    ).fetchone()[0]
+    assert orphans == 0
+    vectors = conn.execute(f"SELECT count(*) FROM vec_{index_id}").fetchone()[0]
+    assert vectors == chunks
+    fts = conn.execute(
+        "SELECT count(*) FROM chunks_fts WHERE rowid IN (SELECT id FROM chunks WHERE index_id = ?)", (index_id,)
+    ).fetchone()[0]
+    assert fts == chunks
