@@ -205,3 +205,20 @@ def test_embedding_text_has_symbol_not_path(small_chunker) -> None:
     assert text.startswith("method A.stop\n"), text
     assert text.endswith(chunk.content)
     assert "pkg/a.py" not in text, "paths are not embedded: a renamed file keeps its vectors"
+
+
+def test_indexer_token_id_path_equals_text_path(static, chunker, tmp_path: Path) -> None:
+    """The indexer embeds from the chunker's token ids; that must give the vectors the text gives."""
+    from aintern.embed.cache import CachedEmbedder, EmbeddingCache
+    from aintern.index import Indexer
+    from aintern.store import SqliteStore
+
+    source = Path(__file__).read_text() + "\r\n# CRLF and ünïcödé 日本語 ✓\r\n"
+    chunks = chunker.chunk_text(source, "tests/test_embedding.py").chunks
+    assert all(c.token_ids is not None for c in chunks)
+    store = SqliteStore(tmp_path / "ids.db")
+    ids = Indexer(store, static)._token_ids(chunks)
+    texts = [embedding_text(c) for c in chunks]
+    np.testing.assert_allclose(static.embed_token_ids(ids), static.embed_batch(texts), atol=1e-6)
+    cached = CachedEmbedder(static, EmbeddingCache(store.conn))
+    np.testing.assert_allclose(cached.embed_batch(texts, token_ids=ids), static.embed_batch(texts), atol=1e-6)

@@ -64,15 +64,32 @@ class Chunker:
 
     def chunk_text(self, content: str, file_path: str, language: str | None = None) -> ChunkResult:
         """Chunk ``content`` as the file ``file_path`` (relative to the workspace)."""
-        if language is None:
-            first_line = content[:200].split("\n", 1)[0]
-            language = detect_language(file_path, first_line)
-        if not content.strip():
-            return ChunkResult(file_path, [], language, skipped_reason="empty file")
+        return self.chunk_texts([(content, file_path, language)])[0]
+
+    def chunk_texts(self, items: list[tuple[str, str, str | None]]) -> list[ChunkResult]:
+        """Chunk several files' ``(content, path, language or None)`` at once (one batched tokenisation)."""
+        results: list[ChunkResult | None] = []
+        todo: list[tuple[int, str, str, str | None]] = []
+        for i, (content, file_path, language) in enumerate(items):
+            if language is None:
+                language = detect_language(file_path, content[:200].split("\n", 1)[0])
+            if not content.strip():
+                results.append(ChunkResult(file_path, [], language, skipped_reason="empty file"))
+            else:
+                results.append(None)
+                todo.append((i, content, file_path, language))
         try:
-            doc = Document.from_text(content, self.counter)
+            encodings = self.counter.encode_many([t[1] for t in todo])
         except Exception as exc:  # a tokenizer failure on pathological input must not escape
-            return ChunkResult(file_path, [], language, skipped_reason=f"could not tokenise: {exc}")
+            for i, _, file_path, language in todo:
+                results[i] = ChunkResult(file_path, [], language, skipped_reason=f"could not tokenise: {exc}")
+            return [r for r in results if r is not None]
+        for (i, content, file_path, language), (ids, starts) in zip(todo, encodings):
+            doc = Document.from_encoding(content, ids, starts, self.counter)
+            results[i] = self._chunk_document(doc, file_path, language)
+        return [r for r in results if r is not None]
+
+    def _chunk_document(self, doc: Document, file_path: str, language: str | None) -> ChunkResult:
         fallback: str | None = None
         units: list[Unit]
         if language in CODE_LANGUAGES:
@@ -99,9 +116,11 @@ class Chunker:
                 end -= 1
             lo, hi = doc.line_starts[start], doc.end_offset(end)
             tokens = doc.tokens(start, end)
+            token_ids = doc.ids_of(start, end)
         else:
             lo, hi = unit.char_span
             tokens = len(self.counter.token_spans(doc.text[lo:hi]))
+            token_ids = None
         content = doc.text[lo:hi]
         metadata: dict[str, str] = {}
         symbols = list(dict.fromkeys(s for s in unit.symbols if s))
@@ -124,4 +143,5 @@ class Chunker:
             parent_symbol=unit.parent if chunk_type is not ChunkType.MARKDOWN else None,
             token_count=tokens,
             metadata=metadata,
+            token_ids=token_ids,
         )

@@ -19,7 +19,9 @@ from aintern.chunk.models import SymbolType
 class TokenCounter(Protocol):
     """The embedding model's tokenizer, as the chunker needs it."""
 
-    def line_token_counts(self, text: str, line_starts: list[int]) -> np.ndarray: ...
+    def encode_many(self, texts: list[str]) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Per text: token ids and each token's start offset (no special tokens)."""
+        ...
 
     def token_spans(self, text: str) -> list[tuple[int, int]]: ...
 
@@ -33,18 +35,30 @@ class Document:
     line_starts: list[int]
     line_tokens: np.ndarray
     counter: TokenCounter
+    #: The file's token ids and the (0-based) line of each, to hand chunks their ids.
+    token_ids: np.ndarray
+    token_lines: np.ndarray
     _cumulative: np.ndarray = field(init=False, repr=False)
 
     @classmethod
-    def from_text(cls, text: str, counter: TokenCounter) -> Document:
+    def from_encoding(cls, text: str, ids: np.ndarray, starts: np.ndarray, counter: TokenCounter) -> Document:
         lines = text.split("\n")
-        starts = [0]
-        for line in lines[:-1]:
-            starts.append(starts[-1] + len(line) + 1)
-        return cls(text, lines, starts, counter.line_token_counts(text, starts), counter)
+        line_starts = np.zeros(len(lines), dtype=np.int64)
+        if len(lines) > 1:
+            line_starts[1:] = np.cumsum(
+                np.fromiter((len(x) + 1 for x in lines[:-1]), dtype=np.int64, count=len(lines) - 1)
+            )
+        token_lines = np.searchsorted(line_starts, starts, side="right") - 1
+        counts = np.bincount(token_lines, minlength=len(lines)).astype(np.int64)
+        return cls(text, lines, line_starts.tolist(), counts, counter, ids, token_lines)
 
     def __post_init__(self) -> None:
         self._cumulative = np.concatenate([[0], np.cumsum(self.line_tokens)])
+
+    def ids_of(self, start: int, end: int) -> np.ndarray:
+        """Token ids of lines ``start..end`` (0-based, inclusive)."""
+        lo, hi = np.searchsorted(self.token_lines, [start, end + 1], side="left")
+        return self.token_ids[lo:hi]
 
     def tokens(self, start: int, end: int) -> int:
         """Tokens in lines ``start..end`` (0-based, inclusive)."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
+from typing import Any
 
 
 class ChunkType(str, enum.Enum):
@@ -85,6 +86,8 @@ class TextChunk:
     parent_symbol: str | None = None
     token_count: int = 0
     metadata: dict[str, str] = field(default_factory=dict)
+    #: The content's token ids, when the chunker has them (lets an embedder skip re-tokenising).
+    token_ids: Any = field(default=None, repr=False, compare=False)
 
     def to_dict(self) -> dict[str, object]:
         return {

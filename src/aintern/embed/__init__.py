@@ -53,11 +53,17 @@ def embedding_text(chunk: TextChunk) -> str:
     The path is left out on purpose: a renamed or copied file then embeds to the same texts and
     its vectors come from the cache (paths are matched by keyword search instead).
     """
+    header = embedding_header(chunk)
+    return f"{header}\n{chunk.content}" if header else chunk.content
+
+
+def embedding_header(chunk: TextChunk) -> str:
+    """``method Session.request``: the symbol a chunk defines, or an empty string."""
     if not chunk.symbol_name:
-        return chunk.content
+        return ""
     kind = chunk.symbol_type.value if chunk.symbol_type else "section"
     owner = f"{chunk.parent_symbol}." if chunk.parent_symbol else ""
-    return f"{kind} {owner}{chunk.symbol_name}\n{chunk.content}"
+    return f"{kind} {owner}{chunk.symbol_name}"
 
 
 def embedder_for_model_id(model_id: str, **options: Any) -> Embedder:

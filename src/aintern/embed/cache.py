@@ -80,6 +80,9 @@ class CachedEmbedder:
         self.cache = cache
         self.hits = 0
         self.misses = 0
+        #: When False, new vectors wait in ``pending`` until ``flush()`` (e.g. inside the caller's transaction).
+        self.write_through = True
+        self.pending: list[tuple[bytes, np.ndarray]] = []
 
     def __getattr__(self, name: str) -> Any:  # model_id, dimension, max_tokens, tokenizer, ...
         return getattr(self.inner, name)
@@ -88,16 +91,35 @@ class CachedEmbedder:
         out: np.ndarray = self.embed_batch([text])[0]
         return out
 
-    def embed_batch(self, texts: Sequence[str], progress: ProgressCallback | None = None) -> np.ndarray:
+    def flush(self) -> None:
+        """Write pending vectors to the cache."""
+        if self.pending:
+            self.cache.put_many(self.inner.model_id, self.pending)
+            self.pending = []
+
+    def embed_batch(
+        self, texts: Sequence[str], progress: ProgressCallback | None = None, token_ids: Sequence[Any] | None = None
+    ) -> np.ndarray:
+        """Vectors for ``texts``; ``token_ids`` (per text, or None) lets a static model skip tokenising."""
         model_id = self.inner.model_id
         hashes = [content_hash(t) for t in texts]
         found = self.cache.get_many(model_id, list(set(hashes)))
         missing = list(dict.fromkeys(h for h in hashes if h not in found))
         if missing:
-            first_text = {h: t for h, t in zip(reversed(hashes), reversed(list(texts)))}
-            vectors = self.inner.embed_batch([first_text[h] for h in missing], progress)
+            position = {h: i for i, h in reversed(list(enumerate(hashes)))}
+            by_ids = getattr(self.inner, "embed_token_ids", None)
+            if (
+                by_ids is not None
+                and token_ids is not None
+                and all(token_ids[position[h]] is not None for h in missing)
+            ):
+                vectors = by_ids([token_ids[position[h]] for h in missing])
+            else:
+                vectors = self.inner.embed_batch([texts[position[h]] for h in missing], progress)
             new = list(zip(missing, vectors))
-            self.cache.put_many(model_id, new)
+            self.pending.extend(new)
+            if self.write_through:
+                self.flush()
             found.update(new)
         self.misses += len(missing)
         self.hits += len(texts) - len(missing)

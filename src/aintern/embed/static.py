@@ -42,21 +42,27 @@ class StaticEmbedder:
         out: np.ndarray = self.embed_batch([text])[0]
         return out
 
+    def embed_token_ids(self, token_ids: Sequence[np.ndarray]) -> np.ndarray:
+        """Vectors for texts already tokenised with ``self.tokenizer`` (the indexer's fast path)."""
+        self.load()
+        assert self._table is not None
+        result = np.zeros((len(token_ids), self.dimension), dtype=np.float32)
+        for row, ids in enumerate(token_ids):
+            if len(ids):
+                result[row] = self._table[ids].mean(axis=0)
+        return normalize(result)
+
     def embed_batch(self, texts: Sequence[str], progress: ProgressCallback | None = None) -> np.ndarray:
         self.load()
         assert self._table is not None
         result = np.zeros((len(texts), self.dimension), dtype=np.float32)
+        table = self._table
         for lo in range(0, len(texts), self.batch_size):
             batch = list(texts[lo : lo + self.batch_size])
-            ids = self.tokenizer.ids(batch)
-            lengths = np.array([len(x) for x in ids])
-            flat = np.fromiter((t for x in ids for t in x), dtype=np.int64, count=int(lengths.sum()))
-            nonempty = lengths > 0
-            if nonempty.any():
-                # Segments of empty texts would confuse reduceat; only non-empty ones are summed.
-                starts = (np.cumsum(lengths) - lengths)[nonempty]
-                sums = np.add.reduceat(self._table[flat], starts, axis=0)
-                result[lo : lo + len(batch)][nonempty] = sums / lengths[nonempty, None]
+            for row, ids in enumerate(self.tokenizer.ids(batch), start=lo):
+                if ids:
+                    # A gather per text stays in cache; one gather for the whole batch would not.
+                    result[row] = table[np.asarray(ids)].mean(axis=0)
             if progress:
                 progress(EmbeddingProgress(min(lo + len(batch), len(texts)), len(texts)))
         return normalize(result)

@@ -27,13 +27,14 @@ class WordPieceTokenizer:
     def token_spans(self, text: str) -> list[tuple[int, int]]:
         return [tuple(o) for o in self._tok.encode(text, add_special_tokens=False).offsets]  # type: ignore[misc]
 
-    def line_token_counts(self, text: str, line_starts: list[int]) -> np.ndarray:
-        offsets = self._tok.encode(text, add_special_tokens=False).offsets
-        if not offsets:
-            return np.zeros(len(line_starts), dtype=np.int64)
-        starts = np.fromiter((o[0] for o in offsets), dtype=np.int64, count=len(offsets))
-        line_of = np.searchsorted(np.asarray(line_starts, dtype=np.int64), starts, side="right") - 1
-        return np.bincount(line_of, minlength=len(line_starts)).astype(np.int64)
+    def encode_many(self, texts: list[str]) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Token ids and start offsets per text; encoded in parallel by the Rust tokenizer."""
+        out = []
+        for enc in self._tok.encode_batch(texts, add_special_tokens=False):
+            ids = np.asarray(enc.ids, dtype=np.int64)
+            starts = np.fromiter((o[0] for o in enc.offsets), dtype=np.int64, count=len(ids))
+            out.append((ids, starts))
+        return out
 
     @property
     def special_ids(self) -> tuple[int, int, int]:

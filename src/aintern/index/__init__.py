@@ -17,10 +17,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 from aintern.chunk import Chunker, decode_source
 from aintern.chunk.languages import detect_language
 from aintern.chunk.models import TextChunk
-from aintern.embed import Embedder, embedding_text
+from aintern.embed import Embedder, embedding_header, embedding_text
 from aintern.embed.cache import CachedEmbedder, EmbeddingCache
 from aintern.index.git import head_commit
 from aintern.index.models import (
@@ -64,6 +66,7 @@ class Indexer:
         self.store = store
         self.options = options or IndexingOptions()
         self.embedder = CachedEmbedder(embedder, EmbeddingCache(store.conn))
+        self.embedder.write_through = False  # new vectors are cached in the same transaction as their chunks
         self.chunker = Chunker(embedder.tokenizer, embedder.max_tokens - HEADER_TOKENS, self.options.chunking)
 
     def index(
@@ -167,6 +170,8 @@ class Indexer:
         cancel: threading.Event,
     ) -> None:
         """Background thread: read, hash and chunk files; hand them to the writer."""
+        group: list[tuple[ScannedFile, str, str, str]] = []  # tokenised together, in parallel
+        group_bytes = 0
         try:
             for f in todo:
                 if cancel.is_set():
@@ -195,18 +200,31 @@ class Indexer:
                         result.skipped.append(SkippedFile(f.rel, reason))
                     out.put(_Prepared(f, digest, language, None, skip_reason=reason))
                     continue
-                try:
-                    chunked = self.chunker.chunk_text(text, f.rel, language)
-                except Exception as exc:  # the chunker promises not to raise; if it does, record it
-                    result.errors.append(
-                        IndexingError(f.rel, f"{type(exc).__name__}: {exc}", IndexingErrorType.CHUNKING)
-                    )
-                    continue
-                if chunked.fallback_reason:
-                    result.errors.append(IndexingError(f.rel, chunked.fallback_reason, IndexingErrorType.PARSING))
-                out.put(_Prepared(f, digest, language, chunked.chunks))
+                assert language is not None
+                group.append((f, digest, text, language))
+                group_bytes += len(data)
+                if len(group) >= 32 or group_bytes >= 1 << 20:
+                    self._chunk_group(group, out, result)
+                    group, group_bytes = [], 0
+            self._chunk_group(group, out, result)
         finally:
             out.put(None)
+
+    def _chunk_group(
+        self, group: list[tuple[ScannedFile, str, str, str]], out: queue.Queue[_Prepared | None], result: IndexingResult
+    ) -> None:
+        if not group:
+            return
+        try:
+            chunked = self.chunker.chunk_texts([(text, f.rel, language) for f, _, text, language in group])
+        except Exception as exc:  # the chunker promises not to raise; if it does, record it and go on
+            for f, *_ in group:
+                result.errors.append(IndexingError(f.rel, f"{type(exc).__name__}: {exc}", IndexingErrorType.CHUNKING))
+            return
+        for (f, digest, _, language), res in zip(group, chunked):
+            if res.fallback_reason:
+                result.errors.append(IndexingError(f.rel, res.fallback_reason, IndexingErrorType.PARSING))
+            out.put(_Prepared(f, digest, language, res.chunks))
 
     def _write(
         self, index_id: int, batch: list[_Prepared], result: IndexingResult, emit: _Emitter, done: int, total: int
@@ -220,7 +238,7 @@ class Indexer:
         t0 = time.perf_counter()
         misses_before = self.embedder.misses
         try:
-            vectors = self.embedder.embed_batch([embedding_text(c) for c in chunks])
+            vectors = self.embedder.embed_batch([embedding_text(c) for c in chunks], token_ids=self._token_ids(chunks))
         except Exception as exc:
             for p in batch:
                 result.errors.append(
@@ -232,6 +250,7 @@ class Indexer:
         emit(IndexingPhase.STORING, processed_files=done, total_files=total, current_file=current)
         offset = 0
         with self.store.transaction():
+            self.embedder.flush()
             for p in touched:
                 self.store.touch_file(index_id, p.file.rel, p.file.size, p.file.mtime_ns)
             for p in left_out:
@@ -246,6 +265,20 @@ class Indexer:
         result.files_indexed += len(batch)
         result.chunks_created += len(chunks)
         emit.chunks_done += len(chunks)
+
+    def _token_ids(self, chunks: list[TextChunk]) -> list[np.ndarray | None]:
+        """Token ids of each chunk's embedding text, from the chunker's tokenisation (header added)."""
+        headers = [embedding_header(c) for c in chunks]
+        header_ids = self.embedder.tokenizer.ids([h for h in headers if h])
+        out: list[np.ndarray | None] = []
+        it = iter(header_ids)
+        for chunk, header in zip(chunks, headers):
+            head = np.asarray(next(it), dtype=np.int64) if header else None
+            if chunk.token_ids is None:
+                out.append(None)
+            else:
+                out.append(np.concatenate([head, chunk.token_ids]) if head is not None else chunk.token_ids)
+        return out
 
 
 class _Emitter:

@@ -7,6 +7,8 @@ import re
 _IDENTIFIER = re.compile(r"[^\W\d][\w]*", re.UNICODE)
 _PARTS = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 _WORD = re.compile(r"\w+", re.UNICODE)
+#: Identifiers that have parts: snake_case, camelCase, HTTPServer (plain words are left alone).
+_COMPOUND = re.compile(r"\b[^\W\d]\w*?(?:_|[a-z][A-Z]|[A-Z]{2}[a-z])\w*", re.UNICODE)
 
 STOP_WORDS = frozenset(
     [
@@ -66,13 +68,7 @@ def identifier_parts(identifier: str) -> list[str]:
 
 def keyword_text(text: str) -> str:
     """``text`` followed by the parts of its compound identifiers, so both forms are findable."""
-    extra: list[str] = []
-    seen: set[str] = set()
-    for ident in _IDENTIFIER.findall(text):
-        if ident in seen:
-            continue
-        seen.add(ident)
-        extra.extend(identifier_parts(ident))
+    extra = [p for ident in dict.fromkeys(_COMPOUND.findall(text)) for p in identifier_parts(ident)]
     return text + "\n" + " ".join(extra) if extra else text
 
 

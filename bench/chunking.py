@@ -1,0 +1,46 @@
+"""Chunking throughput on a real corpus (default: this Python's standard library).
+
+python bench/chunking.py [DIR] [--model static|minilm]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sysconfig
+import time
+from pathlib import Path
+
+from aintern.chunk import Chunker
+from aintern.embed import get_embedder
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("corpus", nargs="?", type=Path, default=Path(sysconfig.get_paths()["stdlib"]))
+    ap.add_argument("--model", default="static")
+    a = ap.parse_args()
+    emb = get_embedder(a.model)
+    chunker = Chunker(emb.tokenizer, emb.max_tokens - 16)
+    files = [f for f in sorted(a.corpus.rglob("*.py")) if "site-packages" not in f.parts]
+    chunker.chunk_file(files[0])  # load the grammar once
+    t0 = time.perf_counter()
+    n_bytes = n_chunks = skipped = 0
+    tokens = []
+    for f in files:
+        r = chunker.chunk_file(f)
+        if r.skipped_reason:
+            skipped += 1
+            continue
+        n_bytes += f.stat().st_size
+        n_chunks += len(r.chunks)
+        tokens.extend(c.token_count for c in r.chunks)
+    dt = time.perf_counter() - t0
+    print(f"corpus {a.corpus}: {len(files)} files ({skipped} skipped), {n_bytes / 1e6:.1f} MB, {n_chunks} chunks")
+    print(f"chunking ({a.model} window {chunker.options.max_chunk_size}): {dt:.1f}s = {len(files) / dt:.0f} files/s, "
+          f"{n_bytes / 1e6 / dt:.2f} MB/s, {n_chunks / dt:.0f} chunks/s; tokens/chunk median {statistics.median(tokens):.0f}, "
+          f"max {max(tokens)}")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,88 @@
+"""Index real repositories cold, then a no-op update, then search latency; one fresh process per repo.
+
+    python bench/index_bench.py DIR [DIR ...] [--model static] [--queries 50]
+
+Prints one JSON line per repository: files, chunks, cold index seconds (and the share spent
+embedding), files/s, chunks/s, peak RSS, source and index size, no-op update seconds, and
+search latency p50/p95 (warm, query embedding included).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+QUERIES = [
+    "Where is the database connection handled?", "how are settings loaded", "parse the command line arguments",
+    "render a template with a context", "handle HTTP errors and return a response", "retry with exponential backoff",
+    "authentication and password hashing", "cache invalidation", "serialize objects to JSON", "read a config file",
+]  # fmt: skip
+
+
+def child(root: Path, model: str, n_queries: int) -> None:
+    from aintern.embed import get_embedder
+    from aintern.index import Indexer
+    from aintern.store import SqliteStore, VectorSearchOptions
+
+    with tempfile.TemporaryDirectory() as tmp:
+        db = Path(tmp) / "bench.db"
+        store = SqliteStore(db)
+        t0 = time.perf_counter()
+        embedder = get_embedder(model)
+        embedder.load()
+        load_s = time.perf_counter() - t0
+        result = Indexer(store, embedder).index(root)
+        cold = time.perf_counter() - t0
+        t1 = time.perf_counter()
+        noop = Indexer(store, embedder).index(root)
+        noop_s = time.perf_counter() - t1
+        assert noop.files_indexed == 0
+        index = store.get_index_for_workspace(root)
+        assert index is not None
+        latencies = []
+        for i in range(n_queries + 5):
+            q = QUERIES[i % len(QUERIES)] + ("" if i < len(QUERIES) else f" {i}")
+            t = time.perf_counter()
+            store.search(index.id, embedder.embed(q), VectorSearchOptions(top_k=10))
+            if i >= 5:
+                latencies.append((time.perf_counter() - t) * 1000)
+        latencies.sort()
+        source = sum(f.stat().st_size for f in root.rglob("*") if f.is_file())
+        store.close()
+        db_bytes = sum(p.stat().st_size for p in Path(tmp).iterdir())
+    rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(json.dumps({
+        "repo": str(root), "model": model, "files": result.files_indexed, "skipped": result.files_skipped,
+        "chunks": result.chunks_created, "cold_s": round(cold, 2), "model_load_s": round(load_s, 2),
+        "embed_share": round(result.embed_seconds / cold, 2), "files_per_s": round(result.files_indexed / cold, 1),
+        "chunks_per_s": round(result.chunks_created / cold, 1), "peak_rss_mb": round(rss_mb), "source_mb": round(source / 1e6, 2),
+        "db_mb": round(db_bytes / 1e6, 2), "noop_update_s": round(noop_s, 3),
+        "search_p50_ms": round(statistics.median(latencies), 2), "search_p95_ms": round(latencies[int(len(latencies) * 0.95) - 1], 2),
+    }))  # fmt: skip
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("repos", nargs="+", type=Path)
+    ap.add_argument("--model", default="static")
+    ap.add_argument("--queries", type=int, default=50)
+    ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    a = ap.parse_args()
+    if a.child:
+        child(a.repos[0].resolve(), a.model, a.queries)
+        return
+    for repo in a.repos:
+        cmd = [sys.executable, __file__, "--child", str(repo), "--model", a.model, "--queries", str(a.queries)]
+        subprocess.run(cmd, check=True, env={**os.environ, "HF_HUB_OFFLINE": "1"})
+
+
+if __name__ == "__main__":
+    main()
