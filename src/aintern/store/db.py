@@ -72,7 +72,7 @@ MIGRATIONS: dict[int, str] = {
     -- Keyword search: the chunk's path, symbol names and content with identifiers also split
     -- into their camelCase / snake_case parts (see aintern.store.text.keyword_text).
     CREATE VIRTUAL TABLE chunks_fts USING fts5(
-        path, symbol, body, content='', contentless_delete=1, tokenize="unicode61 tokenchars '_'"
+        path, symbol, body, content='', contentless_delete=1, tokenize="porter unicode61 tokenchars '_'"
     );
     -- Files looked at and left out for their content (binary, minified, ...): not re-read while unchanged.
     CREATE TABLE skipped_files (

@@ -24,6 +24,8 @@ _CHUNK_COLUMNS = (
     "c.id, f.path, c.content, c.start_line, c.end_line, c.start_offset, c.end_offset, c.chunk_type, c.language, "
     "c.symbol_name, c.symbol_type, c.parent_symbol, c.token_count, c.metadata_json"
 )
+#: Column weights of bm25(): path, symbol names, content.
+BM25_WEIGHTS = "2.0, 3.0, 1.0"
 #: sqlite-vec's largest k.
 _MAX_K = 4096
 
@@ -274,42 +276,62 @@ class SqliteStore:
             ids.append(file_id)
         return ids
 
-    def search(
-        self, index_id: int, query_vector: np.ndarray, options: VectorSearchOptions | None = None
-    ) -> list[ChunkSearchResult]:
-        """Nearest chunks by cosine similarity (score = 1 − cosine distance), filtered inside the KNN."""
-        options = options or VectorSearchOptions()
+    def knn(
+        self, index_id: int, query_vector: np.ndarray, k: int, options: VectorSearchOptions
+    ) -> list[tuple[int, float]]:
+        """(chunk id, cosine similarity) of the ``k`` nearest chunks, best first, filtered inside the KNN."""
         clauses, args = self._filters(index_id, options)
-        if clauses is None:
+        if clauses is None or k <= 0:
             return []
-        k = min(_MAX_K, max(options.top_k * max(options.over_fetch, 1), options.top_k))
         rows = self.conn.execute(
             f"SELECT chunk_id, distance FROM vec_{int(index_id)} WHERE embedding MATCH ? AND k = ? {clauses}",
-            [np.asarray(query_vector, dtype=np.float32).tobytes(), k, *args],
+            [np.asarray(query_vector, dtype=np.float32).tobytes(), min(k, _MAX_K), *args],
         ).fetchall()
-        scored = [(int(cid), 1.0 - float(dist)) for cid, dist in rows if 1.0 - float(dist) >= options.min_score]
-        return self._results(scored, options)
+        return [(int(cid), 1.0 - float(dist)) for cid, dist in rows]
 
-    def keyword_search(
-        self, index_id: int, query: str, options: VectorSearchOptions | None = None
-    ) -> list[ChunkSearchResult]:
-        """BM25 over path, symbol names and content; any user text is safe (see store.text.fts_match)."""
-        options = options or VectorSearchOptions()
+    def bm25(self, index_id: int, query: str, k: int, options: VectorSearchOptions) -> list[tuple[int, float]]:
+        """(chunk id, BM25 score, higher is better) of the ``k`` best keyword matches; any user text is safe."""
         match = fts_match(query)
-        if match is None:
+        if match is None or k <= 0:
             return []
         clauses, args = self._filters(index_id, options, alias="c.")
         if clauses is None:
             return []
-        limit = options.top_k * max(options.over_fetch, 1)
         rows = self.conn.execute(
-            "SELECT t.rowid, bm25(chunks_fts, 2.0, 3.0, 1.0) AS rank FROM chunks_fts t JOIN chunks c ON c.id = t.rowid "
+            f"SELECT t.rowid, bm25(chunks_fts, {BM25_WEIGHTS}) AS rank FROM chunks_fts t JOIN chunks c ON c.id = t.rowid "
             f"WHERE chunks_fts MATCH ? AND c.index_id = ? {clauses} ORDER BY rank LIMIT ?",
-            [match, index_id, *args, limit],
+            [match, index_id, *args, k],
         ).fetchall()
-        # bm25() is lower-is-better and unbounded; map to (0, 1) for display.
-        scored = [(int(cid), float(-rank) / (1.0 + float(-rank))) for cid, rank in rows]
-        return self._results(scored, options)
+        return [(int(cid), -float(rank)) for cid, rank in rows]
+
+    def chunks_defining(self, index_id: int, symbol: str, options: VectorSearchOptions, limit: int = 20) -> list[int]:
+        """Ids of chunks that define ``symbol`` (exact name), within the search filters."""
+        clauses, args = self._filters(index_id, options, alias="c.")
+        if clauses is None:
+            return []
+        rows = self.conn.execute(
+            "SELECT DISTINCT s.chunk_id FROM chunk_symbols s JOIN chunks c ON c.id = s.chunk_id "
+            f"WHERE s.index_id = ? AND s.name = ? {clauses} LIMIT ?",
+            [index_id, symbol, *args, limit],
+        ).fetchall()
+        return [int(r[0]) for r in rows]
+
+    def search(
+        self, index_id: int, query_vector: np.ndarray, options: VectorSearchOptions | None = None
+    ) -> list[ChunkSearchResult]:
+        """Nearest chunks by cosine similarity (score = 1 − cosine distance)."""
+        options = options or VectorSearchOptions()
+        k = max(options.top_k * max(options.over_fetch, 1), options.top_k)
+        scored = [(cid, s) for cid, s in self.knn(index_id, query_vector, k, options) if s >= options.min_score]
+        return self.results(scored, options)
+
+    def keyword_search(
+        self, index_id: int, query: str, options: VectorSearchOptions | None = None
+    ) -> list[ChunkSearchResult]:
+        """BM25 over path, symbol names and content (scores mapped to 0–1 by s / (1 + s) for display)."""
+        options = options or VectorSearchOptions()
+        rows = self.bm25(index_id, query, options.top_k * max(options.over_fetch, 1), options)
+        return self.results([(cid, s / (1.0 + s)) for cid, s in rows], options)
 
     def _filters(self, index_id: int, options: VectorSearchOptions, alias: str = "") -> tuple[str | None, list[Any]]:
         clauses: list[str] = []
@@ -329,7 +351,7 @@ class SqliteStore:
             clauses.append(f"AND {alias}file_id IN ({','.join(str(int(i)) for i in file_ids)})")
         return " ".join(clauses), args
 
-    def _results(self, scored: list[tuple[int, float]], options: VectorSearchOptions) -> list[ChunkSearchResult]:
+    def results(self, scored: list[tuple[int, float]], options: VectorSearchOptions) -> list[ChunkSearchResult]:
         chunks = self.get_chunks([cid for cid, _ in scored])
         results: list[ChunkSearchResult] = []
         for cid, score in sorted(scored, key=lambda x: -x[1]):

@@ -1,0 +1,141 @@
+"""Retrieval quality on ../shared/bench: semble NDCG@10 and commit-message Recall@k / MRR.
+
+    python bench/eval_retrieval.py semble [--repos flask,click] [--config NAME]
+    python bench/eval_retrieval.py commits
+
+Indexes each corpus once into /tmp/aintern-bench/<name>.db (rebuilt with --reindex).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import time
+from collections import defaultdict
+from dataclasses import replace
+from pathlib import Path
+
+from semble_data import SHARED, load_repos, ndcg_at_10
+
+from aintern.chunk import ChunkingOptions
+from aintern.embed import get_embedder
+from aintern.index import Indexer, IndexingOptions
+from aintern.retrieve.hybrid import HybridConfig, hybrid_search
+from aintern.store import SqliteStore, VectorSearchOptions
+
+CACHE = Path("/tmp/aintern-bench")
+TARGET = ChunkingOptions().target_chunk_size
+
+# Ablation ladder: each row adds one prior to the one before; "default" is HybridConfig().
+PLAIN = HybridConfig(
+    alpha_natural=0.5, alpha_symbol=0.5, definition_boost=0, path_boost=0, path_penalties=False, file_saturation=0
+)
+CONFIGS = {
+    "vector": replace(PLAIN, alpha_natural=1.0, alpha_symbol=1.0),
+    "bm25": replace(PLAIN, alpha_natural=0.0, alpha_symbol=0.0),
+    "rrf": PLAIN,
+    "alpha": replace(PLAIN, alpha_natural=0.3, alpha_symbol=0.3),
+    "+def": replace(PLAIN, alpha_natural=0.3, alpha_symbol=0.3, definition_boost=2.0),
+    "+path": replace(PLAIN, alpha_natural=0.3, alpha_symbol=0.3, definition_boost=2.0, path_boost=1.0),
+    "+pen": replace(
+        PLAIN, alpha_natural=0.3, alpha_symbol=0.3, definition_boost=2.0, path_boost=1.0, path_penalties=True
+    ),
+    "+sat2": replace(HybridConfig(), file_saturation=2),
+    "default": HybridConfig(),
+}
+
+
+def open_index(name: str, root: Path, model: str, reindex: bool) -> tuple[SqliteStore, int, float]:
+    CACHE.mkdir(exist_ok=True)
+    tag = f"{name}-{model}-{TARGET}"
+    db = CACHE / f"{tag}.db"
+    if reindex:
+        for p in CACHE.glob(f"{tag}.db*"):
+            p.unlink()
+    store = SqliteStore(db)
+    t0 = time.perf_counter()
+    chunking = ChunkingOptions(
+        target_chunk_size=TARGET, chunk_overlap=min(64, TARGET // 4), min_chunk_size=min(50, TARGET)
+    )
+    result = Indexer(store, get_embedder(model), IndexingOptions(chunking=chunking)).index(root)
+    return store, result.index_id, time.perf_counter() - t0
+
+
+def rank(store: SqliteStore, index_id: int, embedder, question: str, cfg: HybridConfig, k: int = 10) -> list:  # type: ignore[no-untyped-def]
+    hits = hybrid_search(store, index_id, question, embedder.embed(question), VectorSearchOptions(top_k=k), cfg)
+    return hits
+
+
+def semble(args: argparse.Namespace) -> None:
+    repos = load_repos([n for n in args.repos.split(",") if n] or None)
+    embedder = get_embedder(args.model)
+    configs = {n: CONFIGS[n] for n in args.config.split(",")}
+    table: dict[str, dict[str, float]] = defaultdict(dict)
+    by_cat: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    for repo in repos:
+        store, index_id, _ = open_index(repo.name, repo.root, args.model, args.reindex)
+        existing = {repo.prefix + p for p in store.get_files(index_id)}
+        for name, cfg in configs.items():
+            scores = []
+            for q in repo.queries:
+                hits = rank(store, index_id, embedder, q.text, cfg)
+                paths = [repo.prefix + h.chunk.file_path for h in hits[:10]]
+                s = ndcg_at_10(paths, q.targets, existing)
+                scores.append(s)
+                by_cat[name][q.category].append(s)
+            table[repo.name][name] = statistics.mean(scores)
+        store.close()
+        print(
+            f"{repo.name:10s} {repo.language:10s} " + " ".join(f"{n}={table[repo.name][n]:.3f}" for n in configs),
+            flush=True,
+        )
+    for name in configs:
+        mean = statistics.mean(table[r.name][name] for r in repos)
+        worst = min(repos, key=lambda r: table[r.name][name])
+        cats = " ".join(f"{c}={statistics.mean(v):.3f}" for c, v in sorted(by_cat[name].items()))
+        print(f"MEAN {name:8s} ndcg@10={mean:.4f}  worst {worst.name}={table[worst.name][name]:.3f}  {cats}")
+
+
+def commits(args: argparse.Namespace) -> None:
+    corpora = Path(args.corpora)
+    embedder = get_embedder(args.model)
+    configs = {n: CONFIGS[n] for n in args.config.split(",")}
+    for name, cfg in configs.items():
+        all_r5 = []
+        for repo in ("flask", "click"):
+            data = json.loads((SHARED / "bench" / "commits" / f"{repo}.json").read_text())
+            store, index_id, _ = open_index(f"commits-{repo}", corpora / repo, args.model, args.reindex)
+            r1, r5, r10, mrr = [], [], [], []
+            for q in data["queries"]:
+                hits = rank(store, index_id, embedder, q["query"], cfg, k=50)
+                files: list[str] = []
+                for h in hits:
+                    if h.chunk.file_path not in files:
+                        files.append(h.chunk.file_path)
+                gold = set(q["gold_files"])
+                r1.append(len(gold & set(files[:1])) / len(gold))
+                r5.append(len(gold & set(files[:5])) / len(gold))
+                r10.append(len(gold & set(files[:10])) / len(gold))
+                first = next((i for i, f in enumerate(files) if f in gold), None)
+                mrr.append(0.0 if first is None else 1.0 / (first + 1))
+            store.close()
+            all_r5.extend(r5)
+            print(
+                f"{name:8s} {repo:6s} R@1={statistics.mean(r1):.3f} R@5={statistics.mean(r5):.3f} R@10={statistics.mean(r10):.3f} MRR={statistics.mean(mrr):.3f}"
+            )
+        print(f"{name:8s} both   R@5={statistics.mean(all_r5):.3f}")
+
+
+if __name__ == "__main__":
+    ap = argparse.ArgumentParser()
+    ap.add_argument("bench", choices=["semble", "commits"])
+    ap.add_argument("--repos", default="")
+    ap.add_argument("--model", default="static")
+    ap.add_argument("--config", default="vector,bm25,rrf,alpha,+def,+path,+pen,+sat2,default")
+    ap.add_argument("--reindex", action="store_true")
+    ap.add_argument("--corpora", default="/tmp/commits-bench")
+    ap.add_argument("--target", type=int, default=TARGET, help="chunk target size in tokens")
+    a = ap.parse_args()
+    TARGET = a.target
+    semble(a) if a.bench == "semble" else commits(a)

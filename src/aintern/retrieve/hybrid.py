@@ -1,0 +1,172 @@
+"""Hybrid retrieval: vector KNN and BM25 each over the whole index, fused, then code-aware priors.
+
+Every prior here is switched by a HybridConfig field so bench/eval_retrieval.py can measure it
+on its own (docs/benchmarks.md has the ablation table that justifies each default).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from aintern.chunk.models import TextChunk
+from aintern.store import SqliteStore, VectorSearchOptions
+from aintern.store.text import STOP_WORDS, identifier_parts
+
+
+@dataclass(frozen=True)
+class HybridConfig:
+    candidates: int = 100
+    rrf_k: float = 60.0
+    #: Weight of the vector ranking in the fusion (the keyword ranking gets 1 − alpha).
+    alpha_natural: float = 0.3
+    alpha_symbol: float = 0.3
+    #: Added (× the best fused score) to chunks that define the symbol a symbol query names.
+    definition_boost: float = 2.0
+    #: Added (× the best fused score × share of query words matched) when path words match the query.
+    path_boost: float = 1.0
+    path_penalties: bool = True
+    #: Chunks of one file beyond this many are decayed, so the top results span several files.
+    file_saturation: int = 1
+    saturation_decay: float = 0.5
+
+
+@dataclass
+class Hit:
+    chunk_id: int
+    chunk: TextChunk
+    score: float
+    vector_score: float | None = None
+    keyword_score: float | None = None
+    vector_rank: int | None = None
+    keyword_rank: int | None = None
+
+
+_SYMBOL_QUERY = re.compile(
+    r"^(?:[A-Za-z_]\w*(?:(?:::|\\|->|\.)[A-Za-z_]\w*)+"  # qualified: Sinatra::Base, a.b
+    r"|_\w*"  # _private, __init__
+    r"|[A-Za-z][A-Za-z0-9]*[A-Z_]\w*"  # camelCase, snake_case, HTTPAdapter
+    r"|[A-Z][A-Za-z0-9]*)$"  # Base, URL
+)
+_TEST_FILE = re.compile(
+    r"(^|/)((test_[^/]*|[^/]*_test)\.(py|c|cc|cpp|go|rb|dart|lua|rs|ex|exs)|[^/]*_spec\.(rb|lua)"
+    r"|[^/]*\.(test|spec)\.[jt]sx?|[^/]*(Tests?|Spec|Suite)\.(java|kt|swift|cs|scala|php)|test_helpers?[^/]*)$"
+)
+_TEST_DIR = re.compile(r"(^|/)(tests?|__tests__|spec|specs|testing)/")
+_DEMOTED_DIR = re.compile(r"(^|/)(_?compat|legacy|_?examples?|docs?_src)/")
+
+
+def symbol_query(question: str) -> str | None:
+    """The symbol a query names (``Sinatra::Base`` → ``Base``), or None for natural language."""
+    q = question.strip()
+    if not _SYMBOL_QUERY.match(q):
+        return None
+    return re.split(r"::|\\|->|\.", q)[-1]
+
+
+def path_penalty(path: str) -> float:
+    """Multiplicative prior against files that rarely hold the answer: tests, re-exports, examples, stubs."""
+    penalty = 1.0
+    if _TEST_FILE.search(path) or _TEST_DIR.search(path):
+        penalty *= 0.3
+    if path.rsplit("/", 1)[-1] == "__init__.py":
+        penalty *= 0.5
+    if _DEMOTED_DIR.search(path):
+        penalty *= 0.3
+    if path.endswith(".d.ts"):
+        penalty *= 0.7
+    return penalty
+
+
+def _path_words(path: str) -> set[str]:
+    parts = path.split("/")
+    stem = parts[-1].rsplit(".", 1)[0]
+    words = {stem.lower(), *identifier_parts(stem)}
+    if len(parts) > 1:
+        words |= {parts[-2].lower(), *identifier_parts(parts[-2])}
+    return words
+
+
+def _matched(keywords: set[str], words: set[str]) -> int:
+    """Query keywords found among path words; a shared prefix of 3+ letters counts (route ~ routing)."""
+    n = 0
+    for k in keywords:
+        for w in words:
+            shorter, longer = (k, w) if len(k) <= len(w) else (w, k)
+            if k == w or (len(shorter) >= 3 and longer.startswith(shorter)):
+                n += 1
+                break
+    return n
+
+
+def hybrid_search(
+    store: SqliteStore,
+    index_id: int,
+    question: str,
+    query_vector: np.ndarray | None,
+    options: VectorSearchOptions,
+    config: HybridConfig | None = None,
+    top_k: int | None = None,
+) -> list[Hit]:
+    """Ranked hits for ``question``: both retrievers over the whole index, fused, boosted, diversified."""
+    cfg = config or HybridConfig()
+    symbol = symbol_query(question)
+    alpha = cfg.alpha_symbol if symbol else cfg.alpha_natural
+    vec = store.knn(index_id, query_vector, cfg.candidates, options) if query_vector is not None and alpha > 0 else []
+    kw = store.bm25(index_id, question, cfg.candidates, options) if alpha < 1 else []
+    fused: dict[int, float] = {}
+    for r, (cid, _) in enumerate(vec):
+        fused[cid] = fused.get(cid, 0.0) + alpha / (cfg.rrf_k + r + 1)
+    for r, (cid, _) in enumerate(kw):
+        fused[cid] = fused.get(cid, 0.0) + (1 - alpha) / (cfg.rrf_k + r + 1)
+    if not fused:
+        return []
+    best = max(fused.values())
+    if symbol and cfg.definition_boost:
+        # Definitions of the named symbol join the candidates even if neither retriever found them.
+        for cid in store.chunks_defining(index_id, symbol, options):
+            fused.setdefault(cid, 0.0)
+    chunks = store.get_chunks(list(fused))
+    keywords = {w.lower() for w in re.findall(r"[A-Za-z_]\w*", question) if len(w) > 2 and w.lower() not in STOP_WORDS}
+    vscore, kscore = dict(vec), dict(kw)
+    vrank = {cid: r + 1 for r, (cid, _) in enumerate(vec)}
+    krank = {cid: r + 1 for r, (cid, _) in enumerate(kw)}
+    hits: list[Hit] = []
+    for cid, score in fused.items():
+        chunk = chunks.get(cid)
+        if chunk is None:
+            continue
+        if symbol and cfg.definition_boost and _defines(chunk, symbol):
+            stem = chunk.file_path.rsplit("/", 1)[-1].rsplit(".", 1)[0].lower()
+            tier = 1.5 if stem.replace("_", "") == symbol.lower().replace("_", "") else 1.0
+            score += best * cfg.definition_boost * tier
+        elif not symbol and cfg.path_boost and keywords:
+            share = _matched(keywords, _path_words(chunk.file_path)) / len(keywords)
+            if share >= 0.1:
+                score += best * cfg.path_boost * share
+        if cfg.path_penalties:
+            score *= path_penalty(chunk.file_path)
+        hits.append(Hit(cid, chunk, score, vscore.get(cid), kscore.get(cid), vrank.get(cid), krank.get(cid)))
+    hits.sort(key=lambda h: -h.score)
+    return _diversify(hits, cfg, top_k)
+
+
+def _defines(chunk: TextChunk, symbol: str) -> bool:
+    names = {chunk.symbol_name, *chunk.metadata.get("symbols", "").split(", ")}
+    return symbol in names
+
+
+def _diversify(hits: list[Hit], cfg: HybridConfig, top_k: int | None) -> list[Hit]:
+    """Decay every chunk of a file beyond the first ``file_saturation`` ones (hits sorted by score)."""
+    if cfg.file_saturation <= 0:
+        return hits
+    per_file: dict[str, int] = {}
+    for h in hits:
+        seen = per_file.get(h.chunk.file_path, 0)
+        if seen >= cfg.file_saturation:
+            h.score *= cfg.saturation_decay ** (seen - cfg.file_saturation + 1)
+        per_file[h.chunk.file_path] = seen + 1
+    hits.sort(key=lambda h: -h.score)
+    return hits[:top_k] if top_k else hits
