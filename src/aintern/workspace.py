@@ -11,8 +11,10 @@ from aintern.embed import DEFAULT_MODEL, Embedder, embedder_for_model_id, get_em
 from aintern.errors import NotIndexedError
 from aintern.index import Indexer, IndexingOptions, IndexingResult, ProgressCallback
 from aintern.index.git import head_commit
+from aintern.retrieve.hybrid import hybrid_search
 from aintern.scan import DEFAULT_EXCLUDES, Scanner, ScanOptions
 from aintern.store import ChunkSearchResult, IndexStatistics, SqliteStore, VectorIndex, VectorSearchOptions
+from aintern.store.sqlite import overlaps
 
 
 @dataclass
@@ -118,8 +120,24 @@ class Workspace:
         return indexer.index(self.root, progress, cancel)
 
     def search(self, question: str, options: VectorSearchOptions | None = None) -> list[ChunkSearchResult]:
+        """Hybrid search (aintern.retrieve.hybrid); each result's score is its cosine similarity to the question."""
         index = self.require_index()
-        return self.store.search(index.id, self.embedder.embed(question), options)
+        options = options or VectorSearchOptions()
+        query_vector = self.embedder.embed(question)
+        hits = hybrid_search(self.store, index.id, question, query_vector, options)
+        vectors = self.store.vectors(index.id, [h.chunk_id for h in hits[: options.top_k * 3]])
+        results: list[ChunkSearchResult] = []
+        for h in hits:
+            vector = vectors.get(h.chunk_id)
+            score = float(vector @ query_vector) if vector is not None else 0.0
+            if score < options.min_score:
+                continue
+            if options.deduplicate and any(overlaps(h.chunk, r.chunk) for r in results):
+                continue
+            results.append(ChunkSearchResult(h.chunk, score, h.chunk_id, len(results) + 1))
+            if len(results) >= options.top_k:
+                break
+        return results
 
     def status(self) -> IndexStatus:
         index = self.require_index()

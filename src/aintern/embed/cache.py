@@ -14,11 +14,12 @@ from aintern.embed.base import Embedder, ProgressCallback
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS embedding_cache (
+    id INTEGER PRIMARY KEY,
     model_id TEXT NOT NULL,
     content_hash BLOB NOT NULL,
     vector BLOB NOT NULL,
-    PRIMARY KEY (model_id, content_hash)
-) WITHOUT ROWID
+    UNIQUE (model_id, content_hash)
+)
 """
 
 

@@ -66,18 +66,25 @@ def symbol_query(question: str) -> str | None:
     return re.split(r"::|\\|->|\.", q)[-1]
 
 
-def path_penalty(path: str) -> float:
-    """Multiplicative prior against files that rarely hold the answer: tests, re-exports, examples, stubs."""
+def path_penalty(path: str, content: str = "") -> float:
+    """Multiplicative prior against chunks that rarely hold the answer: tests, re-exports, examples, stubs."""
     penalty = 1.0
     if _TEST_FILE.search(path) or _TEST_DIR.search(path):
         penalty *= 0.3
-    if path.rsplit("/", 1)[-1] == "__init__.py":
+    if path.rsplit("/", 1)[-1] == "__init__.py" and _mostly_imports(content):
         penalty *= 0.5
     if _DEMOTED_DIR.search(path):
         penalty *= 0.3
     if path.endswith(".d.ts"):
         penalty *= 0.7
     return penalty
+
+
+def _mostly_imports(content: str) -> bool:
+    """A package's re-export list, not its code (an ``__init__.py`` may hold either)."""
+    lines = [ln.strip() for ln in content.split("\n") if ln.strip() and not ln.strip().startswith("#")]
+    imports = sum(ln.startswith(("import ", "from ", "__all__", '"', ")", "'")) for ln in lines)
+    return not lines or imports / len(lines) > 0.5
 
 
 def _path_words(path: str) -> set[str]:
@@ -147,7 +154,7 @@ def hybrid_search(
             if share >= 0.1:
                 score += best * cfg.path_boost * share
         if cfg.path_penalties:
-            score *= path_penalty(chunk.file_path)
+            score *= path_penalty(chunk.file_path, chunk.content)
         hits.append(Hit(cid, chunk, score, vscore.get(cid), kscore.get(cid), vrank.get(cid), krank.get(cid)))
     hits.sort(key=lambda h: -h.score)
     return _diversify(hits, cfg, top_k)

@@ -304,6 +304,17 @@ class SqliteStore:
         ).fetchall()
         return [(int(cid), -float(rank)) for cid, rank in rows]
 
+    def vectors(self, index_id: int, chunk_ids: list[int]) -> dict[int, np.ndarray]:
+        """Stored vectors of these chunks."""
+        out: dict[int, np.ndarray] = {}
+        for lo in range(0, len(chunk_ids), 500):
+            part = chunk_ids[lo : lo + 500]
+            rows = self.conn.execute(
+                f"SELECT chunk_id, embedding FROM vec_{int(index_id)} WHERE chunk_id IN ({','.join('?' * len(part))})", part
+            )
+            out.update((int(cid), np.frombuffer(blob, dtype=np.float32)) for cid, blob in rows)
+        return out
+
     def chunks_defining(self, index_id: int, symbol: str, options: VectorSearchOptions, limit: int = 20) -> list[int]:
         """Ids of chunks that define ``symbol`` (exact name), within the search filters."""
         clauses, args = self._filters(index_id, options, alias="c.")
@@ -358,7 +369,7 @@ class SqliteStore:
             chunk = chunks.get(cid)
             if chunk is None:
                 continue
-            if options.deduplicate and any(_overlaps(chunk, r.chunk) for r in results):
+            if options.deduplicate and any(overlaps(chunk, r.chunk) for r in results):
                 continue
             results.append(ChunkSearchResult(chunk, score, cid, len(results) + 1))
             if len(results) >= options.top_k:
@@ -408,7 +419,7 @@ class SqliteStore:
         )  # fmt: skip
 
 
-def _overlaps(a: TextChunk, b: TextChunk) -> bool:
+def overlaps(a: TextChunk, b: TextChunk) -> bool:
     return a.file_path == b.file_path and a.start_line <= b.end_line and b.start_line <= a.end_line
 
 

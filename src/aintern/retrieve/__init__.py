@@ -1,0 +1,1 @@
+"""Retrieval: from a question to ranked chunks."""
