@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 from workspaces import make_workspace
 
+from aintern.store import SqliteStore
+
 
 def run(*args: str, cwd: Path, db: Path, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "AINTERN_DB": str(db), "COLUMNS": "200"}
@@ -140,16 +142,30 @@ def test_workspace_config_file(ws: Path, tmp_path: Path) -> None:
     assert status["files"] == 21 and status["database"].endswith(".aintern/index.db")
 
 
+def _files_committed(db: Path, ws: Path) -> int:
+    if not db.exists():
+        return 0
+    try:
+        store = SqliteStore(db)
+    except Exception:
+        return 0
+    try:
+        index = store.get_index_for_workspace(ws)
+        return len(store.get_files(index.id)) if index else 0
+    finally:
+        store.close()
+
+
 def test_ctrl_c_stops_cleanly(tmp_path: Path) -> None:
     ws = make_workspace(tmp_path / "big", copies=40)
     db = tmp_path / "int.db"
     env = {**os.environ, "AINTERN_DB": str(db)}
     proc = subprocess.Popen([sys.executable, "-m", "aintern", "index", "--model", "minilm"], cwd=ws, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
-    deadline = time.time() + 60
-    while time.time() < deadline and not (db.exists() and db.stat().st_size > 100_000):
-        time.sleep(0.1)
-    time.sleep(1.0)
+    # Interrupt once some files are committed (read through WAL, as any other reader would).
+    deadline = time.time() + 120
+    while time.time() < deadline and proc.poll() is None and _files_committed(db, ws) < 10:
+        time.sleep(0.2)
     proc.send_signal(signal.SIGINT)
     out, errs = proc.communicate(timeout=120)
     assert proc.returncode == 130, (out, errs)

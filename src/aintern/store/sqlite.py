@@ -310,7 +310,8 @@ class SqliteStore:
         for lo in range(0, len(chunk_ids), 500):
             part = chunk_ids[lo : lo + 500]
             rows = self.conn.execute(
-                f"SELECT chunk_id, embedding FROM vec_{int(index_id)} WHERE chunk_id IN ({','.join('?' * len(part))})", part
+                f"SELECT chunk_id, embedding FROM vec_{int(index_id)} WHERE chunk_id IN ({','.join('?' * len(part))})",
+                part,
             )
             out.update((int(cid), np.frombuffer(blob, dtype=np.float32)) for cid, blob in rows)
         return out

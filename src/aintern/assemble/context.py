@@ -1,0 +1,224 @@
+"""Context assembly (seed v0.7.4c, v0.7.4f): chunks → one LLM-ready block within a token budget."""
+
+from __future__ import annotations
+
+import enum
+import json
+import time
+from dataclasses import dataclass, field, replace
+from xml.sax.saxutils import escape
+
+from aintern.assemble.tokens import TokenEstimation, count_tokens
+from aintern.chunk.models import SymbolType
+from aintern.retrieve.keywords import TextHighlight
+
+
+class ContextFormat(str, enum.Enum):
+    MARKDOWN = "markdown"
+    PLAIN = "plain"
+    XML = "xml"
+    JSON = "json"
+
+
+@dataclass
+class KnowledgeChunk:
+    """A retrieved chunk as the knowledge service hands it out (seed KnowledgeChunk)."""
+
+    content: str
+    file_path: str
+    start_line: int
+    end_line: int
+    relevance: float
+    language: str | None = None
+    symbol_name: str | None = None
+    symbol_type: SymbolType | None = None
+    parent_symbol: str | None = None
+    #: The chunk with surrounding lines (``expanded_start``..``expanded_end``), when expanded.
+    expanded_context: str | None = None
+    expanded_start: int | None = None
+    expanded_end: int | None = None
+    highlights: list[TextHighlight] = field(default_factory=list)
+    original_score: float = 0.0
+    chunk_id: int = 0
+    file_hash: str | None = None
+
+    @property
+    def shown_lines(self) -> tuple[int, int]:
+        if self.expanded_context is not None and self.expanded_start is not None and self.expanded_end is not None:
+            return self.expanded_start, self.expanded_end
+        return self.start_line, self.end_line
+
+    @property
+    def shown_text(self) -> str:
+        return self.expanded_context if self.expanded_context is not None else self.content
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "path": self.file_path, "start_line": self.start_line, "end_line": self.end_line,
+            "relevance": round(self.relevance, 4), "original_score": round(self.original_score, 4),
+            "language": self.language, "symbol": self.symbol_name,
+            "symbol_type": self.symbol_type.value if self.symbol_type else None, "parent_symbol": self.parent_symbol,
+            "content": self.content, "expanded_context": self.expanded_context,
+            "expanded_start": self.expanded_start, "expanded_end": self.expanded_end,
+            "highlights": [{"start": h.start, "length": h.length, "keyword": h.matched_keyword} for h in self.highlights],
+        }  # fmt: skip
+
+
+@dataclass(frozen=True)
+class ContextBuildOptions:
+    max_tokens: int = 4000
+    max_chunks: int = 10
+    min_relevance: float = 0.5
+    include_file_headers: bool = True
+    include_line_numbers: bool = True
+    format: ContextFormat = ContextFormat.MARKDOWN
+    expand_context: bool = True
+    context_lines: int = 5
+    group_by_file: bool = True
+    include_scores: bool = False
+    file_patterns: tuple[str, ...] = ()
+    languages: tuple[str, ...] = ()
+    chunk_separator: str = "\n\n"
+    context_header: str | None = None
+    context_footer: str | None = None
+    reranking: str = "keyword"
+    token_estimation: TokenEstimation = TokenEstimation.CHARACTERS
+
+
+@dataclass
+class ContextBuildResult:
+    context: str = ""
+    estimated_tokens: int = 0
+    chunks_included: int = 0
+    chunks_truncated: int = 0
+    files_included: list[str] = field(default_factory=list)
+    was_truncated: bool = False
+    format: ContextFormat = ContextFormat.MARKDOWN
+    build_time: float = 0.0
+    average_relevance: float = 0.0
+    #: The (merged) chunks that made it into the context, in context order.
+    chunks: list[KnowledgeChunk] = field(default_factory=list)
+
+    @property
+    def is_empty(self) -> bool:
+        return not self.context.strip()
+
+
+def merge_chunks(chunks: list[KnowledgeChunk]) -> list[KnowledgeChunk]:
+    """Overlapping or adjacent chunks of one file become one, so no line is sent twice."""
+    by_file: dict[str, list[KnowledgeChunk]] = {}
+    for c in chunks:
+        by_file.setdefault(c.file_path, []).append(c)
+    merged: list[KnowledgeChunk] = []
+    for path in by_file:
+        group = sorted(by_file[path], key=lambda c: c.shown_lines)
+        current = group[0]
+        for nxt in group[1:]:
+            cur_lo, cur_hi = current.shown_lines
+            nxt_lo, nxt_hi = nxt.shown_lines
+            if nxt_lo > cur_hi + 1:
+                merged.append(current)
+                current = nxt
+                continue
+            lines = current.shown_text.split("\n")
+            extra = nxt.shown_text.split("\n")[cur_hi - nxt_lo + 1 :] if nxt_hi > cur_hi else []
+            text = "\n".join(lines + extra)
+            lo, hi = cur_lo, max(cur_hi, nxt_hi)
+            current = replace(
+                current, content=text, expanded_context=None, expanded_start=None, expanded_end=None,
+                start_line=lo, end_line=hi, relevance=max(current.relevance, nxt.relevance),
+                symbol_name=current.symbol_name or nxt.symbol_name, highlights=[],
+            )  # fmt: skip
+        merged.append(current)
+    return merged
+
+
+def _format(chunk: KnowledgeChunk, o: ContextBuildOptions) -> str:
+    lo, hi = chunk.shown_lines
+    text = chunk.shown_text
+    if o.format is ContextFormat.XML:
+        attrs = [f'file="{escape(chunk.file_path, {chr(34): "&quot;"})}"']
+        if o.include_line_numbers:
+            attrs.append(f'lines="{lo}-{hi}"')
+        if chunk.language:
+            attrs.append(f'language="{chunk.language}"')
+        if o.include_scores:
+            attrs.append(f'relevance="{chunk.relevance:.2f}"')
+        return f"<code-context {' '.join(attrs)}>\n{escape(text)}\n</code-context>"
+    if o.format is ContextFormat.JSON:
+        obj: dict[str, object] = {"file": chunk.file_path, "content": text}
+        if o.include_line_numbers:
+            obj["startLine"], obj["endLine"] = lo, hi
+        if chunk.language:
+            obj["language"] = chunk.language
+        if o.include_scores:
+            obj["relevance"] = round(chunk.relevance, 4)
+        return json.dumps(obj, indent=2, ensure_ascii=False)
+    if o.format is ContextFormat.PLAIN:
+        out = ""
+        if o.include_file_headers:
+            out += f"File: {chunk.file_path}"
+            if o.include_line_numbers:
+                out += f" (lines {lo}-{hi})"
+            out += "\n" + "-" * 40 + "\n"
+        return out + text + "\n"
+    out = ""
+    if o.include_file_headers:
+        out += f"### {chunk.file_path}\n"
+        if o.include_line_numbers:
+            out += f"Lines {lo}-{hi}\n"
+        if o.include_scores:
+            out += f"Relevance: {chunk.relevance:.0%}\n"
+        out += "\n"
+    fence = "```" if "```" not in text else "````"
+    return out + f"{fence}{chunk.language or 'text'}\n{text}\n{fence}\n"
+
+
+def assemble(chunks: list[KnowledgeChunk], options: ContextBuildOptions | None = None) -> ContextBuildResult:
+    """Format chunks into one context that never exceeds ``options.max_tokens`` (by its own estimator)."""
+    o = options or ContextBuildOptions()
+    started = time.perf_counter()
+    if not chunks:
+        return ContextBuildResult(format=o.format)
+    chunks = merge_chunks(chunks)
+    if o.group_by_file:
+        best: dict[str, float] = {}
+        for c in chunks:
+            best[c.file_path] = max(best.get(c.file_path, 0.0), c.relevance)
+        chunks = sorted(chunks, key=lambda c: (-best[c.file_path], c.file_path, c.start_line))
+    else:
+        chunks = sorted(chunks, key=lambda c: -c.relevance)
+
+    def render(parts: list[str]) -> str:
+        text = (o.context_header + "\n\n" if o.context_header else "") + o.chunk_separator.join(parts)
+        if o.context_footer:
+            text += "\n" + o.context_footer + "\n"
+        return text.rstrip()
+
+    parts: list[str] = []
+    included: list[KnowledgeChunk] = []
+    truncated = 0
+    for chunk in chunks:
+        if len(included) >= o.max_chunks:
+            truncated += 1
+            continue
+        candidate = [*parts, _format(chunk, o)]
+        # Count the whole candidate context: exact tokenizers are not additive over pieces.
+        if count_tokens(render(candidate), o.token_estimation) > o.max_tokens:
+            truncated += 1
+            continue
+        parts = candidate
+        included.append(chunk)
+    context = render(parts) if parts else ""
+    return ContextBuildResult(
+        context=context,
+        estimated_tokens=count_tokens(context, o.token_estimation),
+        chunks_included=len(included),
+        chunks_truncated=truncated,
+        files_included=list(dict.fromkeys(c.file_path for c in included)),
+        was_truncated=truncated > 0,
+        format=o.format,
+        build_time=time.perf_counter() - started,
+        average_relevance=sum(c.relevance for c in included) / len(included) if included else 0.0,
+        chunks=included,
+    )

@@ -1,0 +1,81 @@
+"""Context expansion (seed v0.7.4g): a chunk with the lines around it, read from the file on disk."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class Expansion:
+    content: str
+    start_line: int
+    end_line: int
+    #: "disk" when read from the file; "stored" when the file changed since indexing or is gone.
+    source: str
+
+
+class FileContextExpander:
+    """Reads surrounding lines, confined to the workspace, with a cache that notices file changes."""
+
+    def __init__(self, workspace: str | Path, max_cached_files: int = 64) -> None:
+        self.root = Path(workspace).resolve()
+        self.max_cached_files = max_cached_files
+        self._cache: dict[str, tuple[tuple[int, int], list[str], str]] = {}  # rel → ((mtime_ns, size), lines, hash)
+        self._lock = threading.Lock()
+
+    def _resolve(self, rel: str) -> Path | None:
+        """The file inside the workspace, or None: ``..``, absolute paths and symlinks out are refused."""
+        if os.path.isabs(rel):
+            return None
+        path = (self.root / rel).resolve()
+        if path != self.root and self.root not in path.parents:
+            return None
+        return path
+
+    def _lines(self, rel: str) -> tuple[list[str], str] | None:
+        path = self._resolve(rel)
+        if path is None:
+            return None
+        try:
+            st = path.stat()
+            key = (st.st_mtime_ns, st.st_size)
+            with self._lock:
+                hit = self._cache.get(rel)
+                if hit is not None and hit[0] == key:
+                    return hit[1], hit[2]
+            data = path.read_bytes()
+            text = data.decode("utf-8-sig")
+        except (OSError, UnicodeDecodeError):
+            return None
+        entry = (key, text.split("\n"), hashlib.blake2b(data, digest_size=16).hexdigest())
+        with self._lock:
+            if len(self._cache) >= self.max_cached_files:
+                self._cache.pop(next(iter(self._cache)))
+            self._cache[rel] = entry
+        return entry[1], entry[2]
+
+    def expand(
+        self, rel: str, start_line: int, end_line: int, stored: str, context_lines: int, file_hash: str | None = None
+    ) -> Expansion:
+        """``context_lines`` lines before and after ``start_line..end_line`` (1-based, inclusive).
+
+        Falls back to the stored chunk text when the file vanished, cannot be read, or no longer
+        has the content it had when indexed (``file_hash`` differs).
+        """
+        read = self._lines(rel)
+        if read is None or (file_hash is not None and read[1] != file_hash):
+            return Expansion(stored, start_line, end_line, "stored")
+        lines, _ = read
+        lo = max(1, start_line - max(0, context_lines))
+        hi = min(len(lines), end_line + max(0, context_lines))
+        if lo > hi:
+            return Expansion(stored, start_line, end_line, "stored")
+        return Expansion("\n".join(lines[lo - 1 : hi]), lo, hi, "disk")
+
+    def expand_many(self, items: list[tuple[str, int, int, str, str | None]], context_lines: int) -> list[Expansion]:
+        """Batch form: each file is read once."""
+        return [self.expand(rel, s, e, stored, context_lines, h) for rel, s, e, stored, h in items]

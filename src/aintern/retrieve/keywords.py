@@ -1,0 +1,73 @@
+"""Keyword extraction and highlighting (seed v0.7.4i)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+STOP_WORDS = frozenset(
+    ["a", "an", "the", "is", "are", "was", "were", "be", "been", "being", "have", "has", "had", "do", "does", "did", "will", "would", "could", "should", "may", "might", "must", "shall", "can", "need", "to", "of", "in", "for", "on", "with", "at", "by", "from", "as", "into", "through", "during", "before", "after", "where", "how", "what", "which", "who", "this", "that", "or", "and", "but", "if", "not", "all", "any", "function", "method", "class", "var", "let", "const", "return", "public", "private", "protected", "static", "void", "int", "string", "bool", "true", "false", "null", "new", "get", "set"]
+)
+#: Common in code but worth keeping as search terms.
+PROGRAMMING_KEYWORDS = frozenset(
+    ["async", "await", "interface", "abstract", "override", "virtual", "sealed", "readonly", "const", "enum", "struct", "namespace", "using", "import", "export", "default", "extends", "implements"]
+)
+_SPLIT = re.compile(r"[\s.,;:!?\-()\[\]{}\"'`]+")
+_CAMEL = re.compile(r"(?<!^)(?=[A-Z])")
+_QUOTED = re.compile(r'"([^"]+)"')
+
+
+@dataclass(frozen=True)
+class TextHighlight:
+    start: int
+    length: int
+    matched_keyword: str | None = None
+
+
+def extract_keywords(query: str) -> list[str]:
+    """Lower-cased search words of ``query``: stop words dropped, camelCase and snake_case also split."""
+    keywords: list[str] = []
+    for token in filter(None, _SPLIT.split(query or "")):
+        low = token.lower()
+        if (low in STOP_WORDS and low not in PROGRAMMING_KEYWORDS) or len(token) < 2:
+            continue
+        keywords.append(low)
+        if any(c.isupper() for c in token) and any(c.islower() for c in token):
+            keywords.extend(p.lower() for p in _CAMEL.split(token) if len(p) >= 2 and p.lower() not in STOP_WORDS)
+        if "_" in token:
+            keywords.extend(p.lower() for p in token.split("_") if len(p) >= 2 and p.lower() not in STOP_WORDS)
+    return list(dict.fromkeys(keywords))
+
+
+def extract_quoted_phrases(query: str) -> list[str]:
+    return _QUOTED.findall(query or "")
+
+
+def find_highlights(content: str, query: str) -> list[TextHighlight]:
+    """Where the query's quoted phrases (anywhere) and keywords (whole words) occur; no overlaps, longer wins."""
+    if not content.strip() or not (query or "").strip():
+        return []
+    found: list[TextHighlight] = []
+    for phrase in extract_quoted_phrases(query):
+        found += [
+            TextHighlight(m.start(), m.end() - m.start(), phrase) for m in re.finditer(re.escape(phrase), content, re.I)
+        ]
+    for keyword in extract_keywords(query):
+        pattern = rf"\b{re.escape(keyword)}\b"
+        found += [TextHighlight(m.start(), m.end() - m.start(), keyword) for m in re.finditer(pattern, content, re.I)]
+    result: list[TextHighlight] = []
+    end = -1
+    for h in sorted(found, key=lambda h: (h.start, -h.length)):
+        if h.start >= end:
+            result.append(h)
+            end = h.start + h.length
+    return result
+
+
+def apply_highlights(content: str, highlights: list[TextHighlight], open_tag: str = "**", close_tag: str = "**") -> str:
+    """``content`` with every highlight wrapped in the markers (inserted from the end, so offsets hold)."""
+    for h in sorted(highlights, key=lambda h: -h.start):
+        end = h.start + h.length
+        if end <= len(content):
+            content = content[: h.start] + open_tag + content[h.start : end] + close_tag + content[end:]
+    return content
