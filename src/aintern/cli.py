@@ -20,11 +20,15 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.syntax import Syntax
 from rich.table import Table
 
+from aintern.assemble.context import ContextBuildOptions, ContextFormat
+from aintern.assemble.tokens import TokenEstimation
 from aintern.chunk import Chunker, ChunkingOptions
+from aintern.chunk.models import SymbolType
 from aintern.embed import DEFAULT_MODEL, get_embedder
 from aintern.errors import AinternError, NotIndexedError
 from aintern.index import IndexingProgress, IndexingResult
-from aintern.store import VectorSearchOptions
+from aintern.knowledge import KnowledgeQueryOptions
+from aintern.retrieve.rerank import RerankingStrategy
 from aintern.workspace import Workspace
 
 app = typer.Typer(
@@ -382,50 +386,184 @@ def watch(path: PathArg = None, db: DbOption = None) -> None:
     console.print("stopped")
 
 
+LangOption = Annotated[list[str] | None, typer.Option("--lang", help="Only this language (repeatable).")]
+GlobOption = Annotated[list[str] | None, typer.Option("--path", help="Only files matching this glob (repeatable).")]
+DirOption = Annotated[list[str] | None, typer.Option("--dir", help="Only files under this directory (repeatable).")]
+WorkspaceOption = Annotated[Path | None, typer.Option("--workspace", "-w", help="Workspace to search.")]
+
+
+def _question(question: str) -> str:
+    if not question.strip():
+        raise _fail("the question is empty", 2)
+    return question
+
+
 @app.command()
 def search(
     question: Annotated[str, typer.Argument(help="What to look for, in your words or as a symbol name.")],
     k: Annotated[int, typer.Option("-k", help="Number of results.")] = 10,
-    lang: Annotated[list[str] | None, typer.Option("--lang", help="Only this language (repeatable).")] = None,
-    path_glob: Annotated[
-        list[str] | None, typer.Option("--path", help="Only files matching this glob (repeatable).")
+    rerank: Annotated[
+        RerankingStrategy, typer.Option("--rerank", help="Reranking after hybrid retrieval.")
+    ] = RerankingStrategy.NONE,
+    min_relevance: Annotated[
+        float, typer.Option("--min-relevance", help="Calibrated 0-1 threshold (0.5 = more likely relevant than not).")
+    ] = 0.0,
+    lang: LangOption = None,
+    path_glob: GlobOption = None,
+    directory: DirOption = None,
+    symbol_type: Annotated[
+        list[SymbolType] | None, typer.Option("--symbol-type", help="Only chunks defining this kind of symbol.")
     ] = None,
-    workspace: Annotated[Path | None, typer.Option("--workspace", "-w", help="Workspace to search.")] = None,
+    workspace: WorkspaceOption = None,
     db: DbOption = None,
     as_json: JsonOption = False,
     full: Annotated[bool, typer.Option("--full", help="Show whole chunks, not the first lines.")] = False,
 ) -> None:
-    """Search the index: ranked `path:start-end` results with symbol, score and snippet."""
-    if not question.strip():
-        raise _fail("the question is empty", 2)
+    """Search the index: ranked `path:start-end` results with symbol, relevance and highlighted snippet."""
+    question = _question(question)
     ws = _open(workspace, db)
-    options = VectorSearchOptions(top_k=max(1, k), languages=lang or [], file_patterns=path_glob or [])
+    options = KnowledgeQueryOptions(
+        workspace_path=str(ws.root), max_results=max(1, k), min_relevance=min_relevance, reranking=rerank,
+        expand_context=False, symbol_types=tuple(symbol_type or ()), languages=tuple(lang or ()),
+        file_patterns=tuple(path_glob or ()), directory_filters=tuple(directory or ()),
+    )  # fmt: skip
     try:
-        results = ws.search(question, options)
+        ws.require_index()
+        result = ws.knowledge.query(question, options)
     except NotIndexedError as exc:
         raise _fail(str(exc), 4) from exc
     except AinternError as exc:
         raise _fail(str(exc)) from exc
     if as_json:
         print(json.dumps([
-            {"path": r.chunk.file_path, "start_line": r.chunk.start_line, "end_line": r.chunk.end_line,
-             "score": round(r.score, 4), "symbol": r.chunk.symbol_name, "symbol_type": r.chunk.symbol_type.value if r.chunk.symbol_type else None,
-             "parent_symbol": r.chunk.parent_symbol, "language": r.chunk.language, "content": r.chunk.content}
-            for r in results
+            {"path": c.file_path, "start_line": c.start_line, "end_line": c.end_line, "score": round(c.relevance, 4),
+             "original_score": round(c.original_score, 4), "symbol": c.symbol_name,
+             "symbol_type": c.symbol_type.value if c.symbol_type else None, "parent_symbol": c.parent_symbol,
+             "language": c.language, "content": c.content}
+            for c in result.chunks
         ], indent=2))  # fmt: skip
-        raise typer.Exit(0 if results else 3)
-    if not results:
-        err.print("no results")
+        raise typer.Exit(0 if result.chunks else 3)
+    if not result.chunks:
+        err.print("no results" + (f" above relevance {min_relevance}" if min_relevance else ""))
         raise typer.Exit(3)
-    for r in results:
-        c = r.chunk
+    for c in result.chunks:
         symbol = f"{c.parent_symbol + '.' if c.parent_symbol else ''}{c.symbol_name}" if c.symbol_name else ""
         console.print(
-            f"[bold cyan]{c.file_path}:{c.start_line}-{c.end_line}[/] [magenta]{symbol}[/] [dim]{r.score:.3f}[/]",
+            f"[bold cyan]{c.file_path}:{c.start_line}-{c.end_line}[/] [magenta]{symbol}[/] [dim]{c.relevance:.2f}[/]",
             highlight=False,
         )
         lines = c.content.split("\n")
-        snippet = "\n".join(lines if full else lines[:8])
-        console.print(Syntax(snippet, c.language or "text", line_numbers=True, start_line=c.start_line, word_wrap=True))
-        if not full and len(lines) > 8:
-            console.print(f"[dim]    ... {len(lines) - 8} more lines[/]")
+        shown = len(lines) if full else 8
+        syntax = Syntax(
+            "\n".join(lines[:shown]), c.language or "text", line_numbers=True, start_line=c.start_line, word_wrap=True
+        )
+        for h in c.highlights:
+            row = c.content.count("\n", 0, h.start)
+            if row < shown:
+                col = h.start - (c.content.rfind("\n", 0, h.start) + 1)
+                syntax.stylize_range("bold reverse", (row + 1, col), (row + 1, col + h.length))
+        console.print(syntax)
+        if len(lines) > shown:
+            console.print(f"[dim]    ... {len(lines) - shown} more lines[/]")
+    reranked = f", reranked by {result.reranking_applied.value}" if result.was_reranked else ""
+    err.print(
+        f"[dim]{len(result.chunks)} results from {result.total_chunks_searched:,} chunks in {result.query_time * 1000:.0f} ms{reranked}[/]"
+    )
+
+
+@app.command()
+def context(
+    question: Annotated[str, typer.Argument(help="The question the context is for.")],
+    fmt: Annotated[ContextFormat, typer.Option("--format", help="Layout of the context.")] = ContextFormat.MARKDOWN,
+    max_tokens: Annotated[int, typer.Option("--max-tokens", help="Token budget, never exceeded.")] = 4000,
+    max_chunks: Annotated[int, typer.Option("--max-chunks")] = 10,
+    tokens: Annotated[
+        TokenEstimation, typer.Option("--tokens", help="How tokens are counted.")
+    ] = TokenEstimation.CHARACTERS,
+    min_relevance: Annotated[float, typer.Option("--min-relevance")] = 0.5,
+    context_lines: Annotated[int, typer.Option("--context-lines", help="Lines around each chunk (0: none).")] = 5,
+    scores: Annotated[bool, typer.Option("--scores", help="Include relevance scores.")] = False,
+    rerank: Annotated[RerankingStrategy, typer.Option("--rerank")] = RerankingStrategy.KEYWORD_BOOST,
+    lang: LangOption = None,
+    path_glob: GlobOption = None,
+    workspace: WorkspaceOption = None,
+    db: DbOption = None,
+) -> None:
+    """Print exactly what an LLM would receive for QUESTION (its token count goes to stderr)."""
+    question = _question(question)
+    ws = _open(workspace, db)
+    options = ContextBuildOptions(
+        max_tokens=max_tokens, max_chunks=max_chunks, min_relevance=min_relevance, format=fmt,
+        expand_context=context_lines > 0, context_lines=context_lines, include_scores=scores, reranking=rerank.value,
+        token_estimation=tokens, file_patterns=tuple(path_glob or ()), languages=tuple(lang or ()),
+    )  # fmt: skip
+    try:
+        ws.require_index()
+        result = ws.knowledge.build_context(question, str(ws.root), options)
+    except NotIndexedError as exc:
+        raise _fail(str(exc), 4) from exc
+    except AinternError as exc:
+        raise _fail(str(exc)) from exc
+    if result.is_empty:
+        if result.chunks_truncated:
+            err.print(f"nothing relevant fits in {max_tokens} tokens; raise --max-tokens")
+        else:
+            err.print(f"no chunk reached relevance {min_relevance}; try a lower --min-relevance")
+        raise typer.Exit(3)
+    print(result.context)
+    err.print(
+        f"[dim]{result.estimated_tokens} tokens ({tokens.value}) of {max_tokens}; {result.chunks_included} chunks from "
+        f"{len(result.files_included)} files; {result.chunks_truncated} left out[/]"
+    )
+
+
+@app.command()
+def files(
+    question: Annotated[str, typer.Argument(help="What the files should be about.")],
+    n: Annotated[int, typer.Option("-n", help="Number of files.")] = 10,
+    min_relevance: Annotated[float, typer.Option("--min-relevance")] = 0.4,
+    workspace: WorkspaceOption = None,
+    db: DbOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """The files most relevant to QUESTION, with how many of their chunks matched and where."""
+    question = _question(question)
+    ws = _open(workspace, db)
+    try:
+        ws.require_index()
+        found = ws.knowledge.find_relevant_files(question, str(ws.root), max(1, n), min_relevance)
+    except NotIndexedError as exc:
+        raise _fail(str(exc), 4) from exc
+    if as_json:
+        print(json.dumps([f.to_dict() for f in found], indent=2))
+        raise typer.Exit(0 if found else 3)
+    if not found:
+        err.print("no files")
+        raise typer.Exit(3)
+    table = Table("relevance", "file", "matches", "lines")
+    for f in found:
+        table.add_row(f"{f.relevance:.2f}", f.file_path, str(f.match_count), ", ".join(map(str, f.match_lines[:8])))
+    console.print(table)
+
+
+@app.command()
+def suggest(
+    partial: Annotated[str, typer.Argument(help="The start (or part) of a symbol name.")],
+    n: Annotated[int, typer.Option("-n")] = 10,
+    workspace: WorkspaceOption = None,
+    db: DbOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Indexed symbol names matching PARTIAL, for completing a query."""
+    ws = _open(workspace, db)
+    try:
+        ws.require_index()
+        names = ws.knowledge.query_suggestions(partial, str(ws.root), max(1, n))
+    except NotIndexedError as exc:
+        raise _fail(str(exc), 4) from exc
+    if as_json:
+        print(json.dumps(names))
+    else:
+        for name in names:
+            console.print(name, highlight=False)
+    raise typer.Exit(0 if names else 3)

@@ -11,10 +11,10 @@ from aintern.embed import DEFAULT_MODEL, Embedder, embedder_for_model_id, get_em
 from aintern.errors import NotIndexedError
 from aintern.index import Indexer, IndexingOptions, IndexingResult, ProgressCallback
 from aintern.index.git import head_commit
-from aintern.retrieve.hybrid import hybrid_search
-from aintern.scan import DEFAULT_EXCLUDES, Scanner, ScanOptions
-from aintern.store import ChunkSearchResult, IndexStatistics, SqliteStore, VectorIndex, VectorSearchOptions
-from aintern.store.sqlite import overlaps
+from aintern.index.status import staleness
+from aintern.knowledge import KnowledgeService
+from aintern.scan import DEFAULT_EXCLUDES, ScanOptions
+from aintern.store import IndexStatistics, SqliteStore, VectorIndex
 
 
 @dataclass
@@ -58,6 +58,7 @@ class Workspace:
         self.store = SqliteStore(db or self.settings.db)
         self._model_name = model or self.settings.model
         self._embedder: Embedder | None = None
+        self._knowledge: KnowledgeService | None = None
 
     @classmethod
     def discover(cls, start: str | Path = ".", db: str | Path | None = None) -> Workspace:
@@ -119,40 +120,19 @@ class Workspace:
         indexer = Indexer(self.store, self.embedder, IndexingOptions(scan=scan, force_reindex=force))
         return indexer.index(self.root, progress, cancel)
 
-    def search(self, question: str, options: VectorSearchOptions | None = None) -> list[ChunkSearchResult]:
-        """Hybrid search (aintern.retrieve.hybrid); each result's score is its cosine similarity to the question."""
-        index = self.require_index()
-        options = options or VectorSearchOptions()
-        query_vector = self.embedder.embed(question)
-        hits = hybrid_search(self.store, index.id, question, query_vector, options)
-        vectors = self.store.vectors(index.id, [h.chunk_id for h in hits[: options.top_k * 3]])
-        results: list[ChunkSearchResult] = []
-        for h in hits:
-            vector = vectors.get(h.chunk_id)
-            score = float(vector @ query_vector) if vector is not None else 0.0
-            if score < options.min_score:
-                continue
-            if options.deduplicate and any(overlaps(h.chunk, r.chunk) for r in results):
-                continue
-            results.append(ChunkSearchResult(h.chunk, score, h.chunk_id, len(results) + 1))
-            if len(results) >= options.top_k:
-                break
-        return results
+    @property
+    def knowledge(self) -> KnowledgeService:
+        """Queries, context and file discovery over this database (see aintern.knowledge)."""
+        if self._knowledge is None:
+            self._knowledge = KnowledgeService(self.store)
+        return self._knowledge
 
     def status(self) -> IndexStatus:
         index = self.require_index()
-        known = self.store.get_files(index.id)
-        skipped = self.store.get_skipped(index.id)
-        scan = Scanner(self.root, self.scan_options()).scan()
-        seen = {f.rel: f for f in scan.files}
-        changed = [
-            r for r, f in seen.items() if r in known and (known[r].size, known[r].mtime_ns) != (f.size, f.mtime_ns)
-        ]
-        new = [
-            r for r, f in seen.items() if r not in known and skipped.get(r, (None, None))[:2] != (f.size, f.mtime_ns)
-        ]
-        deleted = [r for r in known if r not in seen]
-        return IndexStatus(index, self.store.statistics(index.id), changed, new, deleted, head_commit(self.root))
+        stale = staleness(self.store, index.id, self.root, self.scan_options())
+        return IndexStatus(
+            index, self.store.statistics(index.id), stale.changed, stale.new, stale.deleted, head_commit(self.root)
+        )
 
     def clear(self) -> bool:
         index = self.index

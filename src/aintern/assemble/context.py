@@ -5,6 +5,7 @@ from __future__ import annotations
 import enum
 import json
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from xml.sax.saxutils import escape
 
@@ -174,6 +175,33 @@ def _format(chunk: KnowledgeChunk, o: ContextBuildOptions) -> str:
     return out + f"{fence}{chunk.language or 'text'}\n{text}\n{fence}\n"
 
 
+def _fit(
+    chunk: KnowledgeChunk, parts: list[str], render: Callable[[list[str]], str], o: ContextBuildOptions
+) -> KnowledgeChunk | None:
+    """``chunk`` if it fits the budget; else without its surrounding lines; else its first lines that fit."""
+
+    def fits(c: KnowledgeChunk) -> bool:
+        # The whole candidate context is counted: exact tokenizers are not additive over pieces.
+        return count_tokens(render([*parts, _format(c, o)]), o.token_estimation) <= o.max_tokens
+
+    if fits(chunk):
+        return chunk
+    bare = replace(chunk, expanded_context=None, expanded_start=None, expanded_end=None)
+    if chunk.expanded_context is not None and fits(bare):
+        return bare
+    lines = bare.content.split("\n")
+    lo, hi = 0, len(lines) - 1  # binary search for the most leading lines that fit
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if fits(replace(bare, content="\n".join(lines[:mid]), end_line=bare.start_line + mid - 1)):
+            lo = mid
+        else:
+            hi = mid - 1
+    if lo < min(3, len(lines)):
+        return None
+    return replace(bare, content="\n".join(lines[:lo]), end_line=bare.start_line + lo - 1)
+
+
 def assemble(chunks: list[KnowledgeChunk], options: ContextBuildOptions | None = None) -> ContextBuildResult:
     """Format chunks into one context that never exceeds ``options.max_tokens`` (by its own estimator)."""
     o = options or ContextBuildOptions()
@@ -202,13 +230,14 @@ def assemble(chunks: list[KnowledgeChunk], options: ContextBuildOptions | None =
         if len(included) >= o.max_chunks:
             truncated += 1
             continue
-        candidate = [*parts, _format(chunk, o)]
-        # Count the whole candidate context: exact tokenizers are not additive over pieces.
-        if count_tokens(render(candidate), o.token_estimation) > o.max_tokens:
+        fitted = _fit(chunk, parts, render, o)
+        if fitted is None:
             truncated += 1
             continue
-        parts = candidate
-        included.append(chunk)
+        if fitted is not chunk:
+            truncated += 1  # shortened to fit: counted as truncated, but still sent
+        parts = [*parts, _format(fitted, o)]
+        included.append(fitted)
     context = render(parts) if parts else ""
     return ContextBuildResult(
         context=context,

@@ -304,6 +304,26 @@ class SqliteStore:
         ).fetchall()
         return [(int(cid), -float(rank)) for cid, rank in rows]
 
+    def generation(self, index_id: int) -> tuple[object, ...]:
+        """Changes whenever the index's content does: cached answers are keyed on it."""
+        row = self.conn.execute(
+            "SELECT (SELECT updated_at FROM indexes WHERE id = ?), (SELECT count(*) FROM files WHERE index_id = ?), "
+            "(SELECT max(id) FROM chunks WHERE index_id = ?), (SELECT count(*) FROM chunks WHERE index_id = ?)",
+            (index_id, index_id, index_id, index_id),
+        ).fetchone()
+        return tuple(row)
+
+    def file_hashes(self, index_id: int, paths: list[str]) -> dict[str, str]:
+        out: dict[str, str] = {}
+        for lo in range(0, len(paths), 500):
+            part = paths[lo : lo + 500]
+            rows = self.conn.execute(
+                f"SELECT path, content_hash FROM files WHERE index_id = ? AND path IN ({','.join('?' * len(part))})",
+                [index_id, *part],
+            )
+            out.update((r[0], r[1]) for r in rows)
+        return out
+
     def vectors(self, index_id: int, chunk_ids: list[int]) -> dict[int, np.ndarray]:
         """Stored vectors of these chunks."""
         out: dict[int, np.ndarray] = {}

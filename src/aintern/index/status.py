@@ -1,0 +1,31 @@
+"""How an index compares with the files on disk now."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from aintern.scan import Scanner, ScanOptions
+from aintern.store import SqliteStore
+
+
+@dataclass
+class Staleness:
+    changed: list[str]
+    new: list[str]
+    deleted: list[str]
+
+    @property
+    def count(self) -> int:
+        return len(self.changed) + len(self.new) + len(self.deleted)
+
+
+def staleness(store: SqliteStore, index_id: int, root: str | Path, options: ScanOptions | None = None) -> Staleness:
+    """Files changed (size or mtime), added or deleted since the index was last brought up to date."""
+    known = store.get_files(index_id)
+    skipped = store.get_skipped(index_id)
+    seen = {f.rel: f for f in Scanner(root, options).scan().files}
+    changed = [r for r, f in seen.items() if r in known and (known[r].size, known[r].mtime_ns) != (f.size, f.mtime_ns)]
+    new = [r for r, f in seen.items() if r not in known and skipped.get(r, (None, None))[:2] != (f.size, f.mtime_ns)]
+    deleted = [r for r in known if r not in seen]
+    return Staleness(changed, new, deleted)

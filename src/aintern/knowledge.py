@@ -1,0 +1,317 @@
+"""The knowledge service (seed IKnowledgeService): questions in, ranked chunks, files and context out."""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from aintern.assemble.context import ContextBuildOptions, ContextBuildResult, KnowledgeChunk, assemble
+from aintern.assemble.expand import FileContextExpander
+from aintern.chunk.models import SymbolType
+from aintern.config import Settings
+from aintern.embed import Embedder, embedder_for_model_id
+from aintern.errors import AinternError
+from aintern.index.status import staleness
+from aintern.retrieve import rerank
+from aintern.retrieve.cache import QueryCache
+from aintern.retrieve.hybrid import HybridConfig, hybrid_search
+from aintern.retrieve.keywords import find_highlights
+from aintern.retrieve.relevance import monotone, relevance
+from aintern.retrieve.rerank import Ranked, RerankingStrategy
+from aintern.scan import DEFAULT_EXCLUDES, ScanOptions
+from aintern.store import SqliteStore, VectorIndex, VectorSearchOptions
+from aintern.store.sqlite import overlaps
+
+
+class KnowledgeQueryError(AinternError):
+    """A query could not be answered (the query embedding failed, the reranker failed...)."""
+
+
+@dataclass(frozen=True)
+class KnowledgeQueryOptions:
+    workspace_path: str = ""
+    max_results: int = 10
+    #: Calibrated: 0.5 keeps hits more likely than not to be in a relevant file (docs/benchmarks.md).
+    min_relevance: float = 0.5
+    expand_context: bool = True
+    context_lines: int = 10
+    file_patterns: tuple[str, ...] = ()
+    languages: tuple[str, ...] = ()
+    include_snippets: bool = True
+    reranking: RerankingStrategy = RerankingStrategy.NONE
+    deduplicate_chunks: bool = True
+    directory_filters: tuple[str, ...] = ()
+    boost_exact_matches: bool = False
+    symbol_types: tuple[SymbolType, ...] = ()
+
+
+@dataclass
+class KnowledgeQueryResult:
+    chunks: list[KnowledgeChunk] = field(default_factory=list)
+    relevant_files: list[str] = field(default_factory=list)
+    query_time: float = 0.0
+    total_chunks_searched: int = 0
+    chunks_above_threshold: int = 0
+    query_embedding: np.ndarray | None = None
+    was_reranked: bool = False
+    reranking_applied: RerankingStrategy = RerankingStrategy.NONE
+    cache_hit: bool = False
+    #: The retrieval that produced the candidates (hybrid search is the default and only one today).
+    strategy: str = "hybrid"
+
+    @property
+    def has_results(self) -> bool:
+        return bool(self.chunks)
+
+
+@dataclass
+class RelevantFile:
+    file_path: str
+    relevance: float
+    match_count: int
+    summary: str | None = None
+    language: str | None = None
+    match_lines: list[int] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, object]:
+        return {"path": self.file_path, "relevance": round(self.relevance, 4), "match_count": self.match_count,
+                "match_lines": self.match_lines, "language": self.language, "summary": self.summary}  # fmt: skip
+
+
+@dataclass
+class KnowledgeIndexHealth:
+    is_indexed: bool = False
+    index_id: int | None = None
+    index_name: str | None = None
+    total_files: int = 0
+    total_chunks: int = 0
+    last_updated: str | None = None
+    created_at: str | None = None
+    stale_files: int = 0
+    needs_reindex: bool = False
+    embedding_model: str | None = None
+    embedding_dimension: int = 0
+    index_size_bytes: int = 0
+
+    @property
+    def average_chunks_per_file(self) -> float:
+        return self.total_chunks / self.total_files if self.total_files else 0.0
+
+    @property
+    def stale_percentage(self) -> float:
+        return self.stale_files / self.total_files * 100 if self.total_files else 0.0
+
+    @property
+    def formatted_size(self) -> str:
+        b = self.index_size_bytes
+        if b < 1024:
+            return f"{b} B"
+        if b < 1024**2:
+            return f"{b / 1024:.1f} KB"
+        if b < 1024**3:
+            return f"{b / 1024**2:.1f} MB"
+        return f"{b / 1024**3:.2f} GB"
+
+    @property
+    def status_message(self) -> str:
+        if not self.is_indexed:
+            return "Not indexed"
+        if self.needs_reindex:
+            return f"Needs reindex ({self.stale_files} stale files)"
+        if self.stale_files:
+            return f"Up to date ({self.stale_files} files changed)"
+        return "Up to date"
+
+
+class KnowledgeService:
+    """Answers questions about any workspace indexed in one application database."""
+
+    def __init__(self, store: SqliteStore, hybrid: HybridConfig | None = None) -> None:
+        self.store = store
+        self.hybrid = hybrid or HybridConfig()
+        self.cache: QueryCache[KnowledgeQueryResult] = QueryCache(max_size=100, ttl_seconds=300)
+        self._embedders: dict[str, Embedder] = {}
+        self._expanders: dict[str, FileContextExpander] = {}
+        self._lock = threading.Lock()
+
+    # -- helpers --------------------------------------------------------------------------------
+
+    def _index(self, workspace: str) -> VectorIndex | None:
+        if not workspace or not str(workspace).strip():
+            raise ValueError("workspace_path is required")
+        return self.store.get_index_for_workspace(workspace)
+
+    def embedder(self, model_id: str) -> Embedder:
+        with self._lock:
+            if model_id not in self._embedders:
+                self._embedders[model_id] = embedder_for_model_id(model_id)
+            return self._embedders[model_id]
+
+    def _expander(self, root: str) -> FileContextExpander:
+        with self._lock:
+            if root not in self._expanders:
+                self._expanders[root] = FileContextExpander(root)
+            return self._expanders[root]
+
+    # -- the seed's operations ------------------------------------------------------------------
+
+    def query(self, question: str, options: KnowledgeQueryOptions) -> KnowledgeQueryResult:
+        """Ranked chunks for ``question``: hybrid retrieval, optional reranking, relevance threshold, expansion."""
+        if not question or not question.strip():
+            raise ValueError("question cannot be empty")
+        started = time.perf_counter()
+        index = self._index(options.workspace_path)
+        if index is None:
+            return KnowledgeQueryResult()
+        key = (question, options, index.id, self.store.generation(index.id))
+        cached = self.cache.get(key)
+        if cached is not None:
+            return KnowledgeQueryResult(
+                **{**cached.__dict__, "cache_hit": True, "query_time": time.perf_counter() - started}
+            )
+        embedder = self.embedder(index.embedding_model)
+        try:
+            query_vector = embedder.embed(question)
+        except Exception as exc:
+            raise KnowledgeQueryError(f"failed to embed the question: {exc}") from exc
+        search = VectorSearchOptions(
+            top_k=options.max_results, languages=list(options.languages), file_patterns=list(options.file_patterns),
+            directories=list(options.directory_filters), symbol_types=[s.value for s in options.symbol_types],
+            deduplicate=options.deduplicate_chunks,
+        )  # fmt: skip
+        hits = hybrid_search(
+            self.store, index.id, question, query_vector, search, self.hybrid, top_k=options.max_results * 3
+        )
+        vectors = self.store.vectors(index.id, [h.chunk_id for h in hits])
+        scores = monotone(
+            [relevance(float(vectors[h.chunk_id] @ query_vector) if h.chunk_id in vectors else 0.0, h.keyword_score, rank)
+             for rank, h in enumerate(hits, 1)]
+        )  # fmt: skip
+        ranked = [Ranked(h.chunk_id, h.chunk, s, s) for h, s in zip(hits, scores)]
+        was_reranked = False
+        reranker = rerank.create(options.reranking, {h.chunk_id: h.keyword_rank for h in hits if h.keyword_rank})
+        if reranker is not None:
+            try:
+                ranked = reranker.rerank(ranked, question)
+            except AinternError as exc:
+                raise KnowledgeQueryError(f"{reranker.name} reranking failed: {exc}") from exc
+            was_reranked = True
+        if options.boost_exact_matches:
+            ranked = sorted(
+                (Ranked(r.chunk_id, r.chunk, min(1.0, r.score + 0.1), r.original_score) if question.lower() in r.chunk.content.lower() else r
+                 for r in ranked), key=lambda r: -r.score,
+            )  # fmt: skip
+        above = [r for r in ranked if r.score >= options.min_relevance]
+        chosen: list[Ranked] = []
+        for r in above:
+            if options.deduplicate_chunks and any(overlaps(r.chunk, c.chunk) for c in chosen):
+                continue
+            chosen.append(r)
+            if len(chosen) >= options.max_results:
+                break
+        chunks = self._knowledge_chunks(index, chosen, question, options)
+        result = KnowledgeQueryResult(
+            chunks=chunks, relevant_files=list(dict.fromkeys(c.file_path for c in chunks)),
+            query_time=time.perf_counter() - started, total_chunks_searched=index.chunk_count,
+            chunks_above_threshold=len(above), query_embedding=query_vector, was_reranked=was_reranked,
+            reranking_applied=RerankingStrategy(options.reranking),
+        )  # fmt: skip
+        self.cache.set(key, result)
+        return result
+
+    def _knowledge_chunks(
+        self, index: VectorIndex, chosen: list[Ranked], question: str, options: KnowledgeQueryOptions
+    ) -> list[KnowledgeChunk]:
+        hashes = self.store.file_hashes(index.id, list({r.chunk.file_path for r in chosen}))
+        expander = self._expander(index.workspace_path) if options.expand_context else None
+        out = []
+        for r in chosen:
+            c = r.chunk
+            k = KnowledgeChunk(
+                content=c.content, file_path=c.file_path, start_line=c.start_line, end_line=c.end_line,
+                relevance=r.score, language=c.language, symbol_name=c.symbol_name, symbol_type=c.symbol_type,
+                parent_symbol=c.parent_symbol, original_score=r.original_score, chunk_id=r.chunk_id,
+                file_hash=hashes.get(c.file_path),
+            )  # fmt: skip
+            if expander is not None and options.context_lines > 0:
+                e = expander.expand(
+                    c.file_path, c.start_line, c.end_line, c.content, options.context_lines, k.file_hash
+                )
+                if e.source == "disk":
+                    k.expanded_context, k.expanded_start, k.expanded_end = e.content, e.start_line, e.end_line
+            if options.include_snippets:
+                k.highlights = find_highlights(c.content, question)
+            out.append(k)
+        return out
+
+    def build_context(
+        self, question: str, workspace: str, options: ContextBuildOptions | None = None
+    ) -> ContextBuildResult:
+        o = options or ContextBuildOptions()
+        result = self.query(question, KnowledgeQueryOptions(
+            workspace_path=workspace, max_results=o.max_chunks, min_relevance=o.min_relevance,
+            expand_context=o.expand_context, context_lines=o.context_lines, file_patterns=o.file_patterns,
+            languages=o.languages, reranking=RerankingStrategy(o.reranking),
+        ))  # fmt: skip
+        return self.build_context_from_chunks(result.chunks, o)
+
+    def build_context_from_chunks(
+        self, chunks: list[KnowledgeChunk], options: ContextBuildOptions | None = None
+    ) -> ContextBuildResult:
+        return assemble(chunks, options)
+
+    def find_relevant_files(
+        self, query: str, workspace: str, max_files: int = 10, min_relevance: float = 0.4
+    ) -> list[RelevantFile]:
+        """Files ranked by their best chunk (then by how many chunks matched), with the lines that matched."""
+        result = self.query(query, KnowledgeQueryOptions(
+            workspace_path=workspace, max_results=max_files * 3, min_relevance=min_relevance,
+            include_snippets=False, expand_context=False,
+        ))  # fmt: skip
+        groups: dict[str, list[KnowledgeChunk]] = {}
+        for c in result.chunks:
+            groups.setdefault(c.file_path, []).append(c)
+        files = [
+            RelevantFile(
+                file_path=path,
+                relevance=max(c.relevance for c in cs),
+                match_count=len(cs),
+                summary=cs[0].content[:100] + ("..." if len(cs[0].content) > 100 else ""),
+                language=cs[0].language,
+                match_lines=sorted({c.start_line for c in cs}),
+            )
+            for path, cs in groups.items()
+        ]
+        files.sort(key=lambda f: (-f.relevance, -f.match_count))
+        return files[:max_files]
+
+    def is_indexed(self, workspace: str) -> bool:
+        return self._index(workspace) is not None
+
+    def index_health(self, workspace: str) -> KnowledgeIndexHealth:
+        index = self._index(workspace)
+        if index is None:
+            return KnowledgeIndexHealth()
+        stats = self.store.statistics(index.id)
+        settings = Settings.load(index.workspace_path)
+        scan = ScanOptions(include=list(settings.include), exclude=DEFAULT_EXCLUDES + list(settings.exclude),
+                           max_file_bytes=settings.max_file_kb * 1024, include_hidden=settings.include_hidden,
+                           include_secrets=settings.include_secrets)  # fmt: skip
+        stale = staleness(self.store, index.id, Path(index.workspace_path), scan).count
+        return KnowledgeIndexHealth(
+            is_indexed=True, index_id=index.id, index_name=index.name, total_files=stats.file_count,
+            total_chunks=stats.chunk_count, last_updated=index.updated_at, created_at=index.created_at,
+            stale_files=stale, needs_reindex=stale > stats.file_count * 0.3, embedding_model=index.embedding_model,
+            embedding_dimension=index.embedding_dimension, index_size_bytes=stats.index_size_bytes,
+        )  # fmt: skip
+
+    def query_suggestions(self, partial: str, workspace: str, max_suggestions: int = 5) -> list[str]:
+        index = self._index(workspace)
+        if index is None or not partial.strip():
+            return []
+        names = [name for name, _, _ in self.store.search_symbols(index.id, partial.strip(), max_suggestions * 3)]
+        return list(dict.fromkeys(n for n in names if n))[:max_suggestions]
