@@ -175,3 +175,46 @@ def test_ctrl_c_stops_cleanly(tmp_path: Path) -> None:
     )
     data = json.loads(status.stdout)
     assert 0 < data["files"] < 40 * 20 + 2 and data["stale_files"] > 0
+
+
+def test_search_context_files_suggest(ws: Path, tmp_path: Path) -> None:
+    db = tmp_path / "k.db"
+    assert run("index", cwd=ws, db=db).returncode == 0
+    out = run("search", "NewServer", "--rerank", "keyword", "--min-relevance", "0.3", "--json", cwd=ws, db=db)
+    hits = json.loads(out.stdout)
+    assert hits[0]["path"] == "src/go/server.go" and all(h["score"] >= 0.3 for h in hits)
+    out = run("search", "server", "--symbol-type", "struct", "--json", cwd=ws, db=db)
+    assert {h["symbol_type"] for h in json.loads(out.stdout)} <= {"struct"}
+    out = run("search", "zzqx blorf", "--min-relevance", "0.9", cwd=ws, db=db)
+    assert out.returncode == 3 and "no results" in out.stderr
+    out = run("search", "NewServer", cwd=ws, db=db)
+    assert "src/go/server.go" in out.stdout and "results from" in out.stderr
+
+    for fmt, marker in (("markdown", "### src/go/server.go"), ("xml", '<code-context file="src/go/server.go"'),
+                        ("plain", "File: src/go/server.go"), ("json", '"file": "src/go/server.go"')):  # fmt: skip
+        out = run(
+            "context",
+            "HTTP server listen address",
+            "--format",
+            fmt,
+            "--max-tokens",
+            "400",
+            "--tokens",
+            "tiktoken",
+            cwd=ws,
+            db=db,
+        )
+        assert out.returncode == 0, out.stderr
+        assert marker in out.stdout
+        used = int(out.stderr.split()[0])
+        assert used <= 400
+    out = run("context", "HTTP server", "--max-tokens", "5", cwd=ws, db=db)
+    assert out.returncode == 3 and "fits in 5 tokens" in out.stderr
+
+    out = run("files", "HTTP server listen address", "--json", cwd=ws, db=db)
+    files = json.loads(out.stdout)
+    assert files[0]["path"] == "src/go/server.go"
+    assert {"path", "relevance", "match_count", "match_lines", "language"} <= set(files[0])
+    out = run("suggest", "NewSer", "--json", cwd=ws, db=db)
+    assert json.loads(out.stdout) == ["NewServer"]
+    assert run("suggest", "qqqqq", cwd=ws, db=db).returncode == 3

@@ -1,0 +1,432 @@
+"""Knowledge service, reranking, keywords, context assembly and expansion (seed v0.7.4j scenarios)."""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from workspaces import make_workspace
+
+from aintern.assemble.context import ContextBuildOptions, ContextFormat, KnowledgeChunk, assemble, merge_chunks
+from aintern.assemble.expand import FileContextExpander
+from aintern.assemble.tokens import TokenEstimation, by_characters, by_words, count_tokens
+from aintern.chunk.models import ChunkType, TextChunk
+from aintern.index import Indexer
+from aintern.knowledge import KnowledgeQueryError, KnowledgeQueryOptions, KnowledgeService
+from aintern.retrieve import rerank
+from aintern.retrieve.cache import QueryCache
+from aintern.retrieve.keywords import apply_highlights, extract_keywords, extract_quoted_phrases, find_highlights
+from aintern.retrieve.relevance import monotone, relevance
+from aintern.retrieve.rerank import HttpCrossEncoder, KeywordBoost, Ranked, ReciprocalRankFusion, RerankingStrategy
+from aintern.store import SqliteStore
+
+
+@pytest.fixture
+def indexed(static, tmp_path: Path):  # type: ignore[no-untyped-def]
+    ws = make_workspace(tmp_path / "ws").resolve()
+    store = SqliteStore(tmp_path / "k.db")
+    Indexer(store, static).index(ws)
+    yield ws, store, KnowledgeService(store)
+    store.close()
+
+
+def opts(ws: Path, **kw: Any) -> KnowledgeQueryOptions:
+    return KnowledgeQueryOptions(workspace_path=str(ws), **kw)
+
+
+# -- KnowledgeService ------------------------------------------------------------------------------
+
+
+def test_query_validation_and_missing_index(indexed, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    ws, _, ks = indexed
+    with pytest.raises(ValueError, match="question"):
+        ks.query("  ", opts(ws))
+    with pytest.raises(ValueError, match="workspace"):
+        ks.query("anything", KnowledgeQueryOptions())
+    empty = ks.query("anything", opts(tmp_path / "elsewhere"))
+    assert not empty.has_results and empty.relevant_files == []
+    assert ks.is_indexed(str(ws)) and not ks.is_indexed(str(tmp_path / "elsewhere"))
+
+
+def test_query_finds_the_definition_and_the_implementation(indexed) -> None:  # type: ignore[no-untyped-def]
+    ws, _, ks = indexed
+    symbol = ks.query("NewServer", opts(ws, min_relevance=0.0, max_results=3))
+    assert symbol.chunks[0].file_path == "src/go/server.go"
+    natural = ks.query("Where is the database connection handled?", opts(ws, min_relevance=0.0, max_results=5))
+    assert natural.has_results and natural.total_chunks_searched > 0 and natural.query_embedding is not None
+    assert {"README.md", "src/python/app.py"} & set(natural.relevant_files)
+    relevances = [c.relevance for c in natural.chunks]
+    assert relevances == sorted(relevances, reverse=True) and all(0 <= r <= 1 for r in relevances)
+    assert natural.strategy == "hybrid" and not natural.was_reranked
+
+
+def test_min_relevance_is_calibrated(indexed) -> None:  # type: ignore[no-untyped-def]
+    ws, _, ks = indexed
+    nonsense = ks.query("zzqx blorf wibble", opts(ws))  # default min_relevance 0.5
+    assert not nonsense.has_results, [(c.file_path, c.relevance) for c in nonsense.chunks]
+    good = ks.query("HTTP server listen and serve on an address", opts(ws))
+    assert good.has_results and good.chunks[0].file_path == "src/go/server.go"
+    assert good.chunks_above_threshold >= len(good.chunks)
+
+
+def test_filters_and_options(indexed) -> None:  # type: ignore[no-untyped-def]
+    ws, _, ks = indexed
+    only_rust = ks.query("struct point distance", opts(ws, min_relevance=0.0, languages=("rust",)))
+    assert {c.language for c in only_rust.chunks} == {"rust"}
+    in_dir = ks.query("class", opts(ws, min_relevance=0.0, directory_filters=("src/java",)))
+    assert {c.file_path for c in in_dir.chunks} == {"src/java/Cache.java"}
+    by_glob = ks.query("function", opts(ws, min_relevance=0.0, file_patterns=("*.lua",)))
+    assert {c.file_path for c in by_glob.chunks} == {"src/lua/util.lua"}
+    capped = ks.query("function", opts(ws, min_relevance=0.0, max_results=2))
+    assert len(capped.chunks) == 2
+
+
+def test_expansion_highlights_and_stale_file_fallback(indexed) -> None:  # type: ignore[no-untyped-def]
+    ws, _, ks = indexed
+    r = ks.query(
+        "LruCache get items", opts(ws, min_relevance=0.0, max_results=1, file_patterns=("*.java",), context_lines=2)
+    )
+    c = r.chunks[0]
+    assert c.highlights and any(h.matched_keyword == "get" or h.matched_keyword == "items" for h in c.highlights)
+    assert c.expanded_context is None or c.expanded_start <= c.start_line  # small file: the chunk is the whole file
+    # The file changes after indexing: the stored chunk is used, never lines of another version.
+    path = ws / "src/java/Cache.java"
+    path.write_text("// rewritten\n" * 50)
+    r2 = ks.query("LruCache get items cache", opts(ws, min_relevance=0.0, max_results=1, file_patterns=("*.java",)))
+    assert r2.chunks[0].expanded_context is None
+    assert "rewritten" not in r2.chunks[0].content
+
+
+def test_query_cache_hits_and_is_invalidated_by_index_change(indexed, static) -> None:  # type: ignore[no-untyped-def]
+    ws, store, ks = indexed
+    o = opts(ws, min_relevance=0.0)
+    first = ks.query("retry helper", o)
+    again = ks.query("retry helper", o)
+    assert not first.cache_hit and again.cache_hit
+    assert [c.chunk_id for c in again.chunks] == [c.chunk_id for c in first.chunks]
+    (ws / "src/python/retry_helper.py").write_text("def retry_helper(times):\n    return times\n")
+    Indexer(store, static).index(ws)
+    after = ks.query("retry helper", o)
+    assert not after.cache_hit, "a cached answer never outlives the code it describes"
+    assert "src/python/retry_helper.py" in after.relevant_files
+
+
+def test_query_cache_lru_ttl_threads() -> None:
+    cache: QueryCache[int] = QueryCache(max_size=3, ttl_seconds=0.3)
+    for i in range(4):
+        cache.set(i, i)
+    assert cache.get(0) is None and cache.get(3) == 3 and len(cache) == 3
+    cache.get(1)
+    cache.set(9, 9)
+    assert cache.get(1) == 1 and cache.get(2) is None, "least recently used goes first"
+    time.sleep(0.35)
+    assert cache.get(1) is None, "entries expire"
+    errors: list[Exception] = []
+
+    def hammer(n: int) -> None:
+        try:
+            for i in range(500):
+                cache.set((n, i), i)
+                cache.get((n, i - 1))
+        except Exception as exc:  # pragma: no cover
+            errors.append(exc)
+
+    threads = [threading.Thread(target=hammer, args=(n,)) for n in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors and len(cache) == 3
+
+
+def test_find_relevant_files_health_and_suggestions(indexed) -> None:  # type: ignore[no-untyped-def]
+    ws, _, ks = indexed
+    files = ks.find_relevant_files("HTTP server listen address", str(ws), max_files=3, min_relevance=0.0)
+    assert files[0].file_path == "src/go/server.go" and files[0].match_count >= 1 and files[0].match_lines
+    assert [f.relevance for f in files] == sorted((f.relevance for f in files), reverse=True)
+    health = ks.index_health(str(ws))
+    assert health.is_indexed and health.total_files == 22 and health.stale_files == 0
+    assert health.status_message == "Up to date" and health.formatted_size.endswith(("KB", "MB"))
+    for f in [f for f in sorted((ws / "src").rglob("*")) if f.is_file()][:10]:
+        f.write_text(f.read_text() + "\n// changed\n")
+    stale = ks.index_health(str(ws))
+    assert stale.needs_reindex and stale.status_message.startswith("Needs reindex")
+    assert ks.index_health(str(ws / "nope")).status_message == "Not indexed"
+    assert ks.query_suggestions("NewSer", str(ws)) == ["NewServer"]
+    assert ks.query_suggestions("", str(ws)) == []
+
+
+def test_query_embedding_failure_is_a_knowledge_error(indexed, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    ws, store, ks = indexed
+    embedder = ks.embedder(store.get_index_for_workspace(ws).embedding_model)
+
+    def broken(text: str) -> np.ndarray:
+        raise RuntimeError("model file gone")
+
+    monkeypatch.setattr(embedder, "embed", broken)
+    with pytest.raises(KnowledgeQueryError, match="embed"):
+        ks.query("anything at all", opts(ws))
+
+
+# -- reranking (seed tables) -------------------------------------------------------------------------
+
+
+def ranked(*items: tuple[int, float, str]) -> list[Ranked]:
+    return [Ranked(i, TextChunk(text, "f.py", 1, 1, 0, len(text), ChunkType.CODE), s, s) for i, s, text in items]
+
+
+def test_keyword_boost_seed_scenarios() -> None:
+    kb = KeywordBoost()
+    assert kb.rerank([], "test query") == []
+    out = kb.rerank(
+        ranked((1, 0.8, "This is some unrelated content"), (2, 0.7, "This contains UserService code")), "UserService"
+    )
+    assert out[0].chunk_id == 2 and out[0].original_score == 0.7
+    out = kb.rerank(
+        ranked((1, 0.8, "User authentication service"), (2, 0.75, "find user by email")), "find user by email"
+    )
+    assert out[0].chunk_id == 2
+    capped = kb.rerank(
+        ranked((1, 0.95, "alpha beta gamma delta epsilon zeta eta theta")),
+        "alpha beta gamma delta epsilon zeta eta theta",
+    )
+    assert capped[0].score == 1.0, "score stays within 1"
+    many = kb.rerank(
+        ranked((1, 0.1, "alpha beta gamma delta epsilon zeta eta theta iota")),
+        "alpha beta gamma delta epsilon zeta eta theta iota",
+    )
+    assert abs(many[0].score - 0.4) < 1e-9, "boost capped at +0.30"
+
+
+def test_rrf_seed_scenarios() -> None:
+    rrf = ReciprocalRankFusion()
+    out = rrf.rerank(
+        ranked(
+            (1, 0.9, "Generic database operations"),
+            (2, 0.7, "UserRepository UserRepository UserRepository"),
+            (3, 0.8, "UserRepository implementation"),
+        ),
+        "UserRepository",
+    )
+    assert out[0].chunk_id == 2
+    out = rrf.rerank(ranked((1, 0.9, "test content"), (2, 0.5, "other test content")), "test")
+    assert all(0.0 <= r.score <= 1.0 for r in out) and out[0].score == 1.0
+    assert {r.original_score for r in out} == {0.9, 0.5}
+    with_bm25 = ReciprocalRankFusion({2: 1, 1: 50}).rerank(ranked((1, 0.9, "a"), (2, 0.85, "b")), "q")
+    assert with_bm25[0].chunk_id == 2, "the keyword ranking can come from BM25 over the whole index"
+
+
+def test_factory() -> None:
+    assert rerank.create("none") is None
+    assert isinstance(rerank.create(RerankingStrategy.KEYWORD_BOOST), KeywordBoost)
+    assert isinstance(rerank.create("rrf"), ReciprocalRankFusion)
+    assert isinstance(rerank.create("cross-encoder"), HttpCrossEncoder)
+    assert rerank.is_supported("none") and rerank.is_supported("keyword") and rerank.is_supported("rrf")
+    with pytest.raises(ValueError):
+        rerank.create("nope")
+
+
+class RerankServer:
+    """A /rerank endpoint on 127.0.0.1 scoring with our real transformer; answers in TEI or Cohere shape."""
+
+    def __init__(self, embedder: Any, shape: str) -> None:
+        me = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                docs = body.get("documents") or body.get("texts")
+                q = embedder.embed(body["query"])
+                scores = [float(v @ q) for v in embedder.embed_batch(docs)]
+                items = [
+                    {"index": i, "score" if shape == "tei" else "relevance_score": s} for i, s in enumerate(scores)
+                ]
+                items.sort(key=lambda d: -d.get("score", d.get("relevance_score", 0)))
+                payload: Any = items if shape == "tei" else {"results": items}
+                raw = json.dumps(payload).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(raw)))
+                self.end_headers()
+                self.wfile.write(raw)
+                me.calls += 1
+
+        self.calls = 0
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+@pytest.mark.parametrize("shape", ["tei", "cohere"])
+def test_cross_encoder_over_http(minilm, indexed, shape: str, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    server = RerankServer(minilm, shape)
+    try:
+        ce = HttpCrossEncoder(url=server.url)
+        assert ce.available()
+        out = ce.rerank(
+            ranked((1, 0.9, "render the html template"), (2, 0.1, "open a sqlite database connection")),
+            "database connection",
+        )
+        assert out[0].chunk_id == 2 and out[0].original_score == 0.1
+        monkeypatch.setenv("AINTERN_RERANK_URL", server.url)
+        assert rerank.is_supported("cross-encoder")
+        ws, _, ks = indexed
+        r = ks.query("HTTP server", opts(ws, min_relevance=0.0, reranking=RerankingStrategy.CROSS_ENCODER))
+        assert r.was_reranked and r.reranking_applied is RerankingStrategy.CROSS_ENCODER and server.calls >= 2
+    finally:
+        server.close()
+    assert not HttpCrossEncoder(url=server.url).available(), "is_supported tells the truth when the server is gone"
+    monkeypatch.setenv("AINTERN_RERANK_URL", server.url)
+    with pytest.raises(KnowledgeQueryError, match="unreachable"):
+        ks.query("HTTP server again", opts(ws, min_relevance=0.0, reranking=RerankingStrategy.CROSS_ENCODER))
+
+
+def test_cross_encoder_unconfigured(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("AINTERN_RERANK_URL", raising=False)
+    assert not rerank.is_supported("cross-encoder")
+
+
+# -- keywords and highlighting (seed v0.7.4i) --------------------------------------------------------
+
+
+def test_keyword_extraction() -> None:
+    assert extract_keywords("") == []
+    kws = extract_keywords("the quick brown fox")
+    assert "the" not in kws and {"quick", "brown", "fox"} <= set(kws)
+    assert {"user", "service", "userservice"} <= set(extract_keywords("UserService"))
+    assert {"get", "user"} & set(extract_keywords("get_user_by_id")) and "user" in extract_keywords("get_user_by_id")
+    assert "async" in extract_keywords("async function load")
+    assert extract_quoted_phrases('find "user service" in code') == ["user service"]
+    assert extract_quoted_phrases('"first phrase" and "second phrase"') == ["first phrase", "second phrase"]
+
+
+def test_highlighting() -> None:
+    hs = find_highlights("This is a UserService implementation", "UserService")
+    assert any(h.matched_keyword == "userservice" for h in hs)
+    assert find_highlights("USERSERVICE implementation", "userservice")
+    assert (
+        apply_highlights("Call UserService here", find_highlights("Call UserService here", "UserService"))
+        == "Call **UserService** here"
+    )
+    overlapping = find_highlights("the user service layer", '"user service" user')
+    assert [(h.start, h.length) for h in overlapping] == [(4, 12)], "the longer phrase wins over the word inside it"
+    assert apply_highlights("a b", find_highlights("a bb b", "bb"), "<m>", "</m>") == "a b"
+    assert apply_highlights("x foo y", find_highlights("x foo y", "foo"), "<m>", "</m>") == "x <m>foo</m> y"
+
+
+# -- tokens and context assembly ---------------------------------------------------------------------
+
+
+def test_token_estimators() -> None:
+    assert count_tokens("") == 0
+    assert 20 <= by_characters("a" * 100) <= 35
+    assert 8 <= by_words("This is a test sentence with some words") <= 15
+    assert by_characters("public void Method() { return x + y; }") > by_characters("public void method return plus")
+    exact = count_tokens("def connect(url):\n    return sqlite3.connect(url)", TokenEstimation.TOKENIZER)
+    assert 10 <= exact <= 20
+    assert count_tokens("hello world", TokenEstimation.MODEL) == 2
+
+
+def kc(path: str, start: int, end: int, rel: float, text: str | None = None, lang: str = "python") -> KnowledgeChunk:
+    text = text if text is not None else "\n".join(f"line {i}" for i in range(start, end + 1))
+    return KnowledgeChunk(text, path, start, end, rel, lang)
+
+
+def test_formats_exactly_as_the_seed() -> None:
+    chunk = kc("src/a.py", 3, 4, 0.87, "x = 1 < 2\ny = '&'")
+    md = assemble([chunk], ContextBuildOptions(include_scores=True)).context
+    assert md == "### src/a.py\nLines 3-4\nRelevance: 87%\n\n```python\nx = 1 < 2\ny = '&'\n```"
+    xml = assemble([chunk], ContextBuildOptions(format=ContextFormat.XML, include_scores=True)).context
+    assert (
+        xml
+        == '<code-context file="src/a.py" lines="3-4" language="python" relevance="0.87">\nx = 1 &lt; 2\ny = \'&amp;\'\n</code-context>'
+    )
+    js = json.loads(assemble([chunk], ContextBuildOptions(format=ContextFormat.JSON)).context)
+    assert js == {
+        "file": "src/a.py",
+        "content": "x = 1 < 2\ny = '&'",
+        "startLine": 3,
+        "endLine": 4,
+        "language": "python",
+    }
+    plain = assemble([chunk], ContextBuildOptions(format=ContextFormat.PLAIN)).context
+    assert plain == "File: src/a.py (lines 3-4)\n" + "-" * 40 + "\nx = 1 < 2\ny = '&'"
+    framed = assemble(
+        [chunk], ContextBuildOptions(context_header="## Relevant Code Context", context_footer="-- end --")
+    ).context
+    assert framed.startswith("## Relevant Code Context\n\n### src/a.py") and framed.endswith("-- end --")
+
+
+def test_grouping_merging_and_budget() -> None:
+    chunks = [
+        kc("b.py", 1, 5, 0.9),
+        kc("a.py", 20, 30, 0.6),
+        kc("b.py", 40, 45, 0.5),
+        kc("a.py", 25, 35, 0.7),
+        kc("a.py", 36, 38, 0.4),
+    ]
+    merged = merge_chunks(chunks)
+    a = [c for c in merged if c.file_path == "a.py"]
+    assert len(a) == 1 and (a[0].start_line, a[0].end_line) == (20, 38), "overlapping and adjacent chunks merge"
+    assert a[0].content.split("\n") == [f"line {i}" for i in range(20, 39)], "no line twice"
+    result = assemble(chunks, ContextBuildOptions(max_tokens=10_000))
+    order = [(c.file_path, c.start_line) for c in result.chunks]
+    assert order == [("b.py", 1), ("b.py", 40), ("a.py", 20)], "files by best relevance, chunks by line"
+    assert result.files_included == ["b.py", "a.py"] and not result.was_truncated
+    for method in TokenEstimation:
+        for budget in (60, 120, 300):
+            r = assemble(chunks, ContextBuildOptions(max_tokens=budget, token_estimation=method))
+            assert r.estimated_tokens <= budget, (method, budget)
+            assert count_tokens(r.context, method) == r.estimated_tokens
+    tight = assemble(chunks, ContextBuildOptions(max_tokens=60))
+    assert tight.was_truncated and tight.chunks_truncated >= 1 and tight.chunks_included >= 1
+    capped = assemble(chunks, ContextBuildOptions(max_chunks=1))
+    assert capped.chunks_included == 1 and capped.chunks_truncated == 2
+    assert assemble([], ContextBuildOptions()).is_empty
+
+
+# -- expansion ---------------------------------------------------------------------------------------
+
+
+def test_expansion_confined_cached_and_falls_back(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    root.mkdir()
+    f = root / "m.py"
+    f.write_text("\n".join(f"l{i}" for i in range(1, 21)))
+    (tmp_path / "secret.py").write_text("TOKEN = 1\n")
+    (root / "link.py").symlink_to(tmp_path / "secret.py")
+    ex = FileContextExpander(root)
+    e = ex.expand("m.py", 10, 11, "l10\nl11", 2)
+    assert (e.start_line, e.end_line, e.source) == (8, 13, "disk") and e.content == "l8\nl9\nl10\nl11\nl12\nl13"
+    edge = ex.expand("m.py", 1, 2, "l1\nl2", 5)
+    assert (edge.start_line, edge.end_line) == (1, 7)
+    for escape in ("../secret.py", "link.py", str(tmp_path / "secret.py")):
+        assert ex.expand(escape, 1, 1, "stored", 3).source == "stored", escape
+    time.sleep(0.01)
+    f.write_text("\n".join(f"new{i}" for i in range(1, 21)))
+    os.utime(f, None)
+    assert ex.expand("m.py", 10, 10, "l10", 1).content == "new9\nnew10\nnew11", "the cache notices the change"
+    assert ex.expand("m.py", 10, 10, "l10", 1, file_hash="0" * 32).source == "stored", "changed since indexing"
+    f.unlink()
+    assert ex.expand("m.py", 10, 10, "l10", 1).content == "l10"
+    batch = ex.expand_many([("m.py", 1, 1, "a", None), ("../x", 1, 1, "b", None)], 2)
+    assert [b.content for b in batch] == ["a", "b"]
+
+
+def test_relevance_is_bounded_and_monotone() -> None:
+    assert 0 < relevance(0.0, None, 50) < relevance(0.6, 20.0, 1) < 1
+    assert monotone([0.9, 0.95, 0.5, 0.7]) == [0.9, 0.9, 0.5, 0.5]
