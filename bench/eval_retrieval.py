@@ -21,7 +21,9 @@ from semble_data import SHARED, load_repos, ndcg_at_10
 from aintern.chunk import ChunkingOptions
 from aintern.embed import get_embedder
 from aintern.index import Indexer, IndexingOptions
+from aintern.knowledge import KnowledgeQueryOptions, KnowledgeService
 from aintern.retrieve.hybrid import HybridConfig, hybrid_search
+from aintern.retrieve.rerank import RerankingStrategy
 from aintern.store import SqliteStore, VectorSearchOptions
 
 CACHE = Path("/tmp/aintern-bench")
@@ -43,6 +45,11 @@ CONFIGS = {
     ),
     "+sat2": replace(HybridConfig(), file_saturation=2),
     "default": HybridConfig(),
+    "w111": replace(HybridConfig(), bm25_weights=(1.0, 1.0, 1.0)),
+    "w431": replace(HybridConfig(), bm25_weights=(4.0, 3.0, 1.0)),
+    "w211": replace(HybridConfig(), bm25_weights=(2.0, 1.0, 1.0)),
+    "w251": replace(HybridConfig(), bm25_weights=(2.0, 5.0, 1.0)),
+    "w121": replace(HybridConfig(), bm25_weights=(1.0, 2.0, 1.0)),
 }
 
 
@@ -62,15 +69,32 @@ def open_index(name: str, root: Path, model: str, reindex: bool) -> tuple[Sqlite
     return store, result.index_id, time.perf_counter() - t0
 
 
-def rank(store: SqliteStore, index_id: int, embedder, question: str, cfg: HybridConfig, k: int = 10) -> list:  # type: ignore[no-untyped-def]
+#: Configurations run through the whole KnowledgeService (relevance, reranking) instead of hybrid_search alone.
+SERVICE = {
+    "service": RerankingStrategy.NONE,
+    "keyword": RerankingStrategy.KEYWORD_BOOST,
+    "rrf-rerank": RerankingStrategy.RRF,
+}
+
+
+def rank(store: SqliteStore, index_id: int, embedder, question: str, cfg: HybridConfig | str, k: int = 10) -> list[str]:  # type: ignore[no-untyped-def]
+    """File paths of the top ``k`` chunks, best first."""
+    if isinstance(cfg, str):
+        index = store.get_index(index_id)
+        assert index is not None
+        result = KnowledgeService(store).query(
+            question, KnowledgeQueryOptions(workspace_path=index.workspace_path, max_results=k, min_relevance=0.0,
+                                            expand_context=False, include_snippets=False, reranking=SERVICE[cfg]),
+        )  # fmt: skip
+        return [c.file_path for c in result.chunks]
     hits = hybrid_search(store, index_id, question, embedder.embed(question), VectorSearchOptions(top_k=k), cfg)
-    return hits
+    return [h.chunk.file_path for h in hits[:k]]
 
 
 def semble(args: argparse.Namespace) -> None:
     repos = load_repos([n for n in args.repos.split(",") if n] or None)
     embedder = get_embedder(args.model)
-    configs = {n: CONFIGS[n] for n in args.config.split(",")}
+    configs: dict[str, HybridConfig | str] = {n: n if n in SERVICE else CONFIGS[n] for n in args.config.split(",")}
     table: dict[str, dict[str, float]] = defaultdict(dict)
     by_cat: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     for repo in repos:
@@ -79,8 +103,7 @@ def semble(args: argparse.Namespace) -> None:
         for name, cfg in configs.items():
             scores = []
             for q in repo.queries:
-                hits = rank(store, index_id, embedder, q.text, cfg)
-                paths = [repo.prefix + h.chunk.file_path for h in hits[:10]]
+                paths = [repo.prefix + p for p in rank(store, index_id, embedder, q.text, cfg)]
                 s = ndcg_at_10(paths, q.targets, existing)
                 scores.append(s)
                 by_cat[name][q.category].append(s)
@@ -100,7 +123,7 @@ def semble(args: argparse.Namespace) -> None:
 def commits(args: argparse.Namespace) -> None:
     corpora = Path(args.corpora)
     embedder = get_embedder(args.model)
-    configs = {n: CONFIGS[n] for n in args.config.split(",")}
+    configs: dict[str, HybridConfig | str] = {n: n if n in SERVICE else CONFIGS[n] for n in args.config.split(",")}
     for name, cfg in configs.items():
         all_r5 = []
         for repo in ("flask", "click"):
@@ -108,11 +131,7 @@ def commits(args: argparse.Namespace) -> None:
             store, index_id, _ = open_index(f"commits-{repo}", corpora / repo, args.model, args.reindex)
             r1, r5, r10, mrr = [], [], [], []
             for q in data["queries"]:
-                hits = rank(store, index_id, embedder, q["query"], cfg, k=50)
-                files: list[str] = []
-                for h in hits:
-                    if h.chunk.file_path not in files:
-                        files.append(h.chunk.file_path)
+                files = list(dict.fromkeys(rank(store, index_id, embedder, q["query"], cfg, k=50)))
                 gold = set(q["gold_files"])
                 r1.append(len(gold & set(files[:1])) / len(gold))
                 r5.append(len(gold & set(files[:5])) / len(gold))

@@ -221,3 +221,25 @@ def test_vector_blob_roundtrip(store: SqliteStore, filled, static) -> None:  # t
     stored = store.conn.execute(f"SELECT embedding FROM vec_{filled.id} LIMIT 1").fetchone()[0]
     v = np.frombuffer(stored, dtype=np.float32)
     assert v.shape == (static.dimension,) and abs(float(np.linalg.norm(v)) - 1) < 1e-4
+
+
+def test_common_terms_pruned_on_large_indexes(store: SqliteStore, static, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    import aintern.store.sqlite as backend
+
+    index = store.create_index("/big", static.model_id, static.dimension)
+    chunks = [
+        chunk(f"f{i}.py", 1, 2, f"def handler_{i}():\n    return value" + (" rare_term" if i == 7 else ""))
+        for i in range(40)
+    ]
+    with store.transaction():
+        for c in chunks:
+            store.upsert_file(index.id, IndexedFile(c.file_path, "h", 1, 1), [c], static.embed_batch([c.content]))
+    assert store.get_index(index.id).chunk_count == 40
+    assert store._informative(index.id, ["return", "rare_term"]) == ["return", "rare_term"], "small index: all terms"
+    monkeypatch.setattr(backend, "PRUNE_ABOVE_CHUNKS", 10)
+    assert store._informative(index.id, ["returning", "rare_term"]) == ["rare_term"], (
+        "'returning' stems to 'return': in every chunk"
+    )
+    assert store._informative(index.id, ["return", "value"]) == ["return"], "never prune every term"
+    hits = store.bm25(index.id, "return rare_term", 5, VectorSearchOptions())
+    assert len(hits) == 1 and "rare_term" in store.get_chunks([hits[0][0]])[hits[0][0]].content

@@ -22,6 +22,7 @@ from aintern.retrieve.hybrid import HybridConfig, hybrid_search
 from aintern.retrieve.keywords import find_highlights
 from aintern.retrieve.relevance import monotone, relevance
 from aintern.retrieve.rerank import Ranked, RerankingStrategy
+from aintern.retrieve.vectors import VectorMatrixCache
 from aintern.scan import DEFAULT_EXCLUDES, ScanOptions
 from aintern.store import SqliteStore, VectorIndex, VectorSearchOptions
 from aintern.store.sqlite import overlaps
@@ -134,6 +135,7 @@ class KnowledgeService:
         self.store = store
         self.hybrid = hybrid or HybridConfig()
         self.cache: QueryCache[KnowledgeQueryResult] = QueryCache(max_size=100, ttl_seconds=300)
+        self.matrices = VectorMatrixCache()
         self._embedders: dict[str, Embedder] = {}
         self._expanders: dict[str, FileContextExpander] = {}
         self._lock = threading.Lock()
@@ -183,14 +185,21 @@ class KnowledgeService:
             directories=list(options.directory_filters), symbol_types=[s.value for s in options.symbol_types],
             deduplicate=options.deduplicate_chunks,
         )  # fmt: skip
+        matrix = self.matrices.get(self.store, index.id, index.embedding_dimension)
         hits = hybrid_search(
-            self.store, index.id, question, query_vector, search, self.hybrid, top_k=options.max_results * 3
+            self.store,
+            index.id,
+            question,
+            query_vector,
+            search,
+            self.hybrid,
+            top_k=options.max_results * 3,
+            vectors=matrix,
         )
-        vectors = self.store.vectors(index.id, [h.chunk_id for h in hits])
+        cosines = matrix.cosine(query_vector, [h.chunk_id for h in hits])
         scores = monotone(
-            [relevance(float(vectors[h.chunk_id] @ query_vector) if h.chunk_id in vectors else 0.0, h.keyword_score, rank)
-             for rank, h in enumerate(hits, 1)]
-        )  # fmt: skip
+            [relevance(cosines.get(h.chunk_id, 0.0), h.keyword_score, rank) for rank, h in enumerate(hits, 1)]
+        )
         ranked = [Ranked(h.chunk_id, h.chunk, s, s) for h, s in zip(hits, scores)]
         was_reranked = False
         reranker = rerank.create(options.reranking, {h.chunk_id: h.keyword_rank for h in hits if h.keyword_rank})
@@ -216,7 +225,7 @@ class KnowledgeService:
         chunks = self._knowledge_chunks(index, chosen, question, options)
         result = KnowledgeQueryResult(
             chunks=chunks, relevant_files=list(dict.fromkeys(c.file_path for c in chunks)),
-            query_time=time.perf_counter() - started, total_chunks_searched=index.chunk_count,
+            query_time=time.perf_counter() - started, total_chunks_searched=len(matrix.chunk_ids),
             chunks_above_threshold=len(above), query_embedding=query_vector, was_reranked=was_reranked,
             reranking_applied=RerankingStrategy(options.reranking),
         )  # fmt: skip

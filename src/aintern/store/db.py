@@ -25,7 +25,12 @@ MIGRATIONS: dict[int, str] = {
         embedding_dimension INTEGER NOT NULL,
         status TEXT NOT NULL DEFAULT 'active',
         git_commit TEXT,
-        settings_json TEXT NOT NULL DEFAULT '{}'
+        settings_json TEXT NOT NULL DEFAULT '{}',
+        -- Bumped by every write to the index's content: caches key on it.
+        revision INTEGER NOT NULL DEFAULT 0,
+        -- Kept by every write, so reading them costs nothing at 100k chunks.
+        file_count INTEGER NOT NULL DEFAULT 0,
+        chunk_count INTEGER NOT NULL DEFAULT 0
     );
     CREATE TABLE files (
         id INTEGER PRIMARY KEY,
@@ -69,11 +74,6 @@ MIGRATIONS: dict[int, str] = {
     );
     CREATE INDEX chunk_symbols_by_name ON chunk_symbols(index_id, name);
     CREATE INDEX chunk_symbols_by_chunk ON chunk_symbols(chunk_id);
-    -- Keyword search: the chunk's path, symbol names and content with identifiers also split
-    -- into their camelCase / snake_case parts (see aintern.store.text.keyword_text).
-    CREATE VIRTUAL TABLE chunks_fts USING fts5(
-        path, symbol, body, content='', contentless_delete=1, tokenize="porter unicode61 tokenchars '_'"
-    );
     -- Files looked at and left out for their content (binary, minified, ...): not re-read while unchanged.
     CREATE TABLE skipped_files (
         index_id INTEGER NOT NULL REFERENCES indexes(id) ON DELETE CASCADE,

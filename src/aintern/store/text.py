@@ -90,7 +90,11 @@ def fts_match(query: str) -> str | None:
     Quotes, operators (AND, OR, NOT, NEAR), ``*``, ``^``, ``:`` and parentheses in the user's
     text are only ever part of a quoted string, so no input is an FTS5 syntax error.
     """
-    terms = query_terms(query)
+    return fts_match_terms(query_terms(query))
+
+
+def fts_match_terms(terms: list[str]) -> str | None:
+    """``"a" OR "b"`` with each term quoted (a quote inside a term doubled), or None for no terms."""
     if not terms:
         return None
     return " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
