@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from aintern.chunk.models import TextChunk
+from aintern.chunk.models import ChunkType, TextChunk
 from aintern.retrieve.vectors import VectorMatrix
 from aintern.store import SqliteStore, VectorSearchOptions
 from aintern.store.text import STOP_WORDS, identifier_parts
@@ -34,6 +34,8 @@ class HybridConfig:
     #: Added (× the best fused score × share of query words matched) when path words match the query.
     path_boost: float = 1.0
     path_penalties: bool = True
+    #: Multiplier for prose and config chunks (Markdown, docs, text, config): code answers code questions.
+    prose_weight: float = 0.5
     #: Chunks of one file beyond this many are decayed, so the top results span several files.
     file_saturation: int = 1
     saturation_decay: float = 0.5
@@ -62,6 +64,9 @@ _TEST_FILE = re.compile(
 )
 _TEST_DIR = re.compile(r"(^|/)(tests?|__tests__|spec|specs|testing)/")
 _DEMOTED_DIR = re.compile(r"(^|/)(_?compat|legacy|_?examples?|docs?_src)/")
+
+
+_PROSE = {ChunkType.MARKDOWN, ChunkType.DOCUMENTATION, ChunkType.PLAIN_TEXT, ChunkType.CONFIG}
 
 
 def symbol_query(question: str) -> str | None:
@@ -170,6 +175,8 @@ def hybrid_search(
                 score += best * cfg.path_boost * share
         if cfg.path_penalties:
             score *= path_penalty(chunk.file_path, chunk.content)
+        if chunk.chunk_type in _PROSE:
+            score *= cfg.prose_weight
         hits.append(Hit(cid, chunk, score, vscore.get(cid), kscore.get(cid), vrank.get(cid), krank.get(cid)))
     hits.sort(key=lambda h: -h.score)
     return _diversify(hits, cfg, top_k)
