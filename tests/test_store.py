@@ -243,3 +243,15 @@ def test_common_terms_pruned_on_large_indexes(store: SqliteStore, static, monkey
     assert store._informative(index.id, ["return", "value"]) == ["return"], "never prune every term"
     hits = store.bm25(index.id, "return rare_term", 5, VectorSearchOptions())
     assert len(hits) == 1 and "rare_term" in store.get_chunks([hits[0][0]])[hits[0][0]].content
+
+
+def test_pre_release_schema_is_a_clear_error(tmp_path: Path) -> None:
+    path = tmp_path / "old.db"
+    SqliteStore(path).close()
+    conn = sqlite3.connect(path)
+    conn.execute("PRAGMA user_version = 1")
+    conn.close()
+    before = _digest(path)
+    with pytest.raises(StoreError, match="pre-release build"):
+        SqliteStore(path)
+    assert _digest(path) == before

@@ -1,3 +1,3 @@
-from aintern.cli import app
+from aintern.cli import main
 
-app()
+main()

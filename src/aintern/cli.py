@@ -567,3 +567,19 @@ def suggest(
         for name in names:
             console.print(name, highlight=False)
     raise typer.Exit(0 if names else 3)
+
+
+def main() -> None:
+    """Console entry point: errors end in one clear line (AINTERN_DEBUG=1 shows the traceback)."""
+    import os
+
+    try:
+        app()
+    except AinternError as exc:
+        err.print(f"[bold red]error:[/] {exc}")
+        sys.exit(1)
+    except Exception as exc:
+        if os.environ.get("AINTERN_DEBUG"):
+            raise
+        err.print(f"[bold red]error:[/] {type(exc).__name__}: {exc} (AINTERN_DEBUG=1 shows where)")
+        sys.exit(1)

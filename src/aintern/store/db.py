@@ -11,10 +11,12 @@ from aintern.errors import StoreError
 
 #: PRAGMA application_id of an aintern database ("AInt").
 APPLICATION_ID = 0x41496E74
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+#: Schema versions written only by development builds before the first release; they are not migrated.
+PRE_RELEASE_VERSIONS = {1}
 
 MIGRATIONS: dict[int, str] = {
-    1: """
+    2: """
     CREATE TABLE indexes (
         id INTEGER PRIMARY KEY,
         name TEXT NOT NULL,
@@ -158,11 +160,16 @@ def _migrate(conn: Any, path: Path) -> None:
         )
     if version == SCHEMA_VERSION:
         return
+    if version in PRE_RELEASE_VERSIONS:
+        raise StoreError(
+            f"{path} was written by a pre-release build of aintern (schema {version}) and cannot be upgraded; "
+            "it holds only derived data (indexes of your files): delete it and run `aintern index` again"
+        )
     conn.execute("BEGIN IMMEDIATE")
     try:
         version = conn.execute("PRAGMA user_version").fetchone()[0]  # another process may have migrated
         for step in range(version + 1, SCHEMA_VERSION + 1):
-            for statement in MIGRATIONS[step].split(";\n"):
+            for statement in MIGRATIONS.get(step, "").split(";\n"):
                 if statement.strip():
                     conn.execute(statement)
         conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
