@@ -6,9 +6,12 @@ import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aintern.errors import AinternError
+
+if TYPE_CHECKING:
+    from aintern.scan import ScanOptions
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -38,6 +41,16 @@ class Settings:
     max_file_kb: int = 1024
     include_hidden: bool = False
     include_secrets: bool = False
+
+    def scan_options(self) -> ScanOptions:
+        """What the scanner takes from these settings (exclusions add to the defaults)."""
+        from aintern.scan import DEFAULT_EXCLUDES, ScanOptions
+
+        return ScanOptions(
+            include=list(self.include), exclude=DEFAULT_EXCLUDES + list(self.exclude),
+            max_file_bytes=self.max_file_kb * 1024, include_hidden=self.include_hidden,
+            include_secrets=self.include_secrets,
+        )  # fmt: skip
 
     @classmethod
     def load(cls, workspace: str | Path | None) -> Settings:

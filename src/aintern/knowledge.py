@@ -23,7 +23,6 @@ from aintern.retrieve.keywords import find_highlights
 from aintern.retrieve.relevance import monotone, relevance
 from aintern.retrieve.rerank import Ranked, RerankingStrategy
 from aintern.retrieve.vectors import VectorMatrixCache
-from aintern.scan import DEFAULT_EXCLUDES, ScanOptions
 from aintern.store import SqliteStore, VectorIndex, VectorSearchOptions
 from aintern.store.sqlite import overlaps
 
@@ -306,10 +305,7 @@ class KnowledgeService:
         if index is None:
             return KnowledgeIndexHealth()
         stats = self.store.statistics(index.id)
-        settings = Settings.load(index.workspace_path)
-        scan = ScanOptions(include=list(settings.include), exclude=DEFAULT_EXCLUDES + list(settings.exclude),
-                           max_file_bytes=settings.max_file_kb * 1024, include_hidden=settings.include_hidden,
-                           include_secrets=settings.include_secrets)  # fmt: skip
+        scan = Settings.load(index.workspace_path).scan_options()
         stale = staleness(self.store, index.id, Path(index.workspace_path), scan).count
         return KnowledgeIndexHealth(
             is_indexed=True, index_id=index.id, index_name=index.name, total_files=stats.file_count,

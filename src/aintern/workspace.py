@@ -13,7 +13,7 @@ from aintern.index import Indexer, IndexingOptions, IndexingResult, ProgressCall
 from aintern.index.git import head_commit
 from aintern.index.status import staleness
 from aintern.knowledge import KnowledgeService
-from aintern.scan import DEFAULT_EXCLUDES, ScanOptions
+from aintern.scan import ScanOptions
 from aintern.store import IndexStatistics, SqliteStore, VectorIndex
 
 
@@ -97,11 +97,7 @@ class Workspace:
         return self._embedder
 
     def scan_options(self) -> ScanOptions:
-        s = self.settings
-        return ScanOptions(
-            include=list(s.include), exclude=DEFAULT_EXCLUDES + list(s.exclude), max_file_bytes=s.max_file_kb * 1024,
-            include_hidden=s.include_hidden, include_secrets=s.include_secrets,
-        )  # fmt: skip
+        return self.settings.scan_options()
 
     def build_index(
         self,
