@@ -33,7 +33,7 @@ TARGET = ChunkingOptions().target_chunk_size
 TUNED = {"alpha_natural": 0.3, "alpha_symbol": 0.3, "alpha_long": 0.15}
 PLAIN = HybridConfig(
     alpha_natural=0.5, alpha_symbol=0.5, alpha_long=0.5, definition_boost=0, path_boost=0, path_penalties=False,
-    file_saturation=0, prose_weight=1.0,
+    file_saturation=0, prose_weight=1.0, named_symbol_boost=0.0,
 )  # fmt: skip
 CONFIGS = {
     "vector": replace(PLAIN, alpha_natural=1.0, alpha_symbol=1.0, alpha_long=1.0),
@@ -43,11 +43,13 @@ CONFIGS = {
     "+def": replace(PLAIN, **TUNED, definition_boost=2.0),
     "+path": replace(PLAIN, **TUNED, definition_boost=2.0, path_boost=1.0),
     "+pen": replace(PLAIN, **TUNED, definition_boost=2.0, path_boost=1.0, path_penalties=True),
-    "+sat2": replace(HybridConfig(), file_saturation=2, prose_weight=1.0),
-    "+sat1": replace(HybridConfig(), prose_weight=1.0),
+    "+sat2": replace(HybridConfig(), file_saturation=2, prose_weight=1.0, named_symbol_boost=0.0),
+    "+sat1": replace(HybridConfig(), prose_weight=1.0, named_symbol_boost=0.0),
+    "+prose": replace(HybridConfig(), named_symbol_boost=0.0),
     "default": HybridConfig(),
     # Sensitivity checks quoted in docs/benchmarks.md.
     "prose1": replace(HybridConfig(), prose_weight=1.0),
+    "named.5": replace(HybridConfig(), named_symbol_boost=0.5),
     "prose.7": replace(HybridConfig(), prose_weight=0.7),
     "a.2": replace(HybridConfig(), alpha_natural=0.2),
     "pb1.5": replace(HybridConfig(), path_boost=1.5),
@@ -156,7 +158,9 @@ if __name__ == "__main__":
     ap.add_argument("bench", choices=["semble", "commits"])
     ap.add_argument("--repos", default="")
     ap.add_argument("--model", default="static")
-    ap.add_argument("--config", default="vector,bm25,rrf,alpha,+def,+path,+pen,+sat2,+sat1,default,keyword,rrf-rerank")
+    ap.add_argument(
+        "--config", default="vector,bm25,rrf,alpha,+def,+path,+pen,+sat2,+sat1,+prose,default,keyword,rrf-rerank"
+    )
     ap.add_argument("--reindex", action="store_true")
     ap.add_argument("--corpora", default="/tmp/commits-bench")
     ap.add_argument("--target", type=int, default=TARGET, help="chunk target size in tokens")

@@ -430,3 +430,9 @@ def test_expansion_confined_cached_and_falls_back(tmp_path: Path) -> None:
 def test_relevance_is_bounded_and_monotone() -> None:
     assert 0 < relevance(0.0, None, 50) < relevance(0.6, 20.0, 1) < 1
     assert monotone([0.9, 0.95, 0.5, 0.7]) == [0.9, 0.9, 0.5, 0.5]
+
+
+def test_identifier_named_in_a_sentence_finds_its_definition(indexed) -> None:  # type: ignore[no-untyped-def]
+    ws, _, ks = indexed
+    r = ks.query("how does makeClient build the client", opts(ws, min_relevance=0.0, max_results=3))
+    assert r.chunks[0].file_path == "src/typescript/app.ts"

@@ -36,6 +36,8 @@ class HybridConfig:
     path_penalties: bool = True
     #: Multiplier for prose and config chunks (Markdown, docs, text, config): code answers code questions.
     prose_weight: float = 0.5
+    #: Added (× the best fused score) to definitions of compound identifiers named in a sentence.
+    named_symbol_boost: float = 1.0
     #: Chunks of one file beyond this many are decayed, so the top results span several files.
     file_saturation: int = 1
     saturation_decay: float = 0.5
@@ -155,6 +157,17 @@ def hybrid_search(
         # Definitions of the named symbol join the candidates even if neither retriever found them.
         for cid in store.chunks_defining(index_id, symbol, options):
             fused.setdefault(cid, 0.0)
+    # Compound identifiers named inside a sentence ("how IntoResponse converts ...").
+    named = (
+        set()
+        if symbol or not cfg.named_symbol_boost
+        else {w for w in re.findall(r"[A-Za-z_]\w*", question) if identifier_parts(w)}
+    )
+    named_defs: set[int] = set()
+    for name in named:
+        named_defs.update(store.chunks_defining(index_id, name, options, limit=5))
+    for cid in named_defs:
+        fused.setdefault(cid, 0.0)
     chunks = store.get_chunks(list(fused))
     keywords = {w.lower() for w in re.findall(r"[A-Za-z_]\w*", question) if len(w) > 2 and w.lower() not in STOP_WORDS}
     vscore, kscore = dict(vec), dict(kw)
@@ -169,7 +182,9 @@ def hybrid_search(
             stem = chunk.file_path.rsplit("/", 1)[-1].rsplit(".", 1)[0].lower()
             tier = 1.5 if stem.replace("_", "") == symbol.lower().replace("_", "") else 1.0
             score += best * cfg.definition_boost * tier
-        elif not symbol and cfg.path_boost and keywords:
+        if cid in named_defs:
+            score += best * cfg.named_symbol_boost
+        if not symbol and cfg.path_boost and keywords:
             share = _matched(keywords, _path_words(chunk.file_path)) / len(keywords)
             if share >= 0.1:
                 score += best * cfg.path_boost * share
