@@ -25,6 +25,7 @@ from aintern.knowledge import KnowledgeQueryOptions, KnowledgeService
 from aintern.retrieve.hybrid import HybridConfig, hybrid_search
 from aintern.retrieve.rerank import RerankingStrategy
 from aintern.store import SqliteStore, VectorSearchOptions
+from aintern.store import sqlite as sqlite_backend
 
 CACHE = Path("/tmp/aintern-bench")
 TARGET = ChunkingOptions().target_chunk_size
@@ -164,6 +165,12 @@ if __name__ == "__main__":
     ap.add_argument("--reindex", action="store_true")
     ap.add_argument("--corpora", default="/tmp/commits-bench")
     ap.add_argument("--target", type=int, default=TARGET, help="chunk target size in tokens")
+    ap.add_argument("--prune-share", type=float, help="common-term cut-off of BM25 (store.sqlite.PRUNE_SHARE)")
+    ap.add_argument("--prune-above", type=int, help="apply it from this many chunks (PRUNE_ABOVE_CHUNKS; 0: always)")
     a = ap.parse_args()
+    if a.prune_share is not None:
+        sqlite_backend.PRUNE_SHARE = a.prune_share
+    if a.prune_above is not None:
+        sqlite_backend.PRUNE_ABOVE_CHUNKS = a.prune_above
     TARGET = a.target
     semble(a) if a.bench == "semble" else commits(a)

@@ -20,6 +20,7 @@ from aintern.embed import get_embedder
 from aintern.index import Indexer
 from aintern.knowledge import KnowledgeQueryOptions, KnowledgeService
 from aintern.store import SqliteStore, VectorSearchOptions
+from aintern.store import sqlite as sqlite_backend
 
 QUESTIONS = [
     "Where is the database connection handled?", "how are settings loaded", "parse the command line arguments",
@@ -38,7 +39,10 @@ def main() -> None:
     ap.add_argument("corpus", type=Path)
     ap.add_argument("--copies", type=int, nargs="+", default=[2, 20])
     ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--prune-share", type=float, help="common-term cut-off of BM25 (store.sqlite.PRUNE_SHARE)")
     a = ap.parse_args()
+    if a.prune_share is not None:
+        sqlite_backend.PRUNE_SHARE = a.prune_share
     embedder = get_embedder("static")
     for copies in a.copies:
         with tempfile.TemporaryDirectory() as tmp:

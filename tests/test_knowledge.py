@@ -95,7 +95,9 @@ def test_expansion_highlights_and_stale_file_fallback(indexed) -> None:  # type:
     )
     c = r.chunks[0]
     assert c.highlights and any(h.matched_keyword == "get" or h.matched_keyword == "items" for h in c.highlights)
-    assert c.expanded_context is None or c.expanded_start <= c.start_line  # small file: the chunk is the whole file
+    lines = (ws / "src/java/Cache.java").read_text().split("\n")
+    assert (c.expanded_start, c.expanded_end) == (max(1, c.start_line - 2), min(len(lines), c.end_line + 2))
+    assert c.expanded_context == "\n".join(lines[c.expanded_start - 1 : c.expanded_end])
     # The file changes after indexing: the stored chunk is used, never lines of another version.
     path = ws / "src/java/Cache.java"
     path.write_text("// rewritten\n" * 50)

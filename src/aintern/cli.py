@@ -58,24 +58,16 @@ def _fail(message: str, code: int = 1) -> typer.Exit:
 
 def _open(path: Path | None, db: Path | None, create: bool = False, model: str | None = None) -> Workspace:
     """The workspace to work on: PATH as given, else found from the current directory like git does."""
-    try:
-        if path is not None:
-            if not path.is_dir():
-                raise _fail(f"{path}: not a directory")
-            return Workspace(path, db, model)
-        if create:
-            try:
-                found = Workspace.discover(".", db)
-            except NotIndexedError:
-                return Workspace(".", db, model)
-            if model is not None:
-                found._model_name = model
-            return found
-        return Workspace.discover(".", db)
-    except NotIndexedError as exc:
-        raise _fail(str(exc), 4) from exc
-    except AinternError as exc:
-        raise _fail(str(exc)) from exc
+    if path is not None:
+        if not path.is_dir():
+            raise _fail(f"{path}: not a directory")
+        return Workspace(path, db, model)
+    if create:
+        try:
+            return Workspace.discover(".", db, model)
+        except NotIndexedError:
+            return Workspace(".", db, model)
+    return Workspace.discover(".", db)
 
 
 @app.command()
@@ -150,13 +142,10 @@ def embed(
     """Embed texts and print their vectors (JSON) or a summary with pairwise cosine similarity."""
     if texts == ["-"]:
         texts = [line.rstrip("\n") for line in sys.stdin if line.strip()]
-    try:
-        embedder = get_embedder(model)
-        t0 = time.perf_counter()
-        vectors = embedder.embed_batch(texts)
-        elapsed = time.perf_counter() - t0
-    except AinternError as exc:
-        raise _fail(str(exc)) from exc
+    embedder = get_embedder(model)
+    t0 = time.perf_counter()
+    vectors = embedder.embed_batch(texts)
+    elapsed = time.perf_counter() - t0
     if as_json:
         print(
             json.dumps(
@@ -267,12 +256,7 @@ def index(
 ) -> None:
     """Index a workspace (incremental: only changed files are re-chunked and re-embedded)."""
     ws = _open(path, db, create=True, model=model)
-    try:
-        result = _run_indexing(ws, force, include_secrets or None, quiet=as_json)
-    except AinternError as exc:
-        raise _fail(str(exc)) from exc
-    except KeyboardInterrupt:
-        raise _fail("aborted", 130) from None
+    result = _run_indexing(ws, force, include_secrets or None, quiet=as_json)
     _print_summary(result, ws, as_json, verbose)
     raise typer.Exit(0 if result.success else 130 if result.cancelled else 1)
 
@@ -281,13 +265,8 @@ def index(
 def update(path: PathArg = None, db: DbOption = None, as_json: JsonOption = False) -> None:
     """Bring an existing index up to date with the files on disk."""
     ws = _open(path, db)
-    try:
-        ws.require_index()
-        result = _run_indexing(ws, False, None, quiet=as_json)
-    except NotIndexedError as exc:
-        raise _fail(str(exc), 4) from exc
-    except AinternError as exc:
-        raise _fail(str(exc)) from exc
+    ws.require_index()
+    result = _run_indexing(ws, False, None, quiet=as_json)
     _print_summary(result, ws, as_json, False)
     raise typer.Exit(0 if result.success else 130 if result.cancelled else 1)
 
@@ -296,10 +275,7 @@ def update(path: PathArg = None, db: DbOption = None, as_json: JsonOption = Fals
 def status(path: PathArg = None, db: DbOption = None, as_json: JsonOption = False) -> None:
     """Show what is indexed: files, chunks, size, model, freshness and git commit."""
     ws = _open(path, db)
-    try:
-        st = ws.status()
-    except NotIndexedError as exc:
-        raise _fail(str(exc), 4) from exc
+    st = ws.status()
     s = st.statistics
     data = {
         "workspace": str(ws.root), "database": str(ws.store.path), "files": s.file_count, "chunks": s.chunk_count,
@@ -362,10 +338,7 @@ def watch(path: PathArg = None, db: DbOption = None) -> None:
     stop = threading.Event()
     signal.signal(signal.SIGINT, lambda *_: stop.set())
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    try:
-        first = ws.build_index(cancel=stop)
-    except AinternError as exc:
-        raise _fail(str(exc)) from exc
+    first = ws.build_index(cancel=stop)
     console.print(
         f"watching {ws.root} ({first.files_indexed} files indexed, {first.files_unchanged} up to date); Ctrl-C stops"
     )
@@ -427,13 +400,8 @@ def search(
         expand_context=False, symbol_types=tuple(symbol_type or ()), languages=tuple(lang or ()),
         file_patterns=tuple(path_glob or ()), directory_filters=tuple(directory or ()),
     )  # fmt: skip
-    try:
-        ws.require_index()
-        result = ws.knowledge.query(question, options)
-    except NotIndexedError as exc:
-        raise _fail(str(exc), 4) from exc
-    except AinternError as exc:
-        raise _fail(str(exc)) from exc
+    ws.require_index()
+    result = ws.knowledge.query(question, options)
     if as_json:
         print(json.dumps([
             {"path": c.file_path, "start_line": c.start_line, "end_line": c.end_line, "score": round(c.relevance, 4),
@@ -497,13 +465,8 @@ def context(
         expand_context=context_lines > 0, context_lines=context_lines, include_scores=scores, reranking=rerank.value,
         token_estimation=tokens, file_patterns=tuple(path_glob or ()), languages=tuple(lang or ()),
     )  # fmt: skip
-    try:
-        ws.require_index()
-        result = ws.knowledge.build_context(question, str(ws.root), options)
-    except NotIndexedError as exc:
-        raise _fail(str(exc), 4) from exc
-    except AinternError as exc:
-        raise _fail(str(exc)) from exc
+    ws.require_index()
+    result = ws.knowledge.build_context(question, str(ws.root), options)
     if result.is_empty:
         if result.chunks_truncated:
             err.print(f"nothing relevant fits in {max_tokens} tokens; raise --max-tokens")
@@ -529,11 +492,8 @@ def files(
     """The files most relevant to QUESTION, with how many of their chunks matched and where."""
     question = _question(question)
     ws = _open(workspace, db)
-    try:
-        ws.require_index()
-        found = ws.knowledge.find_relevant_files(question, str(ws.root), max(1, n), min_relevance)
-    except NotIndexedError as exc:
-        raise _fail(str(exc), 4) from exc
+    ws.require_index()
+    found = ws.knowledge.find_relevant_files(question, str(ws.root), max(1, n), min_relevance)
     if as_json:
         print(json.dumps([f.to_dict() for f in found], indent=2))
         raise typer.Exit(0 if found else 3)
@@ -556,11 +516,8 @@ def suggest(
 ) -> None:
     """Indexed symbol names matching PARTIAL, for completing a query."""
     ws = _open(workspace, db)
-    try:
-        ws.require_index()
-        names = ws.knowledge.query_suggestions(partial, str(ws.root), max(1, n))
-    except NotIndexedError as exc:
-        raise _fail(str(exc), 4) from exc
+    ws.require_index()
+    names = ws.knowledge.query_suggestions(partial, str(ws.root), max(1, n))
     if as_json:
         print(json.dumps(names))
     else:
@@ -575,6 +532,12 @@ def main() -> None:
 
     try:
         app()
+    except NotIndexedError as exc:
+        err.print(f"[bold red]error:[/] {exc}")
+        sys.exit(4)
+    except KeyboardInterrupt:
+        err.print("[bold red]error:[/] aborted")
+        sys.exit(130)
     except AinternError as exc:
         err.print(f"[bold red]error:[/] {exc}")
         sys.exit(1)

@@ -61,7 +61,7 @@ class Workspace:
         self._knowledge: KnowledgeService | None = None
 
     @classmethod
-    def discover(cls, start: str | Path = ".", db: str | Path | None = None) -> Workspace:
+    def discover(cls, start: str | Path = ".", db: str | Path | None = None, model: str | None = None) -> Workspace:
         """The workspace containing ``start``; NotIndexedError if there is none."""
         probe = SqliteStore(db or Settings.load(Path(start)).db)
         try:
@@ -70,7 +70,7 @@ class Workspace:
             probe.close()
         if root is None:
             raise NotIndexedError(f"{Path(start).resolve()} is not indexed yet; run `aintern index` there first")
-        return cls(root, db)
+        return cls(root, db, model)
 
     def close(self) -> None:
         self.store.close()

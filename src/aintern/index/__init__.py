@@ -23,7 +23,7 @@ from aintern.chunk import Chunker, decode_source
 from aintern.chunk.languages import detect_language
 from aintern.chunk.models import TextChunk
 from aintern.embed import Embedder, embedding_header, embedding_text
-from aintern.embed.cache import CachedEmbedder, EmbeddingCache
+from aintern.embed.cache import CachedEmbedder
 from aintern.index.git import head_commit
 from aintern.index.models import (
     IndexingError,
@@ -34,7 +34,7 @@ from aintern.index.models import (
     IndexingResult,
 )
 from aintern.scan import ScannedFile, Scanner, SkippedFile, generated_reason
-from aintern.store import IndexedFile, SqliteStore
+from aintern.store import IndexedFile, VectorStore
 
 __all__ = [
     "Indexer", "IndexingError", "IndexingErrorType", "IndexingOptions", "IndexingPhase", "IndexingProgress",
@@ -62,10 +62,10 @@ class _Prepared:
 class Indexer:
     """Indexes workspaces into a store with one embedding model."""
 
-    def __init__(self, store: SqliteStore, embedder: Embedder, options: IndexingOptions | None = None) -> None:
+    def __init__(self, store: VectorStore, embedder: Embedder, options: IndexingOptions | None = None) -> None:
         self.store = store
         self.options = options or IndexingOptions()
-        self.embedder = CachedEmbedder(embedder, EmbeddingCache(store.conn))
+        self.embedder = CachedEmbedder(embedder, store.embedding_cache())
         self.embedder.write_through = False  # new vectors are cached in the same transaction as their chunks
         self.chunker = Chunker(embedder.tokenizer, embedder.max_tokens - HEADER_TOKENS, self.options.chunking)
 

@@ -153,21 +153,18 @@ def hybrid_search(
     if not fused:
         return []
     best = max(fused.values())
-    if symbol and cfg.definition_boost:
-        # Definitions of the named symbol join the candidates even if neither retriever found them.
-        for cid in store.chunks_defining(index_id, symbol, options):
+    # Definitions of the symbol a query is, or of compound identifiers a sentence names ("how
+    # IntoResponse converts ..."), join the candidates even if neither retriever found them.
+    if symbol:
+        named, weight, limit = {symbol}, cfg.definition_boost, 20
+    else:
+        named = {w for w in re.findall(r"[A-Za-z_]\w*", question) if identifier_parts(w)}
+        weight, limit = cfg.named_symbol_boost, 5
+    definitions: dict[int, str] = {}
+    for name in named if weight else ():
+        for cid in store.chunks_defining(index_id, name, options, limit=limit):
+            definitions.setdefault(cid, name)
             fused.setdefault(cid, 0.0)
-    # Compound identifiers named inside a sentence ("how IntoResponse converts ...").
-    named = (
-        set()
-        if symbol or not cfg.named_symbol_boost
-        else {w for w in re.findall(r"[A-Za-z_]\w*", question) if identifier_parts(w)}
-    )
-    named_defs: set[int] = set()
-    for name in named:
-        named_defs.update(store.chunks_defining(index_id, name, options, limit=5))
-    for cid in named_defs:
-        fused.setdefault(cid, 0.0)
     chunks = store.get_chunks(list(fused))
     keywords = {w.lower() for w in re.findall(r"[A-Za-z_]\w*", question) if len(w) > 2 and w.lower() not in STOP_WORDS}
     vscore, kscore = dict(vec), dict(kw)
@@ -178,12 +175,11 @@ def hybrid_search(
         chunk = chunks.get(cid)
         if chunk is None:
             continue
-        if symbol and cfg.definition_boost and _defines(chunk, symbol):
-            stem = chunk.file_path.rsplit("/", 1)[-1].rsplit(".", 1)[0].lower()
-            tier = 1.5 if stem.replace("_", "") == symbol.lower().replace("_", "") else 1.0
-            score += best * cfg.definition_boost * tier
-        if cid in named_defs:
-            score += best * cfg.named_symbol_boost
+        if cid in definitions:
+            # A symbol query's definition counts half again when its file is named after it.
+            stem = chunk.file_path.rsplit("/", 1)[-1].rsplit(".", 1)[0].lower().replace("_", "")
+            tier = 1.5 if symbol and stem == definitions[cid].lower().replace("_", "") else 1.0
+            score += best * weight * tier
         if not symbol and cfg.path_boost and keywords:
             share = _matched(keywords, _path_words(chunk.file_path)) / len(keywords)
             if share >= 0.1:
@@ -201,11 +197,6 @@ def _filtered(options: VectorSearchOptions) -> bool:
     return bool(
         options.languages or options.chunk_types or options.symbol_types or options.file_patterns or options.directories
     )
-
-
-def _defines(chunk: TextChunk, symbol: str) -> bool:
-    names = {chunk.symbol_name, *chunk.metadata.get("symbols", "").split(", ")}
-    return symbol in names
 
 
 def _diversify(hits: list[Hit], cfg: HybridConfig, top_k: int | None) -> list[Hit]:

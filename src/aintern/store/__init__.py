@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager
 from typing import Protocol
 
 import numpy as np
 
 from aintern.chunk.models import TextChunk
+from aintern.embed.cache import EmbeddingCache
 from aintern.store.db import default_db_path
 from aintern.store.models import ChunkSearchResult, IndexedFile, IndexStatistics, VectorIndex, VectorSearchOptions
 from aintern.store.sqlite import SqliteStore
@@ -18,20 +20,32 @@ __all__ = [
 
 
 class VectorStore(Protocol):
-    """What the indexing pipeline and retrieval need from a store."""
+    """What the indexing pipeline needs from a store: the Indexer is written against this alone.
+
+    Retrieval (aintern.retrieve, aintern.knowledge) still talks to SqliteStore directly: its KNN,
+    BM25 and symbol look-ups are where a second backend would differ most.
+    """
 
     def open_index(self, workspace: str, model_id: str, dimension: int) -> VectorIndex: ...
 
+    def transaction(self) -> AbstractContextManager[None]: ...
+
     def get_files(self, index_id: int) -> dict[str, IndexedFile]: ...
+
+    def get_skipped(self, index_id: int) -> dict[str, tuple[int, int, str]]: ...
 
     def upsert_file(self, index_id: int, file: IndexedFile, chunks: list[TextChunk], vectors: np.ndarray) -> int: ...
 
+    def touch_file(self, index_id: int, path: str, size: int, mtime_ns: int) -> None: ...
+
+    def set_skipped(self, index_id: int, path: str, size: int, mtime_ns: int, reason: str) -> None: ...
+
     def remove_file(self, index_id: int, path: str) -> bool: ...
 
-    def search(
-        self, index_id: int, query_vector: np.ndarray, options: VectorSearchOptions | None = None
-    ) -> list[ChunkSearchResult]: ...
+    def update_index(
+        self, index_id: int, git_commit: str | None = None, settings: dict[str, object] | None = None
+    ) -> None: ...
 
-    def keyword_search(
-        self, index_id: int, query: str, options: VectorSearchOptions | None = None
-    ) -> list[ChunkSearchResult]: ...
+    def embedding_cache(self) -> EmbeddingCache: ...
+
+    def prune_cache(self) -> int: ...

@@ -14,7 +14,7 @@ import numpy as np
 
 from aintern.chunk.models import ChunkType, SymbolType, TextChunk
 from aintern.embed import embedding_text
-from aintern.embed.cache import content_hash
+from aintern.embed.cache import EmbeddingCache, content_hash
 from aintern.errors import ModelMismatchError, StoreError
 from aintern.store.db import connect, default_db_path
 from aintern.store.models import ChunkSearchResult, IndexedFile, IndexStatistics, VectorIndex, VectorSearchOptions
@@ -28,6 +28,8 @@ _CHUNK_COLUMNS = (
 BM25_WEIGHTS = (2.0, 3.0, 1.0)
 #: Indexes larger than this drop very common query terms before BM25 (see SqliteStore._informative).
 PRUNE_ABOVE_CHUNKS = 20_000
+#: ... the terms found in more than this share of its chunks.
+PRUNE_SHARE = 0.3
 #: sqlite-vec's largest k.
 _MAX_K = 4096
 
@@ -252,6 +254,10 @@ class SqliteStore:
         self.conn.execute("DELETE FROM files WHERE id = ?", (file_id,))
         return True
 
+    def embedding_cache(self) -> EmbeddingCache:
+        """The embedding cache, in this same database (so it shares the chunks' transactions)."""
+        return EmbeddingCache(self.conn)
+
     def prune_cache(self) -> int:
         """Drop cached vectors no chunk of any index uses any more."""
         cur = self.conn.execute(
@@ -340,7 +346,7 @@ class SqliteStore:
             f"CREATE VIRTUAL TABLE IF NOT EXISTS {vocab} USING fts5vocab(main, fts_{int(index_id)}, 'row')"
         )
         df = {term: self._doc_frequency(vocab, term) for term in terms}
-        kept = [t for t in terms if df[t] <= total * 0.3]
+        kept = [t for t in terms if df[t] <= total * PRUNE_SHARE]
         return kept or [min(terms, key=lambda t: df[t])]
 
     def _doc_frequency(self, vocab: str, term: str) -> int:
