@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from local_server import JsonHandler, LocalServer
 
 from aintern.embed.static import StaticEmbedder
 
 
-class EmbeddingServer:
+class EmbeddingServer(LocalServer):
     def __init__(
         self, embedder: StaticEmbedder, fail_first: int = 0, fail_status: int = 503, garbage: bool = False
     ) -> None:
@@ -22,10 +22,7 @@ class EmbeddingServer:
         self.headers: list[dict[str, str]] = []
         server = self
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args: Any) -> None:
-                pass
-
+        class Handler(JsonHandler):
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 server.requests.append(body)
@@ -43,22 +40,4 @@ class EmbeddingServer:
                 data.reverse()  # clients must order by index, not by position
                 return self._send(200, {"object": "list", "model": body["model"], "data": data})
 
-            def _send(self, status: int, payload: dict[str, Any]) -> None:
-                raw = json.dumps(payload).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(raw)))
-                self.end_headers()
-                self.wfile.write(raw)
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-
-    def __enter__(self) -> EmbeddingServer:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        self._serve(Handler)

@@ -32,6 +32,10 @@ class Settings:
     max_file_kb = 1024
     include_hidden = false
     include_secrets = false
+    llm_endpoint = "http://127.0.0.1:11434/v1"   # an OpenAI-compatible server for `aintern ask` / `chat`
+    llm_model = "qwen2.5-coder:7b"              # a model there, or a GGUF file run in-process
+    llm_api_key_env = "OPENAI_API_KEY"          # the *name* of the variable holding the key
+    llm_context_window = 8192                    # when the server does not say
     """
 
     db: Path | None = None
@@ -41,6 +45,10 @@ class Settings:
     max_file_kb: int = 1024
     include_hidden: bool = False
     include_secrets: bool = False
+    llm_endpoint: str | None = None
+    llm_model: str | None = None
+    llm_api_key_env: str | None = None
+    llm_context_window: int | None = None
 
     def scan_options(self) -> ScanOptions:
         """What the scanner takes from these settings (exclusions add to the defaults)."""

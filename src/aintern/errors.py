@@ -29,3 +29,23 @@ class ModelMismatchError(AinternError):
 
 class IndexingCancelled(AinternError):
     """Indexing stopped on request; what was finished is kept."""
+
+
+class LLMError(AinternError):
+    """A language model could not answer (bad response, lost connection, load failure)."""
+
+
+class LLMUnreachableError(LLMError):
+    """The configured LLM endpoint did not answer."""
+
+
+class ModelNotFoundError(LLMError):
+    """The model asked for is not served by the endpoint (or the GGUF file does not exist)."""
+
+
+class ContextTooLongError(LLMError):
+    """The prompt does not fit the model's context window."""
+
+
+class ConversationNotFoundError(AinternError):
+    """No conversation has that id."""

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import os
 import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+from aintern.answer import LLM, ConversationStore, RagChatService, get_llm
 from aintern.config import CONFIG_FILE, Settings
 from aintern.embed import DEFAULT_MODEL, Embedder, embedder_for_model_id, get_embedder
 from aintern.errors import NotIndexedError
@@ -122,6 +124,23 @@ class Workspace:
         if self._knowledge is None:
             self._knowledge = KnowledgeService(self.store)
         return self._knowledge
+
+    def llm(
+        self, model: str | None = None, endpoint: str | None = None, context_window: int | None = None
+    ) -> LLM | None:
+        """The LLM to answer with: arguments, else the environment, else ``.aintern.toml``; None if none is set."""
+        s = self.settings
+        env_model, env_endpoint = os.environ.get("AINTERN_LLM_MODEL"), os.environ.get("AINTERN_LLM_ENDPOINT")
+        return get_llm(
+            model or env_model or (None if endpoint or env_endpoint else s.llm_model),
+            endpoint or env_endpoint or (None if model or env_model else s.llm_endpoint),
+            s.llm_api_key_env,
+            context_window or s.llm_context_window,
+        )
+
+    def chat(self, llm: LLM | None) -> RagChatService:
+        """RAG chat over this workspace's index; conversations live in the same database."""
+        return RagChatService(self.knowledge, llm, ConversationStore(self.store))
 
     def status(self) -> IndexStatus:
         index = self.require_index()

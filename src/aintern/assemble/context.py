@@ -84,6 +84,11 @@ class ContextBuildOptions:
     context_footer: str | None = None
     reranking: str = "keyword"
     token_estimation: TokenEstimation = TokenEstimation.CHARACTERS
+    #: Counts tokens instead of ``token_estimation``: an LLM's own tokenizer, say.
+    token_counter: Callable[[str], int] | None = field(default=None, compare=False)
+
+    def count(self, text: str) -> int:
+        return self.token_counter(text) if self.token_counter is not None else count_tokens(text, self.token_estimation)
 
 
 @dataclass
@@ -182,7 +187,7 @@ def _fit(
 
     def fits(c: KnowledgeChunk) -> bool:
         # The whole candidate context is counted: exact tokenizers are not additive over pieces.
-        return count_tokens(render([*parts, _format(c, o)]), o.token_estimation) <= o.max_tokens
+        return o.count(render([*parts, _format(c, o)])) <= o.max_tokens
 
     if fits(chunk):
         return chunk
@@ -241,7 +246,7 @@ def assemble(chunks: list[KnowledgeChunk], options: ContextBuildOptions | None =
     context = render(parts) if parts else ""
     return ContextBuildResult(
         context=context,
-        estimated_tokens=count_tokens(context, o.token_estimation),
+        estimated_tokens=o.count(context),
         chunks_included=len(included),
         chunks_truncated=truncated,
         files_included=list(dict.fromkeys(c.file_path for c in included)),

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -13,8 +12,7 @@ import numpy as np
 from aintern.embed.base import EmbeddingProgress, ProgressCallback, normalize
 from aintern.embed.tokenizer import WordPieceTokenizer
 from aintern.errors import EmbeddingError, EndpointUnreachableError
-
-_RETRY_STATUS = {408, 409, 429, 500, 502, 503, 504}
+from aintern.http import RETRY_STATUS, send_with_retries
 
 
 class OpenAIEmbedder:
@@ -92,27 +90,22 @@ class OpenAIEmbedder:
     def _post(self, batch: list[str]) -> np.ndarray:
         assert self._client is not None
         endpoint = f"{self.url}/embeddings"
-        last_error: Exception | None = None
-        for attempt in range(self.max_retries + 1):
-            if attempt:
-                time.sleep(self.backoff * 2 ** (attempt - 1))
-            try:
-                response = self._client.post(endpoint, json={"model": self.model, "input": batch})
-            except httpx.TransportError as exc:
-                last_error = exc
-                continue
-            if response.status_code in _RETRY_STATUS:
-                last_error = EmbeddingError(f"{endpoint} answered HTTP {response.status_code}")
-                continue
-            if response.status_code >= 400:
-                raise EmbeddingError(f"{endpoint} answered HTTP {response.status_code}: {response.text[:300]}")
-            return self._parse(response, len(batch), endpoint)
-        if isinstance(last_error, httpx.TransportError):
+        attempts = self.max_retries + 1
+        try:
+            response = send_with_retries(
+                self._client, "POST", endpoint, json={"model": self.model, "input": batch},
+                max_retries=self.max_retries, backoff=self.backoff,
+            )  # fmt: skip
+        except httpx.TransportError as exc:
             raise EndpointUnreachableError(
-                f"embedding endpoint {endpoint} is unreachable after {self.max_retries + 1} attempts "
-                f"({type(last_error).__name__}: {last_error}); is the server running?"
-            ) from last_error
-        raise EmbeddingError(f"{last_error} (after {self.max_retries + 1} attempts)")
+                f"embedding endpoint {endpoint} is unreachable after {attempts} attempts "
+                f"({type(exc).__name__}: {exc}); is the server running?"
+            ) from exc
+        if response.status_code in RETRY_STATUS:
+            raise EmbeddingError(f"{endpoint} answered HTTP {response.status_code} (after {attempts} attempts)")
+        if response.status_code >= 400:
+            raise EmbeddingError(f"{endpoint} answered HTTP {response.status_code}: {response.text[:300]}")
+        return self._parse(response, len(batch), endpoint)
 
     @staticmethod
     def _parse(response: httpx.Response, expected: int, endpoint: str) -> np.ndarray:

@@ -11,7 +11,7 @@ from aintern.errors import StoreError
 
 #: PRAGMA application_id of an aintern database ("AInt").
 APPLICATION_ID = 0x41496E74
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 #: Schema versions written only by development builds before the first release; they are not migrated.
 PRE_RELEASE_VERSIONS = {1}
 
@@ -93,6 +93,28 @@ MIGRATIONS: dict[int, str] = {
         vector BLOB NOT NULL,
         UNIQUE (model_id, content_hash)
     );
+    """,
+    # Conversations of `aintern ask` / `aintern chat`: questions, answers and the sources each was given.
+    3: """
+    CREATE TABLE conversations (
+        id TEXT PRIMARY KEY,
+        title TEXT NOT NULL,
+        workspace_path TEXT,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+    );
+    CREATE INDEX conversations_by_update ON conversations(updated_at);
+    CREATE TABLE messages (
+        id INTEGER PRIMARY KEY,
+        conversation_id TEXT NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,
+        role TEXT NOT NULL,
+        content TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        sources_json TEXT NOT NULL DEFAULT '[]',
+        model TEXT,
+        status TEXT NOT NULL DEFAULT 'complete'
+    );
+    CREATE INDEX messages_by_conversation ON messages(conversation_id, id);
     """,
 }
 

@@ -1,0 +1,195 @@
+"""Any OpenAI-compatible chat endpoint: Ollama, llama.cpp server, vLLM, LM Studio, OpenAI."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import threading
+from collections.abc import Generator, Iterator, Sequence
+from typing import Any
+
+import httpx
+
+from aintern.answer.llm.base import ChatMessage, InferenceOptions
+from aintern.assemble.tokens import TokenEstimation, count_tokens
+from aintern.errors import ContextTooLongError, LLMError, LLMUnreachableError, ModelNotFoundError
+from aintern.http import RETRY_STATUS, error_text, send_with_retries
+
+DEFAULT_CONTEXT_WINDOW = 4096
+#: The server's tokenizer is unknown: cl100k counts are scaled up so a prompt never overflows.
+TOKEN_SAFETY = 1.2
+_CONTEXT_WORDS = re.compile(r"context (length|window|size)|maximum context|too long|n_ctx|exceed", re.I)
+_WINDOW = re.compile(r"(?:maximum context length|context window|n_ctx)\D{0,20}(\d{3,7})", re.I)
+_MODEL_WORDS = re.compile(r"model.*(not found|does not exist|unknown)|not found.*model|no such model", re.I)
+
+
+class OpenAIChatLLM:
+    """Streams chat completions over HTTP. The key is read from the variable named by ``api_key_env``."""
+
+    def __init__(
+        self,
+        url: str,
+        model: str | None = None,
+        api_key_env: str | None = None,
+        context_window: int | None = None,
+        connect_timeout: float = 10.0,
+        read_timeout: float = 300.0,
+        max_retries: int = 2,
+        backoff: float = 0.5,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        self.url = url.rstrip("/")
+        self.api_key_env = api_key_env or "OPENAI_API_KEY"
+        self.max_retries = max_retries
+        self.backoff = backoff
+        headers = {}
+        key = os.environ.get(self.api_key_env)
+        if key:
+            headers["Authorization"] = f"Bearer {key}"
+        # The read timeout is the longest wait for the next piece: a CPU model can think for minutes.
+        timeout = httpx.Timeout(read_timeout, connect=connect_timeout)
+        self._client = httpx.Client(timeout=timeout, headers=headers, transport=transport)
+        self._model = model
+        self._context_window = context_window
+
+    @property
+    def model(self) -> str:
+        """The model asked for, else the first one the endpoint lists."""
+        if self._model is None:
+            models = self.list_models()
+            if not models:
+                raise ModelNotFoundError(f"{self.url}/models lists no model; name one with --model")
+            self._model = models[0]
+        return self._model
+
+    @property
+    def model_id(self) -> str:
+        return f"openai/{self.model}"
+
+    def list_models(self) -> list[str]:
+        response = self._send("GET", f"{self.url}/models")
+        if response.status_code >= 400:
+            raise LLMError(f"{self.url}/models answered HTTP {response.status_code}: {error_text(response)}")
+        try:
+            return [str(m["id"]) for m in response.json()["data"]]
+        except (ValueError, KeyError, TypeError) as exc:
+            raise LLMError(f"{self.url}/models returned an unexpected response: {response.text[:200]!r}") from exc
+
+    @property
+    def context_window(self) -> int:
+        if self._context_window is None:
+            self._context_window = self._probe_context_window() or DEFAULT_CONTEXT_WINDOW
+        return self._context_window
+
+    def _probe_context_window(self) -> int | None:
+        """llama.cpp's server tells its n_ctx at /props; other servers keep the conservative default."""
+        root = self.url[: -len("/v1")] if self.url.endswith("/v1") else self.url
+        try:
+            response = self._client.get(f"{root}/props", timeout=2.0)
+            n_ctx = response.json()["default_generation_settings"]["n_ctx"]
+            return int(n_ctx) if response.status_code == 200 and n_ctx else None
+        except (httpx.HTTPError, ValueError, KeyError, TypeError):
+            return None
+
+    def count_tokens(self, text: str) -> int:
+        return math.ceil(count_tokens(text, TokenEstimation.TOKENIZER) * TOKEN_SAFETY)
+
+    def close(self) -> None:
+        self._client.close()
+
+    def _send(self, method: str, url: str, body: Any = None, stream: bool = False) -> httpx.Response:
+        try:
+            return send_with_retries(
+                self._client, method, url, json=body, stream=stream, max_retries=self.max_retries, backoff=self.backoff
+            )
+        except httpx.TransportError as exc:
+            raise LLMUnreachableError(
+                f"LLM endpoint {url} is unreachable after {self.max_retries + 1} attempts "
+                f"({type(exc).__name__}); is the server running?"
+            ) from exc
+
+    def stream(
+        self, messages: Sequence[ChatMessage], options: InferenceOptions, cancel: threading.Event | None = None
+    ) -> Iterator[str]:
+        body: dict[str, Any] = {
+            "model": self.model, "messages": [m.to_dict() for m in messages], "stream": True,
+            "temperature": options.temperature, "max_tokens": options.max_tokens, "top_p": options.top_p,
+        }  # fmt: skip
+        if options.stop:
+            body["stop"] = list(options.stop)
+        if options.seed is not None:
+            body["seed"] = options.seed
+        endpoint = f"{self.url}/chat/completions"
+        response = self._send("POST", endpoint, body, stream=True)
+        try:
+            if response.status_code >= 400:
+                self._raise_for(response, endpoint)
+            received = yield from self._pieces(response, endpoint, cancel)
+        finally:
+            response.close()
+        if received < 0:
+            self._diagnose(body, endpoint)
+
+    def _diagnose(self, body: dict[str, Any], endpoint: str) -> None:
+        """A stream that ended before any answer: some servers (llama-cpp-python's) fail that way on a prompt
+        over their window, where the same request unstreamed gets a proper error. Ask it that way."""
+        response = self._send("POST", endpoint, {**body, "stream": False, "max_tokens": 1})
+        if response.status_code >= 400:
+            self._raise_for(response, endpoint)
+        raise LLMError(f"{endpoint} ended the stream without an answer; the server's log may say why")
+
+    def _raise_for(self, response: httpx.Response, endpoint: str) -> None:
+        message = error_text(response)
+        status = response.status_code
+        if _CONTEXT_WORDS.search(message) and status in (400, 413, 422, 500):
+            window = _WINDOW.search(message)
+            if window:  # the server said how large its window is: plan the next prompt with that
+                self._context_window = int(window.group(1))
+            raise ContextTooLongError(f"the prompt does not fit the model's context window: {message}")
+        if status == 404 or _MODEL_WORDS.search(message):
+            try:
+                served = ", ".join(self.list_models()) or "none"
+            except LLMError:
+                served = "unknown"
+            raise ModelNotFoundError(f"model {self.model!r} is not served by {self.url} (it serves: {served})")
+        if status in (401, 403):
+            raise LLMError(f"{endpoint} refused the request (HTTP {status}): set the key in ${self.api_key_env}")
+        retried = " after retries" if status in RETRY_STATUS else ""
+        raise LLMError(f"{endpoint} answered HTTP {status}{retried}: {message}")
+
+    @staticmethod
+    def _pieces(response: httpx.Response, endpoint: str, cancel: threading.Event | None) -> Generator[str, None, int]:
+        """Server-sent events: ``data: {json}`` lines until ``data: [DONE]``. Returns the number of pieces,
+        or -1 when the stream ended early with nothing in it."""
+        received, finished = 0, False
+        try:
+            for line in response.iter_lines():
+                if cancel is not None and cancel.is_set():
+                    return received
+                if not line.startswith("data:"):
+                    continue
+                data = line[5:].strip()
+                if data == "[DONE]":
+                    return received
+                try:
+                    event = json.loads(data)
+                except ValueError:
+                    continue
+                if isinstance(event, dict) and event.get("error"):
+                    raise LLMError(f"{endpoint} stopped with an error: {event['error']}")
+                for choice in event.get("choices") or ():
+                    finished = finished or bool(choice.get("finish_reason"))
+                    piece = (choice.get("delta") or {}).get("content") or choice.get("text") or ""
+                    if piece:
+                        received += 1
+                        yield piece
+            cause = "the stream ended without [DONE]"
+        except (httpx.TransportError, httpx.StreamError) as exc:
+            cause = type(exc).__name__
+        if finished:
+            return received
+        if received == 0:
+            return -1
+        raise LLMError(f"the connection to {endpoint} broke off mid-answer after {received} pieces ({cause})")

@@ -1,0 +1,297 @@
+"""RAG chat (seed v0.7.4h): retrieve the code a question is about, fit it in the model's window, stream
+an answer that cites it, and keep the conversation."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field, replace
+
+from aintern.answer.conversations import ConversationStore, Message, Source, now, title_for
+from aintern.answer.extractive import extractive_answer
+from aintern.answer.llm.base import LLM, MESSAGE_OVERHEAD, ChatMessage, InferenceOptions, Role, count_messages
+from aintern.assemble.context import ContextBuildOptions, ContextFormat, KnowledgeChunk
+from aintern.errors import AinternError, ContextTooLongError, LLMError, NotIndexedError
+from aintern.knowledge import KnowledgeQueryOptions, KnowledgeService
+from aintern.retrieve.rerank import RerankingStrategy
+
+DEFAULT_SYSTEM_PROMPT = """You are The Senior Intern, a helpful coding assistant with knowledge of the user's codebase.
+Provide clear, concise answers with code examples when appropriate.
+When referencing code from the provided context, mention the file path and line numbers."""
+
+RAG_INSTRUCTIONS = """You have been provided with relevant code context from the user's codebase.
+Use this context to provide accurate, specific answers about their code.
+When referencing code:
+- Mention the file path and line numbers, written as `path:line`
+- Quote relevant code snippets when helpful
+- If the context doesn't contain relevant information, say so and provide general guidance
+- Don't make up code that isn't in the context unless clearly creating new code"""
+
+CONTEXT_HEADING = "## Relevant Code Context"
+
+
+@dataclass(frozen=True)
+class RagChatOptions:
+    enable_rag: bool = True
+    workspace_path: str | None = None
+    #: Most tokens of code context (less when the model's window is smaller).
+    max_rag_tokens: int = 4000
+    max_rag_chunks: int = 10
+    #: Calibrated relevance (docs/benchmarks.md): 0.5 = more likely than not in a file that answers.
+    min_relevance: float = 0.5
+    max_history_messages: int = 20
+    system_prompt: str | None = None
+    inference: InferenceOptions = field(default_factory=InferenceOptions)
+    include_metadata: bool = False
+
+
+@dataclass
+class RagContextPreview:
+    """What would be injected for a question, without asking the model (seed RagContextPreview)."""
+
+    is_enabled: bool = False
+    reason: str | None = None
+    context: str | None = None
+    chunks_found: int = 0
+    files_found: int = 0
+    query_time: float = 0.0
+    relevant_files: list[str] = field(default_factory=list)
+    estimated_tokens: int = 0
+    #: The chunks in the context, as citations.
+    sources: list[Source] = field(default_factory=list)
+    #: The retrieved chunks (before the token budget), best first.
+    chunks: list[KnowledgeChunk] = field(default_factory=list)
+
+
+@dataclass
+class _Prompt:
+    messages: list[ChatMessage]
+    preview: RagContextPreview
+    history_used: int
+    notice: str | None = None
+
+
+class ChatAnswer:
+    """One answer: iterate for its pieces as they stream. ``sources``, ``mode`` and ``notice`` are known
+    before the first piece; the question and answer are saved when the stream ends, however it ends
+    (``status``: complete, interrupted or error)."""
+
+    def __init__(
+        self, conversations: ConversationStore, conversation_id: str, question: str, pieces: Iterator[str],
+        preview: RagContextPreview, mode: str, model: str | None, notice: str | None,
+    ) -> None:  # fmt: skip
+        self.conversation_id = conversation_id
+        self.question = question
+        self.preview = preview
+        self.sources = preview.sources
+        #: ``llm`` (a model wrote it), ``extractive`` (built from the search results) or ``no-context``.
+        self.mode = mode
+        self.model = model
+        self.notice = notice
+        self.text = ""
+        self.status = "pending"
+        self._conversations = conversations
+        self._pieces = pieces
+
+    def __iter__(self) -> Iterator[str]:
+        if self.status != "pending":
+            raise RuntimeError("an answer can be streamed once")
+        self.status = "interrupted"
+        try:
+            for piece in self._pieces:
+                self.text += piece
+                yield piece
+            self.status = "complete"
+        except LLMError:
+            self.status = "error"
+            raise
+        finally:
+            close = getattr(self._pieces, "close", None)
+            if close is not None:
+                close()
+            self._save()
+
+    def read(self) -> str:
+        """The whole answer (streams it if it has not been)."""
+        if self.status == "pending":
+            for _ in self:
+                pass
+        return self.text
+
+    def _save(self) -> None:
+        answer = Message(Role.ASSISTANT, self.text, now(), list(self.sources), self.model, self.status)
+        self._conversations.add_turn(self.conversation_id, self.question, answer)
+
+    def to_dict(self) -> dict[str, object]:
+        return {"answer": self.text, "sources": [s.to_dict() for s in self.sources], "mode": self.mode,
+                "model": self.model, "status": self.status, "notice": self.notice,
+                "conversation_id": self.conversation_id}  # fmt: skip
+
+
+def _sources(chunks: list[KnowledgeChunk]) -> list[Source]:
+    out = []
+    for c in chunks:
+        lo, hi = c.shown_lines
+        out.append(Source(c.file_path, lo, hi, c.relevance, c.symbol_name))
+    return out
+
+
+class RagChatService:
+    """Answers questions about a workspace with an LLM (or, without one, from the search results)."""
+
+    def __init__(self, knowledge: KnowledgeService, llm: LLM | None, conversations: ConversationStore) -> None:
+        self.knowledge = knowledge
+        self.llm = llm
+        self.conversations = conversations
+
+    # -- the seed's operations -------------------------------------------------------------
+
+    def generate_with_rag(
+        self,
+        conversation_id: str | None,
+        message: str,
+        options: RagChatOptions,
+        cancel: threading.Event | None = None,
+    ) -> ChatAnswer:
+        """Start answering ``message`` in a conversation (a new one when ``conversation_id`` is None).
+
+        Retrieval problems never stop an answer: it goes ahead without code context and ``notice`` says why.
+        """
+        if not message or not message.strip():
+            raise ValueError("the message cannot be empty")
+        if conversation_id is None:
+            conversation = self.conversations.create(title_for(message), options.workspace_path)
+        else:
+            conversation = self.conversations.get(conversation_id)
+        if self.llm is None:
+            preview = self._retrieve(message, options)
+            if not preview.is_enabled:
+                raise NotIndexedError(f"{preview.reason}, and no LLM is configured: nothing to answer from")
+            text, named = extractive_answer(message, preview.chunks, options.min_relevance)
+            sources = [Source(c.file_path, c.start_line, c.end_line, c.relevance, c.symbol_name) for c in named]
+            preview = replace(preview, sources=sources)
+            return ChatAnswer(self.conversations, conversation.id, message, iter(_lines(text)), preview, "extractive",
+                              None, None)  # fmt: skip
+        llm = self.llm
+        prompt = self._prompt(message, conversation.chat_messages(), options)
+        mode = "llm" if prompt.preview.context else "no-context"
+        pieces = self._stream(llm, message, conversation.chat_messages(), options, prompt, cancel)
+        return ChatAnswer(self.conversations, conversation.id, message, pieces, prompt.preview, mode, llm.model_id,
+                          prompt.notice)  # fmt: skip
+
+    def preview_context(self, message: str, options: RagChatOptions) -> RagContextPreview:
+        """The context that would be injected for ``message`` (fitted to the model's window if there is one)."""
+        if self.llm is None:
+            preview = self._retrieve(message, options)
+            if preview.is_enabled:
+                result = self.knowledge.build_context_from_chunks(
+                    preview.chunks,
+                    ContextBuildOptions(max_tokens=options.max_rag_tokens, format=ContextFormat.MARKDOWN),
+                )
+                preview = replace(preview, context=result.context or None, estimated_tokens=result.estimated_tokens,
+                                  sources=_sources(result.chunks))  # fmt: skip
+            return preview
+        return self._prompt(message, [], options).preview
+
+    # -- retrieval, budget, streaming ------------------------------------------------------
+
+    def _retrieve(self, message: str, options: RagChatOptions) -> RagContextPreview:
+        if not options.enable_rag:
+            return RagContextPreview(reason="RAG is disabled")
+        if not options.workspace_path:
+            return RagContextPreview(reason="No workspace path configured")
+        try:
+            if not self.knowledge.is_indexed(options.workspace_path):
+                return RagContextPreview(reason=f"Workspace {options.workspace_path} is not indexed")
+            # Retrieval takes the best chunks whatever their relevance; the threshold applies when they are used.
+            result = self.knowledge.query(message, KnowledgeQueryOptions(
+                workspace_path=options.workspace_path, max_results=options.max_rag_chunks, min_relevance=0.0,
+                expand_context=True, context_lines=5, reranking=RerankingStrategy.NONE,
+            ))  # fmt: skip
+        except AinternError as exc:
+            return RagContextPreview(reason=f"Retrieval failed ({exc})")
+        return RagContextPreview(
+            is_enabled=True, chunks_found=len(result.chunks), files_found=len(result.relevant_files),
+            query_time=result.query_time, relevant_files=result.relevant_files, chunks=result.chunks,
+        )  # fmt: skip
+
+    def _prompt(
+        self, message: str, history: list[ChatMessage], options: RagChatOptions, shrink: float = 1.0
+    ) -> _Prompt:
+        """System prompt + context + history + question, fitted to the window with room for the answer.
+
+        The context gets the room first; the oldest history goes first, then the least relevant context.
+        """
+        assert self.llm is not None
+        llm = self.llm
+        system = options.system_prompt or DEFAULT_SYSTEM_PROMPT
+        question = ChatMessage(Role.USER, message)
+        answer_room = options.inference.max_tokens
+        room = llm.context_window - answer_room - count_messages(llm, [ChatMessage(Role.SYSTEM, system), question])
+        if room < 0:
+            raise ContextTooLongError(
+                f"the question and system prompt take {llm.context_window - answer_room - room} tokens; "
+                f"{llm.model_id} reads {llm.context_window} with {answer_room} kept for the answer"
+            )
+        preview = self._retrieve(message, options)
+        notice = None if preview.is_enabled else f"{preview.reason}; answering without code context"
+        context = ""
+        if preview.is_enabled:
+            chunks = [c for c in preview.chunks if c.relevance >= options.min_relevance]
+            framing = llm.count_tokens(f"\n\n{RAG_INSTRUCTIONS}\n\n{CONTEXT_HEADING}\n\n")
+            budget = int(min(options.max_rag_tokens, room - framing) * shrink)
+            built = self.knowledge.build_context_from_chunks(chunks, ContextBuildOptions(
+                max_tokens=max(budget, 0), max_chunks=options.max_rag_chunks, format=ContextFormat.MARKDOWN,
+                token_counter=llm.count_tokens,
+            ))  # fmt: skip
+            context = built.context
+            if context:
+                room -= built.estimated_tokens + framing
+            elif not chunks:
+                notice = (
+                    f"no indexed code reached relevance {options.min_relevance:.2f}; answering without code context"
+                )
+            else:
+                notice = "no relevant code fits the model's context window; answering without code context"
+            preview = replace(
+                preview, context=context or None, estimated_tokens=built.estimated_tokens if context else 0,
+                sources=_sources(built.chunks) if context else [],
+            )  # fmt: skip
+        if context:
+            system = f"{system}\n\n{RAG_INSTRUCTIONS}\n\n{CONTEXT_HEADING}\n\n{context}"
+        kept: list[ChatMessage] = []
+        if shrink >= 1.0:
+            recent = history[-options.max_history_messages :] if options.max_history_messages > 0 else []
+            for m in reversed(recent):
+                cost = llm.count_tokens(m.content) + MESSAGE_OVERHEAD
+                if cost > room:
+                    break
+                room -= cost
+                kept.insert(0, m)
+            if kept and kept[0].role is Role.ASSISTANT:  # a turn starts with the user
+                kept = kept[1:]
+        messages = [ChatMessage(Role.SYSTEM, system), *kept, question]
+        return _Prompt(messages, preview, len(kept), notice)
+
+    def _stream(
+        self, llm: LLM, message: str, history: list[ChatMessage], options: RagChatOptions, prompt: _Prompt,
+        cancel: threading.Event | None,
+    ) -> Iterator[str]:  # fmt: skip
+        """The model's pieces. A server whose tokenizer counts more than ours refuses the prompt before the
+        first piece: then once more with half the context and no history."""
+        produced = False
+        try:
+            for piece in llm.stream(prompt.messages, options.inference, cancel):
+                produced = True
+                yield piece
+        except ContextTooLongError:
+            if produced or not (prompt.preview.context or prompt.history_used):
+                raise
+            smaller = self._prompt(message, history, options, shrink=0.5)
+            prompt.preview.sources[:] = smaller.preview.sources
+            yield from llm.stream(smaller.messages, options.inference, cancel)
+
+
+def _lines(text: str) -> Iterator[str]:
+    """A prepared answer streamed line by line, like a model's."""
+    yield from text.splitlines(keepends=True)

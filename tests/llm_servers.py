@@ -1,0 +1,110 @@
+"""LLM servers on 127.0.0.1 for the chat tests.
+
+``LlamaServer`` is the real thing: llama.cpp's OpenAI-compatible server (llama-cpp-python) serving the
+packaged Gemma GGUF. ``FailingChatServer`` plays the failure modes of a remote API that a real local
+server cannot be made to show on demand (model not found, busy, overflow, a stream cut short).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+from local_server import JsonHandler, LocalServer
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class LlamaServer:
+    def __init__(self, model: Path, n_ctx: int = 2048, log: Path | None = None) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}/v1"
+        self.command = [
+            sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--host", "127.0.0.1",
+            "--port", str(self.port), "--n_ctx", str(n_ctx), "--n_threads", str(os.cpu_count() or 1),
+        ]  # fmt: skip
+        self.log = log
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def __enter__(self) -> LlamaServer:
+        out = open(self.log, "wb") if self.log else subprocess.DEVNULL
+        self.process = subprocess.Popen(self.command, stdout=out, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"llama.cpp server exited with {self.process.returncode}")
+            try:
+                if httpx.get(f"{self.url}/models", timeout=1.0).status_code == 200:
+                    return self
+            except httpx.HTTPError:
+                time.sleep(0.2)
+        self.kill()
+        raise RuntimeError("llama.cpp server did not start within 120 s")
+
+    def kill(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.kill()
+            self.process.wait(timeout=30)
+
+    def __exit__(self, *exc: object) -> None:
+        self.kill()
+
+
+class FailingChatServer(LocalServer):
+    """``mode``: ``not-found`` (Ollama's 404), ``busy`` (503 ``busy_count`` times, then an answer),
+    ``too-long`` (OpenAI's context_length_exceeded), ``cut`` (two pieces, then the socket closes)."""
+
+    def __init__(self, mode: str, busy_count: int = 2) -> None:
+        self.mode = mode
+        self.busy_left = busy_count
+        self.requests: list[dict[str, Any]] = []
+        server = self
+
+        class Handler(JsonHandler):
+            protocol_version = "HTTP/1.1"
+
+            def do_GET(self) -> None:
+                if self.path == "/v1/models":
+                    return self._send(200, {"object": "list", "data": [{"id": "llama3.2"}, {"id": "qwen2.5"}]})
+                return self._send(404, {"error": "not found"})
+
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                server.requests.append(body)
+                if server.mode == "not-found":
+                    return self._send(404, {"error": f'model "{body["model"]}" not found, try pulling it first'})
+                if server.mode == "too-long":
+                    return self._send(400, {"error": {
+                        "message": "This model's maximum context length is 1024 tokens. However, you requested 5000 tokens.",
+                        "type": "invalid_request_error", "code": "context_length_exceeded"}})  # fmt: skip
+                if server.mode == "busy" and server.busy_left > 0:
+                    server.busy_left -= 1
+                    return self._send(503, {"error": "busy"})
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.end_headers()
+                pieces = ["The ", "connection ", "is opened in ", "`src/python/app.py:18`."]
+                for i, piece in enumerate(pieces):
+                    if server.mode == "cut" and i == 2:
+                        self.wfile.flush()
+                        self.connection.shutdown(socket.SHUT_RDWR)
+                        self.close_connection = True
+                        return
+                    event = {"choices": [{"index": 0, "delta": {"content": piece}}]}
+                    self.wfile.write(f"data: {json.dumps(event)}\n\n".encode())
+                    self.wfile.flush()
+                self.wfile.write(b"data: [DONE]\n\n")
+                self.close_connection = True
+
+        self._serve(Handler)
