@@ -2,6 +2,7 @@
 
     python bench/llm.py speed [--model gemma3-270m]
     python bench/llm.py grounding [--repos requests,flask,click,libuv] [--limit 10] [--min-relevance 0.5]
+    python bench/llm.py context [--repos ...] [--limit 0]      # the context an LLM gets, by relevance threshold
 
 ``grounding`` asks the semble dev questions (../shared/bench/semble; corpora as its README says) of
 the extractive answer (no LLM) and of the embedded model with RAG, and counts an answer as grounded
@@ -36,11 +37,12 @@ def speed(args: argparse.Namespace) -> None:
     print(f"{llm.model_id}: loaded in {time.perf_counter() - t0:.2f} s, window {llm.context_window}")
     print("| prompt tokens | time to first token | answer tokens/s |\n|---:|---:|---:|")
     for copies in (1, 10, 40):
-        prompt = [ChatMessage(Role.SYSTEM, "Answer questions about this code.\n\n" + CODE * copies),
-                  ChatMessage(Role.USER, "Where is the database connection opened?")]  # fmt: skip
-        n_prompt = sum(llm.count_tokens(m.content) for m in prompt)
         firsts, rates = [], []
-        for _ in range(args.runs):
+        for run in range(args.runs):
+            # A different first line each run: llama.cpp would otherwise reuse the cached prompt.
+            prompt = [ChatMessage(Role.SYSTEM, f"Run {run}. Answer questions about this code.\n\n" + CODE * copies),
+                      ChatMessage(Role.USER, "Where is the database connection opened?")]  # fmt: skip
+            n_prompt = sum(llm.count_tokens(m.content) for m in prompt)
             started = time.perf_counter()
             first, pieces = None, 0
             for _piece in llm.stream(prompt, InferenceOptions(temperature=0.0, max_tokens=128, stop=("\n\n\n",))):
@@ -119,9 +121,41 @@ def grounding(args: argparse.Namespace) -> None:
         print(f"\nLLM answer time per question: median {statistics.median(latency):.1f} s")
 
 
+def context(args: argparse.Namespace) -> None:
+    """How often the gold file is in the context, and how large the context is, by min_relevance."""
+    from aintern.answer.rag import RagContextPreview
+    from aintern.assemble.context import ContextBuildOptions
+
+    thresholds = (0.0, 0.2, 0.3, 0.4, 0.5)
+    hits = dict.fromkeys(thresholds, 0)
+    tokens: dict[float, list[int]] = {t: [] for t in thresholds}
+    n = 0
+    for repo in load_repos(args.repos.split(",") if args.repos else None):
+        if not repo.root.is_dir():
+            continue
+        store, _, _ = open_index(repo.name, repo.root, "static", False)
+        rag = RagChatService(KnowledgeService(store), None, ConversationStore(store))
+        for q in repo.queries[: args.limit] if args.limit else repo.queries:
+            n += 1
+            found: RagContextPreview = rag._retrieve(q.text, RagChatOptions(workspace_path=str(repo.root.resolve())))
+            for t in thresholds:
+                built = rag.knowledge.build_context_from_chunks(
+                    [c for c in found.chunks if c.relevance >= t], ContextBuildOptions(max_tokens=args.max_rag_tokens)
+                )
+                hits[t] += any(cites(c.file_path, q.targets, repo.prefix) for c in built.chunks)
+                tokens[t].append(built.estimated_tokens)
+        store.close()
+    print(f"{n} questions, context budget {args.max_rag_tokens} tokens (chars/4 estimate)")
+    print("| min_relevance | gold file in the context | context tokens, median | questions with no context |")
+    print("|---:|---:|---:|---:|")
+    for t in thresholds:
+        empty = sum(1 for x in tokens[t] if x == 0)
+        print(f"| {t} | {hits[t] / n:.2f} | {statistics.median(tokens[t]):.0f} | {empty / n:.2f} |")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("what", choices=["speed", "grounding"])
+    ap.add_argument("what", choices=["speed", "grounding", "context"])
     ap.add_argument("--model", default="gemma3-270m", help="GGUF path or gemma3-270m")
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--repos", default="requests,flask,click,libuv")
@@ -130,7 +164,7 @@ def main() -> None:
     ap.add_argument("--max-rag-tokens", type=int, default=2000)
     ap.add_argument("--max-tokens", type=int, default=128)
     args = ap.parse_args()
-    speed(args) if args.what == "speed" else grounding(args)
+    {"speed": speed, "grounding": grounding, "context": context}[args.what](args)
 
 
 if __name__ == "__main__":

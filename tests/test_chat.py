@@ -280,8 +280,10 @@ def test_prompt_always_fits_the_window(indexed, gguf: Path) -> None:  # type: ig
     assert prompt.preview.sources and len(prompt.preview.sources) < prompt.preview.chunks_found
     answer = chat.generate_with_rag(conversation.id, QUESTION, options)
     assert answer.read() is not None and answer.status == "complete"
+    started = len(chat.conversations.list())
     with pytest.raises(ContextTooLongError, match="question and system prompt"):
         chat.generate_with_rag(None, "why " * 1000, options)
+    assert len(chat.conversations.list()) == started  # a refused question starts no conversation
 
 
 def test_unindexed_workspace_and_failed_retrieval_degrade(tmp_path: Path, gemma: LlamaCppLLM) -> None:

@@ -590,7 +590,9 @@ def ask(
     max_context_tokens: Annotated[int, typer.Option("--max-context-tokens", help="Most tokens of code.")] = 4000,
     max_tokens: Annotated[int, typer.Option("--max-tokens", help="Most tokens of the answer.")] = 768,
     temperature: Annotated[float, typer.Option("--temperature")] = 0.2,
-    min_relevance: Annotated[float, typer.Option("--min-relevance")] = 0.5,
+    min_relevance: Annotated[
+        float, typer.Option("--min-relevance", help="Least relevance of code in the context.")
+    ] = 0.2,
     context_window: Annotated[int | None, typer.Option("--context-window", help="The model's window.")] = None,
     conversation: ConversationOption = None,
     workspace: WorkspaceOption = None,
@@ -657,7 +659,9 @@ def chat(
     max_context_tokens: Annotated[int, typer.Option("--max-context-tokens")] = 4000,
     max_tokens: Annotated[int, typer.Option("--max-tokens")] = 768,
     temperature: Annotated[float, typer.Option("--temperature")] = 0.2,
-    min_relevance: Annotated[float, typer.Option("--min-relevance")] = 0.5,
+    min_relevance: Annotated[
+        float, typer.Option("--min-relevance", help="Least relevance of code in the context.")
+    ] = 0.2,
     context_window: Annotated[int | None, typer.Option("--context-window")] = None,
     conversation: ConversationOption = None,
     workspace: WorkspaceOption = None,
