@@ -44,9 +44,10 @@ CONFIGS = {
     "+def": replace(PLAIN, **TUNED, definition_boost=2.0),
     "+path": replace(PLAIN, **TUNED, definition_boost=2.0, path_boost=1.0),
     "+pen": replace(PLAIN, **TUNED, definition_boost=2.0, path_boost=1.0, path_penalties=True),
-    "+sat2": replace(HybridConfig(), file_saturation=2, prose_weight=1.0, named_symbol_boost=0.0),
-    "+sat1": replace(HybridConfig(), prose_weight=1.0, named_symbol_boost=0.0),
-    "+prose": replace(HybridConfig(), named_symbol_boost=0.0),
+    "+sat2": replace(HybridConfig(), file_saturation=2, prose_weight=1.0, named_symbol_boost=0.0, abbreviations=False),
+    "+sat1": replace(HybridConfig(), prose_weight=1.0, named_symbol_boost=0.0, abbreviations=False),
+    "+prose": replace(HybridConfig(), named_symbol_boost=0.0, abbreviations=False),
+    "+named": replace(HybridConfig(), abbreviations=False),
     "default": HybridConfig(),
     # Sensitivity checks quoted in docs/benchmarks.md.
     "prose1": replace(HybridConfig(), prose_weight=1.0),

@@ -1,6 +1,10 @@
 """query() latency at 10k and 100k chunks: copies of a corpus (hard links) indexed into one workspace.
 
     python bench/query_latency.py /tmp/django/django-5.2.8/django --copies 2 20
+    python bench/query_latency.py /tmp/django/django-5.2.8/django --copies 20 --configs +named,default
+
+``--configs`` names retrieval configurations of bench/eval_retrieval.py, timed on the same index in
+turn (an A/B on one machine in one run: this VM's speed drifts between runs).
 
 Reports, per size, p50/p95 of the full KnowledgeService.query (query embedding, hybrid retrieval,
 relevance, no cache) and of its two retrievers alone.
@@ -40,7 +44,10 @@ def main() -> None:
     ap.add_argument("--copies", type=int, nargs="+", default=[2, 20])
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--prune-share", type=float, help="common-term cut-off of BM25 (store.sqlite.PRUNE_SHARE)")
+    ap.add_argument("--configs", default="default", help="configurations of eval_retrieval.CONFIGS, comma-separated")
     a = ap.parse_args()
+    from eval_retrieval import CONFIGS
+
     if a.prune_share is not None:
         sqlite_backend.PRUNE_SHARE = a.prune_share
     embedder = get_embedder("static")
@@ -53,29 +60,32 @@ def main() -> None:
             t0 = time.perf_counter()
             result = Indexer(store, embedder).index(ws)
             index_s = time.perf_counter() - t0
-            ks = KnowledgeService(store)
-            full, knn, bm25 = [], [], []
-            for _ in range(a.rounds):
-                for q in QUESTIONS:
-                    ks.cache.clear()
-                    t = time.perf_counter()
-                    ks.query(q, KnowledgeQueryOptions(workspace_path=str(ws), min_relevance=0.0, expand_context=False))
-                    full.append((time.perf_counter() - t) * 1000)
-                    v = embedder.embed(q)
-                    t = time.perf_counter()
-                    store.knn(result.index_id, v, 100, VectorSearchOptions())
-                    knn.append((time.perf_counter() - t) * 1000)
-                    t = time.perf_counter()
-                    store.bm25(result.index_id, q, 100, VectorSearchOptions())
-                    bm25.append((time.perf_counter() - t) * 1000)
-            warm = len(QUESTIONS)  # first round warms caches
-            full, knn, bm25 = full[warm:], knn[warm:], bm25[warm:]
-            print(
-                f"{result.chunks_created:>7,} chunks ({copies} copies, indexed in {index_s:.0f}s): "
-                f"query p50 {statistics.median(full):.1f} ms p95 {pct(full, 0.95):.1f} ms | "
-                f"vector KNN p50 {statistics.median(knn):.1f} ms | BM25 p50 {statistics.median(bm25):.1f} ms",
-                flush=True,
-            )
+            for name in a.configs.split(","):
+                ks = KnowledgeService(store, CONFIGS[name])
+                full, knn, bm25 = [], [], []
+                for _ in range(a.rounds):
+                    for q in QUESTIONS:
+                        ks.cache.clear()
+                        t = time.perf_counter()
+                        ks.query(
+                            q, KnowledgeQueryOptions(workspace_path=str(ws), min_relevance=0.0, expand_context=False)
+                        )
+                        full.append((time.perf_counter() - t) * 1000)
+                        v = embedder.embed(q)
+                        t = time.perf_counter()
+                        store.knn(result.index_id, v, 100, VectorSearchOptions())
+                        knn.append((time.perf_counter() - t) * 1000)
+                        t = time.perf_counter()
+                        store.bm25(result.index_id, q, 100, VectorSearchOptions())
+                        bm25.append((time.perf_counter() - t) * 1000)
+                warm = len(QUESTIONS)  # first round warms caches
+                full, knn, bm25 = full[warm:], knn[warm:], bm25[warm:]
+                print(
+                    f"{result.chunks_created:>7,} chunks ({copies} copies, indexed in {index_s:.0f}s) {name}: "
+                    f"query p50 {statistics.median(full):.1f} ms p95 {pct(full, 0.95):.1f} ms | "
+                    f"vector KNN p50 {statistics.median(knn):.1f} ms | BM25 p50 {statistics.median(bm25):.1f} ms",
+                    flush=True,
+                )
             store.close()
 
 

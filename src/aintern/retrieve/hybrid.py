@@ -6,6 +6,7 @@ on its own (docs/benchmarks.md has the ablation table that justifies each defaul
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass
 
@@ -41,6 +42,8 @@ class HybridConfig:
     #: Chunks of one file beyond this many are decayed, so the top results span several files.
     file_saturation: int = 1
     saturation_decay: float = 0.5
+    #: Query words also match their usual abbreviations in code (file system ~ fs, database ~ db).
+    abbreviations: bool = True
 
 
 @dataclass
@@ -109,10 +112,38 @@ def _path_words(path: str) -> set[str]:
     return words
 
 
-def _matched(keywords: set[str], words: set[str]) -> int:
-    """Query keywords found among path words; a shared prefix of 3+ letters counts (route ~ routing)."""
+#: How code abbreviates words in file and directory names (a query says "database", the file is db.py).
+ABBREVIATIONS = {
+    "database": {"db"}, "connection": {"conn"}, "configuration": {"config", "conf", "cfg"}, "request": {"req"},
+    "response": {"res", "resp"}, "message": {"msg"}, "buffer": {"buf"}, "context": {"ctx"}, "error": {"err"},
+    "errors": {"err", "errs"}, "string": {"str"}, "temporary": {"tmp", "temp"}, "authentication": {"auth"},
+    "authorization": {"auth", "authz"}, "utility": {"util", "utils"}, "utilities": {"util", "utils"},
+    "argument": {"arg"}, "arguments": {"args"}, "parameter": {"param"}, "parameters": {"params"},
+    "directory": {"dir"}, "library": {"lib"}, "initialization": {"init"}, "initialize": {"init"},
+    "environment": {"env"}, "information": {"info"}, "asynchronous": {"async"}, "synchronous": {"sync"},
+    "expression": {"expr"}, "implementation": {"impl"}, "reference": {"ref"}, "repository": {"repo"},
+"pointer": {"ptr"}, "address": {"addr"}, "command": {"cmd"}, "certificate": {"cert"},
+    "package": {"pkg"}, "statistics": {"stats"}, "template": {"tmpl", "tpl"}, "transaction": {"tx", "txn"},
+    "specification": {"spec"}, "filesystem": {"fs"},
+}  # fmt: skip
+
+
+def _keywords(question: str) -> set[str]:
+    """Lower-cased words of a question worth matching (``file system`` also as ``filesystem``)."""
+    words = [w.lower() for w in re.findall(r"[A-Za-z_]\w*", question)]
+    keywords = {w for w in words if len(w) > 2 and w not in STOP_WORDS}
+    keywords |= {a + b for a, b in itertools.pairwise(words) if a + b in ABBREVIATIONS}
+    return keywords
+
+
+def _matched(keywords: set[str], words: set[str], abbreviations: bool = True) -> int:
+    """Query keywords found among path words; a shared prefix of 3+ letters counts (route ~ routing), and so
+    does a usual abbreviation (database ~ db)."""
     n = 0
     for k in keywords:
+        if abbreviations and ABBREVIATIONS.get(k, set()) & words:
+            n += 1
+            continue
         for w in words:
             shorter, longer = (k, w) if len(k) <= len(w) else (w, k)
             if k == w or (len(shorter) >= 3 and longer.startswith(shorter)):
@@ -144,7 +175,10 @@ def hybrid_search(
             vec = vectors.knn(query_vector, cfg.candidates)
         else:
             vec = store.knn(index_id, query_vector, cfg.candidates, options)
-    kw = store.bm25(index_id, question, cfg.candidates, options, cfg.bm25_weights) if alpha < 1 else []
+    keyword_query = question
+    if cfg.abbreviations and not symbol:  # the code says "fs" where the question says "file system"
+        keyword_query += " " + " ".join(sorted({a for k in _keywords(question) for a in ABBREVIATIONS.get(k, ())}))
+    kw = store.bm25(index_id, keyword_query, cfg.candidates, options, cfg.bm25_weights) if alpha < 1 else []
     fused: dict[int, float] = {}
     for r, (cid, _) in enumerate(vec):
         fused[cid] = fused.get(cid, 0.0) + alpha / (cfg.rrf_k + r + 1)
@@ -166,7 +200,7 @@ def hybrid_search(
             definitions.setdefault(cid, name)
             fused.setdefault(cid, 0.0)
     chunks = store.get_chunks(list(fused))
-    keywords = {w.lower() for w in re.findall(r"[A-Za-z_]\w*", question) if len(w) > 2 and w.lower() not in STOP_WORDS}
+    keywords = _keywords(question)
     vscore, kscore = dict(vec), dict(kw)
     vrank = {cid: r + 1 for r, (cid, _) in enumerate(vec)}
     krank = {cid: r + 1 for r, (cid, _) in enumerate(kw)}
@@ -181,7 +215,7 @@ def hybrid_search(
             tier = 1.5 if symbol and stem == definitions[cid].lower().replace("_", "") else 1.0
             score += best * weight * tier
         if not symbol and cfg.path_boost and keywords:
-            share = _matched(keywords, _path_words(chunk.file_path)) / len(keywords)
+            share = _matched(keywords, _path_words(chunk.file_path), cfg.abbreviations) / len(keywords)
             if share >= 0.1:
                 score += best * cfg.path_boost * share
         if cfg.path_penalties:

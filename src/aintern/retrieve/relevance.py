@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 
 #: Fitted by bench/calibrate.py (see docs/benchmarks.md): intercept, cosine, bm25 / (bm25 + 5), 1 / rank.
-COEFFICIENTS = (-4.365, 1.12, 2.994, 2.999)
+COEFFICIENTS = (-4.438, 1.153, 3.057, 2.999)
 BM25_HALF = 5.0
 
 
