@@ -83,6 +83,12 @@ def test_embedded_model_streams_and_counts_exactly(gemma: LlamaCppLLM) -> None:
     assert len(pieces) > 3 and "".join(pieces).strip()
     assert gemma.model_id == "gguf/gemma-3-270m-q4_k_m"
     assert gemma.context_window == 2048
+    greedy = InferenceOptions(temperature=0.0, max_tokens=24, seed=1)
+    full = "".join(pieces)
+    stop = full.split()[3]
+    cut = "".join(gemma.stream(LONG, InferenceOptions(temperature=0.0, max_tokens=24, seed=1, stop=(stop,))))
+    assert stop not in cut and full.startswith(cut) and len(cut) < len(full)
+    assert "".join(gemma.stream(LONG, greedy)) == full  # greedy is repeatable
     text = "def connect(url):\n    return Store(url)"
     assert gemma.count_tokens(text) == len(gemma._llama.tokenize(text.encode(), add_bos=False, special=True))
     assert count_messages(gemma, LONG) > gemma.count_tokens(LONG[0].content) + gemma.count_tokens(LONG[1].content)

@@ -541,12 +541,22 @@ EndpointOption = Annotated[
 ConversationOption = Annotated[str | None, typer.Option("--conversation", "-c", help="Continue this conversation.")]
 
 
+StopOption = Annotated[list[str] | None, typer.Option("--stop", help="End the answer at this text (repeatable).")]
+
+
 def _answer_options(
-    ws: Workspace, no_rag: bool, max_context_tokens: int, max_tokens: int, temperature: float, min_relevance: float
+    ws: Workspace,
+    no_rag: bool,
+    max_context_tokens: int,
+    max_tokens: int,
+    temperature: float,
+    min_relevance: float,
+    stop: list[str] | None,
 ) -> RagChatOptions:
+    inference = InferenceOptions(temperature=temperature, max_tokens=max_tokens, stop=tuple(stop or ()))
     return RagChatOptions(
         enable_rag=not no_rag, workspace_path=str(ws.root), max_rag_tokens=max_context_tokens,
-        min_relevance=min_relevance, inference=InferenceOptions(temperature=temperature, max_tokens=max_tokens),
+        min_relevance=min_relevance, inference=inference,
     )  # fmt: skip
 
 
@@ -590,6 +600,7 @@ def ask(
     max_context_tokens: Annotated[int, typer.Option("--max-context-tokens", help="Most tokens of code.")] = 4000,
     max_tokens: Annotated[int, typer.Option("--max-tokens", help="Most tokens of the answer.")] = 768,
     temperature: Annotated[float, typer.Option("--temperature")] = 0.2,
+    stop: StopOption = None,
     min_relevance: Annotated[
         float, typer.Option("--min-relevance", help="Least relevance of code in the context.")
     ] = 0.2,
@@ -605,7 +616,7 @@ def ask(
     """
     question = _question(question)
     ws = _chat_workspace(workspace, db)
-    options = _answer_options(ws, no_rag, max_context_tokens, max_tokens, temperature, min_relevance)
+    options = _answer_options(ws, no_rag, max_context_tokens, max_tokens, temperature, min_relevance, stop)
     service = ws.chat(ws.llm(model, endpoint, context_window))
     answer = service.generate_with_rag(conversation, question, options)
     if as_json:
@@ -659,6 +670,7 @@ def chat(
     max_context_tokens: Annotated[int, typer.Option("--max-context-tokens")] = 4000,
     max_tokens: Annotated[int, typer.Option("--max-tokens")] = 768,
     temperature: Annotated[float, typer.Option("--temperature")] = 0.2,
+    stop: StopOption = None,
     min_relevance: Annotated[
         float, typer.Option("--min-relevance", help="Least relevance of code in the context.")
     ] = 0.2,
@@ -669,7 +681,7 @@ def chat(
 ) -> None:
     """Talk about the code: an interactive session with history, streamed answers and sources."""
     ws = _chat_workspace(workspace, db)
-    options = _answer_options(ws, no_rag, max_context_tokens, max_tokens, temperature, min_relevance)
+    options = _answer_options(ws, no_rag, max_context_tokens, max_tokens, temperature, min_relevance, stop)
     service = ws.chat(ws.llm(model, endpoint, context_window))
     current = service.conversations.get(conversation).id if conversation else None
     interactive = sys.stdin.isatty()

@@ -44,7 +44,6 @@ class RagChatOptions:
     max_history_messages: int = 20
     system_prompt: str | None = None
     inference: InferenceOptions = field(default_factory=InferenceOptions)
-    include_metadata: bool = False
 
 
 @dataclass
