@@ -23,7 +23,7 @@ from aintern.answer.conversations import Message, title_for
 from aintern.answer.llm import ChatMessage, InferenceOptions, count_messages, get_llm
 from aintern.answer.llm.llamacpp import LlamaCppLLM, packaged_model_path
 from aintern.answer.llm.openai import OpenAIChatLLM
-from aintern.answer.rag import CONTEXT_HEADING
+from aintern.answer.rag import CONTEXT_HEADING, search_text
 from aintern.errors import (
     ContextTooLongError,
     ConversationNotFoundError,
@@ -252,10 +252,20 @@ def test_rag_answer_is_grounded_cited_and_saved(indexed, gemma: LlamaCppLLM) -> 
         map(str, answer.sources)
     )
     assert saved.messages[1].model == "gguf/gemma-3-270m-q4_k_m"
-    # The follow-up carries the first turn as history.
+    # The follow-up carries the first turn as history, and searches for what "it" refers to.
     follow = chat.generate_with_rag(answer.conversation_id, "And where is it closed?", options)
+    assert [c.file_path for c in follow.preview.chunks[:3]] == [c.file_path for c in answer.preview.chunks[:3]]
     follow.read()
     assert len(chat.conversations.get(answer.conversation_id).messages) == 4
+
+
+def test_follow_ups_search_with_their_subject() -> None:
+    history = [ChatMessage(Role.USER, QUESTION), ChatMessage(Role.ASSISTANT, "In app.py.")]
+    assert search_text("And where is it closed?", history) == f"{QUESTION}\nAnd where is it closed?"
+    assert search_text("how is logging configured?", history) == "how is logging configured?"
+    assert search_text("what does that function return to the caller module?", []) == (
+        "what does that function return to the caller module?"
+    )
 
 
 def test_prompt_always_fits_the_window(indexed, gguf: Path) -> None:  # type: ignore[no-untyped-def]

@@ -3,6 +3,7 @@ an answer that cites it, and keep the conversation."""
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
@@ -14,6 +15,7 @@ from aintern.assemble.context import ContextBuildOptions, ContextFormat, Knowled
 from aintern.errors import AinternError, ContextTooLongError, LLMError, NotIndexedError
 from aintern.knowledge import KnowledgeQueryOptions, KnowledgeService
 from aintern.retrieve.rerank import RerankingStrategy
+from aintern.store.text import STOP_WORDS
 
 DEFAULT_SYSTEM_PROMPT = """You are The Senior Intern, a helpful coding assistant with knowledge of the user's codebase.
 Provide clear, concise answers with code examples when appropriate.
@@ -129,6 +131,23 @@ class ChatAnswer:
                 "conversation_id": self.conversation_id}  # fmt: skip
 
 
+#: Words by which a message points back at the conversation's subject ("and where is *it* closed?").
+_REFERRING = frozenset(
+    ["it", "its", "that", "this", "these", "those", "they", "them", "their", "there", "same", "above"]
+)
+
+
+def search_text(message: str, history: list[ChatMessage]) -> str:
+    """What to search the code for: the message, and for a short follow-up that refers back, the previous
+    question too (the follow-up alone does not name its subject)."""
+    words = re.findall(r"[a-z_]\w*", message.lower())
+    keywords = [w for w in words if w not in STOP_WORDS and w not in _REFERRING]
+    previous = next((m.content for m in reversed(history) if m.role is Role.USER), None)
+    if previous and len(keywords) <= 4 and _REFERRING.intersection(words):
+        return f"{previous}\n{message}"
+    return message
+
+
 def _sources(chunks: list[KnowledgeChunk]) -> list[Source]:
     out = []
     for c in chunks:
@@ -162,7 +181,7 @@ class RagChatService:
             raise ValueError("the message cannot be empty")
         history = self.conversations.get(conversation_id).chat_messages() if conversation_id else []
         if self.llm is None:
-            preview = self._retrieve(message, options)
+            preview = self._retrieve(search_text(message, history), options)
             if not preview.is_enabled:
                 raise NotIndexedError(f"{preview.reason}, and no LLM is configured: nothing to answer from")
             text, named = extractive_answer(message, preview.chunks)
@@ -234,7 +253,7 @@ class RagChatService:
                 f"the question and system prompt take {llm.context_window - answer_room - room} tokens; "
                 f"{llm.model_id} reads {llm.context_window} with {answer_room} kept for the answer"
             )
-        preview = self._retrieve(message, options)
+        preview = self._retrieve(search_text(message, history), options)
         notice = None if preview.is_enabled else f"{preview.reason}; answering without code context"
         context = ""
         if preview.is_enabled:
