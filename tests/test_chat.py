@@ -173,6 +173,29 @@ def test_get_llm_resolution(gguf: Path, monkeypatch: pytest.MonkeyPatch) -> None
         get_llm(model="llama3.2")
 
 
+def test_workspace_settings_choose_the_llm(tmp_path: Path, gguf: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from aintern.workspace import Workspace
+
+    monkeypatch.delenv("AINTERN_LLM_MODEL", raising=False)
+    monkeypatch.delenv("AINTERN_LLM_ENDPOINT", raising=False)
+    root = tmp_path / "proj"
+    (root / "models").mkdir(parents=True)
+    (root / "models" / "local.gguf").symlink_to(gguf)
+    (root / ".aintern.toml").write_text('llm_endpoint = "http://127.0.0.1:9/v1"\nllm_model = "qwen"\n')
+    ws = Workspace(root, tmp_path / "w.db")
+    configured = ws.llm()
+    assert isinstance(configured, OpenAIChatLLM) and configured.model_id == "openai/qwen"
+    assert configured.url == "http://127.0.0.1:9/v1"
+    other = ws.llm(model="llama3.2")  # another model at the configured server
+    assert isinstance(other, OpenAIChatLLM) and other.model_id == "openai/llama3.2"
+    elsewhere = ws.llm(endpoint="http://127.0.0.1:8/v1")  # another server: its own first model, not "qwen"
+    assert isinstance(elsewhere, OpenAIChatLLM) and elsewhere._model is None
+    assert isinstance(ws.llm(model=str(gguf), context_window=512), LlamaCppLLM)
+    (root / ".aintern.toml").write_text('llm_model = "models/local.gguf"\nllm_context_window = 512\n')
+    local = Workspace(root, tmp_path / "w.db").llm()  # relative to the workspace
+    assert isinstance(local, LlamaCppLLM) and local.context_window == 512
+
+
 # -- conversations -------------------------------------------------------------------------------
 
 

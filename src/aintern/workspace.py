@@ -131,9 +131,13 @@ class Workspace:
         """The LLM to answer with: arguments, else the environment, else ``.aintern.toml``; None if none is set."""
         s = self.settings
         env_model, env_endpoint = os.environ.get("AINTERN_LLM_MODEL"), os.environ.get("AINTERN_LLM_ENDPOINT")
+        configured = s.llm_model
+        if configured and configured.lower().endswith(".gguf") and not Path(configured).expanduser().is_absolute():
+            configured = str(self.root / configured)  # a GGUF named in .aintern.toml is relative to the workspace
         return get_llm(
-            model or env_model or (None if endpoint or env_endpoint else s.llm_model),
-            endpoint or env_endpoint or (None if model or env_model else s.llm_endpoint),
+            # A model named in the settings belongs to the settings' endpoint: another endpoint drops it.
+            model or env_model or (None if endpoint or env_endpoint else configured),
+            endpoint or env_endpoint or s.llm_endpoint,
             s.llm_api_key_env,
             context_window or s.llm_context_window,
         )
