@@ -1,6 +1,6 @@
 """The answer stage: speed of the embedded GGUF model, and how often answers cite a gold file.
 
-    python bench/llm.py speed [--model gemma3-270m]
+    python bench/llm.py speed [--model gemma3-270m] [--threads 1]
     python bench/llm.py grounding [--repos requests,flask,click,libuv] [--limit 10] [--min-relevance 0.5]
     python bench/llm.py context [--repos ...] [--limit 0]      # the context an LLM gets, by relevance threshold
 
@@ -32,7 +32,13 @@ CODE = '''def connect(url, timeout=5):
 
 def speed(args: argparse.Namespace) -> None:
     t0 = time.perf_counter()
-    llm = get_llm(model=args.model)
+    if args.threads:
+        from aintern.answer.llm.llamacpp import PACKAGED_MODELS, LlamaCppLLM, packaged_model_path
+
+        path = packaged_model_path(args.model) if args.model in PACKAGED_MODELS else args.model
+        llm = LlamaCppLLM(path, threads=args.threads)
+    else:
+        llm = get_llm(model=args.model)
     assert llm is not None
     print(f"{llm.model_id}: loaded in {time.perf_counter() - t0:.2f} s, window {llm.context_window}")
     print("| prompt tokens | time to first token | answer tokens/s |\n|---:|---:|---:|")
@@ -158,6 +164,7 @@ def main() -> None:
     ap.add_argument("what", choices=["speed", "grounding", "context"])
     ap.add_argument("--model", default="gemma3-270m", help="GGUF path or gemma3-270m")
     ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--threads", type=int, default=0, help="llama.cpp threads (default: every core)")
     ap.add_argument("--repos", default="requests,flask,click,libuv")
     ap.add_argument("--limit", type=int, default=10, help="questions per repository (0: all)")
     ap.add_argument("--min-relevance", type=float, default=0.5)

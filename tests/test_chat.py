@@ -309,7 +309,7 @@ def test_prompt_always_fits_the_window(indexed, gguf: Path) -> None:  # type: ig
             Message(Role.ASSISTANT, f"answer {i} " * 30, "t"),
         )
     history = chat.conversations.get(conversation.id).chat_messages()
-    prompt = chat._prompt(QUESTION, history, options)
+    prompt = chat._prompt(QUESTION, history, options, chat._retrieve(search_text(QUESTION, history), options))
     used = count_messages(small, prompt.messages)
     assert used + 64 <= small.context_window
     assert prompt.messages[-1].content == QUESTION and prompt.preview.context
@@ -318,7 +318,8 @@ def test_prompt_always_fits_the_window(indexed, gguf: Path) -> None:  # type: ig
     assert prompt.history_used < len(history)
     assert prompt.preview.sources and len(prompt.preview.sources) < prompt.preview.chunks_found
     answer = chat.generate_with_rag(conversation.id, QUESTION, options)
-    assert answer.read() is not None and answer.status == "complete"
+    answer.read()
+    assert answer.status == "complete"
     started = len(chat.conversations.list())
     with pytest.raises(ContextTooLongError, match="question and system prompt"):
         chat.generate_with_rag(None, "why " * 1000, options)
@@ -389,8 +390,11 @@ def test_context_overflow_at_the_server_is_retried_smaller(indexed, server: Llam
         )
     options = RagChatOptions(workspace_path=str(ws), min_relevance=0.0, inference=InferenceOptions(max_tokens=16))
     answer = chat.generate_with_rag(conversation.id, QUESTION, options)
+    assert chat.llm is not None and chat.llm.context_window == 64_000
     answer.read()
     assert answer.status == "complete" and answer.sources
+    assert chat.llm.context_window == 2048  # the server refused first, and said how large its window is
+    assert 0 < answer.preview.estimated_tokens < 2048 and answer.preview.context
 
 
 # -- the commands --------------------------------------------------------------------------------

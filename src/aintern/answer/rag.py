@@ -86,7 +86,6 @@ class ChatAnswer:
         self.conversation_id = conversation_id
         self.question = question
         self.preview = preview
-        self.sources = preview.sources
         #: ``llm`` (a model wrote it), ``extractive`` (built from the search results) or ``no-context``.
         self.mode = mode
         self.model = model
@@ -95,6 +94,10 @@ class ChatAnswer:
         self.status = "pending"
         self._conversations = conversations
         self._pieces = pieces
+
+    @property
+    def sources(self) -> list[Source]:
+        return self.preview.sources
 
     def __iter__(self) -> Iterator[str]:
         if self.status != "pending":
@@ -189,7 +192,8 @@ class RagChatService:
             preview = replace(preview, sources=sources)
             pieces, mode, model, notice = _lines(text), "extractive", None, None
         else:
-            prompt = self._prompt(message, history, options)  # may refuse: then no conversation is started
+            found = self._retrieve(search_text(message, history), options)
+            prompt = self._prompt(message, history, options, found)  # may refuse: then no conversation is started
             preview, notice, model = prompt.preview, prompt.notice, self.llm.model_id
             mode = "llm" if preview.context else "no-context"
             pieces = self._stream(self.llm, message, history, options, prompt, cancel)
@@ -211,7 +215,7 @@ class RagChatService:
                 preview = replace(preview, context=result.context or None, estimated_tokens=result.estimated_tokens,
                                   sources=_sources(result.chunks))  # fmt: skip
             return preview
-        return self._prompt(message, [], options).preview
+        return self._prompt(message, [], options, self._retrieve(message, options)).preview
 
     # -- retrieval, budget, streaming ------------------------------------------------------
 
@@ -236,9 +240,15 @@ class RagChatService:
         )  # fmt: skip
 
     def _prompt(
-        self, message: str, history: list[ChatMessage], options: RagChatOptions, shrink: float = 1.0
+        self,
+        message: str,
+        history: list[ChatMessage],
+        options: RagChatOptions,
+        found: RagContextPreview,
+        shrink: float = 1.0,
     ) -> _Prompt:
-        """System prompt + context + history + question, fitted to the window with room for the answer.
+        """System prompt + context (from the ``found`` chunks) + history + question, fitted to the window with
+        room for the answer.
 
         The context gets the room first; the oldest history goes first, then the least relevant context.
         """
@@ -253,7 +263,7 @@ class RagChatService:
                 f"the question and system prompt take {llm.context_window - answer_room - room} tokens; "
                 f"{llm.model_id} reads {llm.context_window} with {answer_room} kept for the answer"
             )
-        preview = self._retrieve(search_text(message, history), options)
+        preview = found
         notice = None if preview.is_enabled else f"{preview.reason}; answering without code context"
         context = ""
         if preview.is_enabled:
@@ -307,8 +317,10 @@ class RagChatService:
         except ContextTooLongError:
             if produced or not (prompt.preview.context or prompt.history_used):
                 raise
-            smaller = self._prompt(message, history, options, shrink=0.5)
-            prompt.preview.sources[:] = smaller.preview.sources
+            smaller = self._prompt(message, history, options, prompt.preview, shrink=0.5)
+            # The answer's preview (shared with its ChatAnswer) tells what the model was really given.
+            for name in ("context", "estimated_tokens", "sources"):
+                setattr(prompt.preview, name, getattr(smaller.preview, name))
             yield from llm.stream(smaller.messages, options.inference, cancel)
 
 

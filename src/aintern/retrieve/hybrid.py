@@ -175,9 +175,10 @@ def hybrid_search(
             vec = vectors.knn(query_vector, cfg.candidates)
         else:
             vec = store.knn(index_id, query_vector, cfg.candidates, options)
+    keywords = _keywords(question)
     keyword_query = question
     if cfg.abbreviations and not symbol:  # the code says "fs" where the question says "file system"
-        keyword_query += " " + " ".join(sorted({a for k in _keywords(question) for a in ABBREVIATIONS.get(k, ())}))
+        keyword_query += " " + " ".join(sorted({a for k in keywords for a in ABBREVIATIONS.get(k, ())}))
     kw = store.bm25(index_id, keyword_query, cfg.candidates, options, cfg.bm25_weights) if alpha < 1 else []
     fused: dict[int, float] = {}
     for r, (cid, _) in enumerate(vec):
@@ -200,7 +201,6 @@ def hybrid_search(
             definitions.setdefault(cid, name)
             fused.setdefault(cid, 0.0)
     chunks = store.get_chunks(list(fused))
-    keywords = _keywords(question)
     vscore, kscore = dict(vec), dict(kw)
     vrank = {cid: r + 1 for r, (cid, _) in enumerate(vec)}
     krank = {cid: r + 1 for r, (cid, _) in enumerate(kw)}
