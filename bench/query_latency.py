@@ -7,7 +7,9 @@
 turn (an A/B on one machine in one run: this VM's speed drifts between runs).
 
 Reports, per size, p50/p95 of the full KnowledgeService.query (query embedding, hybrid retrieval,
-relevance, no cache) and of its two retrievers alone.
+relevance, no cache) with the in-memory index (vectors and keyword postings; its load time too)
+and without it (``in_memory=False``: sqlite-vec and FTS5), and each retriever alone, plus
+binary-quantised vectors with exact rescoring (speed and recall against the exact matrix).
 """
 
 from __future__ import annotations
@@ -18,11 +20,16 @@ import shutil
 import statistics
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+
+import numpy as np
 
 from aintern.embed import get_embedder
 from aintern.index import Indexer
 from aintern.knowledge import KnowledgeQueryOptions, KnowledgeService
+from aintern.retrieve.bm25 import KeywordMatrix
+from aintern.retrieve.vectors import VectorMatrix
 from aintern.store import SqliteStore, VectorSearchOptions
 from aintern.store import sqlite as sqlite_backend
 
@@ -36,6 +43,36 @@ QUESTIONS = [
 def pct(xs: list[float], p: float) -> float:
     xs = sorted(xs)
     return xs[min(len(xs) - 1, round(p * (len(xs) - 1)))]
+
+
+class BinaryVectors:
+    """Sign bits of each vector (32 bytes at 256-d), Hamming distance, the best 10× rescored exactly.
+
+    Measured here against the exact matrix, not used by aintern (docs/benchmarks.md says why).
+    """
+
+    def __init__(self, matrix: np.ndarray) -> None:
+        self.matrix = matrix
+        self.bits = np.packbits(matrix > 0, axis=1).view(np.uint64)
+
+    def knn(self, query: np.ndarray, k: int, over: int = 10) -> np.ndarray:
+        distance = np.bitwise_count(self.bits ^ np.packbits(query > 0).view(np.uint64)).sum(axis=1)
+        candidates = np.argpartition(distance, k * over - 1)[: k * over]
+        scores = self.matrix[candidates] @ query
+        best = np.argpartition(-scores, k - 1)[:k]
+        return candidates[best[np.argsort(-scores[best])]]
+
+    def recall(self, query: np.ndarray, k: int) -> float:
+        """Share of the k found that score at least the exact k-th best (ties count as found)."""
+        exact = self.matrix @ query
+        kth = np.partition(-exact, k - 1)[k - 1]
+        return float(np.mean(-exact[self.knn(query, k)] <= kth + 1e-6))
+
+
+def timed(into: list[float], call: Callable[..., object], *args: object) -> None:
+    t = time.perf_counter()
+    call(*args)
+    into.append((time.perf_counter() - t) * 1000)
 
 
 def main() -> None:
@@ -62,34 +99,51 @@ def main() -> None:
             index_s = time.perf_counter() - t0
             for name in a.configs.split(","):
                 ks = KnowledgeService(store, CONFIGS[name])
-                full, knn, matrix, bm25 = [], [], [], []
                 index = store.get_index(result.index_id)
                 assert index is not None
+                t = time.perf_counter()
+                vectors = VectorMatrix.load(store, index.id, index.embedding_dimension)
+                postings = KeywordMatrix.load(store, index.id)
+                load_s = time.perf_counter() - t
+                kept = postings is not None
+                if postings is None:  # below KEYWORD_STATS_ABOVE_CHUNKS: queries use FTS5; time the other anyway
+                    threshold, sqlite_backend.KEYWORD_STATS_ABOVE_CHUNKS = sqlite_backend.KEYWORD_STATS_ABOVE_CHUNKS, 0
+                    with store.transaction():
+                        store.update_keyword_stats(index.id)
+                    sqlite_backend.KEYWORD_STATS_ABOVE_CHUNKS = threshold
+                    postings = KeywordMatrix.load(store, index.id)
+                    assert postings is not None
+                times: dict[str, list[float]] = {
+                    k: [] for k in ("memory", "sql", "knn", "matrix", "binary", "fts5", "bm25")
+                }
+                binary = BinaryVectors(vectors.matrix)
+                recall: list[float] = []
+
+                one_shot = KnowledgeService(store, CONFIGS[name], in_memory=False)
                 for _ in range(a.rounds):
                     for q in QUESTIONS:
+                        options = KnowledgeQueryOptions(workspace_path=str(ws), min_relevance=0.0, expand_context=False)
                         ks.cache.clear()
-                        t = time.perf_counter()
-                        ks.query(
-                            q, KnowledgeQueryOptions(workspace_path=str(ws), min_relevance=0.0, expand_context=False)
-                        )
-                        full.append((time.perf_counter() - t) * 1000)
+                        one_shot.cache.clear()
+                        timed(times["memory"], ks.query, q, options)
+                        timed(times["sql"], one_shot.query, q, options)
                         v = embedder.embed(q)
-                        t = time.perf_counter()
-                        store.knn(result.index_id, v, 100, VectorSearchOptions())
-                        knn.append((time.perf_counter() - t) * 1000)
-                        t = time.perf_counter()
-                        ks.matrices.get(store, index.id, index.embedding_dimension).knn(v, 100)
-                        matrix.append((time.perf_counter() - t) * 1000)
-                        t = time.perf_counter()
-                        store.bm25(result.index_id, q, 100, VectorSearchOptions())
-                        bm25.append((time.perf_counter() - t) * 1000)
+                        timed(times["knn"], store.knn, index.id, v, 100, VectorSearchOptions())
+                        timed(times["matrix"], vectors.knn, v, 100)
+                        timed(times["binary"], binary.knn, v, 100)
+                        recall.append(binary.recall(v, 100))
+                        timed(times["fts5"], store.bm25, index.id, q, 100, VectorSearchOptions())
+                        timed(times["bm25"], postings.search, store, q, 100, (2.0, 3.0, 1.0))
                 warm = len(QUESTIONS)  # first round warms caches
-                full, knn, matrix, bm25 = full[warm:], knn[warm:], matrix[warm:], bm25[warm:]
+                p50 = {k: statistics.median(v[warm:]) for k, v in times.items()}
                 print(
                     f"{result.chunks_created:>7,} chunks ({copies} copies, indexed in {index_s:.0f}s) {name}: "
-                    f"query p50 {statistics.median(full):.1f} ms p95 {pct(full, 0.95):.1f} ms | "
-                    f"sqlite-vec KNN p50 {statistics.median(knn):.1f} ms | vector matrix p50 "
-                    f"{statistics.median(matrix):.1f} ms | BM25 p50 {statistics.median(bm25):.1f} ms",
+                    f"query p50 {p50['memory']:.1f} ms p95 {pct(times['memory'][warm:], 0.95):.1f} ms "
+                    f"(in-memory index loaded in {load_s:.1f} s) | without it p50 {p50['sql']:.1f} ms | "
+                    f"vectors: sqlite-vec {p50['knn']:.1f} ms, matrix {p50['matrix']:.1f} ms, binary-quantised "
+                    f"{p50['binary']:.1f} ms (recall@100 {statistics.mean(recall):.3f}) | "
+                    f"BM25: FTS5 {p50['fts5']:.1f} ms, in memory {p50['bm25']:.1f} ms"
+                    + ("" if kept else " (not used at this size: no keyword statistics below 20,000 chunks)"),
                     flush=True,
                 )
             store.close()

@@ -21,11 +21,12 @@ from aintern.chunk.models import ChunkType, TextChunk
 from aintern.index import Indexer
 from aintern.knowledge import KnowledgeQueryError, KnowledgeQueryOptions, KnowledgeService
 from aintern.retrieve import rerank
+from aintern.retrieve.bm25 import KeywordMatrix
 from aintern.retrieve.cache import QueryCache
 from aintern.retrieve.keywords import apply_highlights, extract_keywords, extract_quoted_phrases, find_highlights
 from aintern.retrieve.relevance import monotone, relevance
 from aintern.retrieve.rerank import HttpCrossEncoder, KeywordBoost, Ranked, ReciprocalRankFusion, RerankingStrategy
-from aintern.store import SqliteStore
+from aintern.store import IndexedFile, SqliteStore, VectorSearchOptions
 
 
 @pytest.fixture
@@ -175,6 +176,140 @@ def test_query_embedding_failure_is_a_knowledge_error(indexed, monkeypatch: pyte
     monkeypatch.setattr(embedder, "embed", broken)
     with pytest.raises(KnowledgeQueryError, match="embed"):
         ks.query("anything at all", opts(ws))
+
+
+# -- the in-memory keyword index ---------------------------------------------------------------------
+
+SOURCE = Path(__file__).resolve().parents[1] / "src"
+KEYWORD_QUERIES = [
+    "Where is the database connection handled?", "embedding cache content hash", "KnowledgeService",
+    "parse the FTS5 match expression", "connection connected connect", "query_terms", "token budget never exceeded",
+    'weird "quotes" AND OR NOT * ( ) : ^ input', "zzzunknownword", "café naïve résumé",
+]  # fmt: skip
+
+
+@pytest.fixture
+def keyword_stats_always(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Keep keyword statistics however small the index (normally only from 20,000 chunks)."""
+    import aintern.store.sqlite as backend
+
+    monkeypatch.setattr(backend, "KEYWORD_STATS_ABOVE_CHUNKS", 0)
+
+
+@pytest.fixture(scope="module")
+def source_index(tmp_path_factory: pytest.TempPathFactory, static):  # type: ignore[no-untyped-def]
+    """aintern's own source indexed: real code, a few hundred chunks, with keyword statistics."""
+    import aintern.store.sqlite as backend
+
+    store = SqliteStore(tmp_path_factory.mktemp("src") / "src.db")
+    result = Indexer(store, static).index(SOURCE)
+    assert result.success and result.chunks_created > 200
+    assert KeywordMatrix.load(store, result.index_id) is None, "a small index keeps no statistics"
+    threshold, backend.KEYWORD_STATS_ABOVE_CHUNKS = backend.KEYWORD_STATS_ABOVE_CHUNKS, 0
+    try:
+        with store.transaction():
+            assert store.update_keyword_stats(result.index_id) == result.chunks_created
+    finally:
+        backend.KEYWORD_STATS_ABOVE_CHUNKS = threshold
+    yield store, result.index_id
+    store.close()
+
+
+def _same_ranking(fts: list[tuple[int, float]], memory: list[tuple[int, float]]) -> None:
+    assert [c for c, _ in memory] == [c for c, _ in fts]
+    assert np.allclose([s for _, s in memory], [s for _, s in fts], rtol=1e-4)
+
+
+@pytest.mark.parametrize("weights", [(2.0, 3.0, 1.0), (1.0, 1.0, 1.0), (0.0, 0.0, 1.0)])
+def test_in_memory_bm25_ranks_like_fts5(source_index, weights: tuple[float, float, float]) -> None:  # type: ignore[no-untyped-def]
+    store, index_id = source_index
+    matrix = KeywordMatrix.load(store, index_id)
+    assert matrix is not None
+    for q in KEYWORD_QUERIES:
+        fts = store.bm25(index_id, q, 30, VectorSearchOptions(), weights)
+        memory = matrix.search(store, q, 30, weights)
+        assert memory is not None, q
+        _same_ranking(fts, memory)
+    assert store.bm25(index_id, "KnowledgeService", 30, VectorSearchOptions()), "the comparison is not vacuous"
+
+
+def test_in_memory_bm25_prunes_common_terms_like_fts5(source_index, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    import aintern.store.sqlite as backend
+
+    store, index_id = source_index
+    matrix = KeywordMatrix.load(store, index_id)
+    assert matrix is not None
+    monkeypatch.setattr(backend, "PRUNE_ABOVE_CHUNKS", 10)
+    q = "return the self value of the index"  # "return" and "self" are in most chunks
+    pruned = matrix.search(store, q, 30, (2.0, 3.0, 1.0))
+    assert pruned is not None
+    _same_ranking(store.bm25(index_id, q, 30, VectorSearchOptions()), pruned)
+    monkeypatch.setattr(backend, "PRUNE_ABOVE_CHUNKS", 10**9)
+    full = matrix.search(store, q, 30, (2.0, 3.0, 1.0))
+    assert full is not None
+    _same_ranking(store.bm25(index_id, q, 30, VectorSearchOptions()), full)
+    assert [c for c, _ in pruned] != [c for c, _ in full], "pruning took effect"
+
+
+def test_service_answers_alike_with_and_without_the_in_memory_index(source_index) -> None:  # type: ignore[no-untyped-def]
+    store, index_id = source_index
+    workspace = store.get_index(index_id).workspace_path
+    with_memory, without = KnowledgeService(store), KnowledgeService(store, in_memory=False)
+    for q in KEYWORD_QUERIES[:7]:
+        a = with_memory.query(q, opts(Path(workspace), min_relevance=0.0, max_results=8, expand_context=False))
+        b = without.query(q, opts(Path(workspace), min_relevance=0.0, max_results=8, expand_context=False))
+        assert [(c.file_path, c.start_line) for c in a.chunks] == [(c.file_path, c.start_line) for c in b.chunks], q
+        assert np.allclose([c.relevance for c in a.chunks], [c.relevance for c in b.chunks], atol=1e-5)
+    assert with_memory.keyword_matrices.get(store, index_id, lambda: None) is not None, "the fast path was used"
+
+
+def test_keyword_statistics_of_an_older_index_are_backfilled(static, tmp_path: Path, keyword_stats_always) -> None:  # type: ignore[no-untyped-def]
+    """Chunks indexed before schema 4 have no statistics: FTS5 serves until `aintern index` fills them in."""
+    ws = make_workspace(tmp_path / "ws").resolve()
+    store = SqliteStore(tmp_path / "old.db")
+    index_id = Indexer(store, static).index(ws).index_id
+    assert KeywordMatrix.load(store, index_id) is not None
+    store.conn.execute("UPDATE chunks SET keyword_stats = NULL")  # what migration 4 leaves behind
+    service = KnowledgeService(store)
+    before = service.query("server handler", opts(ws, min_relevance=0.0, expand_context=False))
+    assert before.has_results and KeywordMatrix.load(store, index_id) is None
+    result = Indexer(store, static).index(ws)  # nothing changed on disk
+    assert result.success and result.files_indexed == 0
+    matrix = KeywordMatrix.load(store, index_id)
+    assert matrix is not None
+    _same_ranking(store.bm25(index_id, "server handler", 20, VectorSearchOptions()),
+                  matrix.search(store, "server handler", 20, (2.0, 3.0, 1.0)) or [])  # fmt: skip
+    after = service.query("server handler", opts(ws, min_relevance=0.0, expand_context=False))
+    assert [c.file_path for c in after.chunks] == [c.file_path for c in before.chunks]
+    # An edited file's new chunks get theirs at the same update.
+    edited = next(p for p in sorted(ws.rglob("*.py")))
+    edited.write_text(edited.read_text() + "\n\ndef zebra_crossing_handler():\n    return 'zebra'\n")
+    assert Indexer(store, static).index(ws).files_indexed == 1
+    matrix = KeywordMatrix.load(store, index_id)
+    assert matrix is not None and matrix.search(store, "zebra crossing", 5, (2.0, 3.0, 1.0))
+    store.close()
+
+
+def test_rolled_back_terms_are_not_reused(static, tmp_path: Path, keyword_stats_always) -> None:  # type: ignore[no-untyped-def]
+    """New terms of a failed write vanish with it; the next write must not point at them."""
+    store = SqliteStore(tmp_path / "rb.db")
+    index = store.create_index(tmp_path / "w", static.model_id, static.dimension)
+    text = "def frobnicate_widget(): return quuxification"
+    c = TextChunk(text, "a.py", 1, 1, 0, len(text), ChunkType.CODE, "python", "frobnicate_widget")
+    with pytest.raises(RuntimeError), store.transaction():
+        store.upsert_file(index.id, IndexedFile("a.py", "h", 1, 1), [c], static.embed_batch([text]))
+        assert store.update_keyword_stats(index.id) == 1
+        raise RuntimeError("disk full")
+    assert store.keyword_term_ids(store.stems("quuxification")) == {}, "the term went with the rollback"
+    with store.transaction():
+        store.upsert_file(index.id, IndexedFile("a.py", "h", 1, 1), [c], static.embed_batch([text]))
+        store.update_keyword_stats(index.id)
+    matrix = KeywordMatrix.load(store, index.id)
+    assert matrix is not None
+    hits = matrix.search(store, "quuxification frobnicate", 5, (2.0, 3.0, 1.0))
+    assert hits
+    _same_ranking(store.bm25(index.id, "quuxification frobnicate", 5, VectorSearchOptions()), hits)
+    store.close()
 
 
 # -- reranking (seed tables) -------------------------------------------------------------------------

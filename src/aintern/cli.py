@@ -75,6 +75,12 @@ def _open(path: Path | None, db: Path | None, create: bool = False, model: str |
     return Workspace.discover(".", db)
 
 
+def _one_query(ws: Workspace) -> Workspace:
+    """For a command that asks one question: SQLite answers it sooner than the in-memory index loads."""
+    ws.in_memory = False
+    return ws
+
+
 @app.command()
 def chunk(
     file: Annotated[Path, typer.Argument(help="The file to chunk.")],
@@ -399,7 +405,7 @@ def search(
 ) -> None:
     """Search the index: ranked `path:start-end` results with symbol, relevance and highlighted snippet."""
     question = _question(question)
-    ws = _open(workspace, db)
+    ws = _one_query(_open(workspace, db))
     options = KnowledgeQueryOptions(
         workspace_path=str(ws.root), max_results=max(1, k), min_relevance=min_relevance, reranking=rerank,
         expand_context=False, symbol_types=tuple(symbol_type or ()), languages=tuple(lang or ()),
@@ -464,7 +470,7 @@ def context(
 ) -> None:
     """Print exactly what an LLM would receive for QUESTION (its token count goes to stderr)."""
     question = _question(question)
-    ws = _open(workspace, db)
+    ws = _one_query(_open(workspace, db))
     options = ContextBuildOptions(
         max_tokens=max_tokens, max_chunks=max_chunks, min_relevance=min_relevance, format=fmt,
         expand_context=context_lines > 0, context_lines=context_lines, include_scores=scores, reranking=rerank.value,
@@ -496,7 +502,7 @@ def files(
 ) -> None:
     """The files most relevant to QUESTION, with how many of their chunks matched and where."""
     question = _question(question)
-    ws = _open(workspace, db)
+    ws = _one_query(_open(workspace, db))
     ws.require_index()
     found = ws.knowledge.find_relevant_files(question, str(ws.root), max(1, n), min_relevance)
     if as_json:
@@ -615,7 +621,7 @@ def ask(
     With no LLM configured the answer is extractive: the relevant locations and their matching lines.
     """
     question = _question(question)
-    ws = _chat_workspace(workspace, db)
+    ws = _one_query(_chat_workspace(workspace, db))
     options = _answer_options(ws, no_rag, max_context_tokens, max_tokens, temperature, min_relevance, stop)
     service = ws.chat(ws.llm(model, endpoint, context_window))
     answer = service.generate_with_rag(conversation, question, options)

@@ -17,12 +17,13 @@ from aintern.embed import Embedder, embedder_for_model_id
 from aintern.errors import AinternError
 from aintern.index.status import staleness
 from aintern.retrieve import rerank
-from aintern.retrieve.cache import QueryCache
+from aintern.retrieve.bm25 import KeywordMatrix
+from aintern.retrieve.cache import IndexStateCache, QueryCache
 from aintern.retrieve.hybrid import HybridConfig, hybrid_search
 from aintern.retrieve.keywords import find_highlights
 from aintern.retrieve.relevance import monotone, relevance
 from aintern.retrieve.rerank import Ranked, RerankingStrategy
-from aintern.retrieve.vectors import VectorMatrixCache
+from aintern.retrieve.vectors import VectorMatrix
 from aintern.store import SqliteStore, VectorIndex, VectorSearchOptions
 from aintern.store.sqlite import overlaps
 
@@ -130,11 +131,17 @@ class KnowledgeIndexHealth:
 class KnowledgeService:
     """Answers questions about any workspace indexed in one application database."""
 
-    def __init__(self, store: SqliteStore, hybrid: HybridConfig | None = None) -> None:
+    def __init__(self, store: SqliteStore, hybrid: HybridConfig | None = None, in_memory: bool = True) -> None:
+        """``in_memory``: hold each queried index's vectors and keyword postings in memory, loaded at its
+        first query (docs/benchmarks.md, 100k chunks: 2.3 s to load, then 19 ms a query instead of
+        154 ms). A process that asks one question is faster without (the CLI's one-shot commands)."""
         self.store = store
         self.hybrid = hybrid or HybridConfig()
+        self.in_memory = in_memory
         self.cache: QueryCache[KnowledgeQueryResult] = QueryCache(max_size=100, ttl_seconds=300)
-        self.matrices = VectorMatrixCache()
+        #: Each index's vectors and keyword postings in memory, reloaded when the index changes.
+        self.vector_matrices: IndexStateCache[VectorMatrix] = IndexStateCache()
+        self.keyword_matrices: IndexStateCache[KeywordMatrix | None] = IndexStateCache()
         self._embedders: dict[str, Embedder] = {}
         self._expanders: dict[str, FileContextExpander] = {}
         self._lock = threading.Lock()
@@ -184,7 +191,12 @@ class KnowledgeService:
             directories=list(options.directory_filters), symbol_types=[s.value for s in options.symbol_types],
             deduplicate=options.deduplicate_chunks,
         )  # fmt: skip
-        matrix = self.matrices.get(self.store, index.id, index.embedding_dimension)
+        matrix, postings = None, None
+        if self.in_memory:
+            matrix = self.vector_matrices.get(
+                self.store, index.id, lambda: VectorMatrix.load(self.store, index.id, index.embedding_dimension)
+            )
+            postings = self.keyword_matrices.get(self.store, index.id, lambda: KeywordMatrix.load(self.store, index.id))
         hits = hybrid_search(
             self.store,
             index.id,
@@ -194,8 +206,13 @@ class KnowledgeService:
             self.hybrid,
             top_k=options.max_results * 3,
             vectors=matrix,
+            keyword_matrix=postings,
         )
-        cosines = matrix.cosine(query_vector, [h.chunk_id for h in hits])
+        hit_ids = [h.chunk_id for h in hits]
+        if matrix is not None:
+            cosines = matrix.cosine(query_vector, hit_ids)
+        else:
+            cosines = {cid: float(v @ query_vector) for cid, v in self.store.vectors(index.id, hit_ids).items()}
         scores = monotone(
             [relevance(cosines.get(h.chunk_id, 0.0), h.keyword_score, rank) for rank, h in enumerate(hits, 1)]
         )
@@ -224,7 +241,7 @@ class KnowledgeService:
         chunks = self._knowledge_chunks(index, chosen, question, options)
         result = KnowledgeQueryResult(
             chunks=chunks, relevant_files=list(dict.fromkeys(c.file_path for c in chunks)),
-            query_time=time.perf_counter() - started, total_chunks_searched=len(matrix.chunk_ids),
+            query_time=time.perf_counter() - started, total_chunks_searched=index.chunk_count,
             chunks_above_threshold=len(above), query_embedding=query_vector, was_reranked=was_reranked,
             reranking_applied=RerankingStrategy(options.reranking),
         )  # fmt: skip

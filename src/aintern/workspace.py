@@ -61,6 +61,8 @@ class Workspace:
         self._model_name = model or self.settings.model
         self._embedder: Embedder | None = None
         self._knowledge: KnowledgeService | None = None
+        #: Hold the index in memory for many queries (KnowledgeService); one-shot commands turn it off.
+        self.in_memory = True
 
     @classmethod
     def discover(cls, start: str | Path = ".", db: str | Path | None = None, model: str | None = None) -> Workspace:
@@ -122,7 +124,7 @@ class Workspace:
     def knowledge(self) -> KnowledgeService:
         """Queries, context and file discovery over this database (see aintern.knowledge)."""
         if self._knowledge is None:
-            self._knowledge = KnowledgeService(self.store)
+            self._knowledge = KnowledgeService(self.store, in_memory=self.in_memory)
         return self._knowledge
 
     def llm(

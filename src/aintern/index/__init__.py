@@ -144,7 +144,7 @@ class Indexer:
             emit(IndexingPhase.CANCELLED, processed_files=result.files_indexed, total_files=len(todo))
             return self._finish(result, started)
 
-        emit(IndexingPhase.FINALIZING, message="removing deleted files")
+        emit(IndexingPhase.FINALIZING, message="removing deleted files; keyword statistics of a large index")
         with self.store.transaction():
             for path in (known.keys() | known_skipped.keys()) - seen:
                 if self.store.remove_file(index.id, path):
@@ -152,6 +152,8 @@ class Indexer:
             result.git_commit = head_commit(root)
             self.store.update_index(index.id, git_commit=result.git_commit)
             self.store.prune_cache()
+        with self.store.transaction():
+            self.store.update_keyword_stats(index.id)
         result.success = True
         emit(IndexingPhase.COMPLETE, processed_files=len(todo), total_files=len(todo))
         return self._finish(result, started)

@@ -5,8 +5,10 @@ from __future__ import annotations
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from typing import Generic, TypeVar
+
+from aintern.store import SqliteStore
 
 T = TypeVar("T")
 
@@ -46,3 +48,22 @@ class QueryCache(Generic[T]):
     def __len__(self) -> int:
         with self._lock:
             return len(self._items)
+
+
+class IndexStateCache(Generic[T]):
+    """One value per index (an in-memory matrix of it), rebuilt when the index changes."""
+
+    def __init__(self) -> None:
+        self._items: dict[int, tuple[tuple[object, ...], T]] = {}
+        self._lock = threading.Lock()
+
+    def get(self, store: SqliteStore, index_id: int, load: Callable[[], T]) -> T:
+        generation = store.generation(index_id)
+        with self._lock:
+            hit = self._items.get(index_id)
+            if hit is not None and hit[0] == generation:
+                return hit[1]
+        value = load()
+        with self._lock:
+            self._items[index_id] = (generation, value)
+        return value

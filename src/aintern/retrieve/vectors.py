@@ -8,8 +8,6 @@ still go to sqlite-vec, whose metadata columns filter inside the KNN.
 
 from __future__ import annotations
 
-import threading
-
 import numpy as np
 
 from aintern.store import SqliteStore
@@ -43,22 +41,3 @@ class VectorMatrix:
             return {}
         sims = self.matrix[[r for _, r in rows]] @ np.asarray(query, dtype=np.float32)
         return {c: float(s) for (c, _), s in zip(rows, sims)}
-
-
-class VectorMatrixCache:
-    """One matrix per index, replaced when the index changes."""
-
-    def __init__(self) -> None:
-        self._items: dict[int, tuple[tuple[object, ...], VectorMatrix]] = {}
-        self._lock = threading.Lock()
-
-    def get(self, store: SqliteStore, index_id: int, dimension: int) -> VectorMatrix:
-        generation = store.generation(index_id)
-        with self._lock:
-            hit = self._items.get(index_id)
-            if hit is not None and hit[0] == generation:
-                return hit[1]
-        matrix = VectorMatrix.load(store, index_id, dimension)
-        with self._lock:
-            self._items[index_id] = (generation, matrix)
-        return matrix

@@ -11,7 +11,7 @@ from aintern.errors import StoreError
 
 #: PRAGMA application_id of an aintern database ("AInt").
 APPLICATION_ID = 0x41496E74
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 #: Schema versions written only by development builds before the first release; they are not migrated.
 PRE_RELEASE_VERSIONS = {1}
 
@@ -115,6 +115,15 @@ MIGRATIONS: dict[int, str] = {
         status TEXT NOT NULL DEFAULT 'complete'
     );
     CREATE INDEX messages_by_conversation ON messages(conversation_id, id);
+    """,
+    # Each chunk's term counts, tokenised by FTS5 itself, for the in-memory BM25 (retrieve.bm25). NULL
+    # = not computed yet: chunks indexed before this schema get theirs at the next `aintern index`.
+    4: """
+    ALTER TABLE chunks ADD COLUMN keyword_stats BLOB;
+    CREATE TABLE keyword_terms (
+        id INTEGER PRIMARY KEY,
+        term TEXT NOT NULL UNIQUE
+    );
     """,
 }
 

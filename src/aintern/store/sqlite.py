@@ -26,10 +26,18 @@ _CHUNK_COLUMNS = (
 )
 #: Column weights of bm25(): path, symbol names, content.
 BM25_WEIGHTS = (2.0, 3.0, 1.0)
+#: FTS5's tokenizer for keyword search: Porter stems of Unicode words, ``_`` kept inside identifiers.
+TOKENIZE = "porter unicode61 tokenchars '_'"
+#: A chunk's keyword statistics (chunks.keyword_stats): per term, its id and count in each keyword column.
+POSTING = np.dtype([("term", "<i4"), ("path", "<u2"), ("symbol", "<u2"), ("body", "<u2")])
+_KEYWORD_COLUMNS = ("path", "symbol", "body")
+
 #: Indexes larger than this drop very common query terms before BM25 (see SqliteStore._informative).
 PRUNE_ABOVE_CHUNKS = 20_000
 #: ... the terms found in more than this share of its chunks.
 PRUNE_SHARE = 0.3
+#: Indexes this large keep per-chunk keyword statistics for the in-memory BM25 (retrieve.bm25).
+KEYWORD_STATS_ABOVE_CHUNKS = 20_000
 #: sqlite-vec's largest k.
 _MAX_K = 4096
 
@@ -61,6 +69,7 @@ class SqliteStore:
     def __init__(self, path: str | Path | None = None) -> None:
         self.path = Path(path) if path else default_db_path()
         self.conn = connect(self.path)
+        self._stems: dict[str, list[str]] = {}
 
     def close(self) -> None:
         self.conn.close()
@@ -92,7 +101,7 @@ class SqliteStore:
             # path, symbol names and content, identifiers also split into their parts (store.text).
             self.conn.execute(
                 f"CREATE VIRTUAL TABLE fts_{index_id} USING fts5(path, symbol, body, content='', contentless_delete=1, "
-                "tokenize=\"porter unicode61 tokenchars '_'\")"
+                f'tokenize="{TOKENIZE}")'
             )
             self.conn.execute(
                 f"CREATE VIRTUAL TABLE vec_{index_id} USING vec0("
@@ -186,6 +195,7 @@ class SqliteStore:
         )
         file_id = int(cur.lastrowid)
         vec_table = f"vec_{int(index_id)}"
+        keyword_rows: list[tuple[int, str, str, str]] = []
         for chunk, vector in zip(chunks, vectors):
             cur = self.conn.execute(
                 "INSERT INTO chunks (index_id, file_id, content, start_line, end_line, start_offset, end_offset, chunk_type, "
@@ -204,11 +214,7 @@ class SqliteStore:
                 "INSERT INTO chunk_symbols (chunk_id, index_id, name) VALUES (?, ?, ?)",
                 [(chunk_id, index_id, n) for n in dict.fromkeys(filter(None, names))],
             )
-            symbols = " ".join(filter(None, [chunk.parent_symbol, chunk.symbol_name, chunk.metadata.get("symbols")]))
-            self.conn.execute(
-                f"INSERT INTO fts_{int(index_id)} (rowid, path, symbol, body) VALUES (?, ?, ?, ?)",
-                (chunk_id, keyword_text(file.path), keyword_text(symbols), keyword_text(chunk.content)),
-            )
+            keyword_rows.append((chunk_id, *keyword_columns(file.path, chunk)))
             self.conn.execute(
                 f"INSERT INTO {vec_table} (chunk_id, embedding, file_id, language, chunk_type, symbol_type) VALUES (?, ?, ?, ?, ?, ?)",
                 (
@@ -216,7 +222,91 @@ class SqliteStore:
                     chunk.chunk_type.value, chunk.symbol_type.value if chunk.symbol_type else "",
                 ),
             )  # fmt: skip
+        self.conn.executemany(
+            f"INSERT INTO fts_{int(index_id)} (rowid, path, symbol, body) VALUES (?, ?, ?, ?)", keyword_rows
+        )
         return file_id
+
+    def _write_keyword_stats(self, rows: list[tuple[int, str, str, str]]) -> None:
+        """Store each chunk's term counts per keyword column, for the in-memory BM25 (retrieve.bm25).
+
+        FTS5's own tokenizer counts them (a scratch table and its vocabulary), so they are the counts
+        FTS5 keeps for its bm25(). SQLite does the counting; Python parses one string per chunk
+        (doing it term by term in Python took twice as long).
+        """
+        self.conn.execute(
+            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.keyword_tokens USING fts5(path, symbol, body, content='', "
+            f'tokenize="{TOKENIZE}")'
+        )
+        self.conn.execute(
+            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.keyword_instances USING fts5vocab(temp, keyword_tokens, 'instance')"
+        )
+        self.conn.execute(
+            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.keyword_vocabulary USING fts5vocab(temp, keyword_tokens, 'row')"
+        )
+        self.conn.execute("INSERT INTO temp.keyword_tokens (keyword_tokens) VALUES ('delete-all')")
+        self.conn.executemany("INSERT INTO temp.keyword_tokens (rowid, path, symbol, body) VALUES (?, ?, ?, ?)", rows)
+        self.conn.execute("INSERT OR IGNORE INTO keyword_terms (term) SELECT term FROM temp.keyword_vocabulary")
+        # One row per chunk: "term column count ..." for each term and column it has.
+        found = self.conn.execute(
+            "SELECT doc, count(*), group_concat(id || ' ' || col || ' ' || n, ' ') FROM ("
+            "  SELECT i.doc AS doc, k.id AS id, CASE i.col WHEN 'path' THEN 0 WHEN 'symbol' THEN 1 ELSE 2 END AS col,"
+            "    count(*) AS n"
+            "  FROM temp.keyword_instances i JOIN keyword_terms k ON k.term = i.term GROUP BY i.doc, i.term, i.col"
+            ") GROUP BY doc"
+        ).fetchall()
+        triples = np.fromstring(" ".join(r[2] for r in found), dtype=np.int64, sep=" ").reshape(-1, 3)
+        chunk = np.repeat(np.arange(len(found)), [r[1] for r in found])
+        term, column, n = triples[:, 0], triples[:, 1], triples[:, 2]
+        span = int(term.max()) + 1 if len(term) else 1
+        pairs, which = np.unique(chunk * span + term, return_inverse=True)
+        counts = np.bincount(which * 3 + column, weights=n, minlength=len(pairs) * 3).reshape(-1, 3)
+        records = np.empty(len(pairs), dtype=POSTING)
+        records["term"] = pairs % span
+        for i, name in enumerate(_KEYWORD_COLUMNS):
+            records[name] = np.minimum(counts[:, i], 65535)
+        bounds = np.searchsorted(pairs // span, np.arange(len(found) + 1))
+        stats = {r[0]: records[bounds[i] : bounds[i + 1]].tobytes() for i, r in enumerate(found)}
+        self.conn.executemany(
+            "UPDATE chunks SET keyword_stats = ? WHERE id = ?", [(stats.get(row[0], b""), row[0]) for row in rows]
+        )
+
+    def keyword_term_ids(self, terms: list[str]) -> dict[str, int]:
+        """Ids of index terms (as FTS5 holds them: stemmed); unknown terms are left out."""
+        out: dict[str, int] = {}
+        for lo in range(0, len(terms), 500):
+            part = terms[lo : lo + 500]
+            rows = self.conn.execute(
+                f"SELECT term, id FROM keyword_terms WHERE term IN ({','.join('?' * len(part))})", part
+            )
+            out.update(rows)
+        return out
+
+    def keyword_stats(self, index_id: int) -> tuple[np.ndarray, list[bytes | None]]:
+        """Chunk ids of an index and their keyword statistics (None: not computed yet)."""
+        rows = self.conn.execute("SELECT id, keyword_stats FROM chunks WHERE index_id = ?", (index_id,)).fetchall()
+        return np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows)), [r[1] for r in rows]
+
+    def update_keyword_stats(self, index_id: int) -> int:
+        """Compute the keyword statistics a large index's chunks lack (new, or indexed before schema 4).
+
+        Only indexes of KEYWORD_STATS_ABOVE_CHUNKS chunks or more keep them: below that FTS5 ranks a
+        query in a few milliseconds and the statistics would only add index time (a third on Django).
+        Returns how many chunks were updated.
+        """
+        row = self.conn.execute("SELECT chunk_count FROM indexes WHERE id = ?", (index_id,)).fetchone()
+        if not row or row[0] < KEYWORD_STATS_ABOVE_CHUNKS:
+            return 0
+        missing = [
+            r[0]
+            for r in self.conn.execute(
+                "SELECT id FROM chunks WHERE index_id = ? AND keyword_stats IS NULL", (index_id,)
+            ).fetchall()
+        ]
+        for lo in range(0, len(missing), 500):
+            chunks = self.get_chunks(missing[lo : lo + 500])
+            self._write_keyword_stats([(cid, *keyword_columns(c.file_path, c)) for cid, c in chunks.items()])
+        return len(missing)
 
     def get_skipped(self, index_id: int) -> dict[str, tuple[int, int, str]]:
         rows = self.conn.execute(
@@ -332,11 +422,7 @@ class SqliteStore:
         return [(int(cid), -float(rank)) for cid, rank in rows]
 
     def _informative(self, index_id: int, terms: list[str]) -> list[str]:
-        """Query terms without those in more than 30 % of a large index's chunks.
-
-        Such terms have a BM25 weight near zero yet dominate the cost of ranking (``return`` is in
-        62 % of Django's chunks). Small indexes keep every term: there the cost is negligible.
-        """
+        """``terms`` without the very common ones, by FTS5's document frequencies (see informative_terms)."""
         row = self.conn.execute("SELECT chunk_count FROM indexes WHERE id = ?", (index_id,)).fetchone()
         total = row[0] if row else 0
         if total < PRUNE_ABOVE_CHUNKS:
@@ -345,21 +431,27 @@ class SqliteStore:
         self.conn.execute(
             f"CREATE VIRTUAL TABLE IF NOT EXISTS {vocab} USING fts5vocab(main, fts_{int(index_id)}, 'row')"
         )
-        df = {term: self._doc_frequency(vocab, term) for term in terms}
-        kept = [t for t in terms if df[t] <= total * PRUNE_SHARE]
-        return kept or [min(terms, key=lambda t: df[t])]
 
-    def _doc_frequency(self, vocab: str, term: str) -> int:
-        """Chunks containing ``term`` (stemmed the way the index stems it)."""
-        self.conn.execute(
-            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.stemmer USING fts5(t, tokenize=\"porter unicode61 tokenchars '_'\")"
-        )
+        def doc_frequency(stem: str) -> int:
+            found = self.conn.execute(f"SELECT doc FROM {vocab} WHERE term = ?", (stem,)).fetchone()
+            return int(found[0]) if found else 0
+
+        return informative_terms(terms, {t: max(map(doc_frequency, self.stems(t)), default=0) for t in terms}, total)
+
+    def stems(self, term: str) -> list[str]:
+        """``term`` as the keyword index holds it: FTS5's tokens of it, Porter-stemmed (``routing`` → ``rout``)."""
+        found = self._stems.get(term)
+        if found is not None:
+            return found
+        self.conn.execute(f'CREATE VIRTUAL TABLE IF NOT EXISTS temp.stemmer USING fts5(t, tokenize="{TOKENIZE}")')
         self.conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.stemmer_vocab USING fts5vocab(temp, stemmer, 'row')")
         self.conn.execute("DELETE FROM temp.stemmer")
         self.conn.execute("INSERT INTO temp.stemmer (t) VALUES (?)", (term,))
-        stems = [r[0] for r in self.conn.execute("SELECT term FROM temp.stemmer_vocab")]
-        counts = [self.conn.execute(f"SELECT doc FROM {vocab} WHERE term = ?", (s,)).fetchone() for s in stems]
-        return max((c[0] for c in counts if c), default=0)
+        found = [r[0] for r in self.conn.execute("SELECT term FROM temp.stemmer_vocab")]
+        if len(self._stems) > 10_000:
+            self._stems.clear()
+        self._stems[term] = found
+        return found
 
     def generation(self, index_id: int) -> tuple[object, ...]:
         """Changes whenever the index's content does: cached answers are keyed on it."""
@@ -488,16 +580,37 @@ class SqliteStore:
                 "SELECT chunk_type, count(*) FROM chunks WHERE index_id = ? GROUP BY 1 ORDER BY 2 DESC", (index_id,)
             ).fetchall()
         )
-        content_bytes = self.conn.execute(
-            "SELECT coalesce(sum(length(content)), 0) FROM chunks WHERE index_id = ?", (index_id,)
-        ).fetchone()[0]
-        # Chunk text twice (table and keyword index) plus float32 vectors: the index's share of the file.
-        size = int(content_bytes) * 2 + index.chunk_count * index.embedding_dimension * 4
+        content_bytes, stats_bytes = self.conn.execute(
+            "SELECT coalesce(sum(length(content)), 0), coalesce(sum(length(keyword_stats)), 0) FROM chunks "
+            "WHERE index_id = ?",
+            (index_id,),
+        ).fetchone()
+        # Chunk text twice (table and keyword index), keyword statistics and float32 vectors: the index's
+        # share of the file.
+        size = int(content_bytes) * 2 + int(stats_bytes) + index.chunk_count * index.embedding_dimension * 4
         return IndexStatistics(
             file_count=index.file_count, chunk_count=index.chunk_count, total_bytes=int(total_bytes), by_language=by_language,
             by_chunk_type=by_type, last_indexed=last, index_size_bytes=size, embedding_model=index.embedding_model,
             embedding_dimension=index.embedding_dimension, git_commit=index.git_commit,
         )  # fmt: skip
+
+
+def informative_terms(terms: list[str], doc_frequency: dict[str, int], total: int) -> list[str]:
+    """Query terms without those in more than PRUNE_SHARE of a large index's chunks.
+
+    Such terms have a BM25 weight near zero yet dominate the cost of ranking (``return`` is in
+    62 % of Django's chunks). Small indexes keep every term: there the cost is negligible.
+    """
+    if total < PRUNE_ABOVE_CHUNKS:
+        return terms
+    kept = [t for t in terms if doc_frequency[t] <= total * PRUNE_SHARE]
+    return kept or [min(terms, key=lambda t: doc_frequency[t])]
+
+
+def keyword_columns(path: str, chunk: TextChunk) -> tuple[str, str, str]:
+    """What keyword search indexes of a chunk: its path, the symbols it defines, its content."""
+    symbols = " ".join(filter(None, [chunk.parent_symbol, chunk.symbol_name, chunk.metadata.get("symbols")]))
+    return keyword_text(path), keyword_text(symbols), keyword_text(chunk.content)
 
 
 def overlaps(a: TextChunk, b: TextChunk) -> bool:
