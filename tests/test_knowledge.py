@@ -263,6 +263,26 @@ def test_service_answers_alike_with_and_without_the_in_memory_index(source_index
     assert with_memory.keyword_matrices.get(store, index_id, lambda: None) is not None, "the fast path was used"
 
 
+def test_preload_loads_the_in_memory_index_in_the_background(source_index) -> None:  # type: ignore[no-untyped-def]
+    store, index_id = source_index
+    workspace = store.get_index(index_id).workspace_path
+    service = KnowledgeService(store)
+    thread = service.preload(workspace)
+    assert thread is not None
+    # A query arriving meanwhile waits for the load in flight instead of loading a second time.
+    assert service.query("KnowledgeService", opts(Path(workspace), expand_context=False)).has_results
+    thread.join(60)
+    assert not thread.is_alive()
+
+    def again() -> None:
+        pytest.fail("loaded twice")
+
+    assert service.keyword_matrices.get(store, index_id, again) is not None
+    assert service.vector_matrices.get(store, index_id, again) is not None
+    assert KnowledgeService(store, in_memory=False).preload(workspace) is None
+    assert service.preload("/nowhere/indexed") is None
+
+
 def test_keyword_statistics_of_an_older_index_are_backfilled(static, tmp_path: Path, keyword_stats_always) -> None:  # type: ignore[no-untyped-def]
     """Chunks indexed before schema 4 have no statistics: FTS5 serves until `aintern index` fills them in."""
     ws = make_workspace(tmp_path / "ws").resolve()

@@ -689,6 +689,8 @@ def chat(
     ws = _chat_workspace(workspace, db)
     options = _answer_options(ws, no_rag, max_context_tokens, max_tokens, temperature, min_relevance, stop)
     service = ws.chat(ws.llm(model, endpoint, context_window))
+    if ws.index:
+        ws.knowledge.preload(str(ws.root))  # loads while the first question is typed
     current = service.conversations.get(conversation).id if conversation else None
     interactive = sys.stdin.isatty()
     if interactive:

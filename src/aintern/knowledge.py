@@ -165,6 +165,31 @@ class KnowledgeService:
                 self._expanders[root] = FileContextExpander(root)
             return self._expanders[root]
 
+    def _in_memory(self, store: SqliteStore, index: VectorIndex) -> tuple[VectorMatrix, KeywordMatrix | None]:
+        """The index's vectors and keyword postings in memory (loaded by the first caller, then shared)."""
+        matrix = self.vector_matrices.get(
+            store, index.id, lambda: VectorMatrix.load(store, index.id, index.embedding_dimension)
+        )
+        return matrix, self.keyword_matrices.get(store, index.id, lambda: KeywordMatrix.load(store, index.id))
+
+    def preload(self, workspace_path: str) -> threading.Thread | None:
+        """Load a workspace's in-memory index in a background thread (a chat or a server calls this when
+        it starts, so its first question does not wait). None when there is nothing to load."""
+        index = self._index(workspace_path)
+        if not self.in_memory or index is None:
+            return None
+
+        def load() -> None:
+            store = SqliteStore(self.store.path)  # a connection of its own: WAL lets it read alongside
+            try:
+                self._in_memory(store, index)
+            finally:
+                store.close()
+
+        thread = threading.Thread(target=load, name="aintern-preload", daemon=True)
+        thread.start()
+        return thread
+
     # -- the seed's operations ------------------------------------------------------------------
 
     def query(self, question: str, options: KnowledgeQueryOptions) -> KnowledgeQueryResult:
@@ -191,12 +216,7 @@ class KnowledgeService:
             directories=list(options.directory_filters), symbol_types=[s.value for s in options.symbol_types],
             deduplicate=options.deduplicate_chunks,
         )  # fmt: skip
-        matrix, postings = None, None
-        if self.in_memory:
-            matrix = self.vector_matrices.get(
-                self.store, index.id, lambda: VectorMatrix.load(self.store, index.id, index.embedding_dimension)
-            )
-            postings = self.keyword_matrices.get(self.store, index.id, lambda: KeywordMatrix.load(self.store, index.id))
+        matrix, postings = self._in_memory(self.store, index) if self.in_memory else (None, None)
         hits = hybrid_search(
             self.store,
             index.id,

@@ -56,14 +56,19 @@ class IndexStateCache(Generic[T]):
     def __init__(self) -> None:
         self._items: dict[int, tuple[tuple[object, ...], T]] = {}
         self._lock = threading.Lock()
+        #: One load at a time per index: a query arriving during a background preload waits for it.
+        self._loading: dict[int, threading.Lock] = {}
 
     def get(self, store: SqliteStore, index_id: int, load: Callable[[], T]) -> T:
         generation = store.generation(index_id)
         with self._lock:
-            hit = self._items.get(index_id)
-            if hit is not None and hit[0] == generation:
-                return hit[1]
-        value = load()
-        with self._lock:
-            self._items[index_id] = (generation, value)
-        return value
+            loading = self._loading.setdefault(index_id, threading.Lock())
+        with loading:
+            with self._lock:
+                hit = self._items.get(index_id)
+                if hit is not None and hit[0] == generation:
+                    return hit[1]
+            value = load()
+            with self._lock:
+                self._items[index_id] = (generation, value)
+            return value
