@@ -19,6 +19,7 @@ from aintern.assemble.expand import FileContextExpander
 from aintern.assemble.tokens import TokenEstimation, by_characters, by_words, count_tokens
 from aintern.chunk.models import ChunkType, TextChunk
 from aintern.index import Indexer
+from aintern.index.models import IndexingPhase, IndexingProgress
 from aintern.knowledge import KnowledgeQueryError, KnowledgeQueryOptions, KnowledgeService
 from aintern.retrieve import rerank
 from aintern.retrieve.bm25 import KeywordMatrix
@@ -307,6 +308,36 @@ def test_keyword_statistics_of_an_older_index_are_backfilled(static, tmp_path: P
     assert Indexer(store, static).index(ws).files_indexed == 1
     matrix = KeywordMatrix.load(store, index_id)
     assert matrix is not None and matrix.search(store, "zebra crossing", 5, (2.0, 3.0, 1.0))
+    store.close()
+
+
+def test_keyword_statistics_report_progress_and_stop_when_cancelled(  # type: ignore[no-untyped-def]
+    static, tmp_path: Path, keyword_stats_always, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import aintern.store.sqlite as backend
+
+    monkeypatch.setattr(backend, "_STATS_BATCH", 2)
+    ws = make_workspace(tmp_path / "ws").resolve()
+    store = SqliteStore(tmp_path / "p.db")
+    index_id = Indexer(store, static).index(ws).index_id
+    total = store.get_index(index_id).chunk_count
+    assert total > 4
+    store.conn.execute("UPDATE chunks SET keyword_stats = NULL")
+    cancel, seen = threading.Event(), []
+
+    def progress(done: int, of: int) -> None:
+        seen.append((done, of))
+        cancel.set()  # Ctrl-C during the first batch
+
+    with store.transaction():
+        assert store.update_keyword_stats(index_id, cancel, progress) == 2
+    assert seen == [(2, total)]
+    assert KeywordMatrix.load(store, index_id) is None, "partial statistics: FTS5 still ranks"
+    events: list[IndexingProgress] = []
+    assert Indexer(store, static).index(ws, progress=events.append).success
+    messages = [e.message for e in events if e.phase == IndexingPhase.FINALIZING]
+    assert messages[-1] == f"keyword statistics: {total - 2:,} of {total - 2:,} chunks"
+    assert KeywordMatrix.load(store, index_id) is not None
     store.close()
 
 

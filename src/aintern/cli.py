@@ -209,7 +209,7 @@ def _run_indexing(ws: Workspace, force: bool, include_secrets: bool | None, quie
     def on_progress(p: IndexingProgress) -> None:
         progress.update(
             task, total=p.total_files or None, completed=p.processed_files, phase=p.phase.value,
-            chunks=p.processed_chunks, current=(p.current_file or "")[-50:],
+            chunks=p.processed_chunks, current=(p.current_file or p.message or "")[-50:],
         )  # fmt: skip
 
     try:

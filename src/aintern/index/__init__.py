@@ -152,8 +152,12 @@ class Indexer:
             result.git_commit = head_commit(root)
             self.store.update_index(index.id, git_commit=result.git_commit)
             self.store.prune_cache()
+
+        def stats_progress(done: int, total: int) -> None:
+            emit(IndexingPhase.FINALIZING, message=f"keyword statistics: {done:,} of {total:,} chunks")
+
         with self.store.transaction():
-            self.store.update_keyword_stats(index.id)
+            self.store.update_keyword_stats(index.id, cancel, stats_progress)
         result.success = True
         emit(IndexingPhase.COMPLETE, processed_files=len(todo), total_files=len(todo))
         return self._finish(result, started)

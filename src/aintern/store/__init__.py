@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable
 from contextlib import AbstractContextManager
 from typing import Protocol
 
@@ -46,7 +48,12 @@ class VectorStore(Protocol):
         self, index_id: int, git_commit: str | None = None, settings: dict[str, object] | None = None
     ) -> None: ...
 
-    def update_keyword_stats(self, index_id: int) -> int: ...
+    def update_keyword_stats(
+        self,
+        index_id: int,
+        cancel: threading.Event | None = None,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> int: ...
 
     def embedding_cache(self) -> EmbeddingCache: ...
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import contextlib
 import fnmatch
 import json
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -38,6 +39,8 @@ PRUNE_ABOVE_CHUNKS = 20_000
 PRUNE_SHARE = 0.3
 #: Indexes this large keep per-chunk keyword statistics for the in-memory BM25 (retrieve.bm25).
 KEYWORD_STATS_ABOVE_CHUNKS = 20_000
+#: Chunks whose keyword statistics are computed together.
+_STATS_BATCH = 500
 #: sqlite-vec's largest k.
 _MAX_K = 4096
 
@@ -287,12 +290,18 @@ class SqliteStore:
         rows = self.conn.execute("SELECT id, keyword_stats FROM chunks WHERE index_id = ?", (index_id,)).fetchall()
         return np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows)), [r[1] for r in rows]
 
-    def update_keyword_stats(self, index_id: int) -> int:
+    def update_keyword_stats(
+        self,
+        index_id: int,
+        cancel: threading.Event | None = None,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> int:
         """Compute the keyword statistics a large index's chunks lack (new, or indexed before schema 4).
 
         Only indexes of KEYWORD_STATS_ABOVE_CHUNKS chunks or more keep them: below that FTS5 ranks a
         query in a few milliseconds and the statistics would only add index time (a third on Django).
-        Returns how many chunks were updated.
+        ``progress(done, total)`` after each batch; ``cancel`` stops between batches (the chunks left
+        get theirs next time; FTS5 ranks until then). Returns how many chunks were updated.
         """
         row = self.conn.execute("SELECT chunk_count FROM indexes WHERE id = ?", (index_id,)).fetchone()
         if not row or row[0] < KEYWORD_STATS_ABOVE_CHUNKS:
@@ -303,10 +312,16 @@ class SqliteStore:
                 "SELECT id FROM chunks WHERE index_id = ? AND keyword_stats IS NULL", (index_id,)
             ).fetchall()
         ]
-        for lo in range(0, len(missing), 500):
-            chunks = self.get_chunks(missing[lo : lo + 500])
+        done = 0
+        for lo in range(0, len(missing), _STATS_BATCH):
+            if cancel is not None and cancel.is_set():
+                break
+            chunks = self.get_chunks(missing[lo : lo + _STATS_BATCH])
             self._write_keyword_stats([(cid, *keyword_columns(c.file_path, c)) for cid, c in chunks.items()])
-        return len(missing)
+            done += len(chunks)
+            if progress is not None:
+                progress(done, len(missing))
+        return done
 
     def get_skipped(self, index_id: int) -> dict[str, tuple[int, int, str]]:
         rows = self.conn.execute(
