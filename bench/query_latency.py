@@ -139,7 +139,8 @@ def main() -> None:
                 print(
                     f"{result.chunks_created:>7,} chunks ({copies} copies, indexed in {index_s:.0f}s) {name}: "
                     f"query p50 {p50['memory']:.1f} ms p95 {pct(times['memory'][warm:], 0.95):.1f} ms "
-                    f"(in-memory index loaded in {load_s:.1f} s) | without it p50 {p50['sql']:.1f} ms | "
+                    f"(in-memory index loaded in {load_s:.1f} s: vectors {vectors.matrix.nbytes / 1e6:.0f} MB, "
+                    f"{len(postings.docs):,} postings {postings.nbytes / 1e6:.0f} MB) | without it p50 {p50['sql']:.1f} ms | "
                     f"vectors: sqlite-vec {p50['knn']:.1f} ms, matrix {p50['matrix']:.1f} ms, binary-quantised "
                     f"{p50['binary']:.1f} ms (recall@100 {statistics.mean(recall):.3f}) | "
                     f"BM25: FTS5 {p50['fts5']:.1f} ms, in memory {p50['bm25']:.1f} ms"

@@ -231,7 +231,8 @@ def test_in_memory_bm25_ranks_like_fts5(source_index, weights: tuple[float, floa
         memory = matrix.search(store, q, 30, weights)
         assert memory is not None, q
         _same_ranking(fts, memory)
-    assert store.bm25(index_id, "KnowledgeService", 30, VectorSearchOptions()), "the comparison is not vacuous"
+    matched = [q for q in KEYWORD_QUERIES if store.bm25(index_id, q, 30, VectorSearchOptions(), weights)]
+    assert len(matched) >= 8, "the comparison is not vacuous"
 
 
 def test_in_memory_bm25_prunes_common_terms_like_fts5(source_index, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
@@ -341,8 +342,8 @@ def test_keyword_statistics_report_progress_and_stop_when_cancelled(  # type: ig
     store.close()
 
 
-def test_rolled_back_terms_are_not_reused(static, tmp_path: Path, keyword_stats_always) -> None:  # type: ignore[no-untyped-def]
-    """New terms of a failed write vanish with it; the next write must not point at them."""
+def test_keyword_statistics_roll_back_with_their_write(static, tmp_path: Path, keyword_stats_always) -> None:  # type: ignore[no-untyped-def]
+    """Statistics and new terms of a failed write vanish with it; written again, they rank like FTS5."""
     store = SqliteStore(tmp_path / "rb.db")
     index = store.create_index(tmp_path / "w", static.model_id, static.dimension)
     text = "def frobnicate_widget(): return quuxification"

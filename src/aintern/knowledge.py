@@ -133,8 +133,8 @@ class KnowledgeService:
 
     def __init__(self, store: SqliteStore, hybrid: HybridConfig | None = None, in_memory: bool = True) -> None:
         """``in_memory``: hold each queried index's vectors and keyword postings in memory, loaded at its
-        first query (docs/benchmarks.md, 100k chunks: 2.3 s to load, then 19 ms a query instead of
-        154 ms). A process that asks one question is faster without (the CLI's one-shot commands)."""
+        first query (docs/benchmarks.md, 100k chunks: 2–3 s to load, then 19 ms a query instead of
+        165 ms). A process that asks one question is faster without (the CLI's one-shot commands)."""
         self.store = store
         self.hybrid = hybrid or HybridConfig()
         self.in_memory = in_memory

@@ -123,7 +123,7 @@ ABBREVIATIONS = {
     "directory": {"dir"}, "library": {"lib"}, "initialization": {"init"}, "initialize": {"init"},
     "environment": {"env"}, "information": {"info"}, "asynchronous": {"async"}, "synchronous": {"sync"},
     "expression": {"expr"}, "implementation": {"impl"}, "reference": {"ref"}, "repository": {"repo"},
-"pointer": {"ptr"}, "address": {"addr"}, "command": {"cmd"}, "certificate": {"cert"},
+    "pointer": {"ptr"}, "address": {"addr"}, "command": {"cmd"}, "certificate": {"cert"},
     "package": {"pkg"}, "statistics": {"stats"}, "template": {"tmpl", "tpl"}, "transaction": {"tx", "txn"},
     "specification": {"spec"}, "filesystem": {"fs"},
 }  # fmt: skip

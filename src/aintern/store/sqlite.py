@@ -285,8 +285,13 @@ class SqliteStore:
             out.update(rows)
         return out
 
-    def keyword_stats(self, index_id: int) -> tuple[np.ndarray, list[bytes | None]]:
-        """Chunk ids of an index and their keyword statistics (None: not computed yet)."""
+    def keyword_stats(self, index_id: int) -> tuple[np.ndarray, list[bytes]] | None:
+        """Chunk ids of an index and their keyword statistics; None unless every chunk has them."""
+        missing = self.conn.execute(
+            "SELECT EXISTS (SELECT 1 FROM chunks WHERE index_id = ? AND keyword_stats IS NULL)", (index_id,)
+        ).fetchone()[0]
+        if missing:  # small indexes stop at their first chunk here, without reading the others
+            return None
         rows = self.conn.execute("SELECT id, keyword_stats FROM chunks WHERE index_id = ?", (index_id,)).fetchall()
         return np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows)), [r[1] for r in rows]
 
