@@ -24,7 +24,9 @@ from aintern.answer.llm import ChatMessage, InferenceOptions, count_messages, ge
 from aintern.answer.llm.llamacpp import LlamaCppLLM, packaged_model_path
 from aintern.answer.llm.openai import OpenAIChatLLM
 from aintern.answer.rag import CONTEXT_HEADING, search_text
+from aintern.config import trust
 from aintern.errors import (
+    AinternError,
     ContextTooLongError,
     ConversationNotFoundError,
     LLMError,
@@ -192,6 +194,10 @@ def test_workspace_settings_choose_the_llm(tmp_path: Path, gguf: Path, monkeypat
     assert isinstance(elsewhere, OpenAIChatLLM) and elsewhere._model is None
     assert isinstance(ws.llm(model=str(gguf), context_window=512), LlamaCppLLM)
     (root / ".aintern.toml").write_text('llm_model = "models/local.gguf"\nllm_context_window = 512\n')
+    monkeypatch.setenv("AINTERN_CONFIG", str(tmp_path / "user" / "config.toml"))
+    with pytest.raises(AinternError, match="trust"):  # a repository's settings load no file until trusted
+        Workspace(root, tmp_path / "w.db").llm()
+    trust(root)
     local = Workspace(root, tmp_path / "w.db").llm()  # relative to the workspace
     assert isinstance(local, LlamaCppLLM) and local.context_window == 512
 

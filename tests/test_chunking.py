@@ -185,7 +185,7 @@ def test_bad_files_yield_reasons_not_exceptions(chunker: Chunker, tmp_path: Path
     assert reasons["legacy.py"] and "UTF-8" in reasons["legacy.py"]
     assert reasons["huge.py"] and "too large" in reasons["huge.py"]
     assert reasons["gone.py"] and "unreadable" in reasons["gone.py"]
-    assert reasons["adir.py"] and "unreadable" in reasons["adir.py"]
+    assert reasons["adir.py"] == "not a regular file (directory)"
 
 
 @pytest.mark.parametrize(

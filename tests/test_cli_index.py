@@ -98,7 +98,7 @@ def test_not_indexed_and_bad_database(ws: Path, tmp_path: Path) -> None:
     corrupt = tmp_path / "corrupt.db"
     corrupt.write_bytes(b"garbage" * 1000)
     out = run("index", cwd=ws, db=corrupt)
-    assert out.returncode == 1 and "not a usable SQLite database" in out.stderr
+    assert out.returncode == 1 and "not a SQLite database" in out.stderr
     assert corrupt.read_bytes() == b"garbage" * 1000
     out = run("search", "", cwd=ws, db=tmp_path / "empty.db")
     assert out.returncode == 2

@@ -182,7 +182,7 @@ def test_corrupt_database_is_a_clear_error_and_untouched(tmp_path: Path) -> None
     bad = tmp_path / "corrupt.db"
     bad.write_bytes(b"this is not a database at all" * 100)
     before = _digest(bad)
-    with pytest.raises(StoreError, match="not a usable SQLite database"):
+    with pytest.raises(StoreError, match="not a SQLite database"):
         SqliteStore(bad)
     assert _digest(bad) == before
 

@@ -34,6 +34,8 @@ from aintern.index import IndexingProgress, IndexingResult
 from aintern.knowledge import KnowledgeQueryOptions
 from aintern.retrieve.rerank import RerankingStrategy
 from aintern.store import SqliteStore
+from aintern.store import db as store_db
+from aintern.store.text import clean_user_text
 from aintern.workspace import Workspace
 
 app = typer.Typer(
@@ -61,18 +63,23 @@ def _fail(message: str, code: int = 1) -> typer.Exit:
     return typer.Exit(code)
 
 
-def _open(path: Path | None, db: Path | None, create: bool = False, model: str | None = None) -> Workspace:
-    """The workspace to work on: PATH as given, else found from the current directory like git does."""
+def _open(
+    path: Path | None, db: Path | None, create: bool = False, model: str | None = None, readonly: bool = False
+) -> Workspace:
+    """The workspace to work on: PATH as given, else found from the current directory like git does.
+
+    ``readonly`` for commands that only look: they never create or write the database.
+    """
     if path is not None:
         if not path.is_dir():
             raise _fail(f"{path}: not a directory")
-        return Workspace(path, db, model)
+        return Workspace(path, db, model, readonly)
     if create:
         try:
             return Workspace.discover(".", db, model)
         except NotIndexedError:
             return Workspace(".", db, model)
-    return Workspace.discover(".", db)
+    return Workspace.discover(".", db, readonly=readonly)
 
 
 def _one_query(ws: Workspace) -> Workspace:
@@ -229,6 +236,8 @@ def _print_summary(result: IndexingResult, ws: Workspace, as_json: bool, verbose
             "chunks_embedded": result.chunks_embedded, "duration_s": round(result.duration, 3),
             "git_commit": result.git_commit, "error": result.error_message,
             "skipped": [{"path": s.rel, "reason": s.reason} for s in result.skipped],
+            "secrets_redacted": [{"path": p, "line": line, "kind": kind}
+                                 for p, found in result.secrets_redacted.items() for line, kind in found],
             "errors": [{"path": e.file_path, "type": e.type.value, "error": e.error} for e in result.errors],
         }, indent=2))  # fmt: skip
         return
@@ -240,6 +249,14 @@ def _print_summary(result: IndexingResult, ws: Workspace, as_json: bool, verbose
     )
     if result.cancelled:
         console.print("what was finished is kept; run `aintern update` to continue")
+    if result.secrets_redacted:
+        n = sum(len(v) for v in result.secrets_redacted.values())
+        console.print(
+            f"  [yellow]masked {n} secret value(s) in {len(result.secrets_redacted)} file(s)[/] (the lines are "
+            "indexed, the values never are; --include-secrets turns this off):", highlight=False,
+        )  # fmt: skip
+        for path, found in list(result.secrets_redacted.items())[: None if verbose else 10]:
+            console.print(f"    {path}: " + ", ".join(f"line {ln} ({k})" for ln, k in found), highlight=False)
     shown = result.skipped if verbose else result.skipped[:10]
     for s in shown:
         console.print(f"  [dim]skipped[/] {s.rel}: {s.reason}", highlight=False)
@@ -285,7 +302,7 @@ def update(path: PathArg = None, db: DbOption = None, as_json: JsonOption = Fals
 @app.command()
 def status(path: PathArg = None, db: DbOption = None, as_json: JsonOption = False) -> None:
     """Show what is indexed: files, chunks, size, model, freshness and git commit."""
-    ws = _open(path, db)
+    ws = _open(path, db, readonly=True)
     st = ws.status()
     s = st.statistics
     data = {
@@ -340,6 +357,30 @@ def clear(
 
 
 @app.command()
+def trust(
+    path: PathArg = None,
+    revoke: Annotated[bool, typer.Option("--revoke", help="Withdraw the approval.")] = False,
+) -> None:
+    """Trust a workspace's .aintern.toml as it is now: its LLM endpoint may then get your API key.
+
+    A repository's settings are written by its authors; until you trust them, an endpoint they choose
+    gets no credentials and a model file they name is not loaded. Editing the file withdraws the trust.
+    """
+    from aintern.config import CONFIG_FILE
+    from aintern.config import trust as set_trust
+
+    root = (path or Path(".")).resolve()
+    if not revoke:
+        console.print(f"[dim]{root / CONFIG_FILE}:[/]", highlight=False)
+        try:
+            console.print((root / CONFIG_FILE).read_text(encoding="utf-8"), markup=False, highlight=False)
+        except OSError as exc:
+            raise _fail(f"{root / CONFIG_FILE}: {exc.strerror or exc}") from exc
+    set_trust(root, allow=not revoke)
+    console.print(f"{'no longer trusted' if revoke else 'trusted'}: {root / CONFIG_FILE}", highlight=False)
+
+
+@app.command()
 def watch(path: PathArg = None, db: DbOption = None) -> None:
     """Keep the index fresh: re-index changed files as they are saved (Ctrl-C stops)."""
     from aintern.index.watch import watch as watch_workspace
@@ -377,8 +418,9 @@ WorkspaceOption = Annotated[Path | None, typer.Option("--workspace", "-w", help=
 
 
 def _question(question: str) -> str:
-    if not question.strip():
-        raise _fail("the question is empty", 2)
+    """The question as retrieval will read it; an empty (or only invisible) one is a usage error."""
+    if not clean_user_text(question):
+        raise _fail("the question is empty (no visible characters)", 2)
     return question
 
 
@@ -405,7 +447,7 @@ def search(
 ) -> None:
     """Search the index: ranked `path:start-end` results with symbol, relevance and highlighted snippet."""
     question = _question(question)
-    ws = _one_query(_open(workspace, db))
+    ws = _one_query(_open(workspace, db, readonly=True))
     options = KnowledgeQueryOptions(
         workspace_path=str(ws.root), max_results=max(1, k), min_relevance=min_relevance, reranking=rerank,
         expand_context=False, symbol_types=tuple(symbol_type or ()), languages=tuple(lang or ()),
@@ -470,7 +512,7 @@ def context(
 ) -> None:
     """Print exactly what an LLM would receive for QUESTION (its token count goes to stderr)."""
     question = _question(question)
-    ws = _one_query(_open(workspace, db))
+    ws = _one_query(_open(workspace, db, readonly=True))
     options = ContextBuildOptions(
         max_tokens=max_tokens, max_chunks=max_chunks, min_relevance=min_relevance, format=fmt,
         expand_context=context_lines > 0, context_lines=context_lines, include_scores=scores, reranking=rerank.value,
@@ -502,7 +544,7 @@ def files(
 ) -> None:
     """The files most relevant to QUESTION, with how many of their chunks matched and where."""
     question = _question(question)
-    ws = _one_query(_open(workspace, db))
+    ws = _one_query(_open(workspace, db, readonly=True))
     ws.require_index()
     found = ws.knowledge.find_relevant_files(question, str(ws.root), max(1, n), min_relevance)
     if as_json:
@@ -526,7 +568,7 @@ def suggest(
     as_json: JsonOption = False,
 ) -> None:
     """Indexed symbol names matching PARTIAL, for completing a query."""
-    ws = _open(workspace, db)
+    ws = _open(workspace, db, readonly=True)
     ws.require_index()
     names = ws.knowledge.query_suggestions(partial, str(ws.root), max(1, n))
     if as_json:
@@ -624,6 +666,8 @@ def ask(
     ws = _one_query(_chat_workspace(workspace, db))
     options = _answer_options(ws, no_rag, max_context_tokens, max_tokens, temperature, min_relevance, stop)
     service = ws.chat(ws.llm(model, endpoint, context_window))
+    for notice in ws.notices:
+        err.print(f"[yellow]{notice}[/]", highlight=False)
     answer = service.generate_with_rag(conversation, question, options)
     if as_json:
         answer.read()
@@ -689,6 +733,8 @@ def chat(
     ws = _chat_workspace(workspace, db)
     options = _answer_options(ws, no_rag, max_context_tokens, max_tokens, temperature, min_relevance, stop)
     service = ws.chat(ws.llm(model, endpoint, context_window))
+    for notice in ws.notices:
+        err.print(f"[yellow]{notice}[/]", highlight=False)
     if ws.index:
         ws.knowledge.preload(str(ws.root))  # loads while the first question is typed
     current = service.conversations.get(conversation).id if conversation else None
@@ -827,5 +873,11 @@ def main() -> None:
     except Exception as exc:
         if os.environ.get("AINTERN_DEBUG"):
             raise
+        if store_db.is_database_error(exc):  # damage, permissions, a full disk: say what it means for the database
+            err.print(
+                f"[bold red]error:[/] {store_db.explain(exc, store_db.LAST_OPENED or store_db.default_db_path())}",
+                highlight=False,
+            )
+            sys.exit(1)
         err.print(f"[bold red]error:[/] {type(exc).__name__}: {exc} (AINTERN_DEBUG=1 shows where)")
         sys.exit(1)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import sys
 from dataclasses import dataclass, field
@@ -60,24 +62,106 @@ class Settings:
             include_secrets=self.include_secrets,
         )  # fmt: skip
 
+    #: Where each setting that is not a default came from: "user" (the user's config.toml) or "workspace".
+    origin: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
+    #: The workspace whose .aintern.toml was read, if any.
+    workspace: Path | None = field(default=None, repr=False, compare=False)
+
     @classmethod
     def load(cls, workspace: str | Path | None) -> Settings:
+        """Defaults, then the user's config.toml, then the workspace's .aintern.toml, then AINTERN_DB."""
         settings = cls()
+        settings._read(user_config_path(), "user", None)
         if workspace is not None:
-            path = Path(workspace) / CONFIG_FILE
-            if path.is_file():
-                try:
-                    data: dict[str, Any] = tomllib.loads(path.read_text(encoding="utf-8"))
-                except (OSError, tomllib.TOMLDecodeError) as exc:
-                    raise AinternError(f"{path}: {exc}") from exc
-                data = data.get("aintern", data)
-                for key, value in data.items():
-                    if not hasattr(settings, key):
-                        raise AinternError(f"{path}: unknown setting {key!r}")
-                    setattr(settings, key, value)
-                if settings.db is not None:
-                    db = Path(str(settings.db)).expanduser()
-                    settings.db = db if db.is_absolute() else Path(workspace) / db
+            settings.workspace = Path(workspace)
+            settings._read(Path(workspace) / CONFIG_FILE, "workspace", Path(workspace))
         if os.environ.get("AINTERN_DB"):
             settings.db = Path(os.environ["AINTERN_DB"]).expanduser()
         return settings
+
+    def _read(self, path: Path, origin: str, base: Path | None) -> None:
+        try:
+            if not path.is_file():
+                return
+            data: dict[str, Any] = tomllib.loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+            raise AinternError(f"{path}: {exc}") from exc
+        data = data.get("aintern", data)
+        for key, value in data.items():
+            if key in ("origin", "workspace") or not hasattr(self, key):
+                raise AinternError(f"{path}: unknown setting {key!r}")
+            setattr(self, key, value)
+            self.origin[key] = origin
+        if "db" in data and self.db is not None:
+            db = Path(str(self.db)).expanduser()
+            self.db = db if db.is_absolute() or base is None else base / db
+
+    def from_workspace(self, key: str) -> bool:
+        """True when ``key`` was set by the workspace's .aintern.toml (text a repository's author wrote)."""
+        return self.origin.get(key) == "workspace"
+
+    @property
+    def trusted(self) -> bool:
+        """Whether the user approved this workspace's .aintern.toml as it is now (``aintern trust``)."""
+        return self.workspace is not None and is_trusted(self.workspace)
+
+
+def user_config_path() -> Path:
+    """The user's own settings: AINTERN_CONFIG, else config.toml in the platform's config folder."""
+    env = os.environ.get("AINTERN_CONFIG")
+    if env:
+        return Path(env).expanduser()
+    from platformdirs import user_config_dir
+
+    return Path(user_config_dir("aintern", appauthor=False)) / "config.toml"
+
+
+# -- trust ------------------------------------------------------------------------------------------
+# A repository's .aintern.toml is written by whoever wrote the repository. It may choose an LLM endpoint,
+# but it must not be able to pair one with the user's credentials (or make aintern load a model file it
+# ships) unless the user approved that file, as direnv's `allow` does: the approval names the file's
+# exact content, so an edit (a `git pull`) withdraws it.
+
+
+def _trust_file() -> Path:
+    return user_config_path().parent / "trusted.json"
+
+
+def _config_digest(workspace: Path) -> str | None:
+    try:
+        return hashlib.sha256((workspace / CONFIG_FILE).read_bytes()).hexdigest()
+    except OSError:
+        return None
+
+
+def _trusted() -> dict[str, str]:
+    try:
+        data = json.loads(_trust_file().read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
+
+
+def is_trusted(workspace: str | Path) -> bool:
+    root = Path(workspace).resolve()
+    digest = _config_digest(root)
+    return digest is not None and _trusted().get(str(root)) == digest
+
+
+def trust(workspace: str | Path, allow: bool = True) -> Path:
+    """Approve (or with ``allow=False`` withdraw approval of) a workspace's .aintern.toml as it is now."""
+    root = Path(workspace).resolve()
+    entries = _trusted()
+    if allow:
+        digest = _config_digest(root)
+        if digest is None:
+            raise AinternError(f"{root} has no {CONFIG_FILE} to trust")
+        entries[str(root)] = digest
+    else:
+        entries.pop(str(root), None)
+    path = _trust_file()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(entries, indent=2, sort_keys=True), encoding="utf-8")
+    os.replace(tmp, path)
+    return root

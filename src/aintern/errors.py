@@ -49,3 +49,11 @@ class ContextTooLongError(LLMError):
 
 class ConversationNotFoundError(AinternError):
     """No conversation has that id."""
+
+
+class NoDatabaseError(NotIndexedError):
+    """There is no application database yet (a read-only command does not create one)."""
+
+
+class CorruptDatabaseError(StoreError):
+    """The application database is damaged; nothing more is written to it."""

@@ -26,6 +26,10 @@ from aintern.retrieve.rerank import Ranked, RerankingStrategy
 from aintern.retrieve.vectors import VectorMatrix
 from aintern.store import SqliteStore, VectorIndex, VectorSearchOptions
 from aintern.store.sqlite import overlaps
+from aintern.store.text import clean_user_text
+
+#: Symbol names are short; a longer partial name cannot match one (and would make LIKE too complex).
+MAX_SYMBOL_CHARS = 200
 
 
 class KnowledgeQueryError(AinternError):
@@ -162,7 +166,8 @@ class KnowledgeService:
     def _expander(self, root: str) -> FileContextExpander:
         with self._lock:
             if root not in self._expanders:
-                self._expanders[root] = FileContextExpander(root)
+                redact = not Settings.load(root).include_secrets  # as the index did
+                self._expanders[root] = FileContextExpander(root, redact_secrets=redact)
             return self._expanders[root]
 
     def _in_memory(self, store: SqliteStore, index: VectorIndex) -> tuple[VectorMatrix, KeywordMatrix | None]:
@@ -194,7 +199,8 @@ class KnowledgeService:
 
     def query(self, question: str, options: KnowledgeQueryOptions) -> KnowledgeQueryResult:
         """Ranked chunks for ``question``: hybrid retrieval, optional reranking, relevance threshold, expansion."""
-        if not question or not question.strip():
+        question = clean_user_text(question or "")
+        if not question:
             raise ValueError("question cannot be empty")
         started = time.perf_counter()
         index = self._index(options.workspace_path)
@@ -353,7 +359,8 @@ class KnowledgeService:
 
     def query_suggestions(self, partial: str, workspace: str, max_suggestions: int = 5) -> list[str]:
         index = self._index(workspace)
-        if index is None or not partial.strip():
+        partial = clean_user_text(partial, MAX_SYMBOL_CHARS)
+        if index is None or not partial:
             return []
-        names = [name for name, _, _ in self.store.search_symbols(index.id, partial.strip(), max_suggestions * 3)]
+        names = [name for name, _, _ in self.store.search_symbols(index.id, partial, max_suggestions * 3)]
         return list(dict.fromkeys(n for n in names if n))[:max_suggestions]

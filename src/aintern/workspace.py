@@ -10,7 +10,7 @@ from pathlib import Path
 from aintern.answer import LLM, ConversationStore, RagChatService, get_llm
 from aintern.config import CONFIG_FILE, Settings
 from aintern.embed import DEFAULT_MODEL, Embedder, embedder_for_model_id, get_embedder
-from aintern.errors import NotIndexedError
+from aintern.errors import AinternError, NoDatabaseError, NotIndexedError
 from aintern.index import Indexer, IndexingOptions, IndexingResult, ProgressCallback
 from aintern.index.git import head_commit
 from aintern.index.status import staleness
@@ -54,27 +54,38 @@ def find_workspace(start: str | Path, store: SqliteStore | None = None) -> Path 
 class Workspace:
     """One workspace directory, its settings and its index in the application database."""
 
-    def __init__(self, root: str | Path, db: str | Path | None = None, model: str | None = None) -> None:
+    def __init__(
+        self, root: str | Path, db: str | Path | None = None, model: str | None = None, readonly: bool = False
+    ) -> None:
+        """``readonly``: only read the database (never create or write it), for commands that only look."""
         self.root = Path(root).resolve()
         self.settings = Settings.load(self.root)
-        self.store = SqliteStore(db or self.settings.db)
+        self.store = SqliteStore(db or self.settings.db, readonly=readonly)
         self._model_name = model or self.settings.model
         self._embedder: Embedder | None = None
         self._knowledge: KnowledgeService | None = None
         #: Hold the index in memory for many queries (KnowledgeService); one-shot commands turn it off.
         self.in_memory = True
+        #: Things the user should be told (e.g. a credential withheld from an untrusted endpoint).
+        self.notices: list[str] = []
 
     @classmethod
-    def discover(cls, start: str | Path = ".", db: str | Path | None = None, model: str | None = None) -> Workspace:
+    def discover(
+        cls, start: str | Path = ".", db: str | Path | None = None, model: str | None = None, readonly: bool = False
+    ) -> Workspace:
         """The workspace containing ``start``; NotIndexedError if there is none."""
-        probe = SqliteStore(db or Settings.load(Path(start)).db)
+        try:
+            probe: SqliteStore | None = SqliteStore(db or Settings.load(Path(start)).db, readonly=True)
+        except NoDatabaseError:
+            probe = None  # no database yet: only a .aintern.toml can mark a workspace
         try:
             root = find_workspace(start, probe)
         finally:
-            probe.close()
+            if probe is not None:
+                probe.close()
         if root is None:
             raise NotIndexedError(f"{Path(start).resolve()} is not indexed yet; run `aintern index` there first")
-        return cls(root, db, model)
+        return cls(root, db, model, readonly)
 
     def close(self) -> None:
         self.store.close()
@@ -130,19 +141,39 @@ class Workspace:
     def llm(
         self, model: str | None = None, endpoint: str | None = None, context_window: int | None = None
     ) -> LLM | None:
-        """The LLM to answer with: arguments, else the environment, else ``.aintern.toml``; None if none is set."""
+        """The LLM to answer with: arguments, else the environment, else the settings; None if none is set.
+
+        An endpoint chosen by the workspace's .aintern.toml gets no API key, and a model file it names is
+        not loaded, until the user trusts that file (``aintern trust``); ``notices`` says so.
+        """
         s = self.settings
         env_model, env_endpoint = os.environ.get("AINTERN_LLM_MODEL"), os.environ.get("AINTERN_LLM_ENDPOINT")
+        untrusted = not s.trusted
         configured = s.llm_model
         if configured and configured.lower().endswith(".gguf") and not Path(configured).expanduser().is_absolute():
             configured = str(self.root / configured)  # a GGUF named in .aintern.toml is relative to the workspace
-        return get_llm(
-            # A model named in the settings belongs to the settings' endpoint: another endpoint drops it.
-            model or env_model or (None if endpoint or env_endpoint else configured),
-            endpoint or env_endpoint or s.llm_endpoint,
-            s.llm_api_key_env,
-            context_window or s.llm_context_window,
+        chosen_model = model or env_model or (None if endpoint or env_endpoint else configured)
+        is_file = configured is not None and (
+            configured.lower().endswith(".gguf") or Path(configured).expanduser().is_file()
         )
+        if chosen_model == configured and is_file and s.from_workspace("llm_model") and untrusted:
+            raise AinternError(
+                f"{self.root / CONFIG_FILE} asks to load the model file {configured}; a repository's settings "
+                f"cannot load files until you trust them: review it, then run `aintern trust {self.root}`"
+            )
+        chosen_endpoint = endpoint or env_endpoint or s.llm_endpoint
+        key_env = s.llm_api_key_env
+        send_key = True
+        if chosen_endpoint == s.llm_endpoint and not (endpoint or env_endpoint) and s.from_workspace("llm_endpoint"):
+            send_key = not untrusted
+        if s.from_workspace("llm_api_key_env") and untrusted:
+            key_env = None  # a repository cannot pick which of the user's secrets is sent
+        if not send_key:
+            self.notices.append(
+                f"{self.root / CONFIG_FILE} sets the LLM endpoint {chosen_endpoint}; no API key is sent there until "
+                f"you trust this file (`aintern trust {self.root}`)"
+            )
+        return get_llm(chosen_model, chosen_endpoint, key_env, context_window or s.llm_context_window, send_key)
 
     def chat(self, llm: LLM | None) -> RagChatService:
         """RAG chat over this workspace's index; conversations live in the same database."""

@@ -15,7 +15,7 @@ from aintern.assemble.context import ContextBuildOptions, ContextFormat, Knowled
 from aintern.errors import AinternError, ContextTooLongError, LLMError, NotIndexedError
 from aintern.knowledge import KnowledgeQueryOptions, KnowledgeService
 from aintern.retrieve.rerank import RerankingStrategy
-from aintern.store.text import STOP_WORDS
+from aintern.store.text import STOP_WORDS, clean_user_text
 
 DEFAULT_SYSTEM_PROMPT = """You are The Senior Intern, a helpful coding assistant with knowledge of the user's codebase.
 Provide clear, concise answers with code examples when appropriate.
@@ -64,6 +64,8 @@ class RagContextPreview:
     sources: list[Source] = field(default_factory=list)
     #: The retrieved chunks (before the token budget), best first.
     chunks: list[KnowledgeChunk] = field(default_factory=list)
+    #: Disabled because the workspace has no index (not because retrieval failed or RAG is off).
+    not_indexed: bool = False
 
 
 @dataclass
@@ -180,13 +182,15 @@ class RagChatService:
 
         Retrieval problems never stop an answer: it goes ahead without code context and ``notice`` says why.
         """
-        if not message or not message.strip():
+        message = clean_user_text(message or "", limit=None)
+        if not message:
             raise ValueError("the message cannot be empty")
         history = self.conversations.get(conversation_id).chat_messages() if conversation_id else []
         if self.llm is None:
             preview = self._retrieve(search_text(message, history), options)
             if not preview.is_enabled:
-                raise NotIndexedError(f"{preview.reason}, and no LLM is configured: nothing to answer from")
+                error = NotIndexedError if preview.not_indexed else AinternError
+                raise error(f"{preview.reason}, and no LLM is configured: nothing to answer from")
             text, named = extractive_answer(message, preview.chunks)
             sources = [Source(c.file_path, c.start_line, c.end_line, c.relevance, c.symbol_name) for c in named]
             preview = replace(preview, sources=sources)
@@ -226,7 +230,7 @@ class RagChatService:
             return RagContextPreview(reason="No workspace path configured")
         try:
             if not self.knowledge.is_indexed(options.workspace_path):
-                return RagContextPreview(reason=f"Workspace {options.workspace_path} is not indexed")
+                return RagContextPreview(reason=f"Workspace {options.workspace_path} is not indexed", not_indexed=True)
             # Retrieval takes the best chunks whatever their relevance; the threshold applies when they are used.
             result = self.knowledge.query(message, KnowledgeQueryOptions(
                 workspace_path=options.workspace_path, max_results=options.max_rag_chunks, min_relevance=0.0,

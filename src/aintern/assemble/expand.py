@@ -8,6 +8,8 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+from aintern.scan import FileReadError, read_regular_file
+
 
 @dataclass(frozen=True)
 class Expansion:
@@ -21,17 +23,22 @@ class Expansion:
 class FileContextExpander:
     """Reads surrounding lines, confined to the workspace, with a cache that notices file changes."""
 
-    def __init__(self, workspace: str | Path, max_cached_files: int = 64) -> None:
+    def __init__(self, workspace: str | Path, max_cached_files: int = 64, redact_secrets: bool = True) -> None:
+        """``redact_secrets``: mask secret values in what is read, as the index did (aintern.scan.secrets)."""
         self.root = Path(workspace).resolve()
+        self.redact_secrets = redact_secrets
         self.max_cached_files = max_cached_files
         self._cache: dict[str, tuple[tuple[int, int], list[str], str]] = {}  # rel → ((mtime_ns, size), lines, hash)
         self._lock = threading.Lock()
 
     def _resolve(self, rel: str) -> Path | None:
         """The file inside the workspace, or None: ``..``, absolute paths and symlinks out are refused."""
-        if os.path.isabs(rel):
+        try:
+            if os.path.isabs(rel) or "\x00" in rel:
+                return None
+            path = (self.root / rel).resolve()
+        except (OSError, ValueError, RuntimeError):  # a NUL byte, a symlink loop, an unencodable name
             return None
-        path = (self.root / rel).resolve()
         if path != self.root and self.root not in path.parents:
             return None
         return path
@@ -47,10 +54,15 @@ class FileContextExpander:
                 hit = self._cache.get(rel)
                 if hit is not None and hit[0] == key:
                     return hit[1], hit[2]
-            data = path.read_bytes()
+            # Never blocks on a FIFO put in the file's place, never reads an unbounded device.
+            data = read_regular_file(path, max(st.st_size, 0) + (1 << 20))
             text = data.decode("utf-8-sig")
-        except (OSError, UnicodeDecodeError):
+        except (OSError, UnicodeDecodeError, FileReadError, ValueError):
             return None
+        if self.redact_secrets:
+            from aintern.scan.secrets import redact
+
+            text, _ = redact(text, rel)
         entry = (key, text.split("\n"), hashlib.blake2b(data, digest_size=16).hexdigest())
         with self._lock:
             if len(self._cache) >= self.max_cached_files:

@@ -50,13 +50,17 @@ class Chunker:
     ) -> ChunkResult:
         """Read and chunk a file; any problem is a skipped result with a reason, never an exception."""
         shown = rel_path or str(path)
+        from aintern.scan import FileReadError, read_regular_file
+
         try:
             size = Path(path).stat().st_size
             if size > max_bytes:
                 return ChunkResult(shown, [], skipped_reason=f"too large ({size:,} bytes > {max_bytes:,})")
-            data = Path(path).read_bytes()
+            data = read_regular_file(path, max_bytes)
         except OSError as exc:
             return ChunkResult(shown, [], skipped_reason=f"unreadable: {exc.strerror or exc}")
+        except FileReadError as exc:
+            return ChunkResult(shown, [], skipped_reason=str(exc))
         text, reason = decode_source(data)
         if text is None:
             return ChunkResult(shown, [], skipped_reason=reason)

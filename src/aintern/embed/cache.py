@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -30,9 +30,22 @@ def content_hash(text: str) -> bytes:
 class EmbeddingCache:
     """Vectors stored in a SQLite table; any DB-API connection to a SQLite database will do."""
 
-    def __init__(self, conn: Any) -> None:
-        self.conn = conn
+    def __init__(self, conn: Any = None, connection: Callable[[], Any] | None = None) -> None:
+        """``conn``: a connection; or ``connection``: returns the connection to use now (a store's
+        per-thread connection, so the cache writes inside the calling thread's transaction)."""
+        if connection is None:
+            if conn is None:
+                raise ValueError("EmbeddingCache needs a connection")
+
+            def connection() -> Any:
+                return conn
+
+        self._connection = connection
         self.conn.execute(SCHEMA)
+
+    @property
+    def conn(self) -> Any:
+        return self._connection()
 
     @classmethod
     def open(cls, path: str | Path) -> EmbeddingCache:

@@ -33,7 +33,8 @@ from aintern.index.models import (
     IndexingProgress,
     IndexingResult,
 )
-from aintern.scan import ScannedFile, Scanner, SkippedFile, generated_reason
+from aintern.scan import FileReadError, ScannedFile, Scanner, SkippedFile, generated_reason, read_regular_file
+from aintern.scan.secrets import redact
 from aintern.store import IndexedFile, VectorStore
 
 __all__ = [
@@ -105,6 +106,9 @@ class Indexer:
             else:
                 todo.append(f)
 
+        if todo or (known.keys() | known_skipped.keys()) - seen:
+            # Never write into a damaged database: what it holds would only get worse.
+            self.store.verify()
         prepared: queue.Queue[_Prepared | None] = queue.Queue(maxsize=64)
         worker = threading.Thread(target=self._prepare, args=(todo, known, prepared, result, cancel), daemon=True)
         worker.start()
@@ -183,11 +187,14 @@ class Indexer:
                 if cancel.is_set():
                     return
                 try:
-                    data = f.path.read_bytes()
+                    data = read_regular_file(f.path, self.options.scan.max_file_bytes)
                 except OSError as exc:  # deleted or made unreadable since the scan
                     result.errors.append(
                         IndexingError(f.rel, f"cannot read: {exc.strerror or exc}", IndexingErrorType.FILE_READ)
                     )
+                    continue
+                except FileReadError as exc:  # replaced by a FIFO or device, or grown past the limit
+                    result.skipped.append(SkippedFile(f.rel, str(exc)))
                     continue
                 digest = hashlib.blake2b(data, digest_size=16).hexdigest()
                 old = known.get(f.rel)
@@ -198,7 +205,9 @@ class Indexer:
                 language = detect_language(f.rel, text[:200].split("\n", 1)[0]) if text is not None else None
                 if text is not None and language is None:
                     reason = ""  # an extension-less file without a known shebang: not ours, silently
-                elif text is not None and text.strip():
+                elif text is not None and not text.strip():
+                    reason = "empty file"
+                elif text is not None:
                     reason = generated_reason(text)
                 if reason is not None or text is None:
                     reason = reason or ""
@@ -207,6 +216,11 @@ class Indexer:
                     out.put(_Prepared(f, digest, language, None, skip_reason=reason))
                     continue
                 assert language is not None
+                if not self.options.scan.include_secrets:
+                    # Keep the line, mask the value: a key in config.py must not reach the index or a prompt.
+                    text, found = redact(text, f.rel)
+                    if found:
+                        result.secrets_redacted[f.rel] = [(s.line, s.kind) for s in found]
                 group.append((f, digest, text, language))
                 group_bytes += len(data)
                 if len(group) >= 32 or group_bytes >= 1 << 20:

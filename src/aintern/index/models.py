@@ -81,6 +81,8 @@ class IndexingResult:
     error_message: str | None = None
     cancelled: bool = False
     git_commit: str | None = None
+    #: Secrets masked in the stored text, per file: (line, kind) of each (see aintern.scan.secrets).
+    secrets_redacted: dict[str, list[tuple[int, str]]] = field(default_factory=dict)
 
     @property
     def files_skipped(self) -> int:

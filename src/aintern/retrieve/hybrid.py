@@ -192,9 +192,11 @@ def hybrid_search(
             else store.bm25(index_id, keyword_query, cfg.candidates, options, cfg.bm25_weights)
         )
     fused: dict[int, float] = {}
-    for r, (cid, _) in enumerate(vec):
+    # Equal scores share a rank, so the order in which an index happened to store equal chunks (their
+    # ids, i.e. its history) cannot change the ranking.
+    for r, cid in _tied_ranks(vec):
         fused[cid] = fused.get(cid, 0.0) + alpha / (cfg.rrf_k + r + 1)
-    for r, (cid, _) in enumerate(kw):
+    for r, cid in _tied_ranks(kw):
         fused[cid] = fused.get(cid, 0.0) + (1 - alpha) / (cfg.rrf_k + r + 1)
     if not fused:
         return []
@@ -213,8 +215,8 @@ def hybrid_search(
             fused.setdefault(cid, 0.0)
     chunks = store.get_chunks(list(fused))
     vscore, kscore = dict(vec), dict(kw)
-    vrank = {cid: r + 1 for r, (cid, _) in enumerate(vec)}
-    krank = {cid: r + 1 for r, (cid, _) in enumerate(kw)}
+    vrank = {cid: r + 1 for r, cid in _tied_ranks(vec)}
+    krank = {cid: r + 1 for r, cid in _tied_ranks(kw)}
     hits: list[Hit] = []
     for cid, score in fused.items():
         chunk = chunks.get(cid)
@@ -234,8 +236,26 @@ def hybrid_search(
         if chunk.chunk_type in _PROSE:
             score *= cfg.prose_weight
         hits.append(Hit(cid, chunk, score, vscore.get(cid), kscore.get(cid), vrank.get(cid), krank.get(cid)))
-    hits.sort(key=lambda h: -h.score)
+    hits.sort(key=_order)
     return _diversify(hits, cfg, top_k)
+
+
+def _order(hit: Hit) -> tuple[float, str, int]:
+    """Best first; equal scores by location, never by chunk id (which depends on the index's history)."""
+    return (-hit.score, hit.chunk.file_path, hit.chunk.start_line)
+
+
+def _tied_ranks(ranked: list[tuple[int, float]]) -> list[tuple[int, int]]:
+    """(rank from 0, chunk id) with equal scores (to 12 digits) sharing the rank of the first of them."""
+    out: list[tuple[int, int]] = []
+    previous: float | None = None
+    rank = 0
+    for position, (cid, score) in enumerate(ranked):
+        rounded = round(score, 12)
+        if rounded != previous:
+            rank, previous = position, rounded
+        out.append((rank, cid))
+    return out
 
 
 def _filtered(options: VectorSearchOptions) -> bool:
@@ -254,5 +274,5 @@ def _diversify(hits: list[Hit], cfg: HybridConfig, top_k: int | None) -> list[Hi
         if seen >= cfg.file_saturation:
             h.score *= cfg.saturation_decay ** (seen - cfg.file_saturation + 1)
         per_file[h.chunk.file_path] = seen + 1
-    hits.sort(key=lambda h: -h.score)
+    hits.sort(key=_order)
     return hits[:top_k] if top_k else hits

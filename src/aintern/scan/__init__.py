@@ -26,6 +26,7 @@ SECRET_PATTERNS = [
     ".env", ".env.*", "*.env", "*.pem", "*.key", "*.p12", "*.pfx", "*.jks", "*.keystore", "*.kdbx", "*.gpg",
     "id_rsa*", "id_dsa*", "id_ecdsa*", "id_ed25519*", "*.ppk", "credentials", "credentials.*", ".netrc", ".npmrc",
     ".pypirc", ".htpasswd", "secrets.*", "*.secret", "*.secrets", "service-account*.json", ".git-credentials",
+    "kubeconfig", "kubeconfig.*", "*.kubeconfig", "*kubeconfig*.yaml", "*kubeconfig*.yml",
 ]  # fmt: skip
 
 IGNORE_FILES = (".gitignore", ".ainternignore")
@@ -80,14 +81,18 @@ class Scanner:
         stack: list[tuple[Path, str, list[tuple[str, Spec]]]] = [(self.root, "", root_specs)]
         while stack:
             directory, rel_dir, specs = stack.pop()
-            specs = specs + self._dir_specs(directory, rel_dir)
             try:
                 entries = sorted(os.scandir(directory), key=lambda e: e.name)
             except OSError as exc:
                 skipped.append(SkippedFile(rel_dir or ".", f"unreadable directory: {exc.strerror or exc}"))
                 continue
+            specs = specs + self._dir_specs(directory, rel_dir)
             for entry in entries:
                 rel = f"{rel_dir}{entry.name}"
+                if not _encodable(entry.name):
+                    # Stored paths are UTF-8 text; such a name cannot be one (nor shown faithfully).
+                    skipped.append(SkippedFile(printable(rel), "file name is not valid UTF-8"))
+                    continue
                 try:
                     is_link = entry.is_symlink()
                     st = os.stat(entry.path)  # follows symlinks
@@ -120,6 +125,8 @@ class Scanner:
                         )
                         continue
                     files.append(ScannedFile(Path(entry.path), rel, st.st_size, st.st_mtime_ns))
+                else:
+                    skipped.append(SkippedFile(rel, f"not a regular file ({_kind(st.st_mode)})"))
         files.sort(key=lambda f: f.rel)
         return ScanResult(files, skipped)
 
@@ -167,8 +174,11 @@ class Scanner:
 
     def _root_specs(self) -> list[tuple[str, Spec]]:
         exclude = self.root / ".git" / "info" / "exclude"
-        if self.options.respect_gitignore and exclude.is_file():
-            return [("", _read_spec(exclude))]
+        try:
+            if self.options.respect_gitignore and stat.S_ISREG(os.stat(exclude).st_mode):
+                return [("", _read_spec(exclude))]
+        except OSError:
+            pass
         return []
 
     def _dir_specs(self, directory: Path, rel_dir: str) -> list[tuple[str, Spec]]:
@@ -177,8 +187,12 @@ class Scanner:
             if name == ".gitignore" and not self.options.respect_gitignore:
                 continue
             f = directory / name
-            if f.is_file():
-                out.append((rel_dir, _read_spec(f)))
+            try:
+                if not stat.S_ISREG(os.stat(f).st_mode):
+                    continue
+            except OSError:  # absent, or unreadable: nothing to apply (the scan reports the directory)
+                continue
+            out.append((rel_dir, _read_spec(f)))
         return out
 
     @staticmethod
@@ -188,10 +202,65 @@ class Scanner:
 
 def _read_spec(path: Path) -> Spec:
     try:
-        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
-    except OSError:
+        lines = read_regular_file(path, 1 << 20).decode("utf-8", errors="replace").splitlines()
+    except (OSError, FileReadError):
         lines = []
     return pathspec.GitIgnoreSpec.from_lines(lines)
+
+
+class FileReadError(Exception):
+    """A file that cannot be read as a regular file of bounded size; ``str()`` says why."""
+
+
+def read_regular_file(path: str | Path, max_bytes: int) -> bytes:
+    """A file's bytes, refusing anything that is not a regular file at the moment it is opened.
+
+    The open is non-blocking, so a FIFO or device swapped in after a scan cannot hang the caller,
+    and the type is checked on the opened descriptor, not the name. A file that grew past
+    ``max_bytes`` since it was scanned is refused too. Raises OSError or FileReadError.
+    """
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise FileReadError(f"not a regular file ({_kind(st.st_mode)})")
+        chunks = []
+        left = max_bytes + 1
+        while left > 0:
+            piece = os.read(fd, min(left, 1 << 20))
+            if not piece:
+                break
+            chunks.append(piece)
+            left -= len(piece)
+    finally:
+        os.close(fd)
+    data = b"".join(chunks)
+    if len(data) > max_bytes:
+        raise FileReadError(f"too large (more than {max_bytes:,} bytes)")
+    return data
+
+
+def _kind(mode: int) -> str:
+    for test, name in (
+        (stat.S_ISFIFO, "FIFO"), (stat.S_ISSOCK, "socket"), (stat.S_ISCHR, "character device"),
+        (stat.S_ISBLK, "block device"), (stat.S_ISDIR, "directory"),
+    ):  # fmt: skip
+        if test(mode):
+            return name
+    return "special file"
+
+
+def _encodable(name: str) -> bool:
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def printable(path: str) -> str:
+    """A path that can be shown and stored: undecodable bytes as ``\\xff`` escapes."""
+    return path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
 def _has_shebang_candidate(name: str) -> bool:

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import urllib.parse
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from aintern.errors import StoreError
+from aintern.errors import CorruptDatabaseError, NoDatabaseError, StoreError
 
 #: PRAGMA application_id of an aintern database ("AInt").
 APPLICATION_ID = 0x41496E74
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 #: Schema versions written only by development builds before the first release; they are not migrated.
 PRE_RELEASE_VERSIONS = {1}
 
@@ -125,6 +127,9 @@ MIGRATIONS: dict[int, str] = {
         term TEXT NOT NULL UNIQUE
     );
     """,
+    # Keyword tables without contentless_delete (its deletes left BM25 statistics behind, so rankings
+    # drifted with re-index history): rebuilt from the chunks by store.sqlite's Python step.
+    5: "",
 }
 
 
@@ -137,50 +142,224 @@ def default_db_path() -> Path:
     return Path(user_data_dir("aintern", appauthor=False)) / "aintern.db"
 
 
-def _driver() -> Any:
-    """stdlib sqlite3 when it can load extensions; otherwise sqlean (a DB-API drop-in that can)."""
-    if hasattr(sqlite3.connect(":memory:"), "enable_load_extension"):
-        return sqlite3
-    import sqlean
-
-    return sqlean
+#: What the store needs of SQLite: FTS5 with its vocabulary tables and loadable extensions (sqlite-vec).
+MIN_SQLITE = (3, 41, 0)
 
 
-def connect(path: str | Path, create: bool = True) -> Any:
+def _usable(driver: Any) -> bool:
+    try:
+        conn = driver.connect(":memory:")
+    except Exception:  # pragma: no cover - a broken build
+        return False
+    try:
+        if not hasattr(conn, "enable_load_extension"):
+            return False
+        if tuple(int(p) for p in driver.sqlite_version.split(".")[:3]) < MIN_SQLITE:
+            return False
+        conn.execute("CREATE VIRTUAL TABLE temp.probe USING fts5(t, content='')")
+        conn.execute("CREATE VIRTUAL TABLE temp.probe_vocab USING fts5vocab(temp, probe, 'instance')")
+        return True
+    except driver.Error:
+        return False
+    finally:
+        conn.close()
+
+
+_DRIVER: Any = None
+#: The database this process opened last: what a SQLite error caught far from the store is about.
+LAST_OPENED: Path | None = None
+
+
+def driver() -> Any:
+    """The stdlib sqlite3 when its SQLite has every feature the store uses (FTS5, extension loading,
+    a recent enough version); otherwise sqlean, a DB-API drop-in that bundles a current SQLite."""
+    global _DRIVER
+    if _DRIVER is None:
+        if _usable(sqlite3):
+            _DRIVER = sqlite3
+        else:
+            import sqlean
+
+            _DRIVER = sqlean
+    return _DRIVER
+
+
+def is_database_error(exc: BaseException) -> bool:
+    """An error raised by SQLite itself, whichever driver raised it."""
+    return isinstance(exc, (sqlite3.Error, driver().Error))
+
+
+def _header(path: Path) -> bytes:
+    with open(path, "rb") as f:
+        return f.read(100)
+
+
+def _check_file(path: Path, create: bool) -> bool:
+    """Refuse what must not be opened as a database; True when there is nothing in the file yet."""
+    if not path.exists():
+        if not create:
+            raise NoDatabaseError(f"no aintern database at {path} yet: nothing is indexed; run `aintern index`")
+        parent = path.parent
+        try:
+            parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreError(f"cannot create the folder {parent} for the database: {exc.strerror or exc}") from exc
+        if not os.access(parent, os.W_OK | os.X_OK):
+            raise StoreError(f"cannot create {path}: permission denied on the folder {parent}")
+        return True
+    if path.is_dir():
+        raise StoreError(f"{path} is a directory, not a database file")
+    if not path.is_file():
+        raise StoreError(f"{path} is not a regular file (a device, pipe or socket); set AINTERN_DB to a file path")
+    if not os.access(path, os.R_OK):
+        raise StoreError(f"cannot read {path}: permission denied (check its owner and mode)")
+    if create and not (os.access(path, os.W_OK) and os.access(path.parent, os.W_OK | os.X_OK)):
+        where = path if not os.access(path, os.W_OK) else path.parent
+        raise StoreError(
+            f"cannot write to {where}: permission denied (SQLite also keeps {path.name}-wal and -shm beside it); "
+            "check the owner and mode, or set AINTERN_DB to a writable place"
+        )
+    header = _header(path)
+    if not header:
+        if not create:
+            raise NoDatabaseError(f"{path} is empty: nothing is indexed yet; run `aintern index`")
+        return True
+    if not header.startswith(b"SQLite format 3\x00"):
+        raise StoreError(f"{path} is not a SQLite database; it was left untouched (move it away or set AINTERN_DB)")
+    if len(header) >= 72:
+        app_id = int.from_bytes(header[68:72], "big")
+        if app_id not in (0, APPLICATION_ID):
+            raise StoreError(
+                f"{path} is a SQLite database of another application (application_id {app_id}); "
+                "it was left untouched (set AINTERN_DB to another file)"
+            )
+    return False
+
+
+def connect(path: str | Path, create: bool = True, readonly: bool = False) -> Any:
     """Open (and create or migrate) the application database at ``path``.
 
-    A file that is not SQLite, or a SQLite database of another application, is an error;
-    such a file is never written to.
+    A file that is not SQLite, a SQLite database of another application, a device or a folder is an
+    error, and such a file is never written to. ``readonly`` opens an existing database without
+    creating, initialising or switching anything (an older schema is still upgraded, on a connection
+    of its own); a missing or empty file is NoDatabaseError.
     """
     import sqlite_vec
 
+    global LAST_OPENED
     path = Path(path)
-    if not path.exists():
-        if not create:
-            raise StoreError(f"no aintern database at {path}")
-        path.parent.mkdir(parents=True, exist_ok=True)
-    elif path.is_dir():
-        raise StoreError(f"{path} is a directory, not a database file")
-    driver = _driver()
+    LAST_OPENED = path
+    create = create and not readonly
+    fresh = _check_file(path, create)
+    db = driver()
     try:
-        conn = driver.connect(str(path), timeout=30.0, check_same_thread=False, isolation_level=None)
+        if readonly:
+            uri = "file:" + urllib.parse.quote(str(path.resolve())) + "?mode=ro"
+            conn = db.connect(uri, uri=True, timeout=30.0, check_same_thread=False, isolation_level=None)
+        else:
+            conn = db.connect(str(path), timeout=30.0, check_same_thread=False, isolation_level=None)
         conn.enable_load_extension(True)
         sqlite_vec.load(conn)
         conn.enable_load_extension(False)
         app_id = conn.execute("PRAGMA application_id").fetchone()[0]
-        tables = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
-    except driver.DatabaseError as exc:
-        raise StoreError(f"{path} is not a usable SQLite database ({exc}); move it away or set AINTERN_DB") from exc
-    if tables and app_id != APPLICATION_ID:
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    except db.Error as exc:
+        raise explain(exc, path) from exc
+    ours = app_id == APPLICATION_ID or (app_id == 0 and version in PRE_RELEASE_VERSIONS and "indexes" in tables)
+    if not ours and (tables or version or app_id):
         conn.close()
         raise StoreError(f"{path} is a SQLite database of another application; it was left untouched (set AINTERN_DB)")
-    conn.execute("PRAGMA foreign_keys = ON")
-    conn.execute("PRAGMA busy_timeout = 30000")
-    if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
-        conn.execute("PRAGMA journal_mode = WAL")
-    conn.execute("PRAGMA synchronous = NORMAL")
-    _migrate(conn, path)
+    if not tables and not fresh and readonly:
+        conn.close()
+        raise NoDatabaseError(f"{path} holds no aintern data yet: nothing is indexed; run `aintern index`")
+    try:
+        conn.execute("PRAGMA busy_timeout = 30000")
+        if readonly:
+            conn.execute("PRAGMA query_only = 1")
+            if version < SCHEMA_VERSION:
+                connect(path).close()  # an older schema of ours: upgraded by a writing connection
+        else:
+            conn.execute("PRAGMA foreign_keys = ON")
+            if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+                conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA synchronous = NORMAL")
+            _migrate(conn, path)
+    except db.Error as exc:
+        conn.close()
+        raise explain(exc, path) from exc
+    except BaseException:
+        conn.close()
+        raise
     return conn
+
+
+def explain(exc: BaseException, path: str | Path) -> StoreError:
+    """A SQLite error turned into what the user should know: permissions, corruption, or the error itself.
+
+    An error that smells of damage is checked with ``PRAGMA quick_check`` on a read-only connection.
+    """
+    message = str(exc)
+    path = Path(path)
+    low = message.lower()
+    if "readonly" in low or "read-only" in low or "permission" in low or "unable to open" in low:
+        for where in (path, path.parent):
+            if where.exists() and not os.access(where, os.W_OK):
+                return StoreError(
+                    f"cannot write to {where}: permission denied (SQLite also keeps {path.name}-wal and -shm "
+                    "beside the database); check the owner and mode, or set AINTERN_DB to a writable place"
+                )
+        if "unable to open" in low:
+            return StoreError(f"cannot open {path}: {message}")
+    damage = quick_check(path) if _smells_of_damage(low) else None
+    if damage:
+        return CorruptDatabaseError(
+            f"{path} is damaged ({damage}); nothing more was written to it. It holds only indexes (derived from "
+            "your files) and conversations: move it away and run `aintern index` again "
+            f"(`sqlite3 {path} .recover` may save the conversations)"
+        )
+    if "not a database" in low or "file is not" in low:
+        return StoreError(f"{path} is not a usable SQLite database ({message}); move it away or set AINTERN_DB")
+    return StoreError(f"{path}: {message}")
+
+
+class DatabaseCorrupt(Exception):
+    """What quick_check found, as an exception for ``explain``."""
+
+    def __str__(self) -> str:
+        return f"database disk image is malformed: {self.args[0]}"
+
+
+_DAMAGE_WORDS = (
+    "malformed",
+    "corrupt",
+    "blob read error",
+    "logic error",
+    "not a database",
+    "disk i/o",
+    "no such table",
+)
+
+
+def _smells_of_damage(message: str) -> bool:
+    return any(w in message for w in _DAMAGE_WORDS)
+
+
+def quick_check(path: str | Path) -> str | None:
+    """None when ``PRAGMA quick_check`` finds the database sound, else what it found (first lines)."""
+    db = driver()
+    try:
+        uri = "file:" + urllib.parse.quote(str(Path(path).resolve())) + "?mode=ro"
+        conn = db.connect(uri, uri=True, timeout=10.0)
+        try:
+            rows = [r[0] for r in conn.execute("PRAGMA quick_check(5)")]
+        finally:
+            conn.close()
+    except db.Error as exc:
+        return str(exc)
+    if rows == ["ok"]:
+        return None
+    return "; ".join(rows)[:300]
 
 
 def _migrate(conn: Any, path: Path) -> None:
@@ -196,6 +375,8 @@ def _migrate(conn: Any, path: Path) -> None:
             f"{path} was written by a pre-release build of aintern (schema {version}) and cannot be upgraded; "
             "it holds only derived data (indexes of your files): delete it and run `aintern index` again"
         )
+    import aintern.store.sqlite  # noqa: F401  (registers the Python steps of PYTHON_MIGRATIONS)
+
     conn.execute("BEGIN IMMEDIATE")
     try:
         version = conn.execute("PRAGMA user_version").fetchone()[0]  # another process may have migrated
@@ -203,9 +384,15 @@ def _migrate(conn: Any, path: Path) -> None:
             for statement in MIGRATIONS.get(step, "").split(";\n"):
                 if statement.strip():
                     conn.execute(statement)
+            if step in PYTHON_MIGRATIONS:
+                PYTHON_MIGRATIONS[step](conn)
         conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
         conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
         conn.execute("COMMIT")
     except Exception:
         conn.execute("ROLLBACK")
         raise
+
+
+#: Steps that need more than SQL, registered by the modules that own the tables (store.sqlite).
+PYTHON_MIGRATIONS: dict[int, Callable[[Any], None]] = {}

@@ -17,7 +17,7 @@ from aintern.chunk.models import ChunkType, SymbolType, TextChunk
 from aintern.embed import embedding_text
 from aintern.embed.cache import EmbeddingCache, content_hash
 from aintern.errors import ModelMismatchError, StoreError
-from aintern.store.db import connect, default_db_path
+from aintern.store.db import PYTHON_MIGRATIONS, DatabaseCorrupt, connect, default_db_path, explain, quick_check
 from aintern.store.models import ChunkSearchResult, IndexedFile, IndexStatistics, VectorIndex, VectorSearchOptions
 from aintern.store.text import fts_match_terms, keyword_text, query_terms
 
@@ -69,13 +69,55 @@ def _index_from_row(row: Any) -> VectorIndex:
 class SqliteStore:
     """All indexes of one application database file."""
 
-    def __init__(self, path: str | Path | None = None) -> None:
+    def __init__(self, path: str | Path | None = None, readonly: bool = False) -> None:
+        """``readonly``: never create, initialise or write the database (a missing one is NoDatabaseError)."""
         self.path = Path(path) if path else default_db_path()
-        self.conn = connect(self.path)
+        self.readonly = readonly
+        # One connection per thread: a connection's statements and temp tables are not shared between
+        # threads, so a service answering queries on several threads needs no lock around SQL.
+        self._local = threading.local()
+        self._connections: list[tuple[threading.Thread, Any]] = []
+        self._connections_lock = threading.Lock()
         self._stems: dict[str, list[str]] = {}
+        self._closed = False
+        _ = self.conn  # open now: a bad database is reported at once, not at the first query
+
+    @property
+    def conn(self) -> Any:
+        """This thread's connection to the database (opened at its first use)."""
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            if self._closed:
+                raise StoreError(f"the store of {self.path} is closed")
+            conn = connect(self.path, readonly=self.readonly)
+            me = threading.current_thread()
+            with self._connections_lock:
+                alive = []
+                for thread, other in self._connections:
+                    if thread.is_alive():
+                        alive.append((thread, other))
+                    else:  # a finished thread's connection: nobody can use it any more
+                        with contextlib.suppress(Exception):
+                            other.close()
+                self._connections = [*alive, (me, conn)]
+            self._local.conn = conn
+        return conn
 
     def close(self) -> None:
-        self.conn.close()
+        """Close every thread's connection."""
+        self._closed = True
+        with self._connections_lock:
+            for _, conn in self._connections:
+                with contextlib.suppress(Exception):
+                    conn.close()
+            self._connections = []
+        self._local = threading.local()
+
+    def verify(self) -> None:
+        """Raise CorruptDatabaseError when ``PRAGMA quick_check`` finds damage (called before writing)."""
+        damage = quick_check(self.path)
+        if damage:
+            raise explain(DatabaseCorrupt(damage), self.path)
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[None]:
@@ -102,10 +144,7 @@ class SqliteStore:
             index_id = int(cur.lastrowid)
             # Keyword search, one table per index (no join needed to stay within the index): the chunk's
             # path, symbol names and content, identifiers also split into their parts (store.text).
-            self.conn.execute(
-                f"CREATE VIRTUAL TABLE fts_{index_id} USING fts5(path, symbol, body, content='', contentless_delete=1, "
-                f'tokenize="{TOKENIZE}")'
-            )
+            _create_keyword_table(self.conn, index_id)
             self.conn.execute(
                 f"CREATE VIRTUAL TABLE vec_{index_id} USING vec0("
                 f"chunk_id INTEGER PRIMARY KEY, embedding float[{int(dimension)}] distance_metric=cosine, "
@@ -356,8 +395,17 @@ class SqliteStore:
         file_id = row[0]
         n = self.conn.execute("SELECT count(*) FROM chunks WHERE file_id = ?", (file_id,)).fetchone()[0]
         self._bump(index_id, files=-1, chunks=-n)
-        self.conn.execute(
-            f"DELETE FROM fts_{int(index_id)} WHERE rowid IN (SELECT id FROM chunks WHERE file_id = ?)", (file_id,)
+        # A contentless FTS5 table forgets a row exactly (BM25 statistics included) only when told the
+        # values it indexed: recomputed from the stored chunk, as upsert_file computed them.
+        rows = self.conn.execute(
+            "SELECT c.id, f.path, c.content, c.symbol_name, c.parent_symbol, c.metadata_json FROM chunks c "
+            "JOIN files f ON f.id = c.file_id WHERE c.file_id = ?",
+            (file_id,),
+        ).fetchall()
+        self.conn.executemany(
+            f"INSERT INTO fts_{int(index_id)} (fts_{int(index_id)}, rowid, path, symbol, body) "
+            "VALUES ('delete', ?, ?, ?, ?)",
+            [(r[0], *_keyword_row(r[1], r[2], r[3], r[4], r[5])) for r in rows],
         )
         self.conn.execute(f"DELETE FROM vec_{int(index_id)} WHERE file_id = ?", (file_id,))
         self.conn.execute("DELETE FROM chunks WHERE file_id = ?", (file_id,))
@@ -366,7 +414,7 @@ class SqliteStore:
 
     def embedding_cache(self) -> EmbeddingCache:
         """The embedding cache, in this same database (so it shares the chunks' transactions)."""
-        return EmbeddingCache(self.conn)
+        return EmbeddingCache(connection=lambda: self.conn)
 
     def prune_cache(self) -> int:
         """Drop cached vectors no chunk of any index uses any more."""
@@ -412,7 +460,8 @@ class SqliteStore:
             f"SELECT chunk_id, distance FROM vec_{int(index_id)} WHERE embedding MATCH ? AND k = ? {clauses}",
             [np.asarray(query_vector, dtype=np.float32).tobytes(), min(k, _MAX_K), *args],
         ).fetchall()
-        return [(int(cid), 1.0 - float(dist)) for cid, dist in rows]
+        # An all-zero query vector (a query of no known tokens) has no cosine distance: NULL.
+        return [(int(cid), 1.0 - float(dist)) for cid, dist in rows if dist is not None]
 
     def bm25(
         self,
@@ -628,9 +677,51 @@ def informative_terms(terms: list[str], doc_frequency: dict[str, int], total: in
 
 
 def keyword_columns(path: str, chunk: TextChunk) -> tuple[str, str, str]:
-    """What keyword search indexes of a chunk: its path, the symbols it defines, its content."""
+    """What keyword search indexes of a chunk: its path, the symbols it defines, its content.
+
+    Deleting a row recomputes these from the stored chunk (SqliteStore.remove_file), so a change to
+    what is indexed here needs a schema migration that rebuilds the keyword tables (rebuild_keyword_tables).
+    """
     symbols = " ".join(filter(None, [chunk.parent_symbol, chunk.symbol_name, chunk.metadata.get("symbols")]))
     return keyword_text(path), keyword_text(symbols), keyword_text(chunk.content)
+
+
+def _keyword_row(
+    path: str, content: str, symbol: str | None, parent: str | None, metadata_json: str
+) -> tuple[str, str, str]:
+    """keyword_columns of a stored chunk row."""
+    symbols = json.loads(metadata_json).get("symbols")
+    joined = " ".join(filter(None, [parent, symbol, symbols]))
+    return keyword_text(path), keyword_text(joined), keyword_text(content)
+
+
+def _create_keyword_table(conn: Any, index_id: int) -> None:
+    """Keyword search, one table per index (no join needed to stay within the index): the chunk's path,
+    symbol names and content, identifiers also split into their parts (store.text). Contentless, so the
+    text is not stored twice; rows are deleted with the values they were indexed with."""
+    conn.execute(
+        f"CREATE VIRTUAL TABLE fts_{int(index_id)} USING fts5(path, symbol, body, content='', tokenize=\"{TOKENIZE}\")"
+    )
+
+
+def rebuild_keyword_tables(conn: Any) -> None:
+    """Recreate every index's keyword table from its chunks (schema 5; inside the migration's transaction)."""
+    for (index_id,) in conn.execute("SELECT id FROM indexes").fetchall():
+        conn.execute(f"DROP TABLE IF EXISTS fts_{int(index_id)}")
+        _create_keyword_table(conn, index_id)
+        rows = conn.execute(
+            "SELECT c.id, f.path, c.content, c.symbol_name, c.parent_symbol, c.metadata_json FROM chunks c "
+            "JOIN files f ON f.id = c.file_id WHERE c.index_id = ?",
+            (index_id,),
+        )
+        while batch := rows.fetchmany(2000):
+            conn.executemany(
+                f"INSERT INTO fts_{int(index_id)} (rowid, path, symbol, body) VALUES (?, ?, ?, ?)",
+                [(r[0], *_keyword_row(r[1], r[2], r[3], r[4], r[5])) for r in batch],
+            )
+
+
+PYTHON_MIGRATIONS[5] = rebuild_keyword_tables
 
 
 def overlaps(a: TextChunk, b: TextChunk) -> bool:

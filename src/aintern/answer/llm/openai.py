@@ -34,6 +34,7 @@ class OpenAIChatLLM:
         model: str | None = None,
         api_key_env: str | None = None,
         context_window: int | None = None,
+        send_key: bool = True,
         connect_timeout: float = 10.0,
         read_timeout: float = 300.0,
         max_retries: int = 2,
@@ -45,7 +46,9 @@ class OpenAIChatLLM:
         self.max_retries = max_retries
         self.backoff = backoff
         headers = {}
-        key = os.environ.get(self.api_key_env)
+        #: False for an endpoint the user never approved (set by a workspace): no credential goes there.
+        self.sends_key = send_key
+        key = os.environ.get(self.api_key_env) if send_key else None
         if key:
             headers["Authorization"] = f"Bearer {key}"
         # The read timeout is the longest wait for the next piece: a CPU model can think for minutes.

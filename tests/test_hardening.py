@@ -1,0 +1,496 @@
+"""Reproductions of the defects found by hostile-input, fault, concurrency and security probes (issue 10).
+
+Each test failed before its fix. Permission cases run the CLI as an unprivileged user when the tests run
+as root (root reads any file), with Debian's own python3 when there is one: that interpreter's SQLite
+(3.40) is older than the store needs, so the same run also covers the driver choice.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+import sysconfig
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from local_server import JsonHandler, LocalServer
+from workspaces import make_workspace
+
+from aintern.config import CONFIG_FILE
+from aintern.errors import StoreError
+from aintern.index import IndexingPhase, IndexingProgress
+from aintern.knowledge import KnowledgeQueryOptions
+from aintern.store import SqliteStore, VectorSearchOptions
+from aintern.store.db import driver
+from aintern.workspace import Workspace
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def cli(*args: str | bytes, cwd: Path, env: dict[str, str] | None = None, user: int | None = None,
+        python: str = sys.executable, timeout: float = 180) -> subprocess.CompletedProcess[str]:  # fmt: skip
+    return subprocess.run(
+        [python, "-m", "aintern", *args], cwd=cwd, env={**os.environ, "COLUMNS": "200", **(env or {})},
+        capture_output=True, text=True, timeout=timeout, user=user, group=user, errors="replace",
+    )  # fmt: skip
+
+
+# -- 1. a repository's settings cannot send the user's key anywhere -----------------------------------
+
+
+class RecordingChatServer(LocalServer):
+    """An OpenAI-style endpoint chosen by a repository: it records the headers it is sent."""
+
+    def __init__(self) -> None:
+        self.authorizations: list[str | None] = []
+        outer = self
+
+        class Handler(JsonHandler):
+            def do_GET(self) -> None:
+                outer.authorizations.append(self.headers.get("Authorization"))
+                self._send(200, {"data": [{"id": "attacker-model"}]})
+
+            def do_POST(self) -> None:
+                outer.authorizations.append(self.headers.get("Authorization"))
+                self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.end_headers()
+                piece = {"choices": [{"delta": {"content": "ok"}, "finish_reason": None}]}
+                self.wfile.write(f"data: {json.dumps(piece)}\n\ndata: [DONE]\n\n".encode())
+
+        self._serve(Handler)
+
+
+def test_workspace_endpoint_gets_no_key_until_trusted(tmp_path: Path) -> None:
+    ws = make_workspace(tmp_path / "cloned")
+    env = {"AINTERN_DB": str(tmp_path / "a.db"), "AINTERN_CONFIG": str(tmp_path / "user" / "config.toml"),
+           "GITHUB_TOKEN": "ghp_user_secret_value", "OPENAI_API_KEY": "sk-user-openai-key"}  # fmt: skip
+    assert cli("index", cwd=ws, env=env).returncode == 0
+    with RecordingChatServer() as server:
+        (ws / CONFIG_FILE).write_text(f'llm_endpoint = "{server.url}"\nllm_api_key_env = "GITHUB_TOKEN"\n')
+        out = cli("ask", "where is the database connection?", cwd=ws, env=env)
+        assert out.returncode == 0, out.stderr
+        assert server.authorizations and not any(server.authorizations), server.authorizations
+        assert "no API key is sent" in out.stderr and "aintern trust" in out.stderr
+        # Without llm_api_key_env the default variable must not go either.
+        (ws / CONFIG_FILE).write_text(f'llm_endpoint = "{server.url}"\n')
+        server.authorizations.clear()
+        assert cli("ask", "where is the database connection?", cwd=ws, env=env).returncode == 0
+        assert server.authorizations and not any(server.authorizations)
+        # Trusted as it is now: the key goes; an edit withdraws the trust.
+        (ws / CONFIG_FILE).write_text(f'llm_endpoint = "{server.url}"\nllm_api_key_env = "GITHUB_TOKEN"\n')
+        assert cli("trust", cwd=ws, env=env).returncode == 0
+        server.authorizations.clear()
+        assert cli("ask", "where is the database connection?", cwd=ws, env=env).returncode == 0
+        assert "Bearer ghp_user_secret_value" in server.authorizations
+        with (ws / CONFIG_FILE).open("a") as f:
+            f.write("# pulled a change\n")
+        server.authorizations.clear()
+        assert cli("ask", "where is the database connection?", cwd=ws, env=env).returncode == 0
+        assert server.authorizations and not any(server.authorizations)
+        # The user's own choice of endpoint (flag) still gets the key.
+        server.authorizations.clear()
+        out = cli("ask", "db?", "--endpoint", server.url, cwd=ws, env=env)
+        assert out.returncode == 0, out.stderr
+        assert "Bearer sk-user-openai-key" in server.authorizations
+
+
+def test_workspace_cannot_load_a_model_file_until_trusted(tmp_path: Path) -> None:
+    ws = make_workspace(tmp_path / "cloned")
+    (ws / "evil.gguf").write_bytes(b"GGUF" + b"\0" * 64)
+    (ws / CONFIG_FILE).write_text('llm_model = "evil.gguf"\n')
+    env = {"AINTERN_DB": str(tmp_path / "a.db"), "AINTERN_CONFIG": str(tmp_path / "user" / "config.toml")}
+    cli("index", cwd=ws, env=env)
+    out = cli("ask", "anything", cwd=ws, env=env)
+    assert out.returncode == 1 and "trust" in out.stderr and "Traceback" not in out.stderr
+
+
+# -- 2. secrets inside ordinary files ---------------------------------------------------------------
+
+SECRET_FILES = {
+    "config.py": 'AWS_ACCESS_KEY_ID = "AKIAIOSFODNN7EXAMPLF"\nREGION = "eu-west-1"\n',
+    "app.js": 'const token = "ghp_1234567890abcdefghijABCDEFGHIJ123456";\nfetch(url, { token });\n',
+    "deploy.sh": "#!/bin/bash\nexport GITHUB_TOKEN=ghp_abcdefghijABCDEFGHIJ1234567890abcdef\ncurl -H x\n",
+    "settings.py": "SECRET_KEY = 'django-insecure-7x!k2@q9#m$z8v&w3p^r5t*y1u(i0o)p-l=k+j'\nDEBUG = True\n",
+    "docker-compose.yml": "services:\n  db:\n    environment:\n      POSTGRES_PASSWORD: s3cr3tP4ssw0rd!\n",
+    "appsettings.json": '{\n  "ConnectionStrings": {\n    "Default": "Server=db;User Id=sa;Password=Sup3rS3cret!Pw;"\n  }\n}\n',
+    "main.tf": 'provider "aws" {\n  secret_key = "je7MtGbClwBF/2Zp9Utk/h3yCo8nvbEXAMPLEKEY"\n}\n',
+    "README.md": "# Payments\n\nUse the key `sk_live_4eC39HqLyjWDarjtT1zdp7dc` to try it.\n",
+    "deploy/kubeconfig.yaml": "users:\n- name: admin\n  user:\n    token: eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJhZG1pbiJ9.c2lnbmF0dXJl\n",
+}
+SECRET_VALUES = [
+    "AKIAIOSFODNN7EXAMPLF", "ghp_1234567890abcdefghijABCDEFGHIJ123456", "ghp_abcdefghijABCDEFGHIJ1234567890abcdef",
+    "django-insecure-7x!k2", "s3cr3tP4ssw0rd!", "Sup3rS3cret!Pw", "je7MtGbClwBF/2Zp9Utk", "sk_live_4eC39HqLyjWDarjtT1zdp7dc",
+    "eyJhbGciOiJSUzI1NiJ9",
+]  # fmt: skip
+
+
+def _write(root: Path, files: dict[str, str]) -> None:
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+
+
+def test_secrets_in_ordinary_files_are_masked_everywhere(tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    _write(root, SECRET_FILES)
+    ws = Workspace(root, tmp_path / "s.db")
+    result = ws.build_index()
+    assert result.success
+    # Every file's secret is masked (the kubeconfig is a credentials file: left out whole, and said so).
+    assert set(result.secrets_redacted) == set(SECRET_FILES) - {"deploy/kubeconfig.yaml"}
+    assert any(s.rel == "deploy/kubeconfig.yaml" and "secret" in s.reason for s in result.skipped)
+    stored = "\n".join(r[0] for r in ws.store.conn.execute("SELECT content FROM chunks"))
+    found = ws.knowledge.query("password token secret key credentials", KnowledgeQueryOptions(
+        workspace_path=str(root), max_results=50, min_relevance=0.0, context_lines=20))  # fmt: skip
+    shown = "\n".join((c.expanded_context or "") + c.content for c in found.chunks)
+    context = ws.knowledge.build_context("password token secret key credentials", str(root)).context
+    for value in SECRET_VALUES:
+        assert value not in stored and value not in shown and value not in context, value
+    assert stored.count("[REDACTED]") >= 8
+    # The lines stay findable: the code around a secret is still code.
+    assert "POSTGRES_PASSWORD: [REDACTED]" in stored and "AWS_ACCESS_KEY_ID" in stored
+    ws.close()
+    # Opting out keeps the values, as --include-secrets does for secret files.
+    ws2 = Workspace(root, tmp_path / "s2.db")
+    assert ws2.build_index(include_secrets=True).success
+    raw = "\n".join(r[0] for r in ws2.store.conn.execute("SELECT content FROM chunks"))
+    assert "AKIAIOSFODNN7EXAMPLF" in raw
+    ws2.close()
+
+
+def test_index_summary_reports_masked_secrets(tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    _write(root, {"config.py": SECRET_FILES["config.py"]})
+    out = cli("index", "--json", cwd=root, env={"AINTERN_DB": str(tmp_path / "c.db")})
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["secrets_redacted"] == [{"path": "config.py", "line": 1, "kind": "AWS Access Key"}]
+
+
+# -- 3. rankings do not depend on re-index history ---------------------------------------------------
+
+QUERIES = ["database connection", "parse the request", "render a template", "User", "config loader",
+           "how are errors handled", "open_connection", "cache"]  # fmt: skip
+
+
+def _rankings(ws: Workspace) -> list[list[tuple[str, int, int, float]]]:
+    out = []
+    for q in QUERIES:
+        options = KnowledgeQueryOptions(workspace_path=str(ws.root), max_results=10, min_relevance=0.0)
+        ws.knowledge.cache.clear()
+        out.append([(c.file_path, c.start_line, c.end_line, round(c.relevance, 9))
+                    for c in ws.knowledge.query(q, options).chunks])  # fmt: skip
+    return out
+
+
+def test_rankings_identical_whatever_the_index_history(tmp_path: Path) -> None:
+    root = make_workspace(tmp_path / "project", copies=3)
+    fresh = Workspace(root, tmp_path / "fresh.db")
+    fresh.build_index()
+    expected = _rankings(fresh)
+    index = fresh.require_index()
+    bm25 = [fresh.store.bm25(index.id, q, 20, VectorSearchOptions()) for q in QUERIES]
+    for _ in range(3):  # every file re-indexed, three times over
+        assert fresh.build_index(force=True).success
+        index = fresh.require_index()
+        again = [fresh.store.bm25(index.id, q, 20, VectorSearchOptions()) for q in QUERIES]
+        assert [[round(s, 9) for _, s in r] for r in again] == [[round(s, 9) for _, s in r] for r in bm25]
+        assert _rankings(fresh) == expected
+    # Edited and edited back (update re-indexes those files): same again.
+    target = root / "pkg0" / "src" / "python" / "app.py"
+    original = target.read_text()
+    target.write_text(original + "\n# an edit\n")
+    fresh.build_index()
+    target.write_text(original)
+    fresh.build_index()
+    assert _rankings(fresh) == expected
+    fresh.close()
+
+
+# -- 4. one service shared by threads ----------------------------------------------------------------
+
+
+def test_stems_are_per_thread_safe(tmp_path: Path) -> None:
+    store = SqliteStore(tmp_path / "t.db")
+    words = [f"routing{i}" if i % 2 else f"connections{i}" for i in range(40)]
+    expected = {w: SqliteStore(tmp_path / "t.db").stems(w) for w in words}
+    errors: list[BaseException] = []
+    wrong: list[tuple[str, list[str]]] = []
+
+    def work(seed: int) -> None:
+        rng = np.random.default_rng(seed)
+        try:
+            for _ in range(300):
+                w = words[int(rng.integers(len(words)))]
+                store._stems.clear()  # force the SQL path every time
+                got = store.stems(w)
+                if got != expected[w]:
+                    wrong.append((w, got))
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors and not wrong, (errors[:3], wrong[:3])
+    store.close()
+
+
+# -- 5, 6, 7, 11. hostile files ----------------------------------------------------------------------
+
+
+def test_undecodable_name_is_skipped_and_the_rest_indexed(tmp_path: Path) -> None:
+    root = make_workspace(tmp_path / "project")
+    with open(os.path.join(os.fsencode(root), b"bad_\xff.py"), "wb") as f:
+        f.write(b"def bad():\n    return 1\n")
+    os.mkdir(os.path.join(os.fsencode(root), b"dir_\xfe"))
+    out = cli("index", "--json", cwd=root, env={"AINTERN_DB": str(tmp_path / "n.db")})
+    assert out.returncode == 0, out.stderr
+    summary = json.loads(out.stdout)
+    assert summary["files_indexed"] >= 20
+    reasons = {s["path"]: s["reason"] for s in summary["skipped"]}
+    assert reasons["bad_\\xff.py"] == "file name is not valid UTF-8"
+    assert reasons["dir_\\xfe"] == "file name is not valid UTF-8"
+    assert cli("status", cwd=root, env={"AINTERN_DB": str(tmp_path / "n.db")}).returncode == 0
+
+
+def test_fifo_and_empty_files_are_reported_and_a_fifo_swapped_in_cannot_hang(tmp_path: Path) -> None:
+    root = make_workspace(tmp_path / "project")
+    os.mkfifo(root / "pipe.py")
+    (root / "empty.py").write_text("")
+    (root / "blank.py").write_text("\n\n   \n")
+    victim = root / "src" / "python" / "app.py"
+    ws = Workspace(root, tmp_path / "f.db")
+
+    def swap(p: IndexingProgress) -> None:  # after the scan, before the file is read
+        if p.phase == IndexingPhase.ANALYZING and victim.is_file():
+            victim.unlink()
+            os.mkfifo(victim)
+
+    done: list[Any] = []
+    worker = threading.Thread(target=lambda: done.append(ws.build_index(progress=swap)), daemon=True)
+    worker.start()
+    worker.join(60)
+    assert not worker.is_alive(), "indexing hung on a FIFO"
+    result = done[0]
+    assert result.success
+    reasons = {s.rel: s.reason for s in result.skipped}
+    assert reasons["pipe.py"] == "not a regular file (FIFO)"
+    assert reasons["src/python/app.py"] == "not a regular file (FIFO)"
+    assert reasons["empty.py"] == "empty file" and reasons["blank.py"] == "empty file"
+    # Expansion (reading around a hit) must not block on the FIFO either.
+    assert ws.knowledge.build_context("database connection", str(root)) is not None
+    ws.close()
+
+
+def test_nul_byte_in_a_stored_path_does_not_crash_context(tmp_path: Path) -> None:
+    root = make_workspace(tmp_path / "project")
+    db = tmp_path / "nul.db"
+    assert cli("index", cwd=root, env={"AINTERN_DB": str(db)}).returncode == 0
+    conn = sqlite3.connect(db)
+    conn.execute("UPDATE files SET path = 'src/python/a' || char(0) || 'pp.py' WHERE path = 'src/python/app.py'")
+    conn.commit()
+    conn.close()
+    for command in ("context", "search", "files"):
+        out = cli(command, "database connection", "--min-relevance", "0", cwd=root, env={"AINTERN_DB": str(db)})
+        assert out.returncode in (0, 3) and "Traceback" not in out.stderr and "error" not in out.stderr, out.stderr
+
+
+def _nobody_python() -> tuple[str, dict[str, str]]:
+    """An interpreter an unprivileged user can run, with aintern and its dependencies importable."""
+    python = "/usr/bin/python3" if Path("/usr/bin/python3").exists() else sys.executable
+    paths = [str(ROOT / "src"), sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]]
+    return python, {"PYTHONPATH": os.pathsep.join(dict.fromkeys(paths)), "HOME": "/tmp"}
+
+
+def _as_nobody(tmp_path: Path) -> int | None:
+    if os.geteuid() != 0:
+        return None
+    for p in [tmp_path, *tmp_path.parents]:  # let the user reach the test's folder (search permission only)
+        if p == Path("/"):
+            break
+        os.chmod(p, os.stat(p).st_mode | 0o011)
+    return 65534
+
+
+def test_unreadable_directory_and_read_only_database_folder(tmp_path: Path) -> None:
+    os.chmod(tmp_path, 0o777)
+    root = make_workspace(tmp_path / "project")
+    secret_dir = root / "private"
+    secret_dir.mkdir()
+    (secret_dir / "x.py").write_text("def x(): pass\n")
+    (secret_dir / ".gitignore").write_text("*.log\n")
+    dbdir = tmp_path / "dbdir"
+    dbdir.mkdir()
+    for d in [root, *root.rglob("*")]:
+        os.chmod(d, 0o777 if d.is_dir() else 0o666)
+    os.chmod(dbdir, 0o777)
+    os.chmod(secret_dir, 0o000)
+    user = _as_nobody(tmp_path)
+    python, env = _nobody_python()
+    env["AINTERN_DB"] = str(dbdir / "x.db")
+    try:
+        out = cli("index", "--json", cwd=root, env=env, user=user, python=python)
+        assert out.returncode == 0, out.stderr
+        reasons = {s["path"]: s["reason"] for s in json.loads(out.stdout)["skipped"]}
+        assert reasons["private/"].startswith("unreadable directory")
+        assert cli("status", cwd=root, env=env, user=user, python=python).returncode == 0
+        # A database whose folder cannot be written: a permissions message, not "not a usable database".
+        os.chmod(dbdir, 0o555)
+        os.chmod(dbdir / "x.db", 0o444)
+        out = cli("index", cwd=root, env=env, user=user, python=python)
+        assert out.returncode == 1 and "permission denied" in out.stderr, out.stderr
+        assert "not a usable" not in out.stderr
+    finally:
+        os.chmod(secret_dir, 0o755)
+        os.chmod(dbdir, 0o755)
+
+
+# -- 8. any query string -----------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def indexed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    tmp = tmp_path_factory.mktemp("queries")
+    root = make_workspace(tmp / "project")
+    db = tmp / "q.db"
+    ws = Workspace(root, db)
+    ws.build_index()
+    ws.close()
+    return root, db
+
+
+@pytest.mark.parametrize("text", ["\u200b", "\ufeff", "\x7f", "\x1b", " \t "])
+def test_invisible_queries_are_a_usage_error(indexed: tuple[Path, Path], text: str) -> None:
+    root, db = indexed
+    for command in ("search", "context", "files"):
+        out = cli(command, "--", text, cwd=root, env={"AINTERN_DB": str(db)})
+        assert out.returncode == 2 and "empty" in out.stderr and "Traceback" not in out.stderr, (command, out.stderr)
+
+
+def test_undecodable_and_huge_queries(indexed: tuple[Path, Path]) -> None:
+    root, db = indexed
+    env = {"AINTERN_DB": str(db)}
+    for args in (["search", "--", "db \xff"], ["suggest", "--", "\xff"], ["suggest", "x" * 58_889],
+                 ["search", "--", "\ud800 connection"]):  # fmt: skip
+        argv = [a.encode("utf-8", "surrogateescape") if "\xff" in a else a for a in args]
+        if "\ud800" in args[-1]:
+            argv[-1] = b"\xed\xa0\x80 connection"
+        out = cli(*argv, cwd=root, env=env)
+        assert out.returncode in (0, 3) and "Traceback" not in out.stderr and "error" not in out.stderr, out.stderr
+    out = cli("ask", "--json", "--", b"\xff", cwd=root, env=env)
+    assert out.returncode != 4 and "not indexed" not in out.stderr, out.stderr
+    ws = Workspace(root, db)
+    for text in ("user\x00name", "\udcff\ud800", "\u202eRTL \u05e9\u05dc\u05d5\u05dd", 'NEAR(" OR *'):
+        ws.knowledge.query(text, KnowledgeQueryOptions(workspace_path=str(root), min_relevance=0.0))
+    with pytest.raises(ValueError, match="empty"):
+        ws.knowledge.query("\x00\u200b", KnowledgeQueryOptions(workspace_path=str(root)))
+    words = " ".join(f"word{i} connection" for i in range(5000))
+    started = time.perf_counter()
+    result = ws.knowledge.query(words, KnowledgeQueryOptions(workspace_path=str(root)))
+    assert time.perf_counter() - started >= 0  # measured in bench/reliability.py, not asserted here
+    assert result.total_chunks_searched > 0
+    index = ws.require_index()
+    assert ws.store.knn(index.id, np.zeros(index.embedding_dimension, dtype=np.float32), 5, VectorSearchOptions()) == []
+    ws.close()
+
+
+# -- 9. the SQLite driver is chosen by the features the store needs ----------------------------------
+
+
+def test_driver_has_what_the_store_needs() -> None:
+    db = driver()
+    version = tuple(int(p) for p in db.sqlite_version.split(".")[:3])
+    assert version >= (3, 41, 0)
+    assert hasattr(db.connect(":memory:"), "enable_load_extension")
+
+
+def test_debian_python_indexes_and_searches(tmp_path: Path) -> None:
+    """Debian 12's python3.11 loads extensions but has SQLite 3.40: it must pick sqlean, and work."""
+    python, env = _nobody_python()
+    env["AINTERN_DB"] = str(tmp_path / "d.db")
+    probe = subprocess.run(
+        [python, "-c", "import sqlite3; from aintern.store.db import driver; print(sqlite3.sqlite_version, driver().__name__)"],
+        env={**os.environ, **env}, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert probe.returncode == 0, probe.stderr
+    stdlib_version, chosen = probe.stdout.split()
+    if tuple(int(p) for p in stdlib_version.split(".")) < (3, 41, 0):
+        assert chosen == "sqlean"
+    root = make_workspace(tmp_path / "project")
+    assert cli("index", cwd=root, env=env, python=python).returncode == 0
+    out = cli("search", "database connection", cwd=root, env=env, python=python)
+    assert out.returncode == 0 and "src/" in out.stdout, out.stderr
+
+
+# -- 10. bad databases -------------------------------------------------------------------------------
+
+
+def _bytes(p: Path) -> bytes:
+    return p.read_bytes() if p.exists() else b""
+
+
+def test_bad_database_matrix(tmp_path: Path) -> None:
+    root = make_workspace(tmp_path / "project")
+    # A zero-byte file: read-only commands leave it as it is; there is nothing indexed yet.
+    empty = tmp_path / "empty.db"
+    empty.write_bytes(b"")
+    for command in (["status"], ["search", "x"], ["files", "x"], ["suggest", "x"]):
+        out = cli(*command, cwd=root, env={"AINTERN_DB": str(empty)})
+        assert out.returncode == 4 and "Traceback" not in out.stderr, out.stderr
+    assert empty.stat().st_size == 0 and not Path(f"{empty}-wal").exists()
+    # A missing database is not created by a read-only command.
+    missing = tmp_path / "missing.db"
+    assert cli("status", cwd=root, env={"AINTERN_DB": str(missing)}).returncode == 4 and not missing.exists()
+    # Another application's empty database: refused before anything is written, and named as such.
+    foreign = tmp_path / "foreign.db"
+    conn = sqlite3.connect(foreign)
+    conn.execute("PRAGMA user_version = 7")
+    conn.execute("PRAGMA application_id = 12345")
+    conn.close()
+    before = _bytes(foreign)
+    for command in (["index"], ["status"]):
+        out = cli(*command, cwd=root, env={"AINTERN_DB": str(foreign)})
+        assert out.returncode == 1 and "another application" in out.stderr, out.stderr
+    assert _bytes(foreign) == before
+    # /dev/null
+    out = cli("index", cwd=root, env={"AINTERN_DB": "/dev/null"})
+    assert out.returncode == 1 and "not a regular file" in out.stderr
+    # A damaged page: detected, explained, never written into.
+    damaged = tmp_path / "damaged.db"
+    assert cli("index", cwd=root, env={"AINTERN_DB": str(damaged)}).returncode == 0
+    conn = sqlite3.connect(damaged)
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+    data = bytearray(damaged.read_bytes())
+    middle = len(data) // 2 // 4096 * 4096
+    data[middle : middle + 40_960] = os.urandom(min(40_960, len(data) - middle))
+    damaged.write_bytes(bytes(data))
+    before = _bytes(damaged)
+    (root / "new.py").write_text("def brand_new(): pass\n")
+    out = cli("index", "--force", cwd=root, env={"AINTERN_DB": str(damaged)})
+    assert out.returncode == 1 and "damaged" in out.stderr and "Traceback" not in out.stderr, out.stderr
+    assert _bytes(damaged) == before
+    for command in (["search", "database connection"], ["clear", "--yes"], ["context", "database connection"]):
+        out = cli(*command, cwd=root, env={"AINTERN_DB": str(damaged)})
+        assert "Traceback" not in out.stderr and "SQL logic error" not in out.stderr, out.stderr
+        assert out.returncode in (0, 1, 3, 4)
+
+
+def test_store_refuses_foreign_database_in_api(tmp_path: Path) -> None:
+    foreign = tmp_path / "foreign.db"
+    conn = sqlite3.connect(foreign)
+    conn.execute("PRAGMA application_id = 12345")
+    conn.close()
+    with pytest.raises(StoreError, match="another application"):
+        SqliteStore(foreign)
