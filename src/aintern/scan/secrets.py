@@ -63,7 +63,8 @@ class SecretRedactor:
                 from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
                 from detect_secrets.settings import cache_bust, get_settings
 
-                names = [str(c.__name__) for c in get_mapping_from_secret_type_to_class().values()]
+                plugin_types: list[type] = list(get_mapping_from_secret_type_to_class().values())
+                names = [t.__name__ for t in plugin_types]
                 cache_bust()  # (it also resets the settings, so it goes first)
                 get_settings().configure_plugins([{"name": n} for n in names if n not in _NOT_SECRETS])
                 SecretRedactor._ready = True
