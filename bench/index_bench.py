@@ -1,12 +1,13 @@
 """Index real repositories cold, then a no-op update, then search latency; one fresh process per repo.
 
-    python bench/index_bench.py DIR [DIR ...] [--model static] [--queries 50]
+    python bench/index_bench.py DIR [DIR ...] [--model static] [--queries 50] [--include-secrets]
 
 Prints one JSON line per repository: files, chunks, cold index seconds (and the share spent
 embedding), files/s, chunks/s, peak RSS, source and index size, no-op update seconds, and
 search latency p50/p95 (warm, query embedding included), and the time keyword statistics for the
 in-memory BM25 take (computed anew, then rolled back; only indexes of 20,000+ chunks keep them, and
-there the cold time includes them).
+there the cold time includes them). ``--include-secrets`` indexes without masking secrets (what the
+secret scan costs is the difference).
 """
 
 from __future__ import annotations
@@ -30,9 +31,10 @@ QUERIES = [
 ]  # fmt: skip
 
 
-def child(root: Path, model: str, n_queries: int) -> None:
+def child(root: Path, model: str, n_queries: int, include_secrets: bool) -> None:
     from aintern.embed import get_embedder
-    from aintern.index import Indexer
+    from aintern.index import Indexer, IndexingOptions
+    from aintern.scan import ScanOptions
     from aintern.store import SqliteStore, VectorSearchOptions
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -42,7 +44,8 @@ def child(root: Path, model: str, n_queries: int) -> None:
         embedder = get_embedder(model)
         embedder.load()
         load_s = time.perf_counter() - t0
-        result = Indexer(store, embedder).index(root)
+        options = IndexingOptions(scan=ScanOptions(include_secrets=include_secrets))
+        result = Indexer(store, embedder, options).index(root)
         cold = time.perf_counter() - t0
         t1 = time.perf_counter()
         noop = Indexer(store, embedder).index(root)
@@ -73,7 +76,8 @@ def child(root: Path, model: str, n_queries: int) -> None:
         db_bytes = sum(p.stat().st_size for p in Path(tmp).iterdir())
     rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(json.dumps({
-        "repo": str(root), "model": model, "files": result.files_indexed, "skipped": result.files_skipped,
+        "repo": str(root), "model": model, "mask_secrets": not include_secrets,
+        "secrets_masked": sum(len(v) for v in result.secrets_redacted.values()), "files": result.files_indexed, "skipped": result.files_skipped,
         "chunks": result.chunks_created, "cold_s": round(cold, 2), "model_load_s": round(load_s, 2),
         "embed_share": round(result.embed_seconds / cold, 2), "files_per_s": round(result.files_indexed / cold, 1),
         "chunks_per_s": round(result.chunks_created / cold, 1), "peak_rss_mb": round(rss_mb), "source_mb": round(source / 1e6, 2),
@@ -87,13 +91,15 @@ def main() -> None:
     ap.add_argument("repos", nargs="+", type=Path)
     ap.add_argument("--model", default="static")
     ap.add_argument("--queries", type=int, default=50)
+    ap.add_argument("--include-secrets", action="store_true", help="do not mask secrets (to measure their cost)")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.child:
-        child(a.repos[0].resolve(), a.model, a.queries)
+        child(a.repos[0].resolve(), a.model, a.queries, a.include_secrets)
         return
     for repo in a.repos:
         cmd = [sys.executable, __file__, "--child", str(repo), "--model", a.model, "--queries", str(a.queries)]
+        cmd += ["--include-secrets"] if a.include_secrets else []
         subprocess.run(cmd, check=True, env={**os.environ, "HF_HUB_OFFLINE": "1"})
 
 

@@ -172,3 +172,75 @@ def test_sigkill_loop_resumes_to_a_clean_index(tmp_path: Path) -> None:
         db_consistent(ws.store, ws.require_index().id)
         assert _ranks(ws) == expected, f"killed after batch {kill_after}"
         ws.close()
+
+
+def test_threads_share_one_service_on_a_large_index_while_it_is_reindexed(tmp_path: Path) -> None:
+    """4 threads query one KnowledgeService (in-memory vectors and keyword postings) on a 20k+-chunk index
+    while a forced re-index rewrites every file: every answer equals the one given before, none fails."""
+    import shutil
+    import threading
+
+    import numpy
+
+    from aintern.store.sqlite import KEYWORD_STATS_ABOVE_CHUNKS
+
+    root = tmp_path / "big"
+    source = Path(numpy.__file__).parent
+    for i in range(4):  # real code: numpy's sources, copied under distinct paths
+        shutil.copytree(source, root / f"copy{i}", ignore=shutil.ignore_patterns("*.so", "*.pyc", "tests"))
+    ws = Workspace(root, tmp_path / "big.db")
+    assert ws.build_index().success
+    index = ws.require_index()
+    assert index.chunk_count >= KEYWORD_STATS_ABOVE_CHUNKS, index.chunk_count
+    service = ws.knowledge
+    assert service.in_memory
+    queries = ["array broadcasting rules", "fft", "random number generator seed", "ndarray", "linalg.svd",
+               "how are dtypes promoted", "masked array fill value", "polynomial fit", "einsum", "datetime64"]  # fmt: skip
+
+    def answer(q: str) -> list[tuple[str, int, int, float]]:
+        result = service.query(q, KnowledgeQueryOptions(workspace_path=str(root), min_relevance=0.0,
+                                                         expand_context=False))  # fmt: skip
+        return [(c.file_path, c.start_line, c.end_line, round(c.relevance, 6)) for c in result.chunks]
+
+    assert service._in_memory(service.store, index)[1] is not None  # the in-memory BM25 is in use
+    # The one-shot CLI reads the same large index through SQLite (read-only, keyword pruning on).
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-m", "aintern", "search", "datetime64 array", "--json"], cwd=root,
+                         env={**os.environ, "AINTERN_DB": str(tmp_path / "big.db")}, capture_output=True, text=True)  # fmt: skip
+    assert out.returncode == 0 and "datetime64" in out.stdout, out.stderr
+    expected = {q: answer(q) for q in queries}
+    stop = threading.Event()
+    errors: list[str] = []
+    counts = [0] * 4
+
+    def work(n: int) -> None:
+        i = n
+        while not stop.is_set():
+            q = queries[i % len(queries)]
+            i += 1
+            service.cache.clear()
+            try:
+                got = answer(q)
+            except Exception as exc:
+                errors.append(f"{q}: {exc!r}")
+                continue
+            if got != expected[q]:
+                errors.append(f"{q}: a different answer")
+            counts[n] += 1
+            stop.wait(0.05)  # a steady load, leaving the writer room to finish
+
+    threads = [threading.Thread(target=work, args=(n,)) for n in range(4)]
+    for t in threads:
+        t.start()
+    try:
+        writer = Workspace(root, tmp_path / "big.db")  # another connection, as another process would be
+        assert writer.build_index(force=True).success
+        writer.close()
+    finally:
+        stop.set()
+        for t in threads:
+            t.join()
+    assert sum(counts) >= 40 and not errors, (sum(counts), len(errors), errors[:5])
+    ws.close()

@@ -202,6 +202,12 @@ class KnowledgeService:
         question = clean_user_text(question or "")
         if not question:
             raise ValueError("question cannot be empty")
+        # Every read of one query sees one state of the index, whatever an indexer commits meanwhile (a
+        # file re-indexed between the vector and the keyword search would otherwise drop out of one).
+        with self.store.snapshot():
+            return self._query(question, options)
+
+    def _query(self, question: str, options: KnowledgeQueryOptions) -> KnowledgeQueryResult:
         started = time.perf_counter()
         index = self._index(options.workspace_path)
         if index is None:

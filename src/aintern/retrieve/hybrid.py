@@ -173,9 +173,10 @@ def hybrid_search(
     if query_vector is not None and alpha > 0:
         # The in-memory matrix answers unfiltered queries; filters are applied inside sqlite-vec's KNN.
         if vectors is not None and not _filtered(options):
-            vec = vectors.knn(query_vector, cfg.candidates)
+            vec = vectors.knn(query_vector, cfg.candidates + 1)
         else:
-            vec = store.knn(index_id, query_vector, cfg.candidates, options)
+            vec = store.knn(index_id, query_vector, cfg.candidates + 1, options)
+        vec = _cut(vec, cfg.candidates)
     keywords = _keywords(question)
     keyword_query = question
     if cfg.abbreviations and not symbol:  # the code says "fs" where the question says "file system"
@@ -185,12 +186,13 @@ def hybrid_search(
         # The in-memory postings rank exactly as FTS5 would, in a fraction of the time (retrieve.bm25).
         found = None
         if keyword_matrix is not None and not _filtered(options):
-            found = keyword_matrix.search(store, keyword_query, cfg.candidates, cfg.bm25_weights)
+            found = keyword_matrix.search(store, keyword_query, cfg.candidates + 1, cfg.bm25_weights)
         kw = (
             found
             if found is not None
-            else store.bm25(index_id, keyword_query, cfg.candidates, options, cfg.bm25_weights)
+            else store.bm25(index_id, keyword_query, cfg.candidates + 1, options, cfg.bm25_weights)
         )
+        kw = _cut(kw, cfg.candidates)
     fused: dict[int, float] = {}
     # Equal scores share a rank, so the order in which an index happened to store equal chunks (their
     # ids, i.e. its history) cannot change the ranking.
@@ -243,6 +245,17 @@ def hybrid_search(
 def _order(hit: Hit) -> tuple[float, str, int]:
     """Best first; equal scores by location, never by chunk id (which depends on the index's history)."""
     return (-hit.score, hit.chunk.file_path, hit.chunk.start_line)
+
+
+def _cut(ranked: list[tuple[int, float]], k: int) -> list[tuple[int, float]]:
+    """The first ``k`` of ``k + 1`` ranked candidates, without a group of equal scores that the cut would
+    split: which of equal chunks (copies of a file) fall inside would depend on their storage order."""
+    if len(ranked) <= k:
+        return ranked
+    last = round(ranked[k][1], 12)
+    if round(ranked[k - 1][1], 12) != last:
+        return ranked[:k]
+    return [(cid, score) for cid, score in ranked[:k] if round(score, 12) != last]
 
 
 def _tied_ranks(ranked: list[tuple[int, float]]) -> list[tuple[int, int]]:

@@ -11,6 +11,7 @@ mid-size repository. The value is masked and the line kept, so the code around i
 from __future__ import annotations
 
 import bisect
+import math
 import re
 import threading
 from dataclasses import dataclass
@@ -30,14 +31,16 @@ _PEM_END = re.compile(r"-----END [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----")
 #: literal part; an alias too short to search for, like Cloudant's "cl", is found via its key word).
 _FAST_SUPERSETS = {
     "ArtifactoryDetector": r"AKC[a-zA-Z0-9]{10}|AP[\dABCDEF][a-zA-Z0-9]{8}",
+    "MailchimpDetector": r"-us[0-9]",
+    "TelegramBotTokenDetector": r":[0-9A-Za-z_-]{35}",
 }
 #: The same for case-insensitive ones, written in lower case and searched in the lower-cased text
 #: (much faster than IGNORECASE).
 _FAST_LOWER_SUPERSETS = {
-    "CloudantDetector": r"cloudant|\b(?:cl|clou)[_-]?(?:api)?[_-]?(?:key|pwd|pw|pass|token)",
-    "IbmCloudIamDetector": r"ibm|cloud[_-]?iam|\biam[_-]?(?:api)?[_-]?(?:key|pwd|pw|pass|token)",
-    "IbmCosHmacDetector": r"cos[_-]?(?:hmac)?[_-]?(?:secret|key)|\bsecret[_-]?access[_-]?key",
-    "SoftlayerDetector": r"softlayer|\bsl[_-]?(?:api)?[_-]?(?:key|pwd|pw|pass|token)",
+    "CloudantDetector": r"cloudant|cl(?:ou)?[_-]?(?:api)?[_-]?(?:key|pwd|pw|pass|token)",
+    "IbmCloudIamDetector": r"ibm|cloud[_-]?iam|iam[_-]?(?:api)?[_-]?(?:key|pwd|pw|pass|token)",
+    "IbmCosHmacDetector": r"cos[_-]?(?:hmac)?[_-]?(?:secret|key)|secret[_-]?access[_-]?key",
+    "SoftlayerDetector": r"softlayer|sl[_-]?(?:api)?[_-]?(?:key|pwd|pw|pass|token)",
     "ConnectionStringPasswordDetector": r"(?:password|pwd)\s*=",
 }
 
@@ -80,27 +83,39 @@ class SecretRedactor:
                     f for f, bit in (("i", re.I), ("x", re.X), ("s", re.S), ("m", re.M)) if regex.flags & bit
                 )
                 patterns.append(f"(?{flags}:{regex.pattern}\n)" if flags else regex.pattern)
-        # The entropy plugins look only inside quotes; short strings cannot reach their entropy limits.
-        entropy = r"""(['"])[A-Za-z0-9+/\\\-_=]{16,}\1|(['"])[0-9a-fA-F]{8,}\2"""
+        # The entropy plugins look only inside quotes, at strings above their entropy limit (which n
+        # characters can only pass if n > 2 ** limit): their own charset, limit and entropy function.
+        self._entropy = [
+            (p, re.compile(f"""(['"])([{re.escape(p.charset)}]{{{math.floor(2**p.entropy_limit) + 1},}})\\1"""))
+            for p in self.plugins
+            if hasattr(p, "entropy_limit") and hasattr(p, "charset")
+        ]
         # Whole texts are searched at once, one pattern at a time (a regex over a file is far faster than
         # one per line; an alternation of many loses the literal-prefix search that makes each fast).
         self._prefilter = [re.compile(p, re.MULTILINE) for p in patterns]
-        self._prefilter.append(re.compile(entropy))
         self._prefilter.append(re.compile(r"PRIVATE KEY|PuTTY-User-Key"))
         #: The keyword plugin's words and the case-insensitive supersets, searched in the lower-cased text.
-        self._lower = [re.compile("|".join(DENYLIST).lower()), *map(re.compile, _FAST_LOWER_SUPERSETS.values())]
+        self._lower = [
+            re.compile("|".join(DENYLIST).lower()),
+            re.compile("|".join(f"(?:{p})" for p in _FAST_LOWER_SUPERSETS.values())),
+        ]
 
     def candidate_lines(self, text: str) -> list[int]:
         """Numbers (from 1) of the lines some plugin could report."""
-        starts: list[int] | None = None
-        found: set[int] = set()
+        spans: list[tuple[int, int]] = []
         lowered = text.lower()
         for regex, where in [*((r, text) for r in self._prefilter), *((r, lowered) for r in self._lower)]:
-            for match in regex.finditer(where):
-                if starts is None:
-                    starts = [0, *(m.end() for m in re.finditer("\n", text))]
-                found.add(bisect.bisect_right(starts, match.start()))
-                found.add(bisect.bisect_right(starts, max(match.start(), match.end() - 1)))
+            spans.extend(m.span() for m in regex.finditer(where))
+        for plugin, regex in self._entropy:
+            spans.extend(
+                m.span() for m in regex.finditer(text)
+                if plugin.calculate_shannon_entropy(m.group(2)) > plugin.entropy_limit
+            )  # fmt: skip
+        if not spans:
+            return []
+        starts = [0, *(m.end() for m in re.finditer("\n", text))]
+        found = {bisect.bisect_right(starts, a) for a, _ in spans}
+        found |= {bisect.bisect_right(starts, max(a, b - 1)) for a, b in spans}
         return sorted(found)
 
     def find(self, text: str, filename: str) -> list[tuple[int, str, str]]:
@@ -191,7 +206,9 @@ def _connection_string_detector() -> object:
 
     class ConnectionStringPasswordDetector(RegexBasedDetector):
         secret_type = "Connection String Password"
-        denylist = (re.compile(r"(?:^|[;\s\"'])(?:password|pwd)\s*=\s*([^;\"'\s]+)", re.IGNORECASE),)
+        # Inside a connection string: after a ``;`` or the opening quote, ended by ``;`` or the closing
+        # quote (so ``password=None,`` in a call is code, not a secret).
+        denylist = (re.compile(r"[;\"']\s*(?:password|pwd)\s*=\s*([^;\"'\s]+)\s*[;\"']", re.IGNORECASE),)
 
     return ConnectionStringPasswordDetector()
 

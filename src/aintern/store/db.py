@@ -275,8 +275,7 @@ def connect(path: str | Path, create: bool = True, readonly: bool = False) -> An
         raise NoDatabaseError(f"{path} holds no aintern data yet: nothing is indexed; run `aintern index`")
     try:
         conn.execute("PRAGMA busy_timeout = 30000")
-        if readonly:
-            conn.execute("PRAGMA query_only = 1")
+        if readonly:  # (mode=ro guards the file; temp tables, which keyword search uses, stay writable)
             if version < SCHEMA_VERSION:
                 connect(path).close()  # an older schema of ours: upgraded by a writing connection
         else:
