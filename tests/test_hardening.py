@@ -452,6 +452,8 @@ def test_bad_database_matrix(tmp_path: Path) -> None:
     # A missing database is not created by a read-only command.
     missing = tmp_path / "missing.db"
     assert cli("status", cwd=root, env={"AINTERN_DB": str(missing)}).returncode == 4 and not missing.exists()
+    out = cli("conversations", "list", "--json", cwd=root, env={"AINTERN_DB": str(missing)})
+    assert out.returncode == 0 and json.loads(out.stdout) == [] and not missing.exists()
     # Another application's empty database: refused before anything is written, and named as such.
     foreign = tmp_path / "foreign.db"
     conn = sqlite3.connect(foreign)

@@ -29,7 +29,7 @@ from aintern.chunk import Chunker, ChunkingOptions
 from aintern.chunk.models import SymbolType
 from aintern.config import Settings
 from aintern.embed import DEFAULT_MODEL, get_embedder
-from aintern.errors import AinternError, NotIndexedError
+from aintern.errors import AinternError, NoDatabaseError, NotIndexedError
 from aintern.index import IndexingProgress, IndexingResult
 from aintern.knowledge import KnowledgeQueryOptions
 from aintern.retrieve.rerank import RerankingStrategy
@@ -384,7 +384,7 @@ def trust(
 def watch(path: PathArg = None, db: DbOption = None) -> None:
     """Keep the index fresh: re-index changed files as they are saved (Ctrl-C stops)."""
     from aintern.index.watch import watch as watch_workspace
-    from aintern.scan import Scanner
+    from aintern.scan import Scanner, printable
 
     ws = _open(path, db, create=True)
     stop = threading.Event()
@@ -398,7 +398,7 @@ def watch(path: PathArg = None, db: DbOption = None) -> None:
     def on_result(result: IndexingResult, paths: set[str]) -> None:
         stamp = time.strftime("%H:%M:%S")
         console.print(
-            f"[dim]{stamp}[/] {', '.join(sorted(paths))[:100]}: {result.files_indexed} re-indexed, "
+            f"[dim]{stamp}[/] {', '.join(sorted(map(printable, paths)))[:100]}: {result.files_indexed} re-indexed, "
             f"{result.files_removed} removed, {result.chunks_embedded} chunks embedded", highlight=False,
         )  # fmt: skip
 
@@ -795,11 +795,14 @@ conversations_app = typer.Typer(help="Stored conversations: list, show, rename, 
 app.add_typer(conversations_app, name="conversations")
 
 
-def _conversation_store(db: Path | None) -> ConversationStore:
+def _conversation_store(db: Path | None, readonly: bool = False) -> ConversationStore:
+    """The conversations of the database the current directory uses (``readonly``: never created)."""
     try:
-        return ConversationStore(_open(None, db).store)
+        return ConversationStore(_open(None, db, readonly=readonly).store)
+    except NoDatabaseError:
+        raise
     except NotIndexedError:
-        return ConversationStore(SqliteStore(db or Settings.load(Path(".")).db))
+        return ConversationStore(SqliteStore(db or Settings.load(Path(".")).db, readonly=readonly))
 
 
 @conversations_app.command("list")
@@ -807,7 +810,10 @@ def conversations_list(
     n: Annotated[int, typer.Option("-n")] = 20, db: DbOption = None, as_json: JsonOption = False
 ) -> None:
     """Conversations, the most recent first."""
-    found = _conversation_store(db).list(limit=max(1, n))
+    try:
+        found = _conversation_store(db, readonly=True).list(limit=max(1, n))
+    except NoDatabaseError:
+        found = []  # no database yet: no conversations either
     if as_json:
         print(json.dumps([{k: v for k, v in c.to_dict().items() if k != "messages"} for c in found], indent=2))
         return
@@ -820,7 +826,7 @@ def conversations_list(
 @conversations_app.command("show")
 def conversations_show(conversation_id: str, db: DbOption = None, as_json: JsonOption = False) -> None:
     """One conversation with its messages and the sources of each answer."""
-    c = _conversation_store(db).get(conversation_id)
+    c = _conversation_store(db, readonly=True).get(conversation_id)
     if as_json:
         print(json.dumps(c.to_dict(), indent=2))
         return

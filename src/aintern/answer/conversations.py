@@ -94,7 +94,11 @@ class ConversationStore:
 
     def __init__(self, store: SqliteStore) -> None:
         self.store = store
-        self.conn = store.conn
+
+    @property
+    def conn(self) -> Any:
+        """The calling thread's connection (the store keeps one per thread)."""
+        return self.store.conn
 
     def create(self, title: str = "New conversation", workspace_path: str | None = None) -> Conversation:
         stamp = now()
