@@ -79,6 +79,8 @@ def open_index(name: str, root: Path, model: str, reindex: bool) -> tuple[Sqlite
 
 
 #: Configurations run through the whole KnowledgeService (relevance, reranking) instead of hybrid_search alone.
+#: Configs answered by `aintern files` with its default options (ranked files, threshold 0.4, fill).
+FILES = {"files-default": (0.4, True), "files-strict": (0.4, False)}
 SERVICE = {
     "service": RerankingStrategy.NONE,
     "keyword": RerankingStrategy.KEYWORD_BOOST,
@@ -87,7 +89,13 @@ SERVICE = {
 
 
 def rank(store: SqliteStore, index_id: int, embedder, question: str, cfg: HybridConfig | str, k: int = 10) -> list[str]:  # type: ignore[no-untyped-def]
-    """File paths of the top ``k`` chunks, best first."""
+    """File paths of the top ``k`` chunks, best first (for a FILES config: the files `aintern files` lists)."""
+    if isinstance(cfg, str) and cfg in FILES:
+        index = store.get_index(index_id)
+        assert index is not None
+        threshold, fill = FILES[cfg]
+        found = KnowledgeService(store).find_relevant_files(question, index.workspace_path, 10, threshold, fill)
+        return [f.file_path for f in found]
     if isinstance(cfg, str):
         index = store.get_index(index_id)
         assert index is not None
@@ -132,7 +140,9 @@ def semble(args: argparse.Namespace) -> None:
 def commits(args: argparse.Namespace) -> None:
     corpora = Path(args.corpora)
     embedder = get_embedder(args.model)
-    configs: dict[str, HybridConfig | str] = {n: n if n in SERVICE else CONFIGS[n] for n in args.config.split(",")}
+    configs: dict[str, HybridConfig | str] = {
+        n: n if n in SERVICE or n in FILES else CONFIGS[n] for n in args.config.split(",")
+    }
     for name, cfg in configs.items():
         all_r5 = []
         for repo in ("flask", "click"):

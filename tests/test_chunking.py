@@ -242,3 +242,52 @@ def test_every_line_covered_multi_language(chunker: Chunker, small_chunker: Chun
     for ch in (chunker, small_chunker):
         result = ch.chunk_text(big, file_name)
         assert_covers(big, result.chunks, file_name)
+
+
+NESTED = """class DatabaseConnection:
+    def __init__(self, url):
+        self.url = url
+
+    def open_connection(self):
+        return connect(self.url)
+
+
+def load_settings(path):
+    with open(path) as f:
+        return f.read()
+
+
+SETTINGS = load_settings("x")
+"""
+
+
+def test_nested_definitions_are_recorded_with_their_lines(chunker: Chunker) -> None:
+    """A class merged with a function into one chunk still names its methods, each with its own lines."""
+    from aintern.chunk import chunk_definitions
+
+    result = chunker.chunk_text(NESTED, "db.py")
+    assert len(result.chunks) == 1
+    defs = {d[0]: d for d in chunk_definitions(result.chunks[0])}
+    assert defs["__init__"] == ("__init__", "method", 2, 3, "DatabaseConnection")
+    assert defs["open_connection"] == ("open_connection", "method", 5, 6, "DatabaseConnection")
+    assert defs["load_settings"][2:4] == (9, 11)
+
+
+def test_nested_definition_is_suggested_boosted_and_reported(tmp_path: Path) -> None:
+    from aintern.knowledge import KnowledgeQueryOptions
+    from aintern.workspace import Workspace
+
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / "db.py").write_text(NESTED)
+    (root / "other.py").write_text("def open_file(path):\n    return open(path)\n\n\ndef connect_all():\n    pass\n")
+    ws = Workspace(root, tmp_path / "n.db")
+    ws.build_index()
+    assert ws.knowledge.query_suggestions("open_con", str(root)) == ["open_connection"]
+    result = ws.knowledge.query("open_connection", KnowledgeQueryOptions(workspace_path=str(root), min_relevance=0.0))
+    top = result.chunks[0]
+    assert (
+        top.file_path == "db.py" and top.symbol_name == "open_connection" and top.parent_symbol == "DatabaseConnection"
+    )
+    assert (top.symbol_start_line, top.symbol_end_line) == (5, 6)
+    ws.close()

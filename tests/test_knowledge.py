@@ -625,3 +625,19 @@ def test_identifier_named_in_a_sentence_finds_its_definition(indexed) -> None:  
     ws, _, ks = indexed
     r = ks.query("how does makeClient build the client", opts(ws, min_relevance=0.0, max_results=3))
     assert r.chunks[0].file_path == "src/typescript/app.ts"
+
+
+def test_files_fill_the_list_below_the_threshold_marked(tmp_path: Path) -> None:
+    """`aintern files` lists up to N files: those under the threshold follow the others, marked (issue 11)."""
+    from aintern.workspace import Workspace
+
+    root = make_workspace(tmp_path / "project")
+    ws = Workspace(root, tmp_path / "f.db")
+    ws.build_index()
+    strict = ws.knowledge.find_relevant_files("database connection", str(root), 8, 0.9)
+    filled = ws.knowledge.find_relevant_files("database connection", str(root), 8, 0.9, fill=True)
+    assert len(filled) == 8 and len(strict) < 8
+    assert [f.file_path for f in filled[: len(strict)]] == [f.file_path for f in strict]
+    assert all(f.below_threshold == (f.relevance < 0.9) for f in filled)
+    assert [f.relevance for f in filled] == sorted((f.relevance for f in filled), reverse=True)
+    ws.close()

@@ -460,6 +460,7 @@ def search(
             {"path": c.file_path, "start_line": c.start_line, "end_line": c.end_line, "score": round(c.relevance, 4),
              "original_score": round(c.original_score, 4), "symbol": c.symbol_name,
              "symbol_type": c.symbol_type.value if c.symbol_type else None, "parent_symbol": c.parent_symbol,
+             "symbol_lines": [c.symbol_start_line, c.symbol_end_line] if c.symbol_start_line else None,
              "language": c.language, "content": c.content}
             for c in result.chunks
         ], indent=2))  # fmt: skip
@@ -469,6 +470,8 @@ def search(
         raise typer.Exit(3)
     for c in result.chunks:
         symbol = f"{c.parent_symbol + '.' if c.parent_symbol else ''}{c.symbol_name}" if c.symbol_name else ""
+        if c.symbol_start_line:
+            symbol += f" (lines {c.symbol_start_line}-{c.symbol_end_line})"
         console.print(
             f"[bold cyan]{c.file_path}:{c.start_line}-{c.end_line}[/] [magenta]{symbol}[/] [dim]{c.relevance:.2f}[/]",
             highlight=False,
@@ -537,16 +540,22 @@ def context(
 def files(
     question: Annotated[str, typer.Argument(help="What the files should be about.")],
     n: Annotated[int, typer.Option("-n", help="Number of files.")] = 10,
-    min_relevance: Annotated[float, typer.Option("--min-relevance")] = 0.4,
+    min_relevance: Annotated[
+        float, typer.Option("--min-relevance", help="Files under it fill the list, marked, unless --strict.")
+    ] = 0.4,
+    strict: Annotated[bool, typer.Option("--strict", help="Only files that reach --min-relevance.")] = False,
     workspace: WorkspaceOption = None,
     db: DbOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """The files most relevant to QUESTION, with how many of their chunks matched and where."""
+    """The files most relevant to QUESTION, with how many of their chunks matched and where.
+
+    Up to N files, best first; those under --min-relevance follow the others, marked (·).
+    """
     question = _question(question)
     ws = _one_query(_open(workspace, db, readonly=True))
     ws.require_index()
-    found = ws.knowledge.find_relevant_files(question, str(ws.root), max(1, n), min_relevance)
+    found = ws.knowledge.find_relevant_files(question, str(ws.root), max(1, n), min_relevance, fill=not strict)
     if as_json:
         print(json.dumps([f.to_dict() for f in found], indent=2))
         raise typer.Exit(0 if found else 3)
@@ -555,8 +564,17 @@ def files(
         raise typer.Exit(3)
     table = Table("relevance", "file", "matches", "lines")
     for f in found:
-        table.add_row(f"{f.relevance:.2f}", f.file_path, str(f.match_count), ", ".join(map(str, f.match_lines[:8])))
+        mark = " ·" if f.below_threshold else ""
+        table.add_row(
+            f"{f.relevance:.2f}{mark}",
+            f.file_path,
+            str(f.match_count),
+            ", ".join(map(str, f.match_lines[:8])),
+            style="dim" if f.below_threshold else None,
+        )
     console.print(table)
+    if any(f.below_threshold for f in found):
+        err.print(f"[dim]· under relevance {min_relevance}: shown to fill the list (--strict leaves them out)[/]")
 
 
 @app.command()

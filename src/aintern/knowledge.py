@@ -11,6 +11,7 @@ import numpy as np
 
 from aintern.assemble.context import ContextBuildOptions, ContextBuildResult, KnowledgeChunk, assemble
 from aintern.assemble.expand import FileContextExpander
+from aintern.chunk import chunk_definitions
 from aintern.chunk.models import SymbolType
 from aintern.config import Settings
 from aintern.embed import Embedder, embedder_for_model_id
@@ -19,7 +20,7 @@ from aintern.index.status import staleness
 from aintern.retrieve import rerank
 from aintern.retrieve.bm25 import KeywordMatrix
 from aintern.retrieve.cache import IndexStateCache, QueryCache
-from aintern.retrieve.hybrid import HybridConfig, hybrid_search
+from aintern.retrieve.hybrid import HybridConfig, hybrid_search, named_symbols
 from aintern.retrieve.keywords import find_highlights
 from aintern.retrieve.relevance import monotone, relevance
 from aintern.retrieve.rerank import Ranked, RerankingStrategy
@@ -81,10 +82,13 @@ class RelevantFile:
     summary: str | None = None
     language: str | None = None
     match_lines: list[int] = field(default_factory=list)
+    #: Ranked here only to fill the list: its relevance is under the threshold asked for.
+    below_threshold: bool = False
 
     def to_dict(self) -> dict[str, object]:
         return {"path": self.file_path, "relevance": round(self.relevance, 4), "match_count": self.match_count,
-                "match_lines": self.match_lines, "language": self.language, "summary": self.summary}  # fmt: skip
+                "match_lines": self.match_lines, "language": self.language, "summary": self.summary,
+                "below_threshold": self.below_threshold}  # fmt: skip
 
 
 @dataclass
@@ -285,6 +289,7 @@ class KnowledgeService:
     ) -> list[KnowledgeChunk]:
         hashes = self.store.file_hashes(index.id, list({r.chunk.file_path for r in chosen}))
         expander = self._expander(index.workspace_path) if options.expand_context else None
+        named = named_symbols(question)
         out = []
         for r in chosen:
             c = r.chunk
@@ -294,6 +299,13 @@ class KnowledgeService:
                 parent_symbol=c.parent_symbol, original_score=r.original_score, chunk_id=r.chunk_id,
                 file_hash=hashes.get(c.file_path),
             )  # fmt: skip
+            if named and c.symbol_name not in named:
+                # The question names a definition nested in this chunk: say which, and where it is.
+                for name, kind, start, end, parent in chunk_definitions(c):
+                    if name in named:
+                        k.symbol_name, k.symbol_type, k.parent_symbol = name, SymbolType(kind), parent
+                        k.symbol_start_line, k.symbol_end_line = start, end
+                        break
             if expander is not None and options.context_lines > 0:
                 e = expander.expand(
                     c.file_path, c.start_line, c.end_line, c.content, options.context_lines, k.file_hash
@@ -322,11 +334,15 @@ class KnowledgeService:
         return assemble(chunks, options)
 
     def find_relevant_files(
-        self, query: str, workspace: str, max_files: int = 10, min_relevance: float = 0.4
+        self, query: str, workspace: str, max_files: int = 10, min_relevance: float = 0.4, fill: bool = False
     ) -> list[RelevantFile]:
-        """Files ranked by their best chunk (then by how many chunks matched), with the lines that matched."""
+        """Files ranked by their best chunk (then by how many chunks matched), with the lines that matched.
+
+        ``fill``: when fewer than ``max_files`` reach ``min_relevance``, the next best files follow them,
+        marked ``below_threshold`` (a ranked list that does not collapse to two files when scores are modest).
+        """
         result = self.query(query, KnowledgeQueryOptions(
-            workspace_path=workspace, max_results=max_files * 3, min_relevance=min_relevance,
+            workspace_path=workspace, max_results=max_files * 3, min_relevance=0.0 if fill else min_relevance,
             include_snippets=False, expand_context=False,
         ))  # fmt: skip
         groups: dict[str, list[KnowledgeChunk]] = {}
@@ -344,6 +360,8 @@ class KnowledgeService:
             for path, cs in groups.items()
         ]
         files.sort(key=lambda f: (-f.relevance, -f.match_count))
+        for f in files:
+            f.below_threshold = f.relevance < min_relevance
         return files[:max_files]
 
     def is_indexed(self, workspace: str) -> bool:

@@ -42,6 +42,9 @@ class KnowledgeChunk:
     original_score: float = 0.0
     chunk_id: int = 0
     file_hash: str | None = None
+    #: When the question names a definition nested in this chunk (a method of a merged class): its lines.
+    symbol_start_line: int | None = None
+    symbol_end_line: int | None = None
 
     @property
     def shown_lines(self) -> tuple[int, int]:

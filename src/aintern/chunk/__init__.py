@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
-from aintern.chunk.code import CodeChunker
+from aintern.chunk.code import CodeChunker, NestedDefinition
 from aintern.chunk.languages import CODE_LANGUAGES, chunk_type_for, detect_language
 from aintern.chunk.lines import Document, TokenCounter, Unit
 from aintern.chunk.models import ChunkingOptions, ChunkResult, ChunkType, SymbolType, TextChunk
@@ -96,9 +97,12 @@ class Chunker:
     def _chunk_document(self, doc: Document, file_path: str, language: str | None) -> ChunkResult:
         fallback: str | None = None
         units: list[Unit]
+        definitions: list[NestedDefinition] = []
         if language in CODE_LANGUAGES:
             try:
-                units = CodeChunker(language, self.options).units(doc)
+                code = CodeChunker(language, self.options)
+                units = code.units(doc)
+                definitions = code.definitions
             except Exception as exc:  # grammar missing or parser failure: keep the file, by lines
                 fallback = f"tree-sitter failed ({type(exc).__name__}: {exc}); chunked by lines"
                 units = line_units(doc, self.options)
@@ -108,6 +112,7 @@ class Chunker:
             units = line_units(doc, self.options)
         chunks = [self._chunk(doc, u, file_path, language) for u in units]
         chunks = [c for c in chunks if c.content.strip()]
+        _attach_definitions(chunks, definitions)
         return ChunkResult(file_path, chunks, language, fallback_reason=fallback)
 
     def _chunk(self, doc: Document, unit: Unit, file_path: str, language: str | None) -> TextChunk:
@@ -149,3 +154,29 @@ class Chunker:
             metadata=metadata,
             token_ids=token_ids,
         )
+
+
+def _attach_definitions(chunks: list[TextChunk], definitions: list[NestedDefinition]) -> None:
+    """Each chunk's ``definitions`` metadata: the definitions that start in it, beyond the symbol it is
+    named after (JSON ``[[name, type, start_line, end_line, parent], ...]``, lines 1-based)."""
+    if not definitions:
+        return
+    for chunk in chunks:
+        inside = [
+            [d.name, d.symbol_type.value, d.start + 1, d.end + 1, d.parent]
+            for d in definitions
+            if chunk.start_line <= d.start + 1 <= chunk.end_line
+            and not (
+                d.name == chunk.symbol_name and d.start + 1 <= chunk.start_line + 1 and d.parent == chunk.parent_symbol
+            )
+        ]
+        if inside:
+            chunk.metadata["definitions"] = json.dumps(inside)
+
+
+def chunk_definitions(chunk: TextChunk) -> list[tuple[str, str, int, int, str | None]]:
+    """The nested definitions recorded in a chunk's metadata: (name, type, start_line, end_line, parent)."""
+    raw = chunk.metadata.get("definitions")
+    if not raw:
+        return []
+    return [(str(n), str(t), int(a), int(b), p) for n, t, a, b, p in json.loads(raw)]

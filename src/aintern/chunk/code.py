@@ -198,6 +198,17 @@ _ELIXIR_DEFS = {
 _CONTAINER_TYPES = {S.CLASS, S.STRUCT, S.INTERFACE, S.ENUM, S.NAMESPACE}
 
 
+@dataclass(frozen=True)
+class NestedDefinition:
+    """A definition anywhere in a file: its name, kind, lines (0-based, inclusive) and enclosing symbol."""
+
+    name: str
+    symbol_type: SymbolType
+    start: int
+    end: int
+    parent: str | None
+
+
 @dataclass
 class Definition:
     node: Any
@@ -300,15 +311,40 @@ class CodeChunker:
     def __init__(self, language: str, options: ChunkingOptions) -> None:
         self.language = language
         self.options = options
+        self.definitions: list[NestedDefinition] = []
 
     def units(self, doc: Document) -> list[Unit]:
+        """The file's chunks as units; ``self.definitions`` then holds every definition, nested ones too."""
         tree = get_parser(self.language).parse(doc.text.encode("utf-8", "surrogatepass"))
         last = len(doc.lines) - 1
         nodes: list[Any] = []
         for node in tree.root_node.named_children:
             nodes.extend(node.named_children if node.type in GROUPS else [node])
+        self.definitions = self._definitions(nodes, None)
         units = self._level(doc, nodes, 0, last, parent=None)
         return _merge(doc, self._fit(doc, units), self.options.target_chunk_size)
+
+    def _definitions(self, nodes: list[Any], parent: str | None, depth: int = 0) -> list[NestedDefinition]:
+        """Every named definition among ``nodes`` and inside their bodies (methods, inner classes and
+        functions), with its own lines, so a method merged into a larger chunk can still be found by name."""
+        out: list[NestedDefinition] = []
+        for node in nodes:
+            definition = find_definition(node, self.language)
+            if definition is None:
+                continue
+            kind = definition.symbol_type
+            if parent is not None and kind == S.FUNCTION:
+                kind = S.METHOD
+            first, last = node.start_point[0], node.end_point[0]
+            if node.end_point[1] == 0 and last > first:
+                last -= 1
+            if definition.name:
+                out.append(NestedDefinition(definition.name, kind, first, last, parent))
+            body = _body(definition.inner)
+            if depth < 8 and body is not None and body is not definition.inner:
+                inner = [c for n in body.named_children for c in (n.named_children if n.type in GROUPS else [n])]
+                out.extend(self._definitions(inner, definition.name or parent, depth + 1))
+        return out
 
     # -- one nesting level -------------------------------------------------------------
 

@@ -75,6 +75,15 @@ _DEMOTED_DIR = re.compile(r"(^|/)(_?compat|legacy|_?examples?|docs?_src)/")
 _PROSE = {ChunkType.MARKDOWN, ChunkType.DOCUMENTATION, ChunkType.PLAIN_TEXT, ChunkType.CONFIG}
 
 
+def named_symbols(question: str) -> set[str]:
+    """The symbols a question names: the symbol a symbol query is, else the compound identifiers in a
+    sentence ("how IntoResponse converts ..."); their definitions are boosted."""
+    symbol = symbol_query(question)
+    if symbol:
+        return {symbol}
+    return {w for w in re.findall(r"[A-Za-z_]\w*", question) if identifier_parts(w)}
+
+
 def symbol_query(question: str) -> str | None:
     """The symbol a query names (``Sinatra::Base`` → ``Base``), or None for natural language."""
     q = question.strip()
@@ -205,10 +214,10 @@ def hybrid_search(
     best = max(fused.values())
     # Definitions of the symbol a query is, or of compound identifiers a sentence names ("how
     # IntoResponse converts ..."), join the candidates even if neither retriever found them.
+    named = named_symbols(question)
     if symbol:
-        named, weight, limit = {symbol}, cfg.definition_boost, 20
+        weight, limit = cfg.definition_boost, 20
     else:
-        named = {w for w in re.findall(r"[A-Za-z_]\w*", question) if identifier_parts(w)}
         weight, limit = cfg.named_symbol_boost, 5
     definitions: dict[int, str] = {}
     for name in named if weight else ():

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from aintern.chunk import chunk_definitions
 from aintern.chunk.models import ChunkType, SymbolType, TextChunk
 from aintern.embed import embedding_text
 from aintern.embed.cache import EmbeddingCache, content_hash
@@ -264,7 +265,10 @@ class SqliteStore:
                 ),
             )  # fmt: skip
             chunk_id = int(cur.lastrowid)
-            names = [chunk.symbol_name, *chunk.metadata.get("symbols", "").split(", ")]
+            names = [
+                chunk.symbol_name, *chunk.metadata.get("symbols", "").split(", "),
+                *(d[0] for d in chunk_definitions(chunk)),
+            ]  # fmt: skip
             self.conn.executemany(
                 "INSERT INTO chunk_symbols (chunk_id, index_id, name) VALUES (?, ?, ?)",
                 [(chunk_id, index_id, n) for n in dict.fromkeys(filter(None, names))],
@@ -576,13 +580,13 @@ class SqliteStore:
         clauses, args = self._filters(index_id, options, alias="c.")
         if clauses is None:
             return []
-        # Ordered by location before the limit: which definitions are taken must not depend on the order
-        # the index happened to store them in (copies of a file define the same names).
+        # Chunks named after the symbol first, then those that define it nested (a method of a merged
+        # class); each by location before the limit, so what is taken never depends on storage order.
         rows = self.conn.execute(
-            "SELECT DISTINCT s.chunk_id, f.path, c.start_line FROM chunk_symbols s JOIN chunks c ON c.id = s.chunk_id "
-            f"JOIN files f ON f.id = c.file_id WHERE s.index_id = ? AND s.name = ? {clauses} "
-            "ORDER BY f.path, c.start_line LIMIT ?",
-            [index_id, symbol, *args, limit],
+            "SELECT DISTINCT s.chunk_id, f.path, c.start_line, c.symbol_name = ? AS own FROM chunk_symbols s "
+            f"JOIN chunks c ON c.id = s.chunk_id JOIN files f ON f.id = c.file_id WHERE s.index_id = ? AND s.name = ? "
+            f"{clauses} ORDER BY own DESC, f.path, c.start_line LIMIT ?",
+            [symbol, index_id, symbol, *args, limit],
         ).fetchall()
         return [int(r[0]) for r in rows]
 
