@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
 import threading
@@ -10,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from samples import SAMPLES
-from workspaces import db_consistent, make_workspace
+from workspaces import db_consistent, index_and_kill, make_workspace
 
 from aintern.index import Indexer, IndexingErrorType, IndexingOptions, IndexingPhase
 from aintern.scan import Scanner, ScanOptions
@@ -217,39 +216,13 @@ def test_scanner_accepts_matches_scan(tmp_path: Path) -> None:
     assert not scanner.accepts("node_modules/x/index.js")
 
 
-CRASH_SCRIPT = """
-import sys
-from aintern.embed import get_embedder
-from aintern.index import Indexer, IndexingOptions, IndexingPhase
-from aintern.store import SqliteStore
-
-def on_progress(p):
-    if p.phase is IndexingPhase.STORING:
-        print("batch", flush=True)
-
-store = SqliteStore(sys.argv[1])
-Indexer(store, get_embedder("static"), IndexingOptions(batch_size=4)).index(sys.argv[2], progress=on_progress)
-print("done", flush=True)
-"""
-
-
 def test_sigkill_at_any_moment_leaves_a_consistent_index(static, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     ws = make_workspace(tmp_path / "ws", copies=8)
     db = tmp_path / "crash.db"
     total = 8 * len(SAMPLES) + 2
     completed_before = 0
     for kill_after in (1, 4, 9, 15):
-        proc = subprocess.Popen(
-            [sys.executable, "-c", CRASH_SCRIPT, str(db), str(ws)], stdout=subprocess.PIPE, text=True
-        )
-        assert proc.stdout is not None
-        seen = 0
-        for line in proc.stdout:
-            seen += line.startswith("batch")
-            if seen >= kill_after or line.startswith("done"):
-                break
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(timeout=30)
+        index_and_kill(db, ws, kill_after)
         store = SqliteStore(db)
         try:
             index = store.get_index_for_workspace(ws)

@@ -5,9 +5,10 @@ from __future__ import annotations
 import os
 import random
 from pathlib import Path
+from typing import Any
 
 import pytest
-from workspaces import db_consistent, make_workspace
+from workspaces import db_consistent, index_and_kill, make_workspace
 
 from aintern.knowledge import KnowledgeQueryOptions
 from aintern.workspace import Workspace
@@ -43,25 +44,21 @@ def test_query_fuzz(indexed: Workspace) -> None:
     """2,000 generated strings through query, suggestions, files and context: an answer or ValueError('empty')."""
     ws = indexed
     root = str(ws.root)
-    failures = []
+    failures: list[tuple[str, str]] = []
+
+    def survive(q: str, *calls: Any) -> None:
+        try:
+            for call in calls:
+                call(q)
+        except Exception as exc:
+            if not (isinstance(exc, ValueError) and "empty" in str(exc)):
+                failures.append((q[:40], repr(exc)))
+
+    options = KnowledgeQueryOptions(workspace_path=root, min_relevance=0.0)
     for q in generated_queries(2000):
-        try:
-            ws.knowledge.query(q, KnowledgeQueryOptions(workspace_path=root, min_relevance=0.0))
-            ws.knowledge.query_suggestions(q, root)
-        except ValueError as exc:
-            if "empty" not in str(exc):
-                failures.append((q[:40], repr(exc)))
-        except Exception as exc:
-            failures.append((q[:40], repr(exc)))
+        survive(q, lambda t: ws.knowledge.query(t, options), lambda t: ws.knowledge.query_suggestions(t, root))
     for q in generated_queries(200, seed=8):
-        try:
-            ws.knowledge.find_relevant_files(q, root)
-            ws.knowledge.build_context(q, root)
-        except ValueError as exc:
-            if "empty" not in str(exc):
-                failures.append((q[:40], repr(exc)))
-        except Exception as exc:
-            failures.append((q[:40], repr(exc)))
+        survive(q, lambda t: ws.knowledge.find_relevant_files(t, root), lambda t: ws.knowledge.build_context(t, root))
     assert not failures, failures[:5]
 
 
@@ -118,20 +115,6 @@ def test_hostile_tree(tmp_path: Path) -> None:
     ws.close()
 
 
-CRASH_SCRIPT = """
-import sys
-from aintern.embed import get_embedder
-from aintern.index import Indexer, IndexingOptions, IndexingPhase
-from aintern.store import SqliteStore
-
-def on_progress(p):
-    if p.phase is IndexingPhase.STORING:
-        print("batch", flush=True)
-
-Indexer(SqliteStore(sys.argv[1]), get_embedder("static"), IndexingOptions(batch_size=4)).index(
-    sys.argv[2], progress=on_progress)
-print("done", flush=True)
-"""
 QUERIES = ["database connection", "render a template", "User", "open_connection", "parse the request"]
 
 
@@ -143,10 +126,6 @@ def _ranks(ws: Workspace) -> list[list[tuple[str, int, float]]]:
 
 def test_sigkill_loop_resumes_to_a_clean_index(tmp_path: Path) -> None:
     """20 kill points: after each, the index is consistent, and a resume ranks exactly as a clean index."""
-    import signal
-    import subprocess
-    import sys
-
     root = make_workspace(tmp_path / "project", copies=3)
     clean = Workspace(root, tmp_path / "clean.db")
     assert clean.build_index().success
@@ -154,16 +133,7 @@ def test_sigkill_loop_resumes_to_a_clean_index(tmp_path: Path) -> None:
     clean.close()
     for kill_after in range(1, 21):
         db = tmp_path / f"kill{kill_after}.db"
-        proc = subprocess.Popen([sys.executable, "-c", CRASH_SCRIPT, str(db), str(root)], stdout=subprocess.PIPE,
-                                text=True)  # fmt: skip
-        assert proc.stdout is not None
-        seen = 0
-        for line in proc.stdout:
-            seen += line.startswith("batch")
-            if seen >= kill_after or line.startswith("done"):
-                break
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(timeout=30)
+        index_and_kill(db, root, kill_after)
         ws = Workspace(root, db)
         index = ws.index
         if index is not None:

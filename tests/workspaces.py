@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import signal
+import subprocess
+import sys
 from pathlib import Path
 
 from samples import SAMPLES
@@ -49,3 +52,34 @@ def db_consistent(store, index_id: int) -> None:  # type: ignore[no-untyped-def]
     assert vectors == chunks
     fts = conn.execute(f"SELECT count(*) FROM fts_{index_id}").fetchone()[0]
     assert fts == chunks
+
+
+CRASH_SCRIPT = """
+import sys
+from aintern.embed import get_embedder
+from aintern.index import Indexer, IndexingOptions, IndexingPhase
+from aintern.store import SqliteStore
+
+def on_progress(p):
+    if p.phase is IndexingPhase.STORING:
+        print("batch", flush=True)
+
+store = SqliteStore(sys.argv[1])
+Indexer(store, get_embedder("static"), IndexingOptions(batch_size=4)).index(sys.argv[2], progress=on_progress)
+print("done", flush=True)
+"""
+
+
+def index_and_kill(db: Path, workspace: Path, after_batches: int) -> None:
+    """Index ``workspace`` into ``db`` in another process and SIGKILL it after its Nth stored batch."""
+    proc = subprocess.Popen(
+        [sys.executable, "-c", CRASH_SCRIPT, str(db), str(workspace)], stdout=subprocess.PIPE, text=True
+    )
+    assert proc.stdout is not None
+    seen = 0
+    for line in proc.stdout:
+        seen += line.startswith("batch")
+        if seen >= after_batches or line.startswith("done"):
+            break
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=30)
