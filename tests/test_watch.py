@@ -32,13 +32,17 @@ def test_watch_creates_modifies_deletes_renames(static, tmp_path: Path) -> None:
     runs: list[set[str]] = []
     calls = {"n": 0, "fail_next": False}
 
-    def reindex():  # type: ignore[no-untyped-def]
+    checked: list[int] = []
+
+    def reindex(paths):  # type: ignore[no-untyped-def]
         with lock:
             calls["n"] += 1
             if calls["fail_next"]:
                 calls["fail_next"] = False
                 raise RuntimeError("simulated failure of one run")
-            return indexer.index(ws)
+            result = indexer.index_files(ws, paths)
+            checked.append(result.files_indexed + result.files_unchanged + result.files_removed)
+            return result
 
     errors: list[Exception] = []
     stop = threading.Event()
@@ -90,3 +94,42 @@ def test_watch_creates_modifies_deletes_renames(static, tmp_path: Path) -> None:
         thread.join(timeout=10)
     assert not thread.is_alive(), "the watcher stops cleanly"
     assert isinstance(errors[0], RuntimeError)
+    # Each run looked at the changed files only, never the whole workspace (a full run checks 20+).
+    assert checked and max(checked) <= 3, checked
+    # And the index is what a full scan makes of the tree.
+    fresh = SqliteStore(tmp_path / "fresh.db")
+    fresh_id = Indexer(fresh, static).index(ws).index_id
+    mine = {p: f.content_hash for p, f in SqliteStore(store.path).get_files(index_id).items()}
+    assert mine == {p: f.content_hash for p, f in fresh.get_files(fresh_id).items()}
+
+
+def test_index_files_matches_a_full_scan(static, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """index_files touches only the paths it is given, with the rules of a full run (seed IndexFilesAsync)."""
+    ws = make_workspace(tmp_path / "ws").resolve()
+    store = SqliteStore(tmp_path / "i.db")
+    indexer = Indexer(store, static)
+    index_id = indexer.index(ws).index_id
+    (ws / "src/python/app.py").write_text("def changed():\n    return 2\n")
+    (ws / "src/python/added.py").write_text("def added():\n    return 3\n")
+    (ws / "src/c/buf.c").unlink()
+    (ws / ".env").write_text("TOKEN=x\n")
+    (ws / ".gitignore").write_text("src/go/\n")
+    (ws / "huge.py").write_text("x = 1\n" * 300_000)
+    changed = ["src/python/app.py", "src/python/added.py", "src/c/buf.c", ".env", "src/go/server.go", "huge.py",
+               "never/existed.py"]  # fmt: skip
+    result = indexer.index_files(ws, changed)
+    assert result.success
+    assert result.files_indexed == 2 and result.files_unchanged == 0
+    assert result.files_removed == 2  # buf.c deleted, server.go now ignored
+    reasons = {s.rel: s.reason for s in result.skipped}
+    assert reasons["huge.py"].startswith("too large") and reasons[".env"].startswith("secret")
+    fresh = SqliteStore(tmp_path / "fresh.db")
+    fresh_id = Indexer(fresh, static).index(ws).index_id
+    assert {p: f.content_hash for p, f in store.get_files(index_id).items()} == {
+        p: f.content_hash for p, f in fresh.get_files(fresh_id).items()
+    }
+    # A folder among the paths brings a full run (only a scan knows what it holds).
+    (ws / "newpkg").mkdir()
+    (ws / "newpkg/mod.py").write_text("def in_new_folder(): pass\n")
+    full = indexer.index_files(ws, ["newpkg"])
+    assert full.files_indexed == 1 and full.files_unchanged > 10

@@ -406,8 +406,9 @@ def watch(path: PathArg = None, db: DbOption = None) -> None:
         err.print(f"[yellow]re-indexing failed: {exc}; still watching[/]")
 
     watch_workspace(
-        ws.root, lambda: ws.build_index(cancel=stop), Scanner(ws.root, ws.scan_options()), stop, on_result, on_error
-    )
+        ws.root, lambda paths: ws.index_files(paths, cancel=stop), Scanner(ws.root, ws.scan_options()), stop,
+        on_result, on_error,
+    )  # fmt: skip
     console.print("stopped")
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -130,6 +131,17 @@ class Workspace:
             scan.include_secrets = include_secrets
         indexer = Indexer(self.store, self.embedder, IndexingOptions(scan=scan, force_reindex=force))
         return indexer.index(self.root, progress, cancel)
+
+    def index_files(
+        self,
+        paths: Iterable[str],
+        progress: ProgressCallback | None = None,
+        cancel: threading.Event | None = None,
+    ) -> IndexingResult:
+        """Re-index just these workspace-relative paths (changed, added or deleted): what the watcher calls."""
+        scan = self.scan_options()
+        indexer = Indexer(self.store, self.embedder, IndexingOptions(scan=scan))
+        return indexer.index_files(self.root, paths, progress, cancel)
 
     @property
     def knowledge(self) -> KnowledgeService:

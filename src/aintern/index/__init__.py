@@ -13,7 +13,7 @@ import hashlib
 import queue
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -87,13 +87,60 @@ class Indexer:
         emit(IndexingPhase.SCANNING, message=f"scanning {root}")
         scan = Scanner(root, self.options.scan).scan()
         result.skipped.extend(scan.skipped)
-
-        emit(IndexingPhase.ANALYZING, total_files=len(scan.files))
         known = self.store.get_files(index.id)
         known_skipped = self.store.get_skipped(index.id)
-        seen = {f.rel for f in scan.files}
+        gone = (known.keys() | known_skipped.keys()) - {f.rel for f in scan.files}
+        return self._update(root, index.id, scan.files, gone, known, known_skipped, result, emit, cancel, full=True)
+
+    def index_files(
+        self,
+        workspace: str | Path,
+        paths: Iterable[str],
+        progress: ProgressCallback | None = None,
+        cancel: threading.Event | None = None,
+    ) -> IndexingResult:
+        """Bring only these workspace-relative paths up to date (seed IndexFilesAsync): each is indexed,
+        re-indexed, or removed (deleted, now ignored, too large) by the same rules as a full run, without
+        scanning the rest of the workspace. A path that is a directory brings a full run instead (a folder
+        moved in or out shows up as one event)."""
+        root = Path(workspace).resolve()
+        started = time.perf_counter()
+        cancel = cancel or threading.Event()
+        emit = _Emitter(progress, started)
+        index = self.store.open_index(str(root), self.embedder.model_id, self.embedder.dimension)
+        result = IndexingResult(success=False, index_id=index.id)
+        known = self.store.get_files(index.id)
+        known_skipped = self.store.get_skipped(index.id)
+        wanted = list(dict.fromkeys(paths))
+        emit(IndexingPhase.SCANNING, message=f"checking {len(wanted)} changed paths")
+        check = Scanner(root, self.options.scan).check(wanted)
+        if check is None:
+            return self.index(root, progress, cancel)
+        files, skipped, missing = check
+        result.skipped.extend(skipped)
+        # What is no longer there (or no longer indexable) leaves the index, files under a deleted folder too.
+        gone = {p for p in missing if p in known or p in known_skipped}
+        prefixes = tuple(p.rstrip("/") + "/" for p in missing)
+        gone |= {p for p in (known.keys() | known_skipped.keys()) if p.startswith(prefixes)}
+        return self._update(root, index.id, files, gone, known, known_skipped, result, emit, cancel, full=False)
+
+    def _update(
+        self,
+        root: Path,
+        index_id: int,
+        files: list[ScannedFile],
+        gone: set[str],
+        known: dict[str, IndexedFile],
+        known_skipped: dict[str, tuple[int, int, str]],
+        result: IndexingResult,
+        emit: _Emitter,
+        cancel: threading.Event,
+        full: bool,
+    ) -> IndexingResult:
+        """Index ``files`` (those whose size or mtime changed, or all with ``force_reindex``), remove ``gone``."""
+        emit(IndexingPhase.ANALYZING, total_files=len(files))
         todo: list[ScannedFile] = []
-        for f in scan.files:
+        for f in files:
             old = known.get(f.rel)
             was_skipped = known_skipped.get(f.rel)
             if self.options.force_reindex:
@@ -106,7 +153,7 @@ class Indexer:
             else:
                 todo.append(f)
 
-        if todo or (known.keys() | known_skipped.keys()) - seen:
+        if todo or gone:
             # Never write into a damaged database: what it holds would only get worse.
             self.store.verify()
         prepared: queue.Queue[_Prepared | None] = queue.Queue(maxsize=64)
@@ -126,17 +173,17 @@ class Indexer:
                 batch_chunks += len(item.chunks or ())
                 done_files += 1
                 if batch_chunks >= self.options.batch_size:
-                    self._write(index.id, batch, result, emit, done_files, len(todo))
+                    self._write(index_id, batch, result, emit, done_files, len(todo))
                     batch, batch_chunks = [], 0
                 if cancel.is_set():
                     break
             if batch and not cancel.is_set():
-                self._write(index.id, batch, result, emit, done_files, len(todo))
+                self._write(index_id, batch, result, emit, done_files, len(todo))
         except Exception as exc:
             cancel.set()
             result.error_message = f"{type(exc).__name__}: {exc}"
             emit(IndexingPhase.ERROR, message=result.error_message)
-            return self._finish(result, started)
+            return self._finish(result, emit.started)
         finally:
             if finished:
                 worker.join()
@@ -146,25 +193,26 @@ class Indexer:
         if cancel.is_set():
             result.cancelled = True
             emit(IndexingPhase.CANCELLED, processed_files=result.files_indexed, total_files=len(todo))
-            return self._finish(result, started)
+            return self._finish(result, emit.started)
 
         emit(IndexingPhase.FINALIZING, message="removing deleted files; keyword statistics of a large index")
         with self.store.transaction():
-            for path in (known.keys() | known_skipped.keys()) - seen:
-                if self.store.remove_file(index.id, path):
+            for path in gone:
+                if self.store.remove_file(index_id, path):
                     result.files_removed += 1
             result.git_commit = head_commit(root)
-            self.store.update_index(index.id, git_commit=result.git_commit)
-            self.store.prune_cache()
+            self.store.update_index(index_id, git_commit=result.git_commit)
+            if full:  # a scan of the whole cache: once per full run, not per saved file
+                self.store.prune_cache()
 
         def stats_progress(done: int, total: int) -> None:
             emit(IndexingPhase.FINALIZING, message=f"keyword statistics: {done:,} of {total:,} chunks")
 
         with self.store.transaction():
-            self.store.update_keyword_stats(index.id, cancel, stats_progress)
+            self.store.update_keyword_stats(index_id, cancel, stats_progress)
         result.success = True
         emit(IndexingPhase.COMPLETE, processed_files=len(todo), total_files=len(todo))
-        return self._finish(result, started)
+        return self._finish(result, emit.started)
 
     @staticmethod
     def _finish(result: IndexingResult, started: float) -> IndexingResult:

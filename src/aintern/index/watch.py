@@ -15,18 +15,18 @@ log = logging.getLogger(__name__)
 
 def watch(
     root: str | Path,
-    reindex: Callable[[], IndexingResult],
+    reindex: Callable[[set[str]], IndexingResult],
     scanner: Scanner,
     stop: threading.Event,
     on_result: Callable[[IndexingResult, set[str]], None] | None = None,
     on_error: Callable[[Exception], None] | None = None,
     debounce_ms: int = 500,
 ) -> None:
-    """Block until ``stop`` is set, calling ``reindex`` after each debounced burst of relevant changes.
+    """Block until ``stop`` is set, calling ``reindex(paths)`` after each debounced burst of relevant changes.
 
     Creations, edits, deletions and renames (including editors' save-by-rename, which shows up as
-    a delete plus an add) all end in the same incremental run, which only touches the files whose
-    size, mtime or content changed. Changes the scanner would not index (ignored, hidden, excluded)
+    a delete plus an add) end in one run over the changed workspace-relative paths
+    (``Workspace.index_files``), which touches only the files whose size, mtime or content changed. Changes the scanner would not index (ignored, hidden, excluded)
     do not trigger anything. An error in one run is reported and watching goes on.
     """
     from watchfiles import watch as watch_changes
@@ -46,18 +46,21 @@ def watch(
         # Gone: it may have been a file or a whole directory (a moved folder reports only itself).
         return scanner.accepts(rel) or scanner.accepts(rel, is_dir=True)
 
+    pending: set[str] = set()  # paths of a failed run, retried with the next burst
     for changes in watch_changes(
         root, watch_filter=relevant, debounce=debounce_ms, stop_event=stop, rust_timeout=200, yield_on_timeout=False
     ):
         if stop.is_set():
             break
         paths = {Path(p).resolve().relative_to(root).as_posix() for _, p in changes}
+        pending |= paths
         try:
-            result = reindex()
-        except Exception as exc:  # keep watching: the next change may well succeed
+            result = reindex(set(pending))
+        except Exception as exc:  # keep watching: the next run takes these paths along
             log.warning("re-indexing failed: %s", exc)
             if on_error:
                 on_error(exc)
             continue
+        pending.clear()
         if on_result:
             on_result(result, paths)

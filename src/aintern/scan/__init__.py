@@ -130,6 +130,52 @@ class Scanner:
         files.sort(key=lambda f: f.rel)
         return ScanResult(files, skipped)
 
+    def check(self, paths: list[str]) -> tuple[list[ScannedFile], list[SkippedFile], set[str]] | None:
+        """What a scan would say of just these workspace-relative paths: (files it would take, files it
+        would skip with a reason, paths it would not list: gone, ignored, out of bounds). None when one
+        is a directory: only a scan of it can tell what it holds."""
+        files: list[ScannedFile] = []
+        skipped: list[SkippedFile] = []
+        missing: set[str] = set()
+        for rel in paths:
+            rel = rel.strip("/")
+            path = self.root / rel
+            if not rel or rel.startswith("../") or "/../" in rel:
+                continue
+            if not _encodable(rel):
+                skipped.append(SkippedFile(printable(rel), "file name is not valid UTF-8"))
+                continue
+            try:
+                st = os.stat(path)
+            except OSError:
+                missing.add(rel)  # deleted (or a dangling link): a scan would not list it
+                continue
+            if stat.S_ISDIR(st.st_mode):
+                return None
+            real = self._real(path)
+            if real != self.root and self.root not in real.parents:
+                skipped.append(SkippedFile(rel, "symlink to outside the workspace"))
+                missing.add(rel)
+                continue
+            try:
+                accepted = self.accepts(rel)
+            except OSError:
+                accepted = False
+            if not accepted:
+                reason = self._excluded(rel.rsplit("/", 1)[-1], rel, False, [])
+                if reason:  # reported, as a scan reports it (a secret file)
+                    skipped.append(SkippedFile(rel, reason))
+                missing.add(rel)
+            elif not stat.S_ISREG(st.st_mode):
+                skipped.append(SkippedFile(rel, f"not a regular file ({_kind(st.st_mode)})"))
+                missing.add(rel)
+            elif st.st_size > self.options.max_file_bytes:
+                skipped.append(SkippedFile(rel, f"too large ({st.st_size:,} bytes > {self.options.max_file_bytes:,})"))
+                missing.add(rel)
+            else:
+                files.append(ScannedFile(path, rel, st.st_size, st.st_mtime_ns))
+        return files, skipped, missing
+
     def accepts(self, rel: str, is_dir: bool = False) -> bool:
         """Would a scan take the file (or enter the directory) at ``rel``? Ignore files of every level apply."""
         parts = rel.split("/")
