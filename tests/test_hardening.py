@@ -14,7 +14,6 @@ import subprocess
 import sys
 import sysconfig
 import threading
-import time
 from pathlib import Path
 from typing import Any
 
@@ -395,11 +394,10 @@ def test_undecodable_and_huge_queries(indexed: tuple[Path, Path]) -> None:
         ws.knowledge.query(text, KnowledgeQueryOptions(workspace_path=str(root), min_relevance=0.0))
     with pytest.raises(ValueError, match="empty"):
         ws.knowledge.query("\x00\u200b", KnowledgeQueryOptions(workspace_path=str(root)))
+    # A 10,000-word question is answered (its cost is measured by bench/reliability.py, not asserted here).
     words = " ".join(f"word{i} connection" for i in range(5000))
-    started = time.perf_counter()
-    result = ws.knowledge.query(words, KnowledgeQueryOptions(workspace_path=str(root)))
-    assert time.perf_counter() - started >= 0  # measured in bench/reliability.py, not asserted here
-    assert result.total_chunks_searched > 0
+    result = ws.knowledge.query(words, KnowledgeQueryOptions(workspace_path=str(root), min_relevance=0.0))
+    assert result.chunks and "connection" in result.chunks[0].content.lower()
     index = ws.require_index()
     assert ws.store.knn(index.id, np.zeros(index.embedding_dimension, dtype=np.float32), 5, VectorSearchOptions()) == []
     ws.close()

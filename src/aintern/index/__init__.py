@@ -35,7 +35,7 @@ from aintern.index.models import (
 )
 from aintern.scan import FileReadError, ScannedFile, Scanner, SkippedFile, generated_reason, read_regular_file
 from aintern.scan.secrets import redact
-from aintern.store import IndexedFile, VectorStore
+from aintern.store import IndexedFile, VectorIndex, VectorStore
 
 __all__ = [
     "Indexer", "IndexingError", "IndexingErrorType", "IndexingOptions", "IndexingPhase", "IndexingProgress",
@@ -77,13 +77,7 @@ class Indexer:
         cancel: threading.Event | None = None,
     ) -> IndexingResult:
         """Bring the workspace's index up to date (everything, with ``force_reindex``)."""
-        root = Path(workspace).resolve()
-        started = time.perf_counter()
-        cancel = cancel or threading.Event()
-        emit = _Emitter(progress, started)
-        index = self.store.open_index(str(root), self.embedder.model_id, self.embedder.dimension)
-        result = IndexingResult(success=False, index_id=index.id)
-
+        root, index, result, emit, cancel = self._begin(workspace, progress, cancel)
         emit(IndexingPhase.SCANNING, message=f"scanning {root}")
         scan = Scanner(root, self.options.scan).scan()
         result.skipped.extend(scan.skipped)
@@ -103,12 +97,7 @@ class Indexer:
         re-indexed, or removed (deleted, now ignored, too large) by the same rules as a full run, without
         scanning the rest of the workspace. A path that is a directory brings a full run instead (a folder
         moved in or out shows up as one event)."""
-        root = Path(workspace).resolve()
-        started = time.perf_counter()
-        cancel = cancel or threading.Event()
-        emit = _Emitter(progress, started)
-        index = self.store.open_index(str(root), self.embedder.model_id, self.embedder.dimension)
-        result = IndexingResult(success=False, index_id=index.id)
+        root, index, result, emit, cancel = self._begin(workspace, progress, cancel)
         known = self.store.get_files(index.id)
         known_skipped = self.store.get_skipped(index.id)
         wanted = list(dict.fromkeys(paths))
@@ -123,6 +112,15 @@ class Indexer:
         prefixes = tuple(p.rstrip("/") + "/" for p in missing)
         gone |= {p for p in (known.keys() | known_skipped.keys()) if p.startswith(prefixes)}
         return self._update(root, index.id, files, gone, known, known_skipped, result, emit, cancel, full=False)
+
+    def _begin(
+        self, workspace: str | Path, progress: ProgressCallback | None, cancel: threading.Event | None
+    ) -> tuple[Path, VectorIndex, IndexingResult, _Emitter, threading.Event]:
+        """What every run starts with: the resolved root, the index (created if new), a result, the clock."""
+        root = Path(workspace).resolve()
+        index = self.store.open_index(str(root), self.embedder.model_id, self.embedder.dimension)
+        emit = _Emitter(progress, time.perf_counter())
+        return root, index, IndexingResult(success=False, index_id=index.id), emit, cancel or threading.Event()
 
     def _update(
         self,

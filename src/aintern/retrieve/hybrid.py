@@ -261,19 +261,24 @@ def _cut(ranked: list[tuple[int, float]], k: int) -> list[tuple[int, float]]:
     split: which of equal chunks (copies of a file) fall inside would depend on their storage order."""
     if len(ranked) <= k:
         return ranked
-    last = round(ranked[k][1], 12)
-    if round(ranked[k - 1][1], 12) != last:
+    last = _tie_key(ranked[k][1])
+    if _tie_key(ranked[k - 1][1]) != last:
         return ranked[:k]
-    return [(cid, score) for cid, score in ranked[:k] if round(score, 12) != last]
+    return [(cid, score) for cid, score in ranked[:k] if _tie_key(score) != last]
+
+
+def _tie_key(score: float) -> float:
+    """Scores equal to 12 digits are one score (two retrieval paths may differ in the last bits)."""
+    return round(score, 12)
 
 
 def _tied_ranks(ranked: list[tuple[int, float]]) -> list[tuple[int, int]]:
-    """(rank from 0, chunk id) with equal scores (to 12 digits) sharing the rank of the first of them."""
+    """(rank from 0, chunk id) with equal scores sharing the rank of the first of them."""
     out: list[tuple[int, int]] = []
     previous: float | None = None
     rank = 0
     for position, (cid, score) in enumerate(ranked):
-        rounded = round(score, 12)
+        rounded = _tie_key(score)
         if rounded != previous:
             rank, previous = position, rounded
         out.append((rank, cid))
