@@ -2,8 +2,10 @@
 
     python bench/calibrate.py            # uses the indexes bench/eval_retrieval.py built
 
-Label of a hit: its file is one of the query's targets. Features: cosine, BM25/(BM25+5), 1/rank,
-for the top 20 hybrid hits of every query.
+Label of a hit: its file is one of the query's targets. Candidate features, for the top 20 hybrid
+hits of every query: cosine, term coverage (share of the question's terms the chunk holds), BM25
+squashed to 0–1, 1/rank. Each feature set is fit on one half of the repositories and scored (log
+loss) on the other, both ways (folds A/B as in docs/benchmarks.md), then fit on all for the constants.
 """
 
 from __future__ import annotations
@@ -14,36 +16,62 @@ from semble_data import load_repos
 
 from aintern.embed import get_embedder
 from aintern.retrieve.hybrid import hybrid_search
-from aintern.retrieve.relevance import BM25_HALF
 from aintern.store import VectorSearchOptions
+
+BM25_HALF = 5.0
+FEATURES = {"cosine": 1, "coverage": 2, "bm25": 3, "1/rank": 4}
+SETS = {
+    "cosine+bm25+rank (old)": ["cosine", "bm25", "1/rank"],
+    "cosine+coverage+rank": ["cosine", "coverage", "1/rank"],
+    "cosine+coverage+bm25+rank": ["cosine", "coverage", "bm25", "1/rank"],
+}
+
+
+def fit(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    w = np.zeros(x.shape[1])
+    for _ in range(20000):  # plain gradient descent on the log loss: a handful of parameters
+        p = 1 / (1 + np.exp(-x @ w))
+        w -= 0.5 * x.T @ (p - y) / len(y)
+    return w
+
+
+def log_loss(x: np.ndarray, y: np.ndarray, w: np.ndarray) -> float:
+    p = np.clip(1 / (1 + np.exp(-x @ w)), 1e-9, 1 - 1e-9)
+    return float(-(y * np.log(p) + (1 - y) * np.log(1 - p)).mean())
 
 
 def main() -> None:
     embedder = get_embedder("static")
-    rows, labels = [], []
-    for repo in load_repos():
+    repos = load_repos()
+    rows, labels, fold = [], [], []
+    for n, repo in enumerate(repos):
         store, index_id, _ = open_index(repo.name, repo.root, "static", False)
         for q in repo.queries:
             qv = embedder.embed(q.text)
             hits = hybrid_search(store, index_id, q.text, qv, VectorSearchOptions(), top_k=20)
             vectors = store.vectors(index_id, [h.chunk_id for h in hits])
+            coverage = store.term_coverage(index_id, q.text, [h.chunk_id for h in hits])
             for rank, h in enumerate(hits, 1):
                 cos = float(vectors[h.chunk_id] @ qv) if h.chunk_id in vectors else 0.0
                 bm = (h.keyword_score or 0.0) / ((h.keyword_score or 0.0) + BM25_HALF)
-                rows.append((1.0, cos, bm, 1.0 / rank))
+                rows.append((1.0, cos, coverage.get(h.chunk_id, 0.0), bm, 1.0 / rank))
                 path = repo.prefix + h.chunk.file_path
                 labels.append(
                     float(any(path == t or path.endswith("/" + t) or t.endswith("/" + path) for t in q.targets))
                 )
+                fold.append(n < len(repos) // 2)
         store.close()
-    x, y = np.array(rows), np.array(labels)
-    w = np.zeros(x.shape[1])
-    for _ in range(20000):  # plain gradient descent on the log loss: 4 parameters, no library needed
-        p = 1 / (1 + np.exp(-x @ w))
-        w -= 0.5 * x.T @ (p - y) / len(y)
-    p = 1 / (1 + np.exp(-x @ w))
-    print("COEFFICIENTS =", tuple(round(float(v), 3) for v in w), f"(n={len(y)}, positives={int(y.sum())})")
-    print("predicted  observed  count")
+    x_all, y, a = np.array(rows), np.array(labels), np.array(fold)
+    for name, features in SETS.items():
+        x = x_all[:, [0] + [FEATURES[f] for f in features]]
+        ab = log_loss(x[~a], y[~a], fit(x[a], y[a]))
+        ba = log_loss(x[a], y[a], fit(x[~a], y[~a]))
+        w = fit(x, y)
+        print(f"{name:28s} log loss out of fold: A→B {ab:.4f}  B→A {ba:.4f}   all: {log_loss(x, y, w):.4f}")
+        print("   COEFFICIENTS =", tuple(round(float(v), 3) for v in w), f"(n={len(y)}, positives={int(y.sum())})")
+    x = x_all[:, [0] + [FEATURES[f] for f in SETS["cosine+coverage+rank"]]]
+    p = 1 / (1 + np.exp(-x @ fit(x, y)))
+    print("cosine+coverage+rank reliability\npredicted  observed  count")
     for lo in np.arange(0, 1, 0.1):
         m = (p >= lo) & (p < lo + 0.1)
         if m.any():

@@ -34,8 +34,9 @@ TARGET = ChunkingOptions().target_chunk_size
 TUNED = {"alpha_natural": 0.3, "alpha_symbol": 0.3, "alpha_long": 0.15}
 PLAIN = HybridConfig(
     alpha_natural=0.5, alpha_symbol=0.5, alpha_long=0.5, definition_boost=0, path_boost=0, path_penalties=False,
-    file_saturation=0, prose_weight=1.0, named_symbol_boost=0.0,
+    file_saturation=0, prose_weight=1.0, named_symbol_boost=0.0, spelled_name_boost=0.0,
 )  # fmt: skip
+NO_SPELLED = HybridConfig(spelled_name_boost=0.0)
 CONFIGS = {
     "vector": replace(PLAIN, alpha_natural=1.0, alpha_symbol=1.0, alpha_long=1.0),
     "bm25": replace(PLAIN, alpha_natural=0.0, alpha_symbol=0.0, alpha_long=0.0),
@@ -44,11 +45,12 @@ CONFIGS = {
     "+def": replace(PLAIN, **TUNED, definition_boost=2.0),
     "+path": replace(PLAIN, **TUNED, definition_boost=2.0, path_boost=1.0),
     "+pen": replace(PLAIN, **TUNED, definition_boost=2.0, path_boost=1.0, path_penalties=True),
-    "+sat2": replace(HybridConfig(), file_saturation=2, prose_weight=1.0, named_symbol_boost=0.0, abbreviations=False),
-    "+sat1": replace(HybridConfig(), prose_weight=1.0, named_symbol_boost=0.0, abbreviations=False),
-    "+prose": replace(HybridConfig(), named_symbol_boost=0.0, abbreviations=False),
-    "+named": replace(HybridConfig(), abbreviations=False),
-    "default": HybridConfig(),
+    "+sat2": replace(NO_SPELLED, file_saturation=2, prose_weight=1.0, named_symbol_boost=0.0, abbreviations=False),
+    "+sat1": replace(NO_SPELLED, prose_weight=1.0, named_symbol_boost=0.0, abbreviations=False),
+    "+prose": replace(NO_SPELLED, named_symbol_boost=0.0, abbreviations=False),
+    "+named": replace(NO_SPELLED, abbreviations=False),
+    "+abbrev": NO_SPELLED,
+    "default": HybridConfig(),  # + spelled names
     # Sensitivity checks quoted in docs/benchmarks.md.
     "prose1": replace(HybridConfig(), prose_weight=1.0),
     "named.5": replace(HybridConfig(), named_symbol_boost=0.5),
@@ -60,6 +62,11 @@ CONFIGS = {
     "w111": replace(HybridConfig(), bm25_weights=(1.0, 1.0, 1.0)),
     "w431": replace(HybridConfig(), bm25_weights=(4.0, 3.0, 1.0)),
 }
+for _w in (0.25, 0.5, 1.0, 2.0):
+    CONFIGS[f"spelled{_w}"] = replace(HybridConfig(), spelled_name_boost=_w)
+# The fusion weight of the vector ranking, for a model's own fit (--oof picks it out of fold).
+for _a in (0.2, 0.3, 0.4, 0.5, 0.6):
+    CONFIGS[f"alpha{_a}"] = replace(HybridConfig(), alpha_natural=_a, alpha_symbol=_a, alpha_long=_a / 2)
 
 
 def open_index(name: str, root: Path, model: str, reindex: bool) -> tuple[SqliteStore, int, float]:
@@ -130,11 +137,29 @@ def semble(args: argparse.Namespace) -> None:
             f"{repo.name:10s} {repo.language:10s} " + " ".join(f"{n}={table[repo.name][n]:.3f}" for n in configs),
             flush=True,
         )
+    if args.oof:
+        out_of_fold(repos, table, list(configs))
     for name in configs:
         mean = statistics.mean(table[r.name][name] for r in repos)
         worst = min(repos, key=lambda r: table[r.name][name])
         cats = " ".join(f"{c}={statistics.mean(v):.3f}" for c, v in sorted(by_cat[name].items()))
         print(f"MEAN {name:8s} ndcg@10={mean:.4f}  worst {worst.name}={table[worst.name][name]:.3f}  {cats}")
+
+
+def out_of_fold(repos: list, table: dict[str, dict[str, float]], names: list[str]) -> None:  # type: ignore[type-arg]
+    """Folds by repository (A: the first half of repos.json, B: the rest): the config best on one fold,
+    scored on the other, both ways. What a choice among ``names`` is worth on repositories it never saw."""
+    half = len(repos) // 2
+    folds = {"A": repos[:half], "B": repos[half:]}
+
+    def mean(fold: str, name: str) -> float:
+        return statistics.mean(table[r.name][name] for r in folds[fold])
+
+    for name in names:
+        print(f"FOLD {name:10s} A={mean('A', name):.4f} B={mean('B', name):.4f}")
+    for tune, test in (("A", "B"), ("B", "A")):
+        best = max(names, key=lambda n: mean(tune, n))
+        print(f"OOF tuned on {tune}: {best} -> {test}={mean(test, best):.4f}")
 
 
 def commits(args: argparse.Namespace) -> None:
@@ -174,6 +199,7 @@ if __name__ == "__main__":
         "--config", default="vector,bm25,rrf,alpha,+def,+path,+pen,+sat2,+sat1,+prose,default,keyword,rrf-rerank"
     )
     ap.add_argument("--reindex", action="store_true")
+    ap.add_argument("--oof", action="store_true", help="pick among --config out of fold (folds by repository)")
     ap.add_argument("--corpora", default="/tmp/commits-bench")
     ap.add_argument("--target", type=int, default=TARGET, help="chunk target size in tokens")
     ap.add_argument("--prune-share", type=float, help="common-term cut-off of BM25 (store.sqlite.PRUNE_SHARE)")

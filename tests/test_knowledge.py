@@ -617,7 +617,7 @@ def test_expansion_confined_cached_and_falls_back(tmp_path: Path) -> None:
 
 
 def test_relevance_is_bounded_and_monotone() -> None:
-    assert 0 < relevance(0.0, None, 50) < relevance(0.6, 20.0, 1) < 1
+    assert 0 < relevance(0.0, 0.0, 50) < relevance(0.6, 1.0, 1) < 1
     assert monotone([0.9, 0.95, 0.5, 0.7]) == [0.9, 0.9, 0.5, 0.5]
 
 

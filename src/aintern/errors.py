@@ -23,6 +23,10 @@ class NotIndexedError(AinternError):
     """A workspace has no index yet."""
 
 
+class IndexOutdatedError(NotIndexedError):
+    """An index was built with a built-in model that this version replaced; ``aintern index`` rebuilds it."""
+
+
 class ModelMismatchError(AinternError):
     """An index was built with another embedding model than the one asked for."""
 

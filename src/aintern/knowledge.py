@@ -249,8 +249,12 @@ class KnowledgeService:
             cosines = matrix.cosine(query_vector, hit_ids)
         else:
             cosines = {cid: float(v @ query_vector) for cid, v in self.store.vectors(index.id, hit_ids).items()}
+        coverage = self.store.term_coverage(index.id, question, hit_ids)
         scores = monotone(
-            [relevance(cosines.get(h.chunk_id, 0.0), h.keyword_score, rank) for rank, h in enumerate(hits, 1)]
+            [
+                relevance(cosines.get(h.chunk_id, 0.0), coverage.get(h.chunk_id, 0.0), rank)
+                for rank, h in enumerate(hits, 1)
+            ]
         )
         ranked = [Ranked(h.chunk_id, h.chunk, s, s) for h, s in zip(hits, scores)]
         was_reranked = False

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from aintern.answer import LLM, ConversationStore, RagChatService, get_llm
 from aintern.config import CONFIG_FILE, Settings
-from aintern.embed import DEFAULT_MODEL, Embedder, embedder_for_model_id, get_embedder
+from aintern.embed import DEFAULT_MODEL, RETIRED_MODELS, Embedder, embedder_for_model_id, get_embedder
 from aintern.errors import AinternError, NoDatabaseError, NotIndexedError
 from aintern.index import Indexer, IndexingOptions, IndexingResult, ProgressCallback
 from aintern.index.git import head_commit
@@ -106,7 +106,9 @@ class Workspace:
         """The model of the existing index, else the configured one, else the default."""
         if self._embedder is None:
             index = self.index
-            if index is not None and self._model_name is None:
+            if index is not None and self._model_name is None and index.embedding_model in RETIRED_MODELS:
+                self._embedder = get_embedder(RETIRED_MODELS[index.embedding_model])
+            elif index is not None and self._model_name is None:
                 self._embedder = embedder_for_model_id(index.embedding_model)
             else:
                 self._embedder = get_embedder(self._model_name or DEFAULT_MODEL)
@@ -124,7 +126,8 @@ class Workspace:
     ) -> IndexingResult:
         """Index the workspace, incrementally unless ``force``. A forced run may change the model."""
         index = self.index
-        if force and index is not None and index.embedding_model != self.embedder.model_id:
+        replaced = index is not None and index.embedding_model in RETIRED_MODELS
+        if index is not None and (force or replaced) and index.embedding_model != self.embedder.model_id:
             self.store.delete_index(index.id)  # a model change means every vector is recomputed anyway
         scan = self.scan_options()
         if include_secrets is not None:
@@ -139,6 +142,9 @@ class Workspace:
         cancel: threading.Event | None = None,
     ) -> IndexingResult:
         """Re-index just these workspace-relative paths (changed, added or deleted): what the watcher calls."""
+        index = self.index
+        if index is not None and index.embedding_model in RETIRED_MODELS:
+            return self.build_index(progress=progress, cancel=cancel)  # every vector must be recomputed
         scan = self.scan_options()
         indexer = Indexer(self.store, self.embedder, IndexingOptions(scan=scan))
         return indexer.index_files(self.root, paths, progress, cancel)

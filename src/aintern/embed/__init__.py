@@ -66,8 +66,19 @@ def embedding_header(chunk: TextChunk) -> str:
     return f"{kind} {owner}{chunk.symbol_name}"
 
 
+#: Built-in models this version no longer ships, and the model name that replaced each.
+RETIRED_MODELS = {"aintern/minilm-l6-v2-static-256": "static"}
+
+
 def embedder_for_model_id(model_id: str, **options: Any) -> Embedder:
     """The embedder that produced vectors stored under ``model_id`` (e.g. to search an existing index)."""
+    if model_id in RETIRED_MODELS:
+        from aintern.errors import IndexOutdatedError
+
+        raise IndexOutdatedError(
+            f"this index was built with {model_id}, which this version of aintern replaced with a better "
+            f"model ({RETIRED_MODELS[model_id]}); run `aintern index` to rebuild it"
+        )
     if model_id.startswith("openai/"):
         return get_embedder("openai", model=model_id.split("/", 1)[1], **options)
     for name in ("static", "minilm"):

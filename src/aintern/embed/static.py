@@ -10,20 +10,26 @@ import numpy as np
 from aintern.embed.base import EmbeddingProgress, ProgressCallback, normalize
 from aintern.embed.tokenizer import MODELS_DIR, WordPieceTokenizer
 
+#: A static model's own tokenizer, next to its table, if it has one (scripts/train_static.py --words);
+#: else it reads text with MiniLM's WordPiece tokenizer, as the shipped model does.
+TOKENIZER = "static-tokenizer.json"
+
 
 class StaticEmbedder:
-    """all-MiniLM-L6-v2 distilled to one 256-d vector per vocabulary token (see scripts/build_models.py)."""
+    """One 256-d vector per WordPiece token, fit on real code so that a chunk's mean token vector
+    matches all-MiniLM-L6-v2's embedding of it (scripts/train_static.py; docs/benchmarks.md)."""
 
-    model_id = "aintern/minilm-l6-v2-static-256"
+    model_id = "aintern/static-code-256"
     dimension = 256
     #: No attention window: any length embeds. This is the chunk size the chunker aims at.
     max_tokens = 512
 
-    def __init__(self, path: Path = MODELS_DIR / "minilm-static.npz", batch_size: int = 256) -> None:
+    def __init__(self, path: Path = MODELS_DIR / "static-code.npz", batch_size: int = 256) -> None:
         self.path = path
         self.batch_size = batch_size
         self.truncated_count = 0
-        self.tokenizer = WordPieceTokenizer()
+        own = path.with_name(TOKENIZER)
+        self.tokenizer = WordPieceTokenizer(own) if own.exists() else WordPieceTokenizer()
         self._table: np.ndarray | None = None
 
     @property

@@ -40,6 +40,9 @@ class HybridConfig:
     prose_weight: float = 0.5
     #: Added (× the best fused score) to definitions of compound identifiers named in a sentence.
     named_symbol_boost: float = 1.0
+    #: Added (x the best fused score x share of the question's words used) to definitions whose name
+    #: the question spells out in words ("get a user by id" -> GetUserByIdAsync, get_user_by_id).
+    spelled_name_boost: float = 0.5
     #: Chunks of one file beyond this many are decayed, so the top results span several files.
     file_saturation: int = 1
     saturation_decay: float = 0.5
@@ -72,6 +75,9 @@ _TEST_DIR = re.compile(r"(^|/)(tests?|__tests__|spec|specs|testing)/")
 _DEMOTED_DIR = re.compile(r"(^|/)(_?compat|legacy|_?examples?|docs?_src)/")
 
 
+#: A best BM25 score below this came from floored IDFs only (a real term scores well above 0.1).
+FLOOR_ONLY = 1e-3
+
 _PROSE = {ChunkType.MARKDOWN, ChunkType.DOCUMENTATION, ChunkType.PLAIN_TEXT, ChunkType.CONFIG}
 
 
@@ -82,6 +88,38 @@ def named_symbols(question: str) -> set[str]:
     if symbol:
         return {symbol}
     return {w for w in re.findall(r"[A-Za-z_]\w*", question) if identifier_parts(w)}
+
+
+_ARTICLES = {"a", "an", "the"}
+
+
+def spelled_names(store: SqliteStore, index_id: int, question: str) -> dict[str, float]:
+    """Defined names that runs of the question's words spell, in any case style, with the share of the
+    question's content words each run uses: "how do I get a user by id" finds GetUserByIdAsync (0.75
+    of get/user/by/id, less the stop word), get_user_by_id. Runs of 2–4 words; articles are skipped,
+    and a run neither starts nor ends with a stop word."""
+    words = [w.lower() for w in re.findall(r"[A-Za-z]+", question) if w.lower() not in _ARTICLES]
+    content = [w for w in words if w not in STOP_WORDS]
+    if len(content) < 2:
+        return {}
+    forms: dict[str, float] = {}
+    for n in (2, 3, 4):
+        for i in range(len(words) - n + 1):
+            run = words[i : i + n]
+            if run[0] in STOP_WORDS or run[-1] in STOP_WORDS:
+                continue
+            share = sum(w not in STOP_WORDS for w in run) / len(content)
+            pascal = "".join(w.capitalize() for w in run)
+            for form in (pascal, pascal[0].lower() + pascal[1:], "_".join(run)):
+                forms[form] = max(forms.get(form, 0.0), share)
+    found: dict[str, float] = {}
+    for prefix, names in store.names_starting(index_id, list(forms)).items():
+        for name in names:
+            rest = name[len(prefix) :]
+            # The run is the whole name or a word-aligned start of it (GetUserById|Async, get_user|_or_404).
+            if not rest or rest[0].isupper() or rest[0] in "_0123456789":
+                found[name] = max(found.get(name, 0.0), forms[prefix])
+    return found
 
 
 def symbol_query(question: str) -> str | None:
@@ -202,6 +240,10 @@ def hybrid_search(
             else store.bm25(index_id, keyword_query, cfg.candidates + 1, options, cfg.bm25_weights)
         )
         kw = _cut(kw, cfg.candidates)
+        if kw and kw[0][1] < FLOOR_ONLY:
+            # Every matched term is in over half the chunks (always so in a 2-chunk index): BM25 floors
+            # their IDF, and what is left of its order is length noise. The matches stay candidates, tied.
+            kw = [(cid, 0.0) for cid, _ in kw]
     fused: dict[int, float] = {}
     # Equal scores share a rank, so the order in which an index happened to store equal chunks (their
     # ids, i.e. its history) cannot change the ranking.
@@ -224,6 +266,12 @@ def hybrid_search(
         for cid in store.chunks_defining(index_id, name, options, limit=limit):
             definitions.setdefault(cid, name)
             fused.setdefault(cid, 0.0)
+    spelled: dict[int, float] = {}
+    if cfg.spelled_name_boost and not symbol:
+        for name, share in spelled_names(store, index_id, question).items():
+            for cid in store.chunks_defining(index_id, name, options, limit=5):
+                spelled[cid] = max(spelled.get(cid, 0.0), share)
+                fused.setdefault(cid, 0.0)
     chunks = store.get_chunks(list(fused))
     vscore, kscore = dict(vec), dict(kw)
     vrank = {cid: r + 1 for r, cid in _tied_ranks(vec)}
@@ -238,6 +286,8 @@ def hybrid_search(
             stem = chunk.file_path.rsplit("/", 1)[-1].rsplit(".", 1)[0].lower().replace("_", "")
             tier = 1.5 if symbol and stem == definitions[cid].lower().replace("_", "") else 1.0
             score += best * weight * tier
+        if cid in spelled:
+            score += best * cfg.spelled_name_boost * spelled[cid]
         if not symbol and cfg.path_boost and keywords:
             share = _matched(keywords, _path_words(chunk.file_path), cfg.abbreviations) / len(keywords)
             if share >= 0.1:

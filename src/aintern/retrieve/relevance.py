@@ -1,9 +1,11 @@
 """Relevance: a calibrated 0–1 estimate that a hit is what the question is after.
 
-A logistic model over three signals the hybrid search already has: the cosine similarity of
-question and chunk, the BM25 score squashed to 0–1, and the reciprocal of the hit's rank.
-Fitted by ``bench/calibrate.py`` on the semble dev set (label: the chunk's file is a target);
-docs/benchmarks.md has the reliability table. Scores never increase down the ranking, so a
+A logistic model over three signals: the cosine similarity of question and chunk, the share of
+the question's terms the chunk holds (``SqliteStore.term_coverage``), and the reciprocal of the
+hit's rank. None of them depends on the size of the index, so 0.5 means the same in a workspace of
+2 files and of 20,000 (BM25 does not: its IDF is floored to nothing in a tiny index). Fitted by
+``bench/calibrate.py`` on the semble dev set (label: the chunk's file is a target), chosen over
+BM25 by log loss out of fold; docs/benchmarks.md has the table. Scores never increase down the ranking, so a
 threshold such as the seed's MinRelevance 0.5 cuts the list rather than punching holes in it.
 """
 
@@ -11,15 +13,13 @@ from __future__ import annotations
 
 import math
 
-#: Fitted by bench/calibrate.py (see docs/benchmarks.md): intercept, cosine, bm25 / (bm25 + 5), 1 / rank.
-COEFFICIENTS = (-4.438, 1.153, 3.057, 2.999)
-BM25_HALF = 5.0
+#: Fitted by bench/calibrate.py (see docs/benchmarks.md): intercept, cosine, term coverage, 1 / rank.
+COEFFICIENTS = (-4.192, 1.683, 1.84, 2.953)
 
 
-def relevance(cosine: float, bm25: float | None, rank: int) -> float:
-    b0, b_cos, b_bm25, b_rank = COEFFICIENTS
-    bm = (bm25 or 0.0) / ((bm25 or 0.0) + BM25_HALF)
-    z = b0 + b_cos * cosine + b_bm25 * bm + b_rank / max(rank, 1)
+def relevance(cosine: float, coverage: float, rank: int) -> float:
+    b0, b_cos, b_cov, b_rank = COEFFICIENTS
+    z = b0 + b_cos * cosine + b_cov * coverage + b_rank / max(rank, 1)
     return 1.0 / (1.0 + math.exp(-z))
 
 

@@ -251,7 +251,18 @@ def _read_spec(path: Path) -> Spec:
         lines = read_regular_file(path, 1 << 20).decode("utf-8", errors="replace").splitlines()
     except (OSError, FileReadError):
         lines = []
-    return pathspec.GitIgnoreSpec.from_lines(lines)
+    try:
+        return pathspec.GitIgnoreSpec.from_lines(lines)
+    except ValueError:  # e.g. a lone "!": git skips a pattern it cannot read, and so do we
+        return pathspec.GitIgnoreSpec.from_lines([line for line in lines if _valid_pattern(line)])
+
+
+def _valid_pattern(line: str) -> bool:
+    try:
+        pathspec.GitIgnoreSpec.from_lines([line])
+    except ValueError:
+        return False
+    return True
 
 
 class FileReadError(Exception):

@@ -508,6 +508,23 @@ class SqliteStore:
         ).fetchall()
         return [(int(cid), -float(rank)) for cid, rank in rows]
 
+    def term_coverage(self, index_id: int, query: str, chunk_ids: list[int]) -> dict[int, float]:
+        """Share of the query's search terms each chunk holds (in any column): a keyword signal that,
+        unlike BM25's IDF, means the same in an index of 2 chunks and of 200,000."""
+        terms = [t for t in query_terms(query) if t not in REQUEST_WORDS]
+        ids = list(dict.fromkeys(chunk_ids))
+        if not terms or not ids:
+            return {}
+        counts = dict.fromkeys(ids, 0)
+        table = f"fts_{int(index_id)}"
+        marks = ",".join("?" * len(ids))
+        for term in terms:
+            match = fts_match_terms([term])
+            sql = f"SELECT rowid FROM {table} WHERE {table} MATCH ? AND rowid IN ({marks})"
+            for (cid,) in self.conn.execute(sql, [match, *ids]):
+                counts[cid] += 1
+        return {cid: n / len(terms) for cid, n in counts.items()}
+
     def _informative(self, index_id: int, terms: list[str]) -> list[str]:
         """``terms`` without the very common ones, by FTS5's document frequencies (see informative_terms)."""
         row = self.conn.execute("SELECT chunk_count FROM indexes WHERE id = ?", (index_id,)).fetchone()
@@ -589,6 +606,18 @@ class SqliteStore:
             [symbol, index_id, symbol, *args, limit],
         ).fetchall()
         return [int(r[0]) for r in rows]
+
+    def names_starting(self, index_id: int, prefixes: list[str], limit: int = 20) -> dict[str, list[str]]:
+        """Defined names that start with each prefix (case as given), by the name index: a range scan each."""
+        out: dict[str, list[str]] = {}
+        for prefix in prefixes:
+            rows = self.conn.execute(
+                "SELECT DISTINCT name FROM chunk_symbols WHERE index_id = ? AND name >= ? AND name < ? LIMIT ?",
+                (index_id, prefix, prefix + "\U0010ffff", limit),
+            ).fetchall()
+            if rows:
+                out[prefix] = [r[0] for r in rows]
+        return out
 
     def search(
         self, index_id: int, query_vector: np.ndarray, options: VectorSearchOptions | None = None
@@ -683,6 +712,10 @@ class SqliteStore:
             by_chunk_type=by_type, last_indexed=last, index_size_bytes=size, embedding_model=index.embedding_model,
             embedding_dimension=index.embedding_dimension, git_commit=index.git_commit,
         )  # fmt: skip
+
+
+#: How a question asks, not what it asks about: no chunk is expected to hold them.
+REQUEST_WORDS = frozenset(["tell", "me", "about", "explain", "describe", "please", "us", "we", "our", "my", "know"])
 
 
 def informative_terms(terms: list[str], doc_frequency: dict[str, int], total: int) -> list[str]:

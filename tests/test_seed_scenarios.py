@@ -1,0 +1,131 @@
+"""The seed's own integration scenarios (v0.7.4, KnowledgeServiceIntegrationTests), with its defaults,
+in a 2-file workspace and again with the same two files among 2,000 others: relevance must mean the
+same thing at both ends (BM25's IDF does not: in a 2-chunk index every term's IDF is floored)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from aintern.assemble.context import ContextBuildOptions, ContextFormat
+from aintern.index import Indexer
+from aintern.knowledge import KnowledgeQueryOptions, KnowledgeService
+from aintern.retrieve.hybrid import spelled_names
+from aintern.store import SqliteStore
+
+USER_SERVICE = """
+namespace TestApp;
+
+public class UserService
+{
+    private readonly IUserRepository _repository;
+
+    public UserService(IUserRepository repository)
+    {
+        _repository = repository;
+    }
+
+    public async Task<User> GetUserByIdAsync(int id)
+    {
+        return await _repository.FindByIdAsync(id);
+    }
+
+    public async Task<User> CreateUserAsync(string name, string email)
+    {
+        var user = new User { Name = name, Email = email };
+        return await _repository.SaveAsync(user);
+    }
+}
+"""
+
+USER = """
+namespace TestApp;
+
+public class User
+{
+    public int Id { get; set; }
+    public string Name { get; set; }
+    public string Email { get; set; }
+}
+"""
+
+#: Distractors for the large end: C# services over other entities, with the same shapes and words.
+ENTITIES = ["Order", "Invoice", "Product", "Shipment", "Payment", "Review", "Coupon", "Warehouse", "Supplier", "Ticket"]
+VERBS = ["Archive", "Export", "Validate", "Merge", "Schedule", "Notify", "Price", "Audit", "Sync", "Rank"]
+
+
+def distractor(n: int) -> str:
+    entity, verb = ENTITIES[n % len(ENTITIES)], VERBS[(n // len(ENTITIES)) % len(VERBS)]
+    return f"""namespace Shop.Module{n};
+
+public class {entity}{verb}er{n}
+{{
+    private readonly I{entity}Store _store;
+
+    public async Task<{entity}> {verb}{entity}Async(int {entity.lower()}Number, string reason)
+    {{
+        var item = await _store.Load{entity}Async({entity.lower()}Number);
+        item.Status = "{verb.lower()}d: " + reason;
+        return await _store.Save{entity}Async(item);
+    }}
+}}
+"""
+
+
+def build(root: Path, distractors: int) -> Path:
+    root.mkdir()
+    (root / "UserService.cs").write_text(USER_SERVICE)
+    (root / "User.cs").write_text(USER)
+    for n in range(distractors):
+        folder = root / f"module{n // 100}"
+        folder.mkdir(exist_ok=True)
+        (folder / f"Service{n}.cs").write_text(distractor(n))
+    return root.resolve()
+
+
+@pytest.fixture(scope="module", params=[0, 2000], ids=["2 files", "2002 files"])
+def seed_workspace(request, static, tmp_path_factory):  # type: ignore[no-untyped-def]
+    root = build(tmp_path_factory.mktemp("seed") / "ws", request.param)
+    store = SqliteStore(root.parent / "seed.db")
+    result = Indexer(store, static).index(root)
+    assert result.files_indexed == request.param + 2
+    yield root, KnowledgeService(store)
+    store.close()
+
+
+def test_get_user_by_id_finds_the_service_above_the_seed_threshold(seed_workspace) -> None:  # type: ignore[no-untyped-def]
+    root, service = seed_workspace
+    result = service.query(
+        "How do I get a user by ID?", KnowledgeQueryOptions(workspace_path=str(root), max_results=5, min_relevance=0.5)
+    )
+    assert result.has_results, "nothing reached the seed's MinRelevance 0.5"
+    assert result.chunks[0].file_path == "UserService.cs", [(c.file_path, c.relevance) for c in result.chunks]
+    assert result.chunks[0].relevance >= 0.5
+
+
+def test_build_context_for_user_management_is_not_empty(seed_workspace) -> None:  # type: ignore[no-untyped-def]
+    root, service = seed_workspace
+    built = service.build_context(
+        "Tell me about User management", str(root), ContextBuildOptions(max_tokens=500, format=ContextFormat.MARKDOWN)
+    )
+    assert built.context.strip(), "empty context"
+    assert len(built.context) < 2500
+    assert "UserService.cs" in built.context or "User.cs" in built.context
+
+
+def test_nonsense_stays_below_the_threshold(seed_workspace) -> None:  # type: ignore[no-untyped-def]
+    root, service = seed_workspace
+    result = service.query("zzqx blorf wibble", KnowledgeQueryOptions(workspace_path=str(root)))
+    assert not result.has_results, [(c.file_path, c.relevance) for c in result.chunks]
+
+
+def test_words_that_spell_a_definition_name_find_it(seed_workspace) -> None:  # type: ignore[no-untyped-def]
+    root, service = seed_workspace
+    store = service.store
+    index = store.get_index_for_workspace(root)
+    found = spelled_names(store, index.id, "How do I get a user by ID?")
+    assert found.get("GetUserByIdAsync") == 1.0  # get, user, id: every content word of the question
+    assert spelled_names(store, index.id, "how to create a user")["CreateUserAsync"] == 1.0
+    assert "UserService" not in spelled_names(store, index.id, "the user serviced")  # not word-aligned
+    assert spelled_names(store, index.id, "how does it work") == {}
