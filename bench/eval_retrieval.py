@@ -69,9 +69,17 @@ for _a in (0.2, 0.3, 0.4, 0.5, 0.6):
     CONFIGS[f"alpha{_a}"] = replace(HybridConfig(), alpha_natural=_a, alpha_symbol=_a, alpha_long=_a / 2)
 
 
+#: --table: a static token table to use instead of the installed one (an A/B of tables in the full ranking).
+TABLE: Path | None = None
+
+
+def embedder_for(model: str):  # type: ignore[no-untyped-def]
+    return get_embedder(model, path=TABLE) if TABLE is not None and model == "static" else get_embedder(model)
+
+
 def open_index(name: str, root: Path, model: str, reindex: bool) -> tuple[SqliteStore, int, float]:
     CACHE.mkdir(exist_ok=True)
-    tag = f"{name}-{model}-{TARGET}"
+    tag = f"{name}-{model}-{TARGET}" + (f"-{TABLE.parent.name}-{TABLE.stem}" if TABLE and model == "static" else "")
     db = CACHE / f"{tag}.db"
     if reindex:
         for p in CACHE.glob(f"{tag}.db*"):
@@ -81,7 +89,7 @@ def open_index(name: str, root: Path, model: str, reindex: bool) -> tuple[Sqlite
     chunking = ChunkingOptions(
         target_chunk_size=TARGET, chunk_overlap=min(64, TARGET // 4), min_chunk_size=min(50, TARGET)
     )
-    result = Indexer(store, get_embedder(model), IndexingOptions(chunking=chunking)).index(root)
+    result = Indexer(store, embedder_for(model), IndexingOptions(chunking=chunking)).index(root)
     return store, result.index_id, time.perf_counter() - t0
 
 
@@ -117,7 +125,7 @@ def rank(store: SqliteStore, index_id: int, embedder, question: str, cfg: Hybrid
 
 def semble(args: argparse.Namespace) -> None:
     repos = load_repos([n for n in args.repos.split(",") if n] or None)
-    embedder = get_embedder(args.model)
+    embedder = embedder_for(args.model)
     configs: dict[str, HybridConfig | str] = {n: n if n in SERVICE else CONFIGS[n] for n in args.config.split(",")}
     table: dict[str, dict[str, float]] = defaultdict(dict)
     by_cat: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
@@ -164,14 +172,20 @@ def out_of_fold(repos: list, table: dict[str, dict[str, float]], names: list[str
 
 def commits(args: argparse.Namespace) -> None:
     corpora = Path(args.corpora)
-    embedder = get_embedder(args.model)
+    embedder = embedder_for(args.model)
     configs: dict[str, HybridConfig | str] = {
         n: n if n in SERVICE or n in FILES else CONFIGS[n] for n in args.config.split(",")
     }
+    sets = (
+        [Path(p) for p in args.sets.split(",")]
+        if args.sets
+        else [SHARED / "bench" / "commits" / f"{r}.json" for r in ("flask", "click")]
+    )
     for name, cfg in configs.items():
         all_r5 = []
-        for repo in ("flask", "click"):
-            data = json.loads((SHARED / "bench" / "commits" / f"{repo}.json").read_text())
+        for path in sets:
+            repo = path.stem
+            data = json.loads(path.read_text())
             store, index_id, _ = open_index(f"commits-{repo}", corpora / repo, args.model, args.reindex)
             r1, r5, r10, mrr = [], [], [], []
             for q in data["queries"]:
@@ -187,7 +201,7 @@ def commits(args: argparse.Namespace) -> None:
             print(
                 f"{name:8s} {repo:6s} R@1={statistics.mean(r1):.3f} R@5={statistics.mean(r5):.3f} R@10={statistics.mean(r10):.3f} MRR={statistics.mean(mrr):.3f}"
             )
-        print(f"{name:8s} both   R@5={statistics.mean(all_r5):.3f}")
+        print(f"{name:8s} all    R@5={statistics.mean(all_r5):.3f}")
 
 
 if __name__ == "__main__":
@@ -200,7 +214,9 @@ if __name__ == "__main__":
     )
     ap.add_argument("--reindex", action="store_true")
     ap.add_argument("--oof", action="store_true", help="pick among --config out of fold (folds by repository)")
-    ap.add_argument("--corpora", default="/tmp/commits-bench")
+    ap.add_argument("--corpora", default="/tmp/commits-bench", help="commit sets: the folder holding each set's tree")
+    ap.add_argument("--sets", default="", help="commit sets: query files (default: the shared flask and click)")
+    ap.add_argument("--table", type=Path, help="a static token table instead of the installed one")
     ap.add_argument("--target", type=int, default=TARGET, help="chunk target size in tokens")
     ap.add_argument("--prune-share", type=float, help="common-term cut-off of BM25 (store.sqlite.PRUNE_SHARE)")
     ap.add_argument("--prune-above", type=int, help="apply it from this many chunks (PRUNE_ABOVE_CHUNKS; 0: always)")
@@ -210,4 +226,5 @@ if __name__ == "__main__":
     if a.prune_above is not None:
         sqlite_backend.PRUNE_ABOVE_CHUNKS = a.prune_above
     TARGET = a.target
+    TABLE = a.table
     semble(a) if a.bench == "semble" else commits(a)
