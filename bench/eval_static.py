@@ -1,6 +1,6 @@
 """Vector-only NDCG@10 of static token tables on the semble dev set, without re-indexing.
 
-    python bench/eval_static.py [TABLE.npz ...]    # default: the shipped static-code.npz
+    python bench/eval_static.py [TABLE.npy|.npz ...]    # default: the shipped static-code.npy
 
 Takes the chunks of the indexes bench/eval_retrieval.py built (/tmp/aintern-bench), embeds their
 embedding texts with each table and ranks by cosine: the "vector" row of the ablation ladder, for a
@@ -25,7 +25,7 @@ from aintern.store import SqliteStore
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("tables", nargs="*", type=Path, default=[MODELS_DIR / "static-code.npz"])
+    ap.add_argument("tables", nargs="*", type=Path, default=[MODELS_DIR / "static-code.npy"])
     args = ap.parse_args()
     embedders = [StaticEmbedder(path=p) for p in args.tables]
     repos = load_repos()

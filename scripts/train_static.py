@@ -17,7 +17,7 @@ the benchmark. Stages are cached in ``--work`` (chunk texts, teacher vectors), s
     python scripts/build_models.py WHEEL   # the distilled table: /tmp/aintern-models/minilm-distilled.npz
     # the corpus, scripts/static_corpus.txt (batch 1): each tree a `git archive` of the commit listed
     python scripts/train_static.py --work /tmp/train/work /tmp/train/src/*   # chunks, MiniLM, fit
-    python scripts/train_static.py --work /tmp/train/work --install          # writes static-code.npz
+    python scripts/train_static.py --work /tmp/train/work --install          # writes static-code.npy
 
 A second batch (``--no-fit`` with its own ``--work``, then ``--also`` it) was tried and not kept; so were
 a code vocabulary (``--words``) and comment lines as extra texts (``--phrases``): docs/benchmarks.md.
@@ -274,8 +274,8 @@ def main() -> None:
     ap.add_argument("roots", nargs="*", type=Path, help="source trees (first run only; cached in --work)")
     ap.add_argument("--work", type=Path, required=True)
     ap.add_argument("--init", type=Path, default=DISTILLED, help="the distilled table (scripts/build_models.py)")
-    ap.add_argument("--out", type=Path, help="write the table here (default: work/static.npz)")
-    ap.add_argument("--install", action="store_true", help=f"write {MODELS_DIR / 'static-code.npz'}")
+    ap.add_argument("--out", type=Path, help="write the table here (default: work/static.npy)")
+    ap.add_argument("--install", action="store_true", help=f"write {MODELS_DIR / 'static-code.npy'}")
     ap.add_argument("--also", type=Path, action="append", default=[], help="another batch's --work, fit too")
     ap.add_argument("--no-fit", action="store_true", help="only collect and teach this batch")
     ap.add_argument("--phrases", action="store_true", help="also fit comment lines and names as words")
@@ -297,7 +297,7 @@ def main() -> None:
     t0 = time.perf_counter()
     with np.load(args.init) as data:
         distilled = data["embeddings"].astype(np.float32)
-    out = MODELS_DIR / "static-code.npz" if args.install else (args.out or args.work / "static.npz")
+    out = MODELS_DIR / "static-code.npy" if args.install else (args.out or args.work / "static.npy")
     tokenizer = out.with_name(TOKENIZER)
     if args.words:  # measured in docs/benchmarks.md: it did not help, so the default keeps MiniLM's vocabulary
         code_tokenizer(texts, tokenizer, args.words)
@@ -307,7 +307,7 @@ def main() -> None:
     table, report = fit(texts, teacher, distilled, tokenizer)
     report["fit_seconds"] = round(time.perf_counter() - t0, 1)
     report["words_added"] = len(table) - len(distilled)
-    np.savez_compressed(out, embeddings=table.astype(np.float16))
+    np.save(out, table.astype(np.float16))  # uncompressed: StaticEmbedder memory-maps it
     if args.install:
         write_manifest()
     (args.work / "report.json").write_text(json.dumps(report, indent=2))

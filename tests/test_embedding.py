@@ -107,11 +107,21 @@ def test_loads_offline_in_a_fresh_process(tmp_path: Path) -> None:
 
 
 def test_unload_and_reload(static) -> None:
-    v = static.embed("reload me")
+    v = static.embed_batch(["reload me"])[0]
     static.unload()
     assert not static.is_loaded
-    np.testing.assert_array_equal(static.embed("reload me"), v)
+    np.testing.assert_array_equal(static.embed_batch(["reload me"]), [v])
     assert static.is_loaded
+
+
+def test_one_query_reads_only_its_rows_from_the_mapped_table() -> None:
+    """A search process embeds its question from the memory-mapped file, without converting the table."""
+    fresh = get_embedder("static")
+    query = fresh.embed(TEXTS[0])
+    assert not fresh.is_loaded  # the whole table was never read into memory
+    fresh.load()
+    np.testing.assert_allclose(query, fresh.embed_batch([TEXTS[0]])[0], atol=1e-6)
+    assert np.all(fresh.embed("") == 0)
 
 
 def test_unknown_model_name() -> None:

@@ -24,29 +24,48 @@ class StaticEmbedder:
     #: No attention window: any length embeds. This is the chunk size the chunker aims at.
     max_tokens = 512
 
-    def __init__(self, path: Path = MODELS_DIR / "static-code.npz", batch_size: int = 256) -> None:
+    def __init__(self, path: Path = MODELS_DIR / "static-code.npy", batch_size: int = 256) -> None:
         self.path = path
         self.batch_size = batch_size
         self.truncated_count = 0
         own = path.with_name(TOKENIZER)
         self.tokenizer = WordPieceTokenizer(own) if own.exists() else WordPieceTokenizer()
         self._table: np.ndarray | None = None
+        self._stored: np.ndarray | None = None
 
     @property
     def is_loaded(self) -> bool:
         return self._table is not None
 
     def load(self) -> None:
+        """The whole table as float32, for embedding many texts (float16 arithmetic is 3x slower)."""
         if self._table is None:
-            with np.load(self.path) as data:
-                self._table = data["embeddings"].astype(np.float32)
+            self._table = self._rows().astype(np.float32)
+
+    def _rows(self) -> np.ndarray:
+        """The table as stored: a ``.npy`` file is memory-mapped, so one query reads only its tokens' rows
+        (a search process starts ~100 ms sooner than when it decompressed the whole table)."""
+        if self._stored is None:
+            if self.path.suffix == ".npy":
+                self._stored = np.load(self.path, mmap_mode="r")
+            else:
+                with np.load(self.path) as data:
+                    self._stored = data["embeddings"]
+        return self._stored
 
     def unload(self) -> None:
-        self._table = None
+        self._table = self._stored = None
 
     def embed(self, text: str) -> np.ndarray:
-        out: np.ndarray = self.embed_batch([text])[0]
-        return out
+        if self._table is not None:
+            out: np.ndarray = self.embed_batch([text])[0]
+            return out
+        ids = np.asarray(self.tokenizer.ids([text])[0], dtype=np.int64)
+        vector = np.zeros((1, self.dimension), dtype=np.float32)
+        if len(ids):
+            vector[0] = self._rows()[ids].mean(axis=0, dtype=np.float32)
+        result: np.ndarray = normalize(vector)[0]
+        return result
 
     def embed_token_ids(self, token_ids: Sequence[np.ndarray]) -> np.ndarray:
         """Vectors for texts already tokenised with ``self.tokenizer`` (the indexer's fast path)."""
