@@ -641,3 +641,17 @@ def test_files_fill_the_list_below_the_threshold_marked(tmp_path: Path) -> None:
     assert all(f.below_threshold == (f.relevance < 0.9) for f in filled)
     assert [f.relevance for f in filled] == sorted((f.relevance for f in filled), reverse=True)
     ws.close()
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["How does the indexer handle a file deleted mid-scan?", "return self value", "KeywordMatrix postings", "zzqx"],
+)
+def test_term_coverage_from_statistics_matches_fts5(source_index, question: str) -> None:  # type: ignore[no-untyped-def]
+    store, index_id = source_index
+    ids = [r[0] for r in store.conn.execute("SELECT id FROM chunks WHERE index_id = ? LIMIT 60", (index_id,))]
+    from_stats = store.term_coverage(index_id, question, ids)
+    assert from_stats == store.term_coverage(index_id, question, ids, use_stats=False)
+    assert set(from_stats) == set(ids) and all(0 <= v <= 1 for v in from_stats.values())
+    if question != "zzqx":
+        assert max(from_stats.values()) > 0
