@@ -95,9 +95,9 @@ _ARTICLES = {"a", "an", "the"}
 
 def spelled_names(store: SqliteStore, index_id: int, question: str) -> dict[str, float]:
     """Defined names that runs of the question's words spell, in any case style, with the share of the
-    question's content words each run uses: "how do I get a user by id" finds GetUserByIdAsync (0.75
-    of get/user/by/id, less the stop word), get_user_by_id. Runs of 2–4 words; articles are skipped,
-    and a run neither starts nor ends with a stop word."""
+    question's content words each run uses: "how do I get a user by id" finds GetUserByIdAsync and
+    get_user_by_id, share 1.0 (get, user and id are all its content words; "by" is a stop word).
+    Runs of 2–4 words; articles are skipped, and a run neither starts nor ends with a stop word."""
     words = [w.lower() for w in re.findall(r"[A-Za-z]+", question) if w.lower() not in _ARTICLES]
     content = [w for w in words if w not in STOP_WORDS]
     if len(content) < 2:
