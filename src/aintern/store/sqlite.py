@@ -518,7 +518,7 @@ class SqliteStore:
         where FTS5 walks the whole doclist of a common term ("return": 60 ms at 20k chunks). Small
         indexes, and ``use_stats=False``, ask FTS5 one term at a time; both give the same answer.
         """
-        terms = [t for t in query_terms(query) if t not in REQUEST_WORDS]
+        terms = query_terms(query)
         ids = list(dict.fromkeys(chunk_ids))
         if not terms or not ids:
             return {}
@@ -731,10 +731,6 @@ class SqliteStore:
             by_chunk_type=by_type, last_indexed=last, index_size_bytes=size, embedding_model=index.embedding_model,
             embedding_dimension=index.embedding_dimension, git_commit=index.git_commit,
         )  # fmt: skip
-
-
-#: How a question asks, not what it asks about: no chunk is expected to hold them.
-REQUEST_WORDS = frozenset(["tell", "me", "about", "explain", "describe", "please", "us", "we", "our", "my", "know"])
 
 
 def informative_terms(terms: list[str], doc_frequency: dict[str, int], total: int) -> list[str]:

@@ -57,6 +57,17 @@ STOP_WORDS = frozenset(
         "with",
         "you",
         "your",
+        # How a question asks, not what it asks about ("tell me about ..."): no chunk holds these.
+        "me",
+        "about",
+        "we",
+        "our",
+        "us",
+        "my",
+        "tell",
+        "explain",
+        "describe",
+        "please",
     ]
 )
 
