@@ -1,0 +1,65 @@
+"""`aintern search` end to end: process start to exit, one process per query (issue 14's bar).
+
+    python bench/cli_latency.py /tmp/django/django-5.2.8/django [--runs 20]
+
+Indexes DIR once into a temporary database (not timed), warms the OS cache with one search, then
+times ``aintern search QUESTION --json -k 10`` for ``--runs`` questions in turn and prints p50/p95,
+with the slowest imports of ``import aintern.cli`` (``python -X importtime``) to say where the time goes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+QUESTIONS = [
+    "Where is the database connection handled?",
+    "how are migrations applied",
+    "QuerySet",
+    "password hashing",
+    "template rendering context",
+    "url routing and reverse",
+    "session middleware",
+    "form validation errors",
+]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("root", type=Path)
+    ap.add_argument("--runs", type=int, default=20)
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        env = {**os.environ, "AINTERN_DB": str(Path(tmp) / "cli.db")}
+        aintern = [sys.executable, "-m", "aintern"]
+        subprocess.run([*aintern, "index", str(args.root)], env=env, check=True, capture_output=True)
+        search = [*aintern, "search", "-w", str(args.root), "--json", "-k", "10"]
+        subprocess.run([*search, QUESTIONS[0]], env=env, check=True, capture_output=True)
+        times = []
+        for n in range(args.runs):
+            t0 = time.perf_counter()
+            subprocess.run([*search, QUESTIONS[n % len(QUESTIONS)]], env=env, check=True, capture_output=True)
+            times.append((time.perf_counter() - t0) * 1000)
+    times.sort()
+    p95 = times[min(len(times) - 1, int(0.95 * len(times)))]
+    print(f"aintern search, {args.runs} runs: p50 {statistics.median(times):.0f} ms, p95 {p95:.0f} ms")
+    out = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c", "import aintern.cli"], capture_output=True, text=True, check=True
+    )
+    rows = []
+    for line in out.stderr.splitlines()[1:]:
+        _, cumulative, name = (part.strip() for part in line.split("|"))
+        rows.append((int(cumulative), name))
+    print("import aintern.cli, slowest (cumulative µs, nested):")
+    for cumulative, name in sorted(rows, reverse=True)[:12]:
+        print(f"  {cumulative / 1000:7.1f} ms  {name}")
+
+
+if __name__ == "__main__":
+    main()
