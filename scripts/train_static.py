@@ -189,10 +189,7 @@ def bag_of_tokens(texts: list[str], vocab: int, tokenizer_path: Path) -> sparse.
     return a
 
 
-ITERATIONS = 60
-
-
-def solve(a: sparse.csr_matrix, y: np.ndarray, t0: np.ndarray, lam: float) -> np.ndarray:
+def solve(a: sparse.csr_matrix, y: np.ndarray, t0: np.ndarray, lam: float, iterations: int) -> np.ndarray:
     """Ridge towards t0 by conjugate gradients on (A'A + lam I) T = A'Y + lam T0, all columns at once."""
     at = a.T.tocsr()
 
@@ -203,7 +200,7 @@ def solve(a: sparse.csr_matrix, y: np.ndarray, t0: np.ndarray, lam: float) -> np
     r = (np.asarray(at @ y) + lam * t0) - op(x)
     p = r.copy()
     rs = (r * r).sum(axis=0)
-    for _ in range(ITERATIONS):
+    for _ in range(iterations):
         ap = op(p)
         alpha = rs / np.maximum((p * ap).sum(axis=0), 1e-30)
         x += alpha * p
@@ -234,7 +231,7 @@ def extend(distilled: np.ndarray, tokenizer_path: Path) -> np.ndarray:
 
 
 def fit(
-    texts: list[str], teacher: np.ndarray, distilled: np.ndarray, tokenizer_path: Path, seed: int = 0
+    texts: list[str], teacher: np.ndarray, distilled: np.ndarray, tokenizer_path: Path, iterations: int, seed: int = 0
 ) -> tuple[np.ndarray, dict[str, object]]:
     distilled = extend(distilled, tokenizer_path)
     vocab = distilled.shape[0]
@@ -257,7 +254,7 @@ def fit(
     }
     best = None
     for lam in LAMBDAS:
-        table = solve(a_fit, y_fit, t0, lam)
+        table = solve(a_fit, y_fit, t0, lam, iterations)
         score = agreement(a_held, y_held, table)
         report[f"agreement_lam_{lam}"] = score
         print(f"lam={lam}: held-out agreement {score:.4f}", flush=True)
@@ -266,7 +263,7 @@ def fit(
     assert best is not None
     report["lambda"] = best[1]
     # Refit on everything with the chosen lambda.
-    return solve(a, y, t0, best[1]), report
+    return solve(a, y, t0, best[1], iterations), report
 
 
 def main() -> None:
@@ -282,8 +279,6 @@ def main() -> None:
     ap.add_argument("--iterations", type=int, default=60, help="conjugate-gradient steps per fit")
     ap.add_argument("--words", type=int, default=0, help="code words to add to the vocabulary (0: MiniLM's own)")
     args = ap.parse_args()
-    global ITERATIONS
-    ITERATIONS = args.iterations
     texts = collect(args.roots, args.work)
     teacher = teach(texts, args.work)
     for other in args.also:  # batches collected and taught earlier (each by a run with its own --work)
@@ -304,7 +299,7 @@ def main() -> None:
     else:
         tokenizer.unlink(missing_ok=True)
         tokenizer = MODELS_DIR / "tokenizer.json"
-    table, report = fit(texts, teacher, distilled, tokenizer)
+    table, report = fit(texts, teacher, distilled, tokenizer, args.iterations)
     report["fit_seconds"] = round(time.perf_counter() - t0, 1)
     report["words_added"] = len(table) - len(distilled)
     np.save(out, table.astype(np.float16))  # uncompressed: StaticEmbedder memory-maps it
