@@ -1,6 +1,7 @@
 """Fit the relevance model (aintern.retrieve.relevance) on the semble dev set and print its reliability.
 
     python bench/calibrate.py            # uses the indexes bench/eval_retrieval.py built
+    python bench/calibrate.py --tier     # the full tier's constants (its indexes: eval_retrieval.py --tier)
 
 Label of a hit: its file is one of the query's targets. Candidate features, for the top 20 hybrid
 hits of every query: cosine, term coverage (share of the question's terms the chunk holds), BM25
@@ -10,20 +11,27 @@ loss) on the other, both ways (folds A/B as in docs/benchmarks.md), then fit on 
 
 from __future__ import annotations
 
+import argparse
+
+import eval_retrieval
 import numpy as np
 from eval_retrieval import open_index
 from semble_data import load_repos
 
 from aintern.embed import get_embedder
-from aintern.retrieve.hybrid import hybrid_search
+from aintern.index.tier import TIER_MODEL
+from aintern.retrieve.hybrid import FULL_TIER, HybridConfig, hybrid_search
 from aintern.store import VectorSearchOptions
 
 BM25_HALF = 5.0
-FEATURES = {"cosine": 1, "coverage": 2, "bm25": 3, "1/rank": 4}
+FEATURES = {"cosine": 1, "coverage": 2, "bm25": 3, "1/rank": 4, "fast cosine": 5, "1/vector rank": 6}
 SETS = {
     "cosine+bm25+rank (old)": ["cosine", "bm25", "1/rank"],
     "cosine+coverage+rank": ["cosine", "coverage", "1/rank"],
     "cosine+coverage+bm25+rank": ["cosine", "coverage", "bm25", "1/rank"],
+    # --tier: the static model's cosine as well as the tier's (both vectors are in a tiered index).
+    "cosine+fast cosine+coverage+rank": ["cosine", "fast cosine", "coverage", "1/rank"],
+    "cosine+coverage+rank+vector rank": ["cosine", "coverage", "1/rank", "1/vector rank"],
 }
 
 
@@ -41,20 +49,30 @@ def log_loss(x: np.ndarray, y: np.ndarray, w: np.ndarray) -> float:
 
 
 def main() -> None:
-    embedder = get_embedder("static")
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--tier", action="store_true", help="fit the full tier's constants")
+    tier = ap.parse_args().tier
+    eval_retrieval.TIER = tier
+    embedder = get_embedder(TIER_MODEL if tier else "static")
+    fast = get_embedder("static")
+    config = FULL_TIER if tier else HybridConfig()
     repos = load_repos()
     rows, labels, fold = [], [], []
     for n, repo in enumerate(repos):
         store, index_id, _ = open_index(repo.name, repo.root, "static", False)
         for q in repo.queries:
             qv = embedder.embed(q.text)
-            hits = hybrid_search(store, index_id, q.text, qv, VectorSearchOptions(), top_k=20)
-            vectors = store.vectors(index_id, [h.chunk_id for h in hits])
+            hits = hybrid_search(store, index_id, q.text, qv, VectorSearchOptions(), config, top_k=20, tier=tier)
+            vectors = store.vectors(index_id, [h.chunk_id for h in hits], tier=tier)
+            fast_qv = fast.embed(q.text)
+            fast_vectors = store.vectors(index_id, [h.chunk_id for h in hits])
             coverage = store.term_coverage(index_id, q.text, [h.chunk_id for h in hits])
             for rank, h in enumerate(hits, 1):
                 cos = float(vectors[h.chunk_id] @ qv) if h.chunk_id in vectors else 0.0
                 bm = (h.keyword_score or 0.0) / ((h.keyword_score or 0.0) + BM25_HALF)
-                rows.append((1.0, cos, coverage.get(h.chunk_id, 0.0), bm, 1.0 / rank))
+                fast_cos = float(fast_vectors[h.chunk_id] @ fast_qv) if h.chunk_id in fast_vectors else 0.0
+                vrank = 1.0 / h.vector_rank if h.vector_rank else 0.0
+                rows.append((1.0, cos, coverage.get(h.chunk_id, 0.0), bm, 1.0 / rank, fast_cos, vrank))
                 path = repo.prefix + h.chunk.file_path
                 labels.append(
                     float(any(path == t or path.endswith("/" + t) or t.endswith("/" + path) for t in q.targets))

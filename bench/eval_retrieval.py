@@ -21,6 +21,7 @@ from semble_data import SHARED, load_repos, ndcg_at_10
 from aintern.chunk import ChunkingOptions
 from aintern.embed import get_embedder
 from aintern.index import Indexer, IndexingOptions
+from aintern.index.tier import TIER_MODEL, fill_tier
 from aintern.knowledge import KnowledgeQueryOptions, KnowledgeService
 from aintern.retrieve.hybrid import HybridConfig, hybrid_search
 from aintern.retrieve.rerank import RerankingStrategy
@@ -64,32 +65,54 @@ CONFIGS = {
 }
 for _w in (0.25, 0.5, 1.0, 2.0):
     CONFIGS[f"spelled{_w}"] = replace(HybridConfig(), spelled_name_boost=_w)
+# The vector ranking's weight for sentences only (symbol queries keep theirs), and for long questions.
+for _a in (0.4, 0.5, 0.6, 0.7):
+    CONFIGS[f"nat{_a}"] = replace(HybridConfig(), alpha_natural=_a)
+    for _l in (0.05, 0.3):
+        CONFIGS[f"nat{_a}-long{_l}"] = replace(HybridConfig(), alpha_natural=_a, alpha_long=_l)
 # The fusion weight of the vector ranking, for a model's own fit (--oof picks it out of fold).
-for _a in (0.2, 0.3, 0.4, 0.5, 0.6):
+for _a in (0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8):
     CONFIGS[f"alpha{_a}"] = replace(HybridConfig(), alpha_natural=_a, alpha_symbol=_a, alpha_long=_a / 2)
 
 
 #: --table: a static token table to use instead of the installed one (an A/B of tables in the full ranking).
 TABLE: Path | None = None
+#: --tier: each static index also gets the full tier (minilm vectors), and hybrid configs search with it.
+TIER = False
 
 
 def embedder_for(model: str):  # type: ignore[no-untyped-def]
+    if TIER:
+        return get_embedder(TIER_MODEL)
     return get_embedder(model, path=TABLE) if TABLE is not None and model == "static" else get_embedder(model)
 
 
 def open_index(name: str, root: Path, model: str, reindex: bool) -> tuple[SqliteStore, int, float]:
     CACHE.mkdir(exist_ok=True)
     tag = f"{name}-{model}-{TARGET}" + (f"-{TABLE.parent.name}-{TABLE.stem}" if TABLE and model == "static" else "")
-    db = CACHE / f"{tag}.db"
+    db = CACHE / f"{tag}{'-tier' if TIER else ''}.db"
     if reindex:
-        for p in CACHE.glob(f"{tag}.db*"):
+        for p in CACHE.glob(f"{db.name}*"):
             p.unlink()
+    if TIER and not db.exists() and (CACHE / f"{tag}.db").exists():
+        # Start from the fast index already built (a copy: the tier would change what it answers).
+        fast_store = SqliteStore(CACHE / f"{tag}.db")
+        fast_store.conn.execute(f"VACUUM INTO '{db}'")
+        fast_store.close()
     store = SqliteStore(db)
     t0 = time.perf_counter()
     chunking = ChunkingOptions(
         target_chunk_size=TARGET, chunk_overlap=min(64, TARGET // 4), min_chunk_size=min(50, TARGET)
     )
-    result = Indexer(store, embedder_for(model), IndexingOptions(chunking=chunking)).index(root)
+    fast = get_embedder(model, path=TABLE) if TABLE is not None and model == "static" else get_embedder(model)
+    result = Indexer(store, fast, IndexingOptions(chunking=chunking)).index(root)
+    if TIER:
+        tier = get_embedder(TIER_MODEL)
+        with store.transaction():
+            store.create_vector_tier(result.index_id, tier.model_id, tier.dimension)
+        filled = fill_tier(store, result.index_id, tier)
+        if filled.chunks_embedded:
+            print(f"  {name}: full tier {filled.chunks_embedded} chunks embedded in {filled.duration:.1f}s", flush=True)
     return store, result.index_id, time.perf_counter() - t0
 
 
@@ -119,7 +142,9 @@ def rank(store: SqliteStore, index_id: int, embedder, question: str, cfg: Hybrid
                                             expand_context=False, include_snippets=False, reranking=SERVICE[cfg]),
         )  # fmt: skip
         return [c.file_path for c in result.chunks]
-    hits = hybrid_search(store, index_id, question, embedder.embed(question), VectorSearchOptions(top_k=k), cfg)
+    hits = hybrid_search(
+        store, index_id, question, embedder.embed(question), VectorSearchOptions(top_k=k), cfg, tier=TIER
+    )
     return [h.chunk.file_path for h in hits[:k]]
 
 
@@ -217,6 +242,9 @@ if __name__ == "__main__":
     ap.add_argument("--corpora", default="/tmp/commits-bench", help="commit sets: the folder holding each set's tree")
     ap.add_argument("--sets", default="", help="commit sets: query files (default: the shared flask and click)")
     ap.add_argument("--table", type=Path, help="a static token table instead of the installed one")
+    ap.add_argument(
+        "--tier", action="store_true", help="search with the full tier (minilm vectors of the static index)"
+    )
     ap.add_argument("--target", type=int, default=TARGET, help="chunk target size in tokens")
     ap.add_argument("--prune-share", type=float, help="common-term cut-off of BM25 (store.sqlite.PRUNE_SHARE)")
     ap.add_argument("--prune-above", type=int, help="apply it from this many chunks (PRUNE_ABOVE_CHUNKS; 0: always)")
@@ -227,4 +255,5 @@ if __name__ == "__main__":
         sqlite_backend.PRUNE_ABOVE_CHUNKS = a.prune_above
     TARGET = a.target
     TABLE = a.table
+    TIER = a.tier
     semble(a) if a.bench == "semble" else commits(a)

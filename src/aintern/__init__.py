@@ -7,10 +7,16 @@
 >>> vectors = embedder.embed_batch([aintern.embedding_text(c) for c in result.chunks])
 """
 
-from aintern.chunk import Chunker, ChunkingOptions, ChunkResult, ChunkType, SymbolType, TextChunk, detect_language
-from aintern.embed import DEFAULT_MODEL, Embedder, EmbeddingProgress, embedding_text, get_embedder
-from aintern.embed.cache import CachedEmbedder, EmbeddingCache
-from aintern.errors import AinternError, EmbeddingError, EndpointUnreachableError
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from aintern.chunk import Chunker, ChunkingOptions, ChunkResult, ChunkType, SymbolType, TextChunk, detect_language
+    from aintern.embed import DEFAULT_MODEL, Embedder, EmbeddingProgress, embedding_text, get_embedder
+    from aintern.embed.cache import CachedEmbedder, EmbeddingCache
+    from aintern.errors import AinternError, EmbeddingError, EndpointUnreachableError
 
 __version__ = "0.1.0"
 
@@ -33,3 +39,27 @@ __all__ = [
     "embedding_text",
     "get_embedder",
 ]
+
+#: Where each public name lives: imported at first use, so ``import aintern`` (and every command of the
+#: CLI) loads only what it needs (PEP 562).
+_HOMES = {
+    "aintern.chunk": ("ChunkResult", "ChunkType", "Chunker", "ChunkingOptions", "SymbolType", "TextChunk",
+                      "detect_language"),
+    "aintern.embed": ("DEFAULT_MODEL", "Embedder", "EmbeddingProgress", "embedding_text", "get_embedder"),
+    "aintern.embed.cache": ("CachedEmbedder", "EmbeddingCache"),
+    "aintern.errors": ("AinternError", "EmbeddingError", "EndpointUnreachableError"),
+}  # fmt: skip
+_HOME_OF = {name: module for module, names in _HOMES.items() for name in names}
+
+
+def __getattr__(name: str) -> Any:
+    module = _HOME_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module 'aintern' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_HOME_OF])

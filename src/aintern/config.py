@@ -29,6 +29,7 @@ class Settings:
 
     db = "~/.cache/aintern/project.db"   # where the index lives (else AINTERN_DB, else the user data dir)
     model = "static"                     # static | minilm | openai
+    tier = "full"                        # also the transformer's vectors, filled after the fast index
     include = ["**/*.py"]                # only these files (default: every file of a known language)
     exclude = ["legacy/**"]              # in addition to the defaults
     max_file_kb = 1024
@@ -42,6 +43,7 @@ class Settings:
 
     db: Path | None = None
     model: str | None = None
+    tier: str | None = None
     include: list[str] = field(default_factory=list)
     exclude: list[str] = field(default_factory=list)
     max_file_kb: int = 1024

@@ -16,16 +16,15 @@ from aintern.chunk.models import SymbolType
 from aintern.config import Settings
 from aintern.embed import Embedder, embedder_for_model_id
 from aintern.errors import AinternError
-from aintern.index.status import staleness
 from aintern.retrieve import rerank
 from aintern.retrieve.bm25 import KeywordMatrix
 from aintern.retrieve.cache import IndexStateCache, QueryCache
-from aintern.retrieve.hybrid import HybridConfig, hybrid_search, named_symbols
+from aintern.retrieve.hybrid import FULL_TIER, HybridConfig, hybrid_search, named_symbols
 from aintern.retrieve.keywords import find_highlights
 from aintern.retrieve.relevance import monotone, relevance
 from aintern.retrieve.rerank import Ranked, RerankingStrategy
 from aintern.retrieve.vectors import VectorMatrix
-from aintern.store import SqliteStore, VectorIndex, VectorSearchOptions
+from aintern.store import SqliteStore, VectorIndex, VectorSearchOptions, VectorTier
 from aintern.store.sqlite import overlaps
 from aintern.store.text import clean_user_text
 
@@ -68,6 +67,8 @@ class KnowledgeQueryResult:
     cache_hit: bool = False
     #: The retrieval that produced the candidates (hybrid search is the default and only one today).
     strategy: str = "hybrid"
+    #: The model whose vectors were searched: the index's own, or its full tier's once complete.
+    vector_model: str | None = None
 
     @property
     def has_results(self) -> bool:
@@ -139,16 +140,25 @@ class KnowledgeIndexHealth:
 class KnowledgeService:
     """Answers questions about any workspace indexed in one application database."""
 
-    def __init__(self, store: SqliteStore, hybrid: HybridConfig | None = None, in_memory: bool = True) -> None:
+    def __init__(
+        self,
+        store: SqliteStore,
+        hybrid: HybridConfig | None = None,
+        in_memory: bool = True,
+        hybrid_full: HybridConfig | None = None,
+    ) -> None:
         """``in_memory``: hold each queried index's vectors and keyword postings in memory, loaded at its
         first query (docs/benchmarks.md, 100k chunks: 2–3 s to load, then 19 ms a query instead of
         165 ms). A process that asks one question is faster without (the CLI's one-shot commands)."""
         self.store = store
         self.hybrid = hybrid or HybridConfig()
+        #: The fusion of an index whose full tier is complete (its vectors deserve more say).
+        self.hybrid_full = hybrid_full or FULL_TIER
         self.in_memory = in_memory
         self.cache: QueryCache[KnowledgeQueryResult] = QueryCache(max_size=100, ttl_seconds=300)
         #: Each index's vectors and keyword postings in memory, reloaded when the index changes.
         self.vector_matrices: IndexStateCache[VectorMatrix] = IndexStateCache()
+        self.tier_matrices: IndexStateCache[VectorMatrix] = IndexStateCache()
         self.keyword_matrices: IndexStateCache[KeywordMatrix | None] = IndexStateCache()
         self._embedders: dict[str, Embedder] = {}
         self._expanders: dict[str, FileContextExpander] = {}
@@ -174,12 +184,25 @@ class KnowledgeService:
                 self._expanders[root] = FileContextExpander(root, redact_secrets=redact)
             return self._expanders[root]
 
-    def _in_memory(self, store: SqliteStore, index: VectorIndex) -> tuple[VectorMatrix, KeywordMatrix | None]:
-        """The index's vectors and keyword postings in memory (loaded by the first caller, then shared)."""
-        matrix = self.vector_matrices.get(
-            store, index.id, lambda: VectorMatrix.load(store, index.id, index.embedding_dimension)
-        )
+    def _in_memory(
+        self, store: SqliteStore, index: VectorIndex, tier: VectorTier | None = None
+    ) -> tuple[VectorMatrix, KeywordMatrix | None]:
+        """The index's vectors (the full tier's, given one) and keyword postings in memory (loaded by the
+        first caller, then shared)."""
+        if tier is not None:
+            matrix = self.tier_matrices.get(
+                store, index.id, lambda: VectorMatrix.load(store, index.id, tier.dimension, tier=True)
+            )
+        else:
+            matrix = self.vector_matrices.get(
+                store, index.id, lambda: VectorMatrix.load(store, index.id, index.embedding_dimension)
+            )
         return matrix, self.keyword_matrices.get(store, index.id, lambda: KeywordMatrix.load(store, index.id))
+
+    def _tier(self, store: SqliteStore, index: VectorIndex) -> VectorTier | None:
+        """The index's full tier if it covers every chunk (until then, queries use the fast vectors)."""
+        tier = store.vector_tier(index.id)
+        return tier if tier is not None and tier.complete and tier.vector_count else None
 
     def preload(self, workspace_path: str) -> threading.Thread | None:
         """Load a workspace's in-memory index in a background thread (a chat or a server calls this when
@@ -191,7 +214,7 @@ class KnowledgeService:
         def load() -> None:
             store = SqliteStore(self.store.path)  # a connection of its own: WAL lets it read alongside
             try:
-                self._in_memory(store, index)
+                self._in_memory(store, index, self._tier(store, index))
             finally:
                 store.close()
 
@@ -222,7 +245,8 @@ class KnowledgeService:
             return KnowledgeQueryResult(
                 **{**cached.__dict__, "cache_hit": True, "query_time": time.perf_counter() - started}
             )
-        embedder = self.embedder(index.embedding_model)
+        tier = self._tier(self.store, index)
+        embedder = self.embedder(tier.model_id if tier else index.embedding_model)
         try:
             query_vector = embedder.embed(question)
         except Exception as exc:
@@ -232,27 +256,30 @@ class KnowledgeService:
             directories=list(options.directory_filters), symbol_types=[s.value for s in options.symbol_types],
             deduplicate=options.deduplicate_chunks,
         )  # fmt: skip
-        matrix, postings = self._in_memory(self.store, index) if self.in_memory else (None, None)
+        matrix, postings = self._in_memory(self.store, index, tier) if self.in_memory else (None, None)
         hits = hybrid_search(
             self.store,
             index.id,
             question,
             query_vector,
             search,
-            self.hybrid,
+            self.hybrid_full if tier else self.hybrid,
             top_k=options.max_results * 3,
             vectors=matrix,
             keyword_matrix=postings,
+            tier=tier is not None,
         )
         hit_ids = [h.chunk_id for h in hits]
         if matrix is not None:
             cosines = matrix.cosine(query_vector, hit_ids)
         else:
-            cosines = {cid: float(v @ query_vector) for cid, v in self.store.vectors(index.id, hit_ids).items()}
+            stored = self.store.vectors(index.id, hit_ids, tier=tier is not None)
+            cosines = {cid: float(v @ query_vector) for cid, v in stored.items()}
         coverage = self.store.term_coverage(index.id, question, hit_ids)
+        model = "full" if tier else "fast"
         scores = monotone(
             [
-                relevance(cosines.get(h.chunk_id, 0.0), coverage.get(h.chunk_id, 0.0), rank)
+                relevance(cosines.get(h.chunk_id, 0.0), coverage.get(h.chunk_id, 0.0), rank, model)
                 for rank, h in enumerate(hits, 1)
             ]
         )
@@ -283,7 +310,7 @@ class KnowledgeService:
             chunks=chunks, relevant_files=list(dict.fromkeys(c.file_path for c in chunks)),
             query_time=time.perf_counter() - started, total_chunks_searched=index.chunk_count,
             chunks_above_threshold=len(above), query_embedding=query_vector, was_reranked=was_reranked,
-            reranking_applied=RerankingStrategy(options.reranking),
+            reranking_applied=RerankingStrategy(options.reranking), vector_model=embedder.model_id,
         )  # fmt: skip
         self.cache.set(key, result)
         return result
@@ -375,6 +402,8 @@ class KnowledgeService:
         index = self._index(workspace)
         if index is None:
             return KnowledgeIndexHealth()
+        from aintern.index.status import staleness  # the scanner: not loaded by a process that only searches
+
         stats = self.store.statistics(index.id)
         scan = Settings.load(index.workspace_path).scan_options()
         stale = staleness(self.store, index.id, Path(index.workspace_path), scan).count

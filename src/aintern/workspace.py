@@ -4,20 +4,24 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from aintern.answer import LLM, ConversationStore, RagChatService, get_llm
 from aintern.config import CONFIG_FILE, Settings
 from aintern.embed import DEFAULT_MODEL, RETIRED_MODELS, Embedder, embedder_for_model_id, get_embedder
 from aintern.errors import AinternError, NoDatabaseError, NotIndexedError
-from aintern.index import Indexer, IndexingOptions, IndexingResult, ProgressCallback
-from aintern.index.git import head_commit
-from aintern.index.status import staleness
 from aintern.knowledge import KnowledgeService
-from aintern.scan import ScanOptions
-from aintern.store import IndexStatistics, SqliteStore, VectorIndex
+from aintern.store import IndexStatistics, SqliteStore, VectorIndex, VectorTier
+
+# The indexing pipeline (tree-sitter, the scanner) and the LLM stack are imported by the methods that use
+# them: a command that only searches never loads them (issue: the CLI answers in under 200 ms).
+if TYPE_CHECKING:
+    from aintern.answer import LLM, RagChatService
+    from aintern.index import IndexingResult, ProgressCallback
+    from aintern.index.tier import TierResult
+    from aintern.scan import ScanOptions
 
 
 @dataclass
@@ -64,6 +68,7 @@ class Workspace:
         self.store = SqliteStore(db or self.settings.db, readonly=readonly)
         self._model_name = model or self.settings.model
         self._embedder: Embedder | None = None
+        self._tier_embedder: Embedder | None = None
         self._knowledge: KnowledgeService | None = None
         #: Hold the index in memory for many queries (KnowledgeService); one-shot commands turn it off.
         self.in_memory = True
@@ -125,6 +130,8 @@ class Workspace:
         include_secrets: bool | None = None,
     ) -> IndexingResult:
         """Index the workspace, incrementally unless ``force``. A forced run may change the model."""
+        from aintern.index import Indexer, IndexingOptions
+
         index = self.index
         replaced = index is not None and index.embedding_model in RETIRED_MODELS
         if index is not None and (force or replaced) and index.embedding_model != self.embedder.model_id:
@@ -141,13 +148,71 @@ class Workspace:
         progress: ProgressCallback | None = None,
         cancel: threading.Event | None = None,
     ) -> IndexingResult:
-        """Re-index just these workspace-relative paths (changed, added or deleted): what the watcher calls."""
+        """Re-index just these workspace-relative paths (changed, added or deleted): what the watcher calls.
+        With a full tier, the tier's vectors of these files are computed too (a few chunks: a fraction of
+        a second), so a complete tier stays complete."""
+        from aintern.index import Indexer, IndexingOptions
+
         index = self.index
         if index is not None and index.embedding_model in RETIRED_MODELS:
             return self.build_index(progress=progress, cancel=cancel)  # every vector must be recomputed
         scan = self.scan_options()
         indexer = Indexer(self.store, self.embedder, IndexingOptions(scan=scan))
-        return indexer.index_files(self.root, paths, progress, cancel)
+        paths = list(paths)
+        result = indexer.index_files(self.root, paths, progress, cancel)
+        if result.success and self.tier is not None:
+            self.fill_tier(cancel=cancel, paths=paths)
+        return result
+
+    # -- the full tier (aintern.index.tier) -----------------------------------------------------
+
+    @property
+    def tier(self) -> VectorTier | None:
+        """The index's full tier (the transformer's vectors), if it has one."""
+        index = self.index
+        return self.store.vector_tier(index.id) if index is not None else None
+
+    def set_tier(self, tier: str) -> VectorTier | None:
+        """``full``: give the index a full tier (empty until ``fill_tier``); ``fast``: remove it."""
+        from aintern.index.tier import TIERS
+
+        if tier not in TIERS:
+            raise AinternError(f"unknown tier {tier!r}; choose one of {', '.join(TIERS)}")
+        index = self.require_index()
+        with self.store.transaction():
+            if tier == "fast":
+                self.store.drop_vector_tier(index.id)
+                return None
+            embedder = self.tier_embedder
+            if embedder.model_id == index.embedding_model:
+                raise AinternError(
+                    f"this index is built with {index.embedding_model} already; the full tier adds its vectors "
+                    "to an index of the static model"
+                )
+            return self.store.create_vector_tier(index.id, embedder.model_id, embedder.dimension)
+
+    @property
+    def tier_embedder(self) -> Embedder:
+        from aintern.index.tier import TIER_MODEL
+
+        if self._tier_embedder is None:
+            self._tier_embedder = get_embedder(TIER_MODEL)
+        return self._tier_embedder
+
+    def fill_tier(
+        self,
+        progress: Callable[[int, int], None] | None = None,
+        cancel: threading.Event | None = None,
+        paths: list[str] | None = None,
+    ) -> TierResult | None:
+        """Compute the full tier's missing vectors (of ``paths`` only, when given); None without a tier.
+        Each batch commits, so searches go on meanwhile and use the tier once it is complete."""
+        from aintern.index.tier import fill_tier
+
+        index = self.index
+        if index is None or self.tier is None:
+            return None
+        return fill_tier(self.store, index.id, self.tier_embedder, progress, cancel, paths)
 
     @property
     def knowledge(self) -> KnowledgeService:
@@ -191,14 +256,21 @@ class Workspace:
                 f"{self.root / CONFIG_FILE} sets the LLM endpoint {chosen_endpoint}; no API key is sent there until "
                 f"you trust this file (`aintern trust {self.root}`)"
             )
+        from aintern.answer import get_llm
+
         return get_llm(chosen_model, chosen_endpoint, key_env, context_window or s.llm_context_window, send_key)
 
     def chat(self, llm: LLM | None) -> RagChatService:
         """RAG chat over this workspace's index; conversations live in the same database."""
+        from aintern.answer import ConversationStore, RagChatService
+
         return RagChatService(self.knowledge, llm, ConversationStore(self.store))
 
     def status(self) -> IndexStatus:
         index = self.require_index()
+        from aintern.index.git import head_commit
+        from aintern.index.status import staleness
+
         stale = staleness(self.store, index.id, self.root, self.scan_options())
         return IndexStatus(
             index, self.store.statistics(index.id), stale.changed, stale.new, stale.deleted, head_commit(self.root)

@@ -7,7 +7,6 @@ import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from xml.sax.saxutils import escape
 
 from aintern.assemble.tokens import TokenEstimation, count_tokens
 from aintern.chunk.models import SymbolType
@@ -259,3 +258,12 @@ def assemble(chunks: list[KnowledgeChunk], options: ContextBuildOptions | None =
         average_relevance=sum(c.relevance for c in included) / len(included) if included else 0.0,
         chunks=included,
     )
+
+
+def escape(text: str, entities: dict[str, str] | None = None) -> str:
+    """``&``, ``<``, ``>`` (and ``entities``' keys) as XML entities: xml.sax.saxutils.escape, without the
+    urllib import that comes with it."""
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    for plain, entity in (entities or {}).items():
+        text = text.replace(plain, entity)
+    return text

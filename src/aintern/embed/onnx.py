@@ -69,24 +69,46 @@ class OnnxEmbedder:
         return out
 
     def embed_batch(self, texts: Sequence[str], progress: ProgressCallback | None = None) -> np.ndarray:
+        """Unit vectors of ``texts``; a text longer than the window is truncated (and counted)."""
+        all_ids = self.tokenizer.ids(list(texts))
+        for i, ids in enumerate(all_ids):
+            if len(ids) > self.max_tokens:
+                self.truncated_count += 1
+                all_ids[i] = ids[: self.max_tokens]
+        return normalize(self._run(all_ids, progress))
+
+    def embed_windows(self, texts: Sequence[str], progress: ProgressCallback | None = None) -> np.ndarray:
+        """Unit vectors of ``texts`` read whole: a text longer than the window is cut into windows of
+        equal size, and its vector is the mean of theirs (the full tier embeds 512-token chunks this way)."""
+        windows: list[list[int]] = []
+        owner: list[int] = []
+        for i, ids in enumerate(self.tokenizer.ids(list(texts))):
+            parts = max(1, -(-len(ids) // self.max_tokens))
+            size = -(-len(ids) // parts) if ids else 0
+            for lo in range(0, max(len(ids), 1), max(size, 1)):
+                windows.append(ids[lo : lo + size])
+                owner.append(i)
+        vectors = normalize(self._run(windows, progress))
+        out = np.zeros((len(texts), self.dimension), dtype=np.float32)
+        np.add.at(out, np.asarray(owner, dtype=np.int64), vectors)
+        return normalize(out)
+
+    def _run(self, all_ids: list[list[int]], progress: ProgressCallback | None) -> np.ndarray:
+        """The encoder's mean-pooled outputs for token id lists of at most ``max_tokens`` each."""
         self.load()
         cls_id, sep_id, pad_id = self.tokenizer.special_ids
-        all_ids = self.tokenizer.ids(list(texts))
-        result = np.zeros((len(texts), self.dimension), dtype=np.float32)
+        result = np.zeros((len(all_ids), self.dimension), dtype=np.float32)
         done = 0
         for batch in length_sorted_batches([len(x) for x in all_ids], self.batch_size):
-            width = min(max(len(all_ids[i]) for i in batch), self.max_tokens) + 2
+            width = max(len(all_ids[i]) for i in batch) + 2
             input_ids = np.full((len(batch), width), pad_id, dtype=np.int64)
             mask = np.zeros((len(batch), width), dtype=np.int64)
             for row, i in enumerate(batch):
                 ids = all_ids[i]
-                if len(ids) > self.max_tokens:
-                    self.truncated_count += 1
-                    ids = ids[: self.max_tokens]
                 input_ids[row, : len(ids) + 2] = [cls_id, *ids, sep_id]
                 mask[row, : len(ids) + 2] = 1
             result[batch] = self._session.run(None, {"input_ids": input_ids, "attention_mask": mask})[0]
             done += len(batch)
             if progress:
-                progress(EmbeddingProgress(done, len(texts)))
-        return normalize(result)
+                progress(EmbeddingProgress(done, len(all_ids)))
+        return result

@@ -50,6 +50,11 @@ class HybridConfig:
     abbreviations: bool = True
 
 
+#: The fusion of an index whose full tier (the transformer's vectors) is complete: its vectors get more say
+#: on questions in words (0.6 instead of 0.3), chosen out of fold (docs/benchmarks.md, section 10).
+FULL_TIER = HybridConfig(alpha_natural=0.6)
+
+
 @dataclass
 class Hit:
     chunk_id: int
@@ -210,8 +215,11 @@ def hybrid_search(
     top_k: int | None = None,
     vectors: VectorMatrix | None = None,
     keyword_matrix: KeywordMatrix | None = None,
+    tier: bool = False,
 ) -> list[Hit]:
-    """Ranked hits for ``question``: both retrievers over the whole index, fused, boosted, diversified."""
+    """Ranked hits for ``question``: both retrievers over the whole index, fused, boosted, diversified.
+
+    ``tier``: ``query_vector`` (and ``vectors``) are the full tier's, not the index's own."""
     cfg = config or HybridConfig()
     symbol = symbol_query(question)
     words = len(re.findall(r"\w+", question))
@@ -222,7 +230,7 @@ def hybrid_search(
         if vectors is not None and not _filtered(options):
             vec = vectors.knn(query_vector, cfg.candidates + 1)
         else:
-            vec = store.knn(index_id, query_vector, cfg.candidates + 1, options)
+            vec = store.knn(index_id, query_vector, cfg.candidates + 1, options, tier=tier)
         vec = _cut(vec, cfg.candidates)
     keywords = _keywords(question)
     keyword_query = question
@@ -284,8 +292,8 @@ def hybrid_search(
         if cid in definitions:
             # A symbol query's definition counts half again when its file is named after it.
             stem = chunk.file_path.rsplit("/", 1)[-1].rsplit(".", 1)[0].lower().replace("_", "")
-            tier = 1.5 if symbol and stem == definitions[cid].lower().replace("_", "") else 1.0
-            score += best * weight * tier
+            own_file = 1.5 if symbol and stem == definitions[cid].lower().replace("_", "") else 1.0
+            score += best * weight * own_file
         if cid in spelled:
             score += best * cfg.spelled_name_boost * spelled[cid]
         if not symbol and cfg.path_boost and keywords:

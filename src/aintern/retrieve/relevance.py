@@ -13,12 +13,16 @@ from __future__ import annotations
 
 import math
 
-#: Fitted by bench/calibrate.py (see docs/benchmarks.md): intercept, cosine, term coverage, 1 / rank.
-COEFFICIENTS = (-4.192, 1.683, 1.84, 2.953)
+#: Fitted by bench/calibrate.py (see docs/benchmarks.md): intercept, cosine, term coverage, 1 / rank;
+#: one set per tier, since each model's cosines have their own scale.
+COEFFICIENTS = {
+    "fast": (-4.192, 1.683, 1.84, 2.953),
+    "full": (-4.905, 3.16, 1.991, 2.888),
+}
 
 
-def relevance(cosine: float, coverage: float, rank: int) -> float:
-    b0, b_cos, b_cov, b_rank = COEFFICIENTS
+def relevance(cosine: float, coverage: float, rank: int, tier: str = "fast") -> float:
+    b0, b_cos, b_cov, b_rank = COEFFICIENTS[tier]
     z = b0 + b_cos * cosine + b_cov * coverage + b_rank / max(rank, 1)
     return 1.0 / (1.0 + math.exp(-z))
 

@@ -12,8 +12,6 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
-import httpx
-
 from aintern.chunk.models import TextChunk
 from aintern.errors import AinternError
 from aintern.retrieve.keywords import _SPLIT, STOP_WORDS
@@ -171,6 +169,8 @@ class HttpCrossEncoder:
         if self.model:
             body["model"] = self.model
         headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
+        import httpx  # here: a search without this reranker does not pay for importing the HTTP client
+
         try:
             response = httpx.post(endpoint, json=body, headers=headers, timeout=self.timeout)
         except httpx.TransportError as exc:

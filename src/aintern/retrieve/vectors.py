@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from aintern.store import SqliteStore
+from aintern.store.sqlite import vector_table
 
 
 class VectorMatrix:
@@ -20,8 +21,9 @@ class VectorMatrix:
         self._row = {int(c): i for i, c in enumerate(chunk_ids)}
 
     @classmethod
-    def load(cls, store: SqliteStore, index_id: int, dimension: int) -> VectorMatrix:
-        rows = store.conn.execute(f"SELECT chunk_id, embedding FROM vec_{int(index_id)}").fetchall()
+    def load(cls, store: SqliteStore, index_id: int, dimension: int, tier: bool = False) -> VectorMatrix:
+        """The index's vectors (``tier``: the full tier's)."""
+        rows = store.conn.execute(f"SELECT chunk_id, embedding FROM {vector_table(index_id, tier)}").fetchall()
         ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
         matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), dimension)
         return cls(ids, matrix)

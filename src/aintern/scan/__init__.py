@@ -7,10 +7,12 @@ import os
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
-
-import pathspec
+from typing import TYPE_CHECKING
 
 from aintern.chunk.languages import detect_language
+
+if TYPE_CHECKING:
+    from pathspec import GitIgnoreSpec as Spec
 
 #: Seed defaults plus the usual dependency, build and cache folders of other ecosystems.
 DEFAULT_EXCLUDES = [
@@ -30,7 +32,6 @@ SECRET_PATTERNS = [
 ]  # fmt: skip
 
 IGNORE_FILES = (".gitignore", ".ainternignore")
-Spec = pathspec.GitIgnoreSpec
 
 
 @dataclass
@@ -70,8 +71,8 @@ class Scanner:
     def __init__(self, root: str | Path, options: ScanOptions | None = None) -> None:
         self.root = Path(root).resolve()
         self.options = options or ScanOptions()
-        self._exclude = pathspec.GitIgnoreSpec.from_lines(self.options.exclude)
-        self._include = pathspec.GitIgnoreSpec.from_lines(self.options.include) if self.options.include else None
+        self._exclude = _spec(self.options.exclude)
+        self._include = _spec(self.options.include) if self.options.include else None
 
     def scan(self) -> ScanResult:
         files: list[ScannedFile] = []
@@ -246,20 +247,27 @@ class Scanner:
         return Path(os.path.realpath(path))
 
 
+def _spec(lines: list[str]) -> Spec:
+    """Git's ignore rules for ``lines`` (pathspec is imported at the first scan, not by every command)."""
+    import pathspec
+
+    return pathspec.GitIgnoreSpec.from_lines(lines)
+
+
 def _read_spec(path: Path) -> Spec:
     try:
         lines = read_regular_file(path, 1 << 20).decode("utf-8", errors="replace").splitlines()
     except (OSError, FileReadError):
         lines = []
     try:
-        return pathspec.GitIgnoreSpec.from_lines(lines)
+        return _spec(lines)
     except ValueError:  # e.g. a lone "!": git skips a pattern it cannot read, and so do we
-        return pathspec.GitIgnoreSpec.from_lines([line for line in lines if _valid_pattern(line)])
+        return _spec([line for line in lines if _valid_pattern(line)])
 
 
 def _valid_pattern(line: str) -> bool:
     try:
-        pathspec.GitIgnoreSpec.from_lines([line])
+        _spec([line])
     except ValueError:
         return False
     return True

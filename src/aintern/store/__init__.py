@@ -12,12 +12,19 @@ import numpy as np
 from aintern.chunk.models import TextChunk
 from aintern.embed.cache import EmbeddingCache
 from aintern.store.db import default_db_path
-from aintern.store.models import ChunkSearchResult, IndexedFile, IndexStatistics, VectorIndex, VectorSearchOptions
+from aintern.store.models import (
+    ChunkSearchResult,
+    IndexedFile,
+    IndexStatistics,
+    VectorIndex,
+    VectorSearchOptions,
+    VectorTier,
+)
 from aintern.store.sqlite import SqliteStore
 
 __all__ = [
     "ChunkSearchResult", "IndexStatistics", "IndexedFile", "SqliteStore", "VectorIndex", "VectorSearchOptions",
-    "VectorStore", "default_db_path",
+    "VectorStore", "VectorTier", "default_db_path",
 ]  # fmt: skip
 
 

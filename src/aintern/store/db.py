@@ -6,6 +6,7 @@ import os
 import sqlite3
 import urllib.parse
 from collections.abc import Callable
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +14,7 @@ from aintern.errors import CorruptDatabaseError, NoDatabaseError, StoreError
 
 #: PRAGMA application_id of an aintern database ("AInt").
 APPLICATION_ID = 0x41496E74
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 #: Schema versions written only by development builds before the first release; they are not migrated.
 PRE_RELEASE_VERSIONS = {1}
 
@@ -130,7 +131,23 @@ MIGRATIONS: dict[int, str] = {
     # Keyword tables without contentless_delete (its deletes left BM25 statistics behind, so rankings
     # drifted with re-index history): rebuilt from the chunks by store.sqlite's Python step.
     5: "",
+    # A second set of vectors per index from a stronger model (the full tier, index.tier), filled in the
+    # background; its vectors live in a vec0 table tier_<index id>. vector_count is kept by every write.
+    6: """
+    CREATE TABLE vector_tiers (
+        index_id INTEGER PRIMARY KEY REFERENCES indexes(id) ON DELETE CASCADE,
+        model_id TEXT NOT NULL,
+        dimension INTEGER NOT NULL,
+        vector_count INTEGER NOT NULL DEFAULT 0,
+        created_at TEXT NOT NULL
+    );
+    """,
 }
+
+
+def now() -> str:
+    """The time stamp stored with indexes and files: UTC, to the second, ISO 8601."""
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
 def default_db_path() -> Path:

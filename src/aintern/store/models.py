@@ -23,6 +23,25 @@ class VectorIndex:
     settings: dict[str, object] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class VectorTier:
+    """An index's second set of vectors, from a stronger model (the full tier); used once complete."""
+
+    index_id: int
+    model_id: str
+    dimension: int
+    vector_count: int
+    chunk_count: int
+
+    @property
+    def complete(self) -> bool:
+        return self.vector_count >= self.chunk_count
+
+    @property
+    def missing(self) -> int:
+        return max(self.chunk_count - self.vector_count, 0)
+
+
 @dataclass
 class IndexedFile:
     path: str

@@ -7,7 +7,6 @@ import fnmatch
 import json
 import threading
 from collections.abc import Callable, Iterator
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -18,9 +17,18 @@ from aintern.chunk.models import ChunkType, SymbolType, TextChunk
 from aintern.embed import embedding_text
 from aintern.embed.cache import EmbeddingCache, content_hash
 from aintern.errors import ModelMismatchError, StoreError
-from aintern.store.db import PYTHON_MIGRATIONS, DatabaseCorrupt, connect, default_db_path, explain, quick_check
+from aintern.store.db import (
+    PYTHON_MIGRATIONS,
+    DatabaseCorrupt,
+    connect,
+    default_db_path,
+    explain,
+    now,
+    quick_check,
+)  # fmt: skip
 from aintern.store.models import ChunkSearchResult, IndexedFile, IndexStatistics, VectorIndex, VectorSearchOptions
 from aintern.store.text import fts_match_terms, keyword_text, query_terms
+from aintern.store.tiers import TierStorage, create_vector_table, tier_table
 
 _CHUNK_COLUMNS = (
     "c.id, f.path, c.content, c.start_line, c.end_line, c.start_offset, c.end_offset, c.chunk_type, c.language, "
@@ -46,10 +54,6 @@ _STATS_BATCH = 500
 _MAX_K = 4096
 
 
-def now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
-
-
 def _row_to_chunk(row: Any) -> tuple[int, TextChunk]:
     return row[0], TextChunk(
         content=row[2], file_path=row[1], start_line=row[3], end_line=row[4], start_offset=row[5], end_offset=row[6],
@@ -67,7 +71,7 @@ def _index_from_row(row: Any) -> VectorIndex:
     )  # fmt: skip
 
 
-class SqliteStore:
+class SqliteStore(TierStorage):
     """All indexes of one application database file."""
 
     def __init__(self, path: str | Path | None = None, readonly: bool = False) -> None:
@@ -159,11 +163,7 @@ class SqliteStore:
             # Keyword search, one table per index (no join needed to stay within the index): the chunk's
             # path, symbol names and content, identifiers also split into their parts (store.text).
             _create_keyword_table(self.conn, index_id)
-            self.conn.execute(
-                f"CREATE VIRTUAL TABLE vec_{index_id} USING vec0("
-                f"chunk_id INTEGER PRIMARY KEY, embedding float[{int(dimension)}] distance_metric=cosine, "
-                "file_id INTEGER, language TEXT, chunk_type TEXT, symbol_type TEXT)"
-            )
+            create_vector_table(self.conn, vector_table(index_id), dimension)
         index = self.get_index(index_id)
         assert index is not None
         return index
@@ -217,6 +217,7 @@ class SqliteStore:
             self.conn.execute("DELETE FROM skipped_files WHERE index_id = ?", (index_id,))
             self.conn.execute("DELETE FROM indexes WHERE id = ?", (index_id,))
             self.conn.execute(f"DROP TABLE IF EXISTS vec_{int(index_id)}")
+            self.drop_vector_tier(index_id)
             self.conn.execute(f"DROP TABLE IF EXISTS fts_{int(index_id)}")
         self.prune_cache()
 
@@ -426,6 +427,7 @@ class SqliteStore:
         # By primary key: a WHERE on a metadata column makes sqlite-vec scan the whole table (a forced
         # re-index of 21k chunks took 3.5x a cold one).
         self.conn.executemany(f"DELETE FROM vec_{int(index_id)} WHERE chunk_id = ?", [(r[0],) for r in rows])
+        self.remove_tier_vectors(index_id, [r[0] for r in rows])
         self.conn.execute("DELETE FROM chunks WHERE file_id = ?", (file_id,))
         self.conn.execute("DELETE FROM files WHERE id = ?", (file_id,))
         return True
@@ -468,14 +470,15 @@ class SqliteStore:
         return ids
 
     def knn(
-        self, index_id: int, query_vector: np.ndarray, k: int, options: VectorSearchOptions
+        self, index_id: int, query_vector: np.ndarray, k: int, options: VectorSearchOptions, tier: bool = False
     ) -> list[tuple[int, float]]:
-        """(chunk id, cosine similarity) of the ``k`` nearest chunks, best first, filtered inside the KNN."""
+        """(chunk id, cosine similarity) of the ``k`` nearest chunks, best first, filtered inside the KNN
+        (``tier``: by the full tier's vectors)."""
         clauses, args = self._filters(index_id, options)
         if clauses is None or k <= 0:
             return []
         rows = self.conn.execute(
-            f"SELECT chunk_id, distance FROM vec_{int(index_id)} WHERE embedding MATCH ? AND k = ? {clauses}",
+            f"SELECT chunk_id, distance FROM {vector_table(index_id, tier)} WHERE embedding MATCH ? AND k = ? {clauses}",
             [np.asarray(query_vector, dtype=np.float32).tobytes(), min(k, _MAX_K), *args],
         ).fetchall()
         # An all-zero query vector (a query of no known tokens) has no cosine distance: NULL.
@@ -599,13 +602,13 @@ class SqliteStore:
             out.update((r[0], r[1]) for r in rows)
         return out
 
-    def vectors(self, index_id: int, chunk_ids: list[int]) -> dict[int, np.ndarray]:
-        """Stored vectors of these chunks."""
+    def vectors(self, index_id: int, chunk_ids: list[int], tier: bool = False) -> dict[int, np.ndarray]:
+        """Stored vectors of these chunks (``tier``: the full tier's)."""
         out: dict[int, np.ndarray] = {}
         for lo in range(0, len(chunk_ids), 500):
             part = chunk_ids[lo : lo + 500]
             rows = self.conn.execute(
-                f"SELECT chunk_id, embedding FROM vec_{int(index_id)} WHERE chunk_id IN ({','.join('?' * len(part))})",
+                f"SELECT chunk_id, embedding FROM {vector_table(index_id, tier)} WHERE chunk_id IN ({','.join('?' * len(part))})",
                 part,
             )
             out.update((int(cid), np.frombuffer(blob, dtype=np.float32)) for cid, blob in rows)
@@ -731,6 +734,11 @@ class SqliteStore:
             by_chunk_type=by_type, last_indexed=last, index_size_bytes=size, embedding_model=index.embedding_model,
             embedding_dimension=index.embedding_dimension, git_commit=index.git_commit,
         )  # fmt: skip
+
+
+def vector_table(index_id: int, tier: bool = False) -> str:
+    """The vec0 table of an index's vectors: the fast ones, or the full tier's."""
+    return tier_table(index_id) if tier else f"vec_{int(index_id)}"
 
 
 def informative_terms(terms: list[str], doc_frequency: dict[str, int], total: int) -> list[str]:

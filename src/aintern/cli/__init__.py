@@ -1,0 +1,61 @@
+"""The ``aintern`` command: a thin layer over the Python API.
+
+Exit codes: 0 success, 1 error, 2 usage error, 3 nothing to show (file skipped, no results),
+4 not indexed yet, 130 interrupted.
+"""
+
+import sys
+
+from aintern.cli.common import app, err
+from aintern.errors import AinternError, NotIndexedError
+
+#: Where each command is defined: a run imports only its command's module (and what that needs), so
+#: `aintern search` does not load the indexing pipeline or the LLM stack. Help lists them all.
+COMMANDS = {
+    "chunk": "inspect", "embed": "inspect",
+    "index": "indexing", "update": "indexing", "status": "indexing", "clear": "indexing", "trust": "indexing",
+    "watch": "indexing",
+    "search": "search", "context": "search", "files": "search", "suggest": "search",
+    "ask": "chat", "chat": "chat", "conversations": "chat",
+}  # fmt: skip
+
+
+def load_commands(argv: list[str]) -> None:
+    """Register the command ``argv`` names, or every command (help, a typo, no command)."""
+    import importlib
+
+    name = next((a for a in argv if not a.startswith("-")), None)
+    modules = [COMMANDS[name]] if name in COMMANDS and "--help" not in argv[:1] else dict.fromkeys(COMMANDS.values())
+    for module in modules:
+        importlib.import_module(f"aintern.cli.{module}")
+
+
+def main() -> None:
+    """Console entry point: errors end in one clear line (AINTERN_DEBUG=1 shows the traceback)."""
+    import os
+
+    try:
+        load_commands(sys.argv[1:])
+        app()
+    except NotIndexedError as exc:
+        err.print(f"[bold red]error:[/] {exc}")
+        sys.exit(4)
+    except KeyboardInterrupt:
+        err.print("[bold red]error:[/] aborted")
+        sys.exit(130)
+    except AinternError as exc:
+        err.print(f"[bold red]error:[/] {exc}")
+        sys.exit(1)
+    except Exception as exc:
+        if os.environ.get("AINTERN_DEBUG"):
+            raise
+        from aintern.store import db as store_db
+
+        if store_db.is_database_error(exc):  # damage, permissions, a full disk: say what it means for the database
+            err.print(
+                f"[bold red]error:[/] {store_db.explain(exc, store_db.LAST_OPENED or store_db.default_db_path())}",
+                highlight=False,
+            )
+            sys.exit(1)
+        err.print(f"[bold red]error:[/] {type(exc).__name__}: {exc} (AINTERN_DEBUG=1 shows where)")
+        sys.exit(1)

@@ -1,0 +1,311 @@
+"""Building and keeping indexes: index, update, status, clear, trust, watch."""
+
+from __future__ import annotations
+
+import json
+import signal
+import threading
+import time
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.table import Table
+
+from aintern.cli.common import (
+    DbOption,
+    JsonOption,
+    PathArg,
+    app,
+    console,
+    err,
+    fail,
+    human_size,
+    interruptible,
+    open_workspace,
+)
+from aintern.errors import AinternError
+from aintern.index import IndexingProgress, IndexingResult
+from aintern.index.tier import TIERS, TierResult
+from aintern.workspace import Workspace
+
+
+def _run_indexing(ws: Workspace, force: bool, include_secrets: bool | None, quiet: bool) -> IndexingResult:
+    """Index with a live progress display; Ctrl-C stops cleanly, keeping what was finished."""
+    progress = Progress(
+        TextColumn("[bold]{task.fields[phase]:<10}"), BarColumn(), MofNCompleteColumn(), TextColumn("files"),
+        TextColumn("{task.fields[chunks]} chunks"), TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
+        TextColumn("[dim]{task.fields[current]}"), console=err.real(), transient=True, disable=quiet,
+    )  # fmt: skip
+    task = progress.add_task("index", total=None, phase="scanning", chunks=0, current="")
+
+    def on_progress(p: IndexingProgress) -> None:
+        progress.update(
+            task, total=p.total_files or None, completed=p.processed_files, phase=p.phase.value,
+            chunks=p.processed_chunks, current=(p.current_file or p.message or "")[-50:],
+        )  # fmt: skip
+
+    with interruptible() as cancel, progress:
+        return ws.build_index(force=force, progress=on_progress, cancel=cancel, include_secrets=include_secrets)
+
+
+def _run_tier(ws: Workspace, tier: str | None, quiet: bool) -> TierResult | None:
+    """Add or remove the full tier as asked (``--tier``, else the settings for an index without one),
+    then compute its missing vectors with a progress display; Ctrl-C keeps what was finished."""
+    wanted = tier or (ws.settings.tier if ws.tier is None else None)
+    if wanted:
+        ws.set_tier(wanted)
+    if ws.tier is None:
+        return None
+    progress = Progress(
+        TextColumn("[bold]full tier "), BarColumn(), MofNCompleteColumn(), TextColumn("chunks"),
+        TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(), console=err.real(), transient=True, disable=quiet,
+    )  # fmt: skip
+    task = progress.add_task("tier", total=None)
+    with interruptible() as cancel, progress:
+        return ws.fill_tier(lambda done, total: progress.update(task, total=total, completed=done), cancel)
+
+
+def _tier_json(ws: Workspace) -> dict[str, object] | None:
+    t = ws.tier
+    return None if t is None else {"model": t.model_id, "vectors": t.vector_count, "chunks": t.chunk_count,
+                                   "complete": t.complete}  # fmt: skip
+
+
+def _tier_line(ws: Workspace) -> str | None:
+    t = ws.tier
+    if t is None:
+        return None
+    if t.complete:
+        return f"full tier: {t.model_id}, {t.vector_count:,} chunks (searches use it)"
+    return (
+        f"full tier: {t.model_id}, {t.vector_count:,} of {t.chunk_count:,} chunks; `aintern update` continues it "
+        "(searches use the fast vectors until it is complete)"
+    )
+
+
+def _print_summary(
+    result: IndexingResult, ws: Workspace, as_json: bool, verbose: bool, tier: TierResult | None = None
+) -> None:
+    if as_json:
+        print(json.dumps({
+            "success": result.success, "cancelled": result.cancelled, "workspace": str(ws.root),
+            "files_indexed": result.files_indexed, "files_unchanged": result.files_unchanged,
+            "files_removed": result.files_removed, "files_skipped": result.files_skipped,
+            "files_errored": result.files_errored, "chunks_created": result.chunks_created,
+            "chunks_embedded": result.chunks_embedded, "duration_s": round(result.duration, 3),
+            "git_commit": result.git_commit, "error": result.error_message,
+            "skipped": [{"path": s.rel, "reason": s.reason} for s in result.skipped],
+            "secrets_redacted": [{"path": p, "line": line, "kind": kind}
+                                 for p, found in result.secrets_redacted.items() for line, kind in found],
+            "errors": [{"path": e.file_path, "type": e.type.value, "error": e.error} for e in result.errors],
+            "tier": _tier_json(ws),
+            "tier_chunks_embedded": tier.chunks_embedded if tier else 0,
+        }, indent=2))  # fmt: skip
+        return
+    state = "[green]indexed[/]" if result.success else "[yellow]stopped[/]" if result.cancelled else "[red]failed[/]"
+    console.print(
+        f"{state} {ws.root}: {result.files_indexed} files ({result.chunks_created} chunks, "
+        f"{result.chunks_embedded} embedded) in {result.duration:.1f}s; {result.files_unchanged} unchanged, "
+        f"{result.files_removed} removed, {result.files_skipped} skipped, {result.files_errored} with errors"
+    )
+    if result.cancelled:
+        console.print("what was finished is kept; run `aintern update` to continue")
+    line = _tier_line(ws)
+    if line:
+        console.print(line, highlight=False)
+    if result.secrets_redacted:
+        n = sum(len(v) for v in result.secrets_redacted.values())
+        console.print(
+            f"  [yellow]masked {n} secret value(s) in {len(result.secrets_redacted)} file(s)[/] (the lines are "
+            "indexed, the values never are; --include-secrets turns this off):", highlight=False,
+        )  # fmt: skip
+        for path, found in list(result.secrets_redacted.items())[: None if verbose else 10]:
+            console.print(f"    {path}: " + ", ".join(f"line {ln} ({k})" for ln, k in found), highlight=False)
+    shown = result.skipped if verbose else result.skipped[:10]
+    for s in shown:
+        console.print(f"  [dim]skipped[/] {s.rel}: {s.reason}", highlight=False)
+    if len(shown) < len(result.skipped):
+        console.print(f"  [dim]... and {len(result.skipped) - len(shown)} more skipped (--verbose lists all)[/]")
+    for e in result.errors:
+        console.print(f"  [yellow]{e.type.value}[/] {e.file_path}: {e.error}", highlight=False)
+    if result.error_message:
+        err.print(f"[bold red]error:[/] {result.error_message}")
+
+
+@app.command()
+def index(
+    path: PathArg = None,
+    force: Annotated[bool, typer.Option("--force", help="Re-index every file (and allow a model change).")] = False,
+    model: Annotated[
+        str | None, typer.Option("--model", "-m", help="Embedding model: static, minilm or openai.")
+    ] = None,
+    include_secrets: Annotated[
+        bool, typer.Option("--include-secrets", help="Also index .env, keys and credential files.")
+    ] = False,
+    tier: Annotated[
+        str | None,
+        typer.Option(
+            "--tier",
+            help="fast: the static model only; full: also the transformer's vectors, computed after "
+            "the fast index is searchable and used once complete (kept from then on).",
+        ),
+    ] = None,
+    db: DbOption = None,
+    as_json: JsonOption = False,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="List every skipped file.")] = False,
+) -> None:
+    """Index a workspace (incremental: only changed files are re-chunked and re-embedded)."""
+    if tier is not None and tier not in TIERS:
+        raise fail(f"--tier: choose one of {', '.join(TIERS)}", 2)
+    ws = open_workspace(path, db, create=True, model=model)
+    _index_and_tier(ws, force, include_secrets or None, tier, as_json, verbose)
+
+
+@app.command()
+def update(path: PathArg = None, db: DbOption = None, as_json: JsonOption = False) -> None:
+    """Bring an existing index up to date with the files on disk (and its full tier, if it has one)."""
+    ws = open_workspace(path, db)
+    ws.require_index()
+    _index_and_tier(ws, False, None, None, as_json, False)
+
+
+def _index_and_tier(
+    ws: Workspace, force: bool, include_secrets: bool | None, tier: str | None, as_json: bool, verbose: bool
+) -> None:
+    result = _run_indexing(ws, force, include_secrets, quiet=as_json)
+    tiered = _run_tier(ws, tier, quiet=as_json) if result.success else None
+    _print_summary(result, ws, as_json, verbose, tiered)
+    if tiered is not None and tiered.cancelled:
+        raise typer.Exit(130)
+    raise typer.Exit(0 if result.success else 130 if result.cancelled else 1)
+
+
+@app.command()
+def status(path: PathArg = None, db: DbOption = None, as_json: JsonOption = False) -> None:
+    """Show what is indexed: files, chunks, size, model, freshness and git commit."""
+    ws = open_workspace(path, db, readonly=True)
+    st = ws.status()
+    s = st.statistics
+    data = {
+        "workspace": str(ws.root), "database": str(ws.store.path), "files": s.file_count, "chunks": s.chunk_count,
+        "source_bytes": s.total_bytes, "index_bytes": s.index_size_bytes, "model": s.embedding_model,
+        "dimension": s.embedding_dimension, "last_updated": st.index.updated_at, "by_language": s.by_language,
+        "by_chunk_type": s.by_chunk_type, "stale_files": st.stale_files, "changed": st.changed_files,
+        "new": st.new_files, "deleted": st.deleted_files, "git_commit_indexed": s.git_commit,
+        "git_commit_current": st.current_commit, "behind_git": st.behind_git, "tier": _tier_json(ws),
+    }  # fmt: skip
+    if as_json:
+        print(json.dumps(data, indent=2))
+        return
+    table = Table(show_header=False, box=None)
+    table.add_row("workspace", str(ws.root))
+    table.add_row("database", str(ws.store.path))
+    table.add_row("files", f"{s.file_count:,} ({human_size(s.total_bytes)})")
+    table.add_row("chunks", f"{s.chunk_count:,}")
+    table.add_row("index size", human_size(s.index_size_bytes))
+    table.add_row("model", f"{s.embedding_model} ({s.embedding_dimension}-d)")
+    line = _tier_line(ws)
+    if line:
+        table.add_row("full tier", line.removeprefix("full tier: "))
+    table.add_row("last updated", st.index.updated_at)
+    table.add_row("languages", ", ".join(f"{k} {v}" for k, v in list(s.by_language.items())[:8]))
+    fresh = (
+        "[green]up to date[/]"
+        if not st.stale_files
+        else (
+            f"[yellow]{st.stale_files} stale[/] ({len(st.changed_files)} changed, {len(st.new_files)} new, "
+            f"{len(st.deleted_files)} deleted): run `aintern update`"
+        )
+    )
+    table.add_row("freshness", fresh)
+    if s.git_commit or st.current_commit:
+        git = f"indexed {(s.git_commit or '-')[:12]}, now {(st.current_commit or '-')[:12]}"
+        table.add_row("git", git + (" [yellow](index is behind)[/]" if st.behind_git else ""))
+    console.print(table)
+
+
+@app.command()
+def clear(
+    path: PathArg = None,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask.")] = False,
+    db: DbOption = None,
+) -> None:
+    """Delete a workspace's index."""
+    ws = open_workspace(path, db)
+    if ws.index is None:
+        raise fail(f"{ws.root} has no index", 4)
+    if not yes and not typer.confirm(f"Delete the index of {ws.root}?", default=False):
+        raise typer.Exit(1)
+    ws.clear()
+    console.print(f"cleared the index of {ws.root}")
+
+
+@app.command()
+def trust(
+    path: PathArg = None,
+    revoke: Annotated[bool, typer.Option("--revoke", help="Withdraw the approval.")] = False,
+) -> None:
+    """Trust a workspace's .aintern.toml as it is now: its LLM endpoint may then get your API key.
+
+    A repository's settings are written by its authors; until you trust them, an endpoint they choose
+    gets no credentials and a model file they name is not loaded. Editing the file withdraws the trust.
+    """
+    from aintern.config import CONFIG_FILE
+    from aintern.config import trust as set_trust
+
+    root = (path or Path(".")).resolve()
+    if not revoke:
+        console.print(f"[dim]{root / CONFIG_FILE}:[/]", highlight=False)
+        try:
+            console.print((root / CONFIG_FILE).read_text(encoding="utf-8"), markup=False, highlight=False)
+        except OSError as exc:
+            raise fail(f"{root / CONFIG_FILE}: {exc.strerror or exc}") from exc
+    set_trust(root, allow=not revoke)
+    console.print(f"{'no longer trusted' if revoke else 'trusted'}: {root / CONFIG_FILE}", highlight=False)
+
+
+@app.command()
+def watch(path: PathArg = None, db: DbOption = None) -> None:
+    """Keep the index fresh: re-index changed files as they are saved (Ctrl-C stops)."""
+    from aintern.index.watch import watch as watch_workspace
+    from aintern.scan import Scanner, printable
+
+    ws = open_workspace(path, db, create=True)
+    stop = threading.Event()
+    signal.signal(signal.SIGINT, lambda *_: stop.set())
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    first = ws.build_index(cancel=stop)
+    console.print(
+        f"watching {ws.root} ({first.files_indexed} files indexed, {first.files_unchanged} up to date); Ctrl-C stops"
+    )
+    if ws.settings.tier and ws.tier is None:
+        ws.set_tier(ws.settings.tier)
+    if ws.tier is not None and not ws.tier.complete:
+        # The fast index is searchable now; the full tier fills in meanwhile, on a connection of its own.
+        def fill() -> None:
+            try:
+                done = ws.fill_tier(cancel=stop)  # the store gives this thread a connection of its own
+                if done is not None and done.complete:
+                    console.print(f"[dim]{time.strftime('%H:%M:%S')}[/] full tier complete: searches use it")
+            except AinternError as exc:
+                err.print(f"[yellow]full tier: {exc}[/]")
+
+        threading.Thread(target=fill, name="aintern-tier", daemon=True).start()
+
+    def on_result(result: IndexingResult, paths: set[str]) -> None:
+        stamp = time.strftime("%H:%M:%S")
+        console.print(
+            f"[dim]{stamp}[/] {', '.join(sorted(map(printable, paths)))[:100]}: {result.files_indexed} re-indexed, "
+            f"{result.files_removed} removed, {result.chunks_embedded} chunks embedded", highlight=False,
+        )  # fmt: skip
+
+    def on_error(exc: Exception) -> None:
+        err.print(f"[yellow]re-indexing failed: {exc}; still watching[/]")
+
+    watch_workspace(
+        ws.root, lambda paths: ws.index_files(paths, cancel=stop), Scanner(ws.root, ws.scan_options()), stop,
+        on_result, on_error,
+    )  # fmt: skip
+    console.print("stopped")

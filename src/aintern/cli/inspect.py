@@ -1,0 +1,121 @@
+"""Looking at what indexing does: `aintern chunk` and `aintern embed`."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from aintern.chunk import Chunker, ChunkingOptions
+from aintern.cli.common import (
+    JsonOption,
+    ModelOption,
+    app,
+    console,
+    err,
+    fail,
+)
+from aintern.embed import DEFAULT_MODEL, get_embedder
+
+
+@app.command()
+def chunk(
+    file: Annotated[Path, typer.Argument(help="The file to chunk.")],
+    model: ModelOption = DEFAULT_MODEL,
+    as_json: JsonOption = False,
+    target: Annotated[int, typer.Option(help="Target chunk size in tokens.")] = ChunkingOptions.target_chunk_size,
+    show_content: Annotated[bool, typer.Option("--content", help="Print each chunk's text.")] = False,
+) -> None:
+    """Show how FILE is chunked: lines, symbol, type and tokens of every chunk."""
+    if not file.is_file():
+        raise fail(f"{file}: no such file")
+    embedder = get_embedder(model)
+    if target < 8:
+        raise fail("--target must be at least 8 tokens")
+    defaults = ChunkingOptions()
+    options = ChunkingOptions(
+        target_chunk_size=target,
+        chunk_overlap=min(defaults.chunk_overlap, target // 4),
+        min_chunk_size=min(defaults.min_chunk_size, target),
+        max_chunk_size=max(target, defaults.max_chunk_size),
+    )
+    result = Chunker(embedder.tokenizer, embedder.max_tokens, options).chunk_file(file, file.as_posix())
+    if as_json:
+        print(
+            json.dumps(
+                {
+                    "file": result.file_path,
+                    "language": result.language,
+                    "skipped_reason": result.skipped_reason,
+                    "fallback_reason": result.fallback_reason,
+                    "chunks": [c.to_dict() for c in result.chunks],
+                },
+                indent=2,
+            )
+        )
+        raise typer.Exit(0 if result.skipped_reason is None else 3)
+    if result.skipped_reason:
+        err.print(f"[yellow]{result.file_path}: skipped: {result.skipped_reason}[/]")
+        raise typer.Exit(3)
+    table = Table(title=f"{result.file_path} ({result.language or 'unknown'}): {len(result.chunks)} chunks")
+    for col in ("#", "lines", "symbol", "type", "parent", "tokens"):
+        table.add_column(col, justify="right" if col in ("#", "tokens") else "left")
+    for i, c in enumerate(result.chunks, 1):
+        symbol = c.symbol_name or ""
+        if "symbols" in c.metadata:
+            symbol = c.metadata["symbols"]
+        table.add_row(
+            str(i),
+            f"{c.start_line}-{c.end_line}",
+            symbol,
+            c.symbol_type.value if c.symbol_type else c.chunk_type.value,
+            c.parent_symbol or c.metadata.get("heading_path", ""),
+            str(c.token_count),
+        )
+    console.print(table)
+    if result.fallback_reason:
+        err.print(f"[yellow]note: {result.fallback_reason}[/]")
+    if show_content:
+        for i, c in enumerate(result.chunks, 1):
+            console.rule(f"#{i} {c.file_path}:{c.start_line}-{c.end_line}")
+            console.print(c.content, markup=False, highlight=False)
+
+
+@app.command()
+def embed(
+    texts: Annotated[list[str], typer.Argument(help="Texts to embed ('-' reads lines from stdin).")],
+    model: ModelOption = DEFAULT_MODEL,
+    as_json: JsonOption = False,
+) -> None:
+    """Embed texts and print their vectors (JSON) or a summary with pairwise cosine similarity."""
+    if texts == ["-"]:
+        texts = [line.rstrip("\n") for line in sys.stdin if line.strip()]
+    embedder = get_embedder(model)
+    t0 = time.perf_counter()
+    vectors = embedder.embed_batch(texts)
+    elapsed = time.perf_counter() - t0
+    if as_json:
+        print(
+            json.dumps(
+                {
+                    "model": embedder.model_id,
+                    "dimension": int(vectors.shape[1]),
+                    "vectors": [[round(float(x), 6) for x in v] for v in vectors],
+                }
+            )
+        )
+        return
+    console.print(
+        f"model [bold]{embedder.model_id}[/], dimension {vectors.shape[1]}, {len(texts)} texts in {elapsed * 1000:.1f} ms"
+    )
+    if len(texts) > 1:
+        sims = vectors @ vectors.T
+        table = Table("", *[f"#{i + 1}" for i in range(len(texts))])
+        for i, text in enumerate(texts):
+            table.add_row(f"#{i + 1} {text[:40]}", *[f"{sims[i, j]:.3f}" for j in range(len(texts))])
+        console.print(table)

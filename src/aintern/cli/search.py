@@ -1,0 +1,205 @@
+"""Asking the index: search, context, files, suggest."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated
+
+import typer
+
+from aintern.assemble.context import ContextBuildOptions, ContextFormat
+from aintern.assemble.tokens import TokenEstimation
+from aintern.chunk.models import SymbolType
+from aintern.cli.common import (
+    DbOption,
+    DirOption,
+    GlobOption,
+    JsonOption,
+    LangOption,
+    WorkspaceOption,
+    app,
+    checked_question,
+    console,
+    err,
+    one_query,
+    open_workspace,
+)
+from aintern.knowledge import KnowledgeQueryOptions
+from aintern.retrieve.rerank import RerankingStrategy
+
+
+@app.command()
+def search(
+    question: Annotated[str, typer.Argument(help="What to look for, in your words or as a symbol name.")],
+    k: Annotated[int, typer.Option("-k", help="Number of results.")] = 10,
+    rerank: Annotated[
+        RerankingStrategy, typer.Option("--rerank", help="Reranking after hybrid retrieval.")
+    ] = RerankingStrategy.NONE,
+    min_relevance: Annotated[
+        float, typer.Option("--min-relevance", help="Calibrated 0-1 threshold (0.5 = more likely relevant than not).")
+    ] = 0.0,
+    lang: LangOption = None,
+    path_glob: GlobOption = None,
+    directory: DirOption = None,
+    symbol_type: Annotated[
+        list[SymbolType] | None, typer.Option("--symbol-type", help="Only chunks defining this kind of symbol.")
+    ] = None,
+    workspace: WorkspaceOption = None,
+    db: DbOption = None,
+    as_json: JsonOption = False,
+    full: Annotated[bool, typer.Option("--full", help="Show whole chunks, not the first lines.")] = False,
+) -> None:
+    """Search the index: ranked `path:start-end` results with symbol, relevance and highlighted snippet."""
+    question = checked_question(question)
+    ws = one_query(open_workspace(workspace, db, readonly=True))
+    options = KnowledgeQueryOptions(
+        workspace_path=str(ws.root), max_results=max(1, k), min_relevance=min_relevance, reranking=rerank,
+        expand_context=False, symbol_types=tuple(symbol_type or ()), languages=tuple(lang or ()),
+        file_patterns=tuple(path_glob or ()), directory_filters=tuple(directory or ()),
+    )  # fmt: skip
+    ws.require_index()
+    result = ws.knowledge.query(question, options)
+    if as_json:
+        print(json.dumps([
+            {"path": c.file_path, "start_line": c.start_line, "end_line": c.end_line, "score": round(c.relevance, 4),
+             "original_score": round(c.original_score, 4), "symbol": c.symbol_name,
+             "symbol_type": c.symbol_type.value if c.symbol_type else None, "parent_symbol": c.parent_symbol,
+             "symbol_lines": [c.symbol_start_line, c.symbol_end_line] if c.symbol_start_line else None,
+             "language": c.language, "content": c.content}
+            for c in result.chunks
+        ], indent=2))  # fmt: skip
+        raise typer.Exit(0 if result.chunks else 3)
+    if not result.chunks:
+        err.print("no results" + (f" above relevance {min_relevance}" if min_relevance else ""))
+        raise typer.Exit(3)
+    for c in result.chunks:
+        symbol = f"{c.parent_symbol + '.' if c.parent_symbol else ''}{c.symbol_name}" if c.symbol_name else ""
+        if c.symbol_start_line:
+            symbol += f" (lines {c.symbol_start_line}-{c.symbol_end_line})"
+        console.print(
+            f"[bold cyan]{c.file_path}:{c.start_line}-{c.end_line}[/] [magenta]{symbol}[/] [dim]{c.relevance:.2f}[/]",
+            highlight=False,
+        )
+        lines = c.content.split("\n")
+        shown = len(lines) if full else 8
+        from rich.syntax import Syntax  # not loaded for --json: scripts and agents wait less
+
+        syntax = Syntax(
+            "\n".join(lines[:shown]), c.language or "text", line_numbers=True, start_line=c.start_line, word_wrap=True
+        )
+        for h in c.highlights:
+            row = c.content.count("\n", 0, h.start)
+            if row < shown:
+                col = h.start - (c.content.rfind("\n", 0, h.start) + 1)
+                syntax.stylize_range("bold reverse", (row + 1, col), (row + 1, col + h.length))
+        console.print(syntax)
+        if len(lines) > shown:
+            console.print(f"[dim]    ... {len(lines) - shown} more lines[/]")
+    reranked = f", reranked by {result.reranking_applied.value}" if result.was_reranked else ""
+    err.print(
+        f"[dim]{len(result.chunks)} results from {result.total_chunks_searched:,} chunks in {result.query_time * 1000:.0f} ms{reranked}[/]"
+    )
+
+
+@app.command()
+def context(
+    question: Annotated[str, typer.Argument(help="The question the context is for.")],
+    fmt: Annotated[ContextFormat, typer.Option("--format", help="Layout of the context.")] = ContextFormat.MARKDOWN,
+    max_tokens: Annotated[int, typer.Option("--max-tokens", help="Token budget, never exceeded.")] = 4000,
+    max_chunks: Annotated[int, typer.Option("--max-chunks")] = 10,
+    tokens: Annotated[
+        TokenEstimation, typer.Option("--tokens", help="How tokens are counted.")
+    ] = TokenEstimation.CHARACTERS,
+    min_relevance: Annotated[float, typer.Option("--min-relevance")] = 0.5,
+    context_lines: Annotated[int, typer.Option("--context-lines", help="Lines around each chunk (0: none).")] = 5,
+    scores: Annotated[bool, typer.Option("--scores", help="Include relevance scores.")] = False,
+    rerank: Annotated[RerankingStrategy, typer.Option("--rerank")] = RerankingStrategy.KEYWORD_BOOST,
+    lang: LangOption = None,
+    path_glob: GlobOption = None,
+    workspace: WorkspaceOption = None,
+    db: DbOption = None,
+) -> None:
+    """Print exactly what an LLM would receive for QUESTION (its token count goes to stderr)."""
+    question = checked_question(question)
+    ws = one_query(open_workspace(workspace, db, readonly=True))
+    options = ContextBuildOptions(
+        max_tokens=max_tokens, max_chunks=max_chunks, min_relevance=min_relevance, format=fmt,
+        expand_context=context_lines > 0, context_lines=context_lines, include_scores=scores, reranking=rerank.value,
+        token_estimation=tokens, file_patterns=tuple(path_glob or ()), languages=tuple(lang or ()),
+    )  # fmt: skip
+    ws.require_index()
+    result = ws.knowledge.build_context(question, str(ws.root), options)
+    if result.is_empty:
+        if result.chunks_truncated:
+            err.print(f"nothing relevant fits in {max_tokens} tokens; raise --max-tokens")
+        else:
+            err.print(f"no chunk reached relevance {min_relevance}; try a lower --min-relevance")
+        raise typer.Exit(3)
+    print(result.context)
+    err.print(
+        f"[dim]{result.estimated_tokens} tokens ({tokens.value}) of {max_tokens}; {result.chunks_included} chunks from "
+        f"{len(result.files_included)} files; {result.chunks_truncated} left out[/]"
+    )
+
+
+@app.command()
+def files(
+    question: Annotated[str, typer.Argument(help="What the files should be about.")],
+    n: Annotated[int, typer.Option("-n", help="Number of files.")] = 10,
+    min_relevance: Annotated[
+        float, typer.Option("--min-relevance", help="Files under it fill the list, marked, unless --strict.")
+    ] = 0.4,
+    strict: Annotated[bool, typer.Option("--strict", help="Only files that reach --min-relevance.")] = False,
+    workspace: WorkspaceOption = None,
+    db: DbOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """The files most relevant to QUESTION, with how many of their chunks matched and where.
+
+    Up to N files, best first; those under --min-relevance follow the others, marked (·).
+    """
+    question = checked_question(question)
+    ws = one_query(open_workspace(workspace, db, readonly=True))
+    ws.require_index()
+    found = ws.knowledge.find_relevant_files(question, str(ws.root), max(1, n), min_relevance, fill=not strict)
+    if as_json:
+        print(json.dumps([f.to_dict() for f in found], indent=2))
+        raise typer.Exit(0 if found else 3)
+    if not found:
+        err.print("no files")
+        raise typer.Exit(3)
+    from rich.table import Table
+
+    table = Table("relevance", "file", "matches", "lines")
+    for f in found:
+        mark = " ·" if f.below_threshold else ""
+        table.add_row(
+            f"{f.relevance:.2f}{mark}",
+            f.file_path,
+            str(f.match_count),
+            ", ".join(map(str, f.match_lines[:8])),
+            style="dim" if f.below_threshold else None,
+        )
+    console.print(table)
+    if any(f.below_threshold for f in found):
+        err.print(f"[dim]· under relevance {min_relevance}: shown to fill the list (--strict leaves them out)[/]")
+
+
+@app.command()
+def suggest(
+    partial: Annotated[str, typer.Argument(help="The start (or part) of a symbol name.")],
+    n: Annotated[int, typer.Option("-n")] = 10,
+    workspace: WorkspaceOption = None,
+    db: DbOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Indexed symbol names matching PARTIAL, for completing a query."""
+    ws = open_workspace(workspace, db, readonly=True)
+    ws.require_index()
+    names = ws.knowledge.query_suggestions(partial, str(ws.root), max(1, n))
+    if as_json:
+        print(json.dumps(names))
+    else:
+        for name in names:
+            console.print(name, highlight=False)
+    raise typer.Exit(0 if names else 3)

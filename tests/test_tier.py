@@ -1,0 +1,183 @@
+"""The full tier: the transformer's vectors added to a static index, kept up to date, used once complete."""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+from test_cli_index import run
+from workspaces import make_workspace
+
+from aintern.embed.onnx import OnnxEmbedder
+from aintern.index import tier as tier_module
+from aintern.knowledge import KnowledgeQueryOptions
+from aintern.workspace import Workspace
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Workspace:
+    root = make_workspace(tmp_path / "project")
+    w = Workspace(root, tmp_path / "tier.db")
+    assert w.build_index().success
+    yield w
+    w.close()
+
+
+def ask(ws: Workspace, question: str) -> tuple[str | None, list[str], np.ndarray | None]:
+    result = ws.knowledge.query(
+        question, KnowledgeQueryOptions(workspace_path=str(ws.root), min_relevance=0.0, expand_context=False)
+    )
+    return result.vector_model, [c.file_path for c in result.chunks], result.query_embedding
+
+
+def tier_rows(ws: Workspace) -> tuple[set[int], set[int]]:
+    """(chunk ids with a tier vector, chunk ids of the index)."""
+    index = ws.require_index()
+    have = {r[0] for r in ws.store.conn.execute(f"SELECT chunk_id FROM tier_{index.id}")}
+    chunks = {r[0] for r in ws.store.conn.execute("SELECT id FROM chunks WHERE index_id = ?", (index.id,))}
+    return have, chunks
+
+
+def test_tier_is_used_once_complete_and_kept_complete(ws: Workspace) -> None:
+    static_model = ws.require_index().embedding_model
+    model, _, vector = ask(ws, "where is the database connection opened")
+    assert model == static_model and vector is not None and vector.shape == (256,)
+
+    tier = ws.set_tier("full")
+    assert tier is not None and tier.vector_count == 0 and not tier.complete
+    model, _, _ = ask(ws, "where is the database connection opened")
+    assert model == static_model  # an incomplete tier is not searched
+
+    seen: list[tuple[int, int]] = []
+    done = ws.fill_tier(lambda d, t: seen.append((d, t)))
+    assert done is not None and done.complete and done.vectors_added == tier.chunk_count
+    assert seen[-1][0] == seen[-1][1] == tier.chunk_count
+    have, chunks = tier_rows(ws)
+    assert have == chunks
+
+    model, files, vector = ask(ws, "where is the database connection opened")
+    assert model == "aintern/minilm-l6-v2-int8" and vector is not None and vector.shape == (384,)
+    assert "src/python/app.py" in files[:3]
+
+    # An edit and a deletion through the watcher's path: the tier follows the chunks exactly.
+    app = ws.root / "src" / "python" / "app.py"
+    app.write_text(app.read_text() + "\n\ndef close_pool(pool):\n    pool.close()\n")
+    (ws.root / "src" / "go" / "server.go").unlink()
+    result = ws.index_files(["src/python/app.py", "src/go/server.go"])
+    assert result.success and result.files_removed == 1
+    have, chunks = tier_rows(ws)
+    assert have == chunks
+    t = ws.tier
+    assert t is not None and t.complete and t.vector_count == len(chunks)
+    model, files, _ = ask(ws, "close_pool")
+    assert model == "aintern/minilm-l6-v2-int8" and files[0] == "src/python/app.py"
+
+    # A second fill has nothing to do; the fast tier removes it and searches go back to the static model.
+    again = ws.fill_tier()
+    assert again is not None and again.vectors_added == 0 and again.complete
+    assert ws.set_tier("fast") is None and ws.tier is None
+    assert ask(ws, "close the connection pool")[0] == static_model
+    assert not ws.store.conn.execute("SELECT name FROM sqlite_master WHERE name LIKE 'tier_%'").fetchall()
+
+
+def test_cancelled_fill_resumes_and_cache_serves_copies(ws: Workspace, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(tier_module, "BATCH", 4)
+    ws.set_tier("full")
+    cancel = threading.Event()
+
+    def stop_after_first(done: int, total: int) -> None:
+        if done:
+            cancel.set()
+
+    partial = ws.fill_tier(stop_after_first, cancel)
+    assert partial is not None and partial.cancelled and not partial.complete and partial.vectors_added == 4
+    t = ws.tier
+    assert t is not None and t.vector_count == 4 and t.missing == t.chunk_count - 4
+    assert ask(ws, "database connection")[0] != "aintern/minilm-l6-v2-int8"
+    rest = ws.fill_tier()
+    assert rest is not None and rest.complete and rest.vectors_added == t.chunk_count - 4
+
+    # Dropped and rebuilt: every vector comes from the embedding cache, none is computed again.
+    ws.set_tier("fast")
+    ws.set_tier("full")
+    rebuilt = ws.fill_tier()
+    assert rebuilt is not None and rebuilt.complete and rebuilt.chunks_embedded == 0
+
+
+def test_tier_vectors_of_a_chunk_replaced_meanwhile_are_dropped(ws: Workspace) -> None:
+    ws.set_tier("full")
+    index = ws.require_index()
+    gone = ws.store.chunks_missing_tier(index.id, ["src/python/app.py"])
+    assert gone
+    app = ws.root / "src" / "python" / "app.py"
+    app.write_text(app.read_text() + "\n# edited\n")
+    assert ws.build_index().success  # the file's chunks are replaced: their old ids no longer exist
+    with ws.store.transaction():
+        added = ws.store.add_tier_vectors(index.id, gone, np.ones((len(gone), 384), dtype=np.float32))
+    assert added == 0
+    assert ws.tier is not None and ws.tier.vector_count == 0
+
+
+def test_full_tier_refused_on_an_index_of_the_transformer(tmp_path: Path) -> None:
+    root = make_workspace(tmp_path / "project")
+    w = Workspace(root, tmp_path / "m.db", model="minilm")
+    assert w.build_index().success
+    with pytest.raises(Exception, match="already"):
+        w.set_tier("full")
+    with pytest.raises(Exception, match="unknown tier"):
+        w.set_tier("huge")
+    w.close()
+
+
+def test_windows_read_a_long_text_whole(minilm: OnnxEmbedder) -> None:
+    short = "def open_connection(url):\n    return connect(url)"
+    np.testing.assert_allclose(minilm.embed_windows([short])[0], minilm.embed_batch([short])[0], atol=1e-6)
+    # A long text: the part past the window changes its windowed vector, never its truncated one.
+    head = " ".join(f"word{i}" for i in range(400))
+    a, b = head + " database connection pool", head + " colour palette rendering"
+    assert np.allclose(minilm.embed_batch([a])[0], minilm.embed_batch([b])[0], atol=1e-6)
+    wa, wb = minilm.embed_windows([a, b])
+    assert float(wa @ wb) < 0.999
+    assert abs(float(np.linalg.norm(wa)) - 1.0) < 1e-5
+    assert minilm.embed_windows([""]).shape == (1, 384)
+
+
+def test_cli_index_tier_full_then_status_and_fast(tmp_path: Path) -> None:
+    root = make_workspace(tmp_path / "project")
+    db = tmp_path / "cli.db"
+    out = run("index", "--tier", "full", "--json", cwd=root, db=db)
+    assert out.returncode == 0, out.stderr
+    summary = json.loads(out.stdout)
+    assert summary["tier"]["complete"] and summary["tier"]["vectors"] == summary["tier"]["chunks"] > 0
+    assert summary["tier_chunks_embedded"] == summary["tier"]["chunks"]
+
+    out = run("status", "--json", cwd=root, db=db)
+    assert json.loads(out.stdout)["tier"]["model"] == "aintern/minilm-l6-v2-int8"
+    out = run("status", cwd=root, db=db)
+    assert "full tier" in out.stdout and "searches use it" in out.stdout
+
+    # The tier is kept by later runs without the flag; an edit is followed.
+    (root / "src" / "python" / "extra.py").write_text("def tier_probe():\n    return 42\n")
+    out = run("update", "--json", cwd=root, db=db)
+    assert out.returncode == 0, out.stderr
+    tier = json.loads(out.stdout)["tier"]
+    assert tier["complete"] and tier["vectors"] == tier["chunks"]
+    out = run("search", "tier_probe", "--json", "-k", "1", cwd=root, db=db)
+    assert json.loads(out.stdout)[0]["path"] == "src/python/extra.py"
+
+    out = run("index", "--tier", "fast", "--json", cwd=root, db=db)
+    assert out.returncode == 0 and json.loads(out.stdout)["tier"] is None
+    out = run("index", "--tier", "huge", cwd=root, db=db)
+    assert out.returncode == 2 and "choose one of fast, full" in out.stderr
+
+
+def test_tier_from_settings(tmp_path: Path) -> None:
+    root = make_workspace(tmp_path / "project")
+    (root / ".aintern.toml").write_text('tier = "full"\n')
+    db = tmp_path / "cli.db"
+    out = run("index", "--json", cwd=root, db=db)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["tier"]["complete"]
