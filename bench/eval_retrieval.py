@@ -91,7 +91,14 @@ def open_index(name: str, root: Path, model: str, reindex: bool) -> tuple[Sqlite
     CACHE.mkdir(exist_ok=True)
     tag = f"{name}-{model}-{TARGET}" + (f"-{TABLE.parent.name}-{TABLE.stem}" if TABLE and model == "static" else "")
     db = CACHE / f"{tag}{'-tier' if TIER else ''}.db"
+    kept: list[tuple[str, bytes, bytes]] = []
     if reindex:
+        if TIER and db.exists():  # the transformer's vectors are kept by content: only new texts are embedded
+            old = SqliteStore(db)
+            kept = old.conn.execute(
+                "SELECT model_id, content_hash, vector FROM embedding_cache WHERE model_id LIKE '%#windows'"
+            ).fetchall()
+            old.close()
         for p in CACHE.glob(f"{db.name}*"):
             p.unlink()
     if TIER and not db.exists() and (CACHE / f"{tag}.db").exists():
@@ -100,6 +107,11 @@ def open_index(name: str, root: Path, model: str, reindex: bool) -> tuple[Sqlite
         fast_store.conn.execute(f"VACUUM INTO '{db}'")
         fast_store.close()
     store = SqliteStore(db)
+    if kept:
+        with store.transaction():
+            store.conn.executemany(
+                "INSERT OR IGNORE INTO embedding_cache (model_id, content_hash, vector) VALUES (?, ?, ?)", kept
+            )
     t0 = time.perf_counter()
     chunking = ChunkingOptions(
         target_chunk_size=TARGET, chunk_overlap=min(64, TARGET // 4), min_chunk_size=min(50, TARGET)

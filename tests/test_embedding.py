@@ -124,6 +124,42 @@ def test_one_query_reads_only_its_rows_from_the_mapped_table() -> None:
     assert np.all(fresh.embed("") == 0)
 
 
+def test_a_question_is_tokenised_without_the_rust_tokenizer() -> None:
+    """One plain question never loads the Rust tokenizer; one in another script does, and both embed
+    exactly as the batch path (the Rust tokenizer) does."""
+    fresh = get_embedder("static")
+    vector = fresh.embed("How does getUserById() handle a missing user? (naïve café)")
+    assert fresh._tokenizer is None  # type: ignore[attr-defined]
+    np.testing.assert_allclose(
+        vector, fresh.embed_batch(["How does getUserById() handle a missing user? (naïve café)"])[0], atol=1e-6
+    )
+    other = get_embedder("static")
+    cjk = other.embed("数据库连接 database")
+    assert other._tokenizer is not None  # type: ignore[attr-defined]
+    np.testing.assert_allclose(cjk, other.embed_batch(["数据库连接 database"])[0], atol=1e-6)
+
+
+def test_plain_wordpiece_gives_the_rust_tokenizer_ids(static) -> None:
+    """Every character below U+0370 (Latin scripts, accents, combining marks, controls, punctuation) in
+    context, random strings of them, and real code: the same ids as the Rust tokenizer."""
+    import random
+
+    from aintern.embed.tokenizer import MODELS_DIR
+    from aintern.embed.wordpiece import PLAIN_BELOW, PlainWordPiece
+
+    plain = PlainWordPiece(MODELS_DIR / "tokenizer.json")
+    rng = random.Random(7)
+    alphabet = [chr(c) for c in range(PLAIN_BELOW)]
+    texts = [f"ab{ch}cd {ch}x{ch}" for ch in alphabet]
+    texts += ["".join(rng.choice(alphabet) for _ in range(rng.randint(1, 60))) for _ in range(3000)]
+    texts += [
+        (Path(__file__).parent / "samples.py").read_text(), "[CLS] a [SEP][MASK]b [UNK]", "x" * 101, "y" * 100,
+        "HTTPAdapter.send() -> Response", "Straße ÉCOLE naïve", "tab\tnew\nline\r\x00nul\ufffd",
+    ]  # fmt: skip
+    for text, expected in zip(texts, static.tokenizer.ids(texts)):
+        assert plain.ids(text) == expected, repr(text)
+
+
 def test_unknown_model_name() -> None:
     with pytest.raises(ValueError, match="unknown embedding model"):
         get_embedder("nope")

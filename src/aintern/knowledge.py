@@ -376,7 +376,7 @@ class KnowledgeService:
             workspace_path=workspace, max_results=max_files * 3, min_relevance=0.0 if fill else min_relevance,
             include_snippets=False, expand_context=False,
         ))  # fmt: skip
-        groups: dict[str, list[KnowledgeChunk]] = {}
+        groups: dict[str, list[KnowledgeChunk]] = {}  # in the order of each file's best chunk
         for c in result.chunks:
             groups.setdefault(c.file_path, []).append(c)
         files = [
@@ -390,7 +390,9 @@ class KnowledgeService:
             )
             for path, cs in groups.items()
         ]
-        files.sort(key=lambda f: (-f.relevance, -f.match_count))
+        # Relevance never rises down the ranking, so equal relevance is mostly the cap of relevance.monotone:
+        # there the ranking's order stands (a file's chunk count would overrule the ranking it capped).
+        files.sort(key=lambda f: -f.relevance)
         for f in files:
             f.below_threshold = f.relevance < min_relevance
         return files[:max_files]

@@ -67,7 +67,7 @@ def embedding_header(chunk: TextChunk) -> str:
 
 
 #: Built-in models this version no longer ships, and the model name that replaced each.
-RETIRED_MODELS = {"aintern/minilm-l6-v2-static-256": "static"}
+RETIRED_MODELS = {"aintern/minilm-l6-v2-static-256": "static", "aintern/static-code-256": "static"}
 
 
 def embedder_for_model_id(model_id: str, **options: Any) -> Embedder:

@@ -34,8 +34,11 @@ class Embedder(Protocol):
     max_tokens: int
     #: Texts truncated to ``max_tokens`` so far (counted, never silent).
     truncated_count: int
-    #: The tokenizer chunk sizes are counted with.
-    tokenizer: WordPieceTokenizer
+
+    @property
+    def tokenizer(self) -> WordPieceTokenizer:
+        """The tokenizer chunk sizes are counted with."""
+        ...
 
     @property
     def dimension(self) -> int: ...

@@ -9,6 +9,7 @@ import numpy as np
 
 from aintern.embed.base import EmbeddingProgress, ProgressCallback, normalize
 from aintern.embed.tokenizer import MODELS_DIR, WordPieceTokenizer
+from aintern.embed.wordpiece import PLAIN_BELOW, PlainWordPiece
 
 #: A static model's own tokenizer, next to its table, if it has one (scripts/train_static.py --words);
 #: else it reads text with MiniLM's WordPiece tokenizer, as the shipped model does.
@@ -19,7 +20,7 @@ class StaticEmbedder:
     """One 256-d vector per WordPiece token, fit on real code so that a chunk's mean token vector
     matches all-MiniLM-L6-v2's embedding of it (scripts/train_static.py; docs/benchmarks.md)."""
 
-    model_id = "aintern/static-code-256"
+    model_id = "aintern/static-code-256-v2"
     dimension = 256
     #: No attention window: any length embeds. This is the chunk size the chunker aims at.
     max_tokens = 512
@@ -28,10 +29,28 @@ class StaticEmbedder:
         self.path = path
         self.batch_size = batch_size
         self.truncated_count = 0
-        own = path.with_name(TOKENIZER)
-        self.tokenizer = WordPieceTokenizer(own) if own.exists() else WordPieceTokenizer()
+        self._own_tokenizer = path.with_name(TOKENIZER)
+        self._tokenizer: WordPieceTokenizer | None = None
+        self._plain: PlainWordPiece | None = None
         self._table: np.ndarray | None = None
         self._stored: np.ndarray | None = None
+
+    @property
+    def tokenizer(self) -> WordPieceTokenizer:
+        """The Rust tokenizer, loaded at first use (a search that embeds one plain question never needs it)."""
+        if self._tokenizer is None:
+            own = self._own_tokenizer
+            self._tokenizer = WordPieceTokenizer(own) if own.exists() else WordPieceTokenizer()
+        return self._tokenizer
+
+    def _question_ids(self, text: str) -> list[int]:
+        """Token ids of one text: in plain Python when it is all Latin script (the same ids, tested, without
+        loading the Rust tokenizer), else by the Rust tokenizer."""
+        if not self._own_tokenizer.exists() and all(ord(c) < PLAIN_BELOW for c in text):
+            if self._plain is None:
+                self._plain = PlainWordPiece(MODELS_DIR / "tokenizer.json")
+            return self._plain.ids(text)
+        return self.tokenizer.ids([text])[0]
 
     @property
     def is_loaded(self) -> bool:
@@ -60,7 +79,7 @@ class StaticEmbedder:
         if self._table is not None:
             out: np.ndarray = self.embed_batch([text])[0]
             return out
-        ids = np.asarray(self.tokenizer.ids([text])[0], dtype=np.int64)
+        ids = np.asarray(self._question_ids(text), dtype=np.int64)
         vector = np.zeros((1, self.dimension), dtype=np.float32)
         if len(ids):
             vector[0] = self._rows()[ids].mean(axis=0, dtype=np.float32)

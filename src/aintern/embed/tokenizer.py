@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-from tokenizers import Tokenizer
 
 MODELS_DIR = Path(__file__).parent / "models"
 
@@ -14,6 +13,8 @@ class WordPieceTokenizer:
     """Wraps a Hugging Face ``tokenizer.json``; no special tokens unless asked for."""
 
     def __init__(self, path: Path = MODELS_DIR / "tokenizer.json") -> None:
+        from tokenizers import Tokenizer  # here: a process that embeds one question may never need it
+
         self._tok = Tokenizer.from_file(str(path))
         self._tok.no_truncation()
         self._tok.no_padding()

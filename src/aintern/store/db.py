@@ -253,6 +253,17 @@ def _check_file(path: Path, create: bool) -> bool:
     return False
 
 
+def vec0_path() -> str:
+    """Where the sqlite-vec package keeps its loadable extension, found without importing the package
+    (its ``__init__`` imports numpy, ~60 ms of a search that may not need it yet)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("sqlite_vec")
+    if spec is None or not spec.submodule_search_locations:
+        raise StoreError("the sqlite-vec package is not installed (pip install sqlite-vec)")
+    return str(Path(next(iter(spec.submodule_search_locations))) / "vec0")
+
+
 def connect(path: str | Path, create: bool = True, readonly: bool = False) -> Any:
     """Open (and create or migrate) the application database at ``path``.
 
@@ -261,8 +272,6 @@ def connect(path: str | Path, create: bool = True, readonly: bool = False) -> An
     creating, initialising or switching anything (an older schema is still upgraded, on a connection
     of its own); a missing or empty file is NoDatabaseError.
     """
-    import sqlite_vec
-
     global LAST_OPENED
     path = Path(path)
     LAST_OPENED = path
@@ -276,7 +285,7 @@ def connect(path: str | Path, create: bool = True, readonly: bool = False) -> An
         else:
             conn = db.connect(str(path), timeout=30.0, check_same_thread=False, isolation_level=None)
         conn.enable_load_extension(True)
-        sqlite_vec.load(conn)
+        conn.load_extension(vec0_path())
         conn.enable_load_extension(False)
         app_id = conn.execute("PRAGMA application_id").fetchone()[0]
         version = conn.execute("PRAGMA user_version").fetchone()[0]

@@ -644,10 +644,12 @@ class SqliteStore(TierStorage):
     def search(
         self, index_id: int, query_vector: np.ndarray, options: VectorSearchOptions | None = None
     ) -> list[ChunkSearchResult]:
-        """Nearest chunks by cosine similarity (score = 1 − cosine distance)."""
+        """Nearest chunks by cosine similarity, floored at 0 (the seed's 0–1 score: a centred model gives
+        unrelated text a slightly negative cosine, which means the same as 0)."""
         options = options or VectorSearchOptions()
         k = max(options.top_k * max(options.over_fetch, 1), options.top_k)
-        scored = [(cid, s) for cid, s in self.knn(index_id, query_vector, k, options) if s >= options.min_score]
+        knn = self.knn(index_id, query_vector, k, options)
+        scored = [(cid, max(s, 0.0)) for cid, s in knn if max(s, 0.0) >= options.min_score]
         return self.results(scored, options)
 
     def keyword_search(

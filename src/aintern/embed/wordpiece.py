@@ -1,0 +1,137 @@
+"""BERT's WordPiece tokenisation in plain Python, for one short text (a question).
+
+The Rust tokenizer (``tokenizers``) is the one for chunks: fast in bulk and with offsets. For a
+single question it costs more to import and load (≈50 ms) than the whole rest of the embedding,
+and a command that answers one search pays that on every run. This reads the same
+``tokenizer.json`` (BertNormalizer with lowercasing, BertPreTokenizer, WordPiece) and gives the
+same ids for text below ``PLAIN_BELOW`` (Latin scripts, with their accents and combining marks):
+``tests/test_embedding.py`` checks that against the Rust tokenizer. Other scripts go to the Rust
+tokenizer, whose Unicode tables may be of another version than Python's.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+import unicodedata
+from pathlib import Path
+
+#: Texts whose characters are all below this code point (U+0370, where Greek begins) are tokenised here.
+PLAIN_BELOW = 0x370
+
+
+@functools.lru_cache(maxsize=4)
+def _load(path: str) -> tuple[dict[str, int], int, list[tuple[str, int]], int]:
+    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    model = data["model"]
+    if model.get("type") != "WordPiece" or (data.get("normalizer") or {}).get("type") != "BertNormalizer":
+        raise ValueError(f"{path}: not a BERT WordPiece tokenizer")
+    vocab: dict[str, int] = model["vocab"]
+    added = sorted(((t["content"], t["id"]) for t in data.get("added_tokens", [])), key=lambda t: -len(t[0]))
+    return vocab, vocab[model["unk_token"]], added, int(model.get("max_input_chars_per_word", 100))
+
+
+def _is_punctuation(ch: str) -> bool:
+    cp = ord(ch)
+    if 33 <= cp <= 47 or 58 <= cp <= 64 or 91 <= cp <= 96 or 123 <= cp <= 126:
+        return True
+    return unicodedata.category(ch).startswith("P")
+
+
+def _is_chinese(cp: int) -> bool:
+    return (
+        0x4E00 <= cp <= 0x9FFF or 0x3400 <= cp <= 0x4DBF or 0x20000 <= cp <= 0x2A6DF or 0x2A700 <= cp <= 0x2B73F
+        or 0x2B740 <= cp <= 0x2B81F or 0x2B920 <= cp <= 0x2CEAF or 0xF900 <= cp <= 0xFAFF or 0x2F800 <= cp <= 0x2FA1F
+    )  # fmt: skip
+
+
+def _normalize(text: str) -> str:
+    """BertNormalizer: drop control characters, whitespace to spaces, space out CJK, lowercase, strip accents."""
+    out = []
+    for ch in text:
+        cp = ord(ch)
+        if cp == 0 or cp == 0xFFFD or (ch not in "\t\n\r" and unicodedata.category(ch) in _REMOVED):
+            continue
+        if ch.isspace():
+            out.append(" ")
+        elif _is_chinese(cp):
+            out.append(f" {ch} ")
+        else:
+            out.append(ch)
+    text = unicodedata.normalize("NFD", "".join(out).lower())
+    return "".join(ch for ch in text if unicodedata.category(ch) != "Mn")
+
+
+_WORDS = re.compile(r"\S+")
+#: Control, format, private-use and surrogate characters are dropped (unassigned ones are kept, as [UNK]).
+_REMOVED = {"Cc", "Cf", "Co", "Cs"}
+
+
+class PlainWordPiece:
+    """``ids(text)``: the token ids the Rust tokenizer gives ``text`` (no special tokens added)."""
+
+    def __init__(self, path: Path) -> None:
+        self.vocab, self.unk, self.added, self.max_chars = _load(str(path))
+
+    def ids(self, text: str) -> list[int]:
+        out: list[int] = []
+        for piece, special in self._split_added(text):
+            if special is not None:
+                out.append(special)
+                continue
+            for word in _WORDS.findall(_normalize(piece)):
+                for part in self._punctuation_split(word):
+                    out.extend(self._wordpiece(part))
+        return out
+
+    def _split_added(self, text: str) -> list[tuple[str, int | None]]:
+        """Added tokens ([CLS], [MASK], ...) are matched in the raw text, before normalisation."""
+        if not any(t in text for t, _ in self.added):
+            return [(text, None)]
+        pieces: list[tuple[str, int | None]] = []
+        start = i = 0
+        while i < len(text):
+            for token, token_id in self.added:
+                if text.startswith(token, i):
+                    pieces += [(text[start:i], None), ("", token_id)]
+                    i = start = i + len(token)
+                    break
+            else:
+                i += 1
+        pieces.append((text[start:], None))
+        return pieces
+
+    @staticmethod
+    def _punctuation_split(word: str) -> list[str]:
+        parts: list[str] = []
+        current = ""
+        for ch in word:
+            if _is_punctuation(ch):
+                if current:
+                    parts.append(current)
+                parts.append(ch)
+                current = ""
+            else:
+                current += ch
+        if current:
+            parts.append(current)
+        return parts
+
+    def _wordpiece(self, word: str) -> list[int]:
+        if len(word) > self.max_chars:
+            return [self.unk]
+        ids: list[int] = []
+        start = 0
+        while start < len(word):
+            end = len(word)
+            while end > start:
+                piece = word[start:end] if start == 0 else "##" + word[start:end]
+                if piece in self.vocab:
+                    ids.append(self.vocab[piece])
+                    break
+                end -= 1
+            else:
+                return [self.unk]
+            start = end
+        return ids
