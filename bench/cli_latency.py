@@ -38,6 +38,11 @@ def main() -> None:
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         env = {**os.environ, "AINTERN_DB": str(Path(tmp) / "cli.db")}
+        # As installed by pip, which compiles the package's bytecode (a source checkout run with
+        # PYTHONDONTWRITEBYTECODE would otherwise compile every module on every run).
+        import aintern
+
+        subprocess.run([sys.executable, "-m", "compileall", "-q", str(Path(aintern.__file__).parent)], check=True)
         aintern = [sys.executable, "-m", "aintern"]
         subprocess.run([*aintern, "index", str(args.root)], env=env, check=True, capture_output=True)
         search = [*aintern, "search", "-w", str(args.root), "--json", "-k", "10"]
@@ -63,8 +68,8 @@ def main() -> None:
     for line in out.stderr.splitlines():
         if not line.startswith("import time:") or "cumulative" in line:
             continue
-        _, cumulative, name = (part.strip() for part in line.split("|"))
-        rows.append((int(cumulative), name))
+        _, cumulative, name = line.split("|")
+        rows.append((int(cumulative), name.rstrip()[1:]))
     top = sum(c for c, name in rows if not name.startswith(" "))
     print(f"python -c pass: p50 {statistics.median(bare):.0f} ms; imports of one search: {top / 1000:.0f} ms")
     print("slowest imports (cumulative ms, nested):")

@@ -218,3 +218,24 @@ def test_search_context_files_suggest(ws: Path, tmp_path: Path) -> None:
     out = run("suggest", "NewSer", "--json", cwd=ws, db=db)
     assert json.loads(out.stdout) == ["NewServer"]
     assert run("suggest", "qqqqq", cwd=ws, db=db).returncode == 3
+
+
+def test_a_search_loads_only_what_it_needs(ws: Path, tmp_path: Path) -> None:
+    """`aintern search --json` answers without numpy, the Rust tokenizer, tree-sitter, the indexing
+    pipeline, the LLM stack or rich's console (issue 14: each of them costs a one-shot search its start-up)."""
+    db = tmp_path / "k.db"
+    assert run("index", cwd=ws, db=db).returncode == 0
+    heavy = ["numpy", "tokenizers", "tree_sitter", "onnxruntime", "httpx", "pathspec", "rich.console",
+             "aintern.index", "aintern.answer", "aintern.chunk.chunker", "aintern.retrieve.bm25"]  # fmt: skip
+    code = (
+        "import json, sys\n"
+        "from aintern.cli import main\n"
+        "sys.argv = ['aintern', 'search', 'Where is the HTTP server started?', '--json']\n"
+        "try:\n    main()\nexcept SystemExit as exc:\n    assert not exc.code, exc.code\n"
+        f"print(json.dumps([m for m in {heavy!r} if m in sys.modules]), file=sys.stderr)\n"
+    )
+    env = {**os.environ, "AINTERN_DB": str(db)}
+    out = subprocess.run([sys.executable, "-c", code], cwd=ws, env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)[0]["path"]
+    assert json.loads(out.stderr.strip().splitlines()[-1]) == []

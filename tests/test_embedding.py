@@ -147,7 +147,7 @@ def test_plain_wordpiece_gives_the_rust_tokenizer_ids(static) -> None:
     from aintern.embed.tokenizer import MODELS_DIR
     from aintern.embed.wordpiece import PLAIN_BELOW, PlainWordPiece
 
-    plain = PlainWordPiece(MODELS_DIR / "tokenizer.json")
+    plain = PlainWordPiece(MODELS_DIR / "vocab.txt")  # what a search reads
     rng = random.Random(7)
     alphabet = [chr(c) for c in range(PLAIN_BELOW)]
     texts = [f"ab{ch}cd {ch}x{ch}" for ch in alphabet]
@@ -158,6 +158,34 @@ def test_plain_wordpiece_gives_the_rust_tokenizer_ids(static) -> None:
     ]  # fmt: skip
     for text, expected in zip(texts, static.tokenizer.ids(texts)):
         assert plain.ids(text) == expected, repr(text)
+
+
+def test_vocab_txt_is_the_tokenizer_json_vocabulary() -> None:
+    """The shipped vocab.txt (written from tokenizer.json: its vocabulary by id, a token per line) with
+    BERT's defaults reads as tokenizer.json does: same tokens, ids, unknown token, specials, word limit."""
+    from aintern.embed.tokenizer import MODELS_DIR
+    from aintern.embed.wordpiece import _load
+
+    assert _load(str(MODELS_DIR / "vocab.txt")) == _load(str(MODELS_DIR / "tokenizer.json"))
+
+
+def test_a_question_embeds_without_numpy_as_with_it(static) -> None:
+    """embed_query reads the question's rows from the table's file in plain Python: the same unit
+    vector as the numpy path, for words, unknown tokens and an empty question; a process that only
+    embeds a question never imports numpy."""
+    from array import array
+
+    fresh = get_embedder("static")
+    for text in ["Where is the database connection handled?", "HTTPAdapter.send", "zzqxj", "", "Straße ÉCOLE"]:
+        light = fresh.embed_query(text)  # type: ignore[attr-defined]
+        assert isinstance(light, array) and light.typecode == "f"
+        np.testing.assert_allclose(np.asarray(light), static.embed(text), atol=2e-6)
+    code = (
+        "import sys\nfrom aintern.embed.static import StaticEmbedder\n"
+        "v = StaticEmbedder().embed_query('how are migrations applied')\n"
+        "assert abs(sum(x * x for x in v) - 1) < 1e-5 and 'numpy' not in sys.modules, sorted(sys.modules)\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
 
 
 def test_unknown_model_name() -> None:

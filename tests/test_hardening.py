@@ -526,3 +526,20 @@ def test_an_index_of_a_replaced_built_in_model_says_so_and_rebuilds(tmp_path: Pa
         status = json.loads(cli("status", "--json", cwd=root, env=env).stdout)
         assert status["model"] == "aintern/static-code-256-v2"
         assert cli("search", "database connection", cwd=root, env=env).returncode == 0
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the XDG folders are read directly on Linux only")
+def test_user_folders_are_the_ones_platformdirs_names(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """The database and the user's settings stay where platformdirs puts them (aintern reads XDG itself)."""
+    import platformdirs
+
+    from aintern.config import user_dir
+
+    for env in ({}, {"XDG_CONFIG_HOME": str(tmp_path / "c"), "XDG_DATA_HOME": str(tmp_path / "d")},
+                {"XDG_CONFIG_HOME": "  ", "XDG_DATA_HOME": ""}):  # fmt: skip
+        for name in ("XDG_CONFIG_HOME", "XDG_DATA_HOME"):
+            monkeypatch.delenv(name, raising=False)
+        for name, value in env.items():
+            monkeypatch.setenv(name, value)
+        assert user_dir("config") == Path(platformdirs.user_config_dir("aintern", appauthor=False))
+        assert user_dir("data") == Path(platformdirs.user_data_dir("aintern", appauthor=False))

@@ -174,7 +174,7 @@ def test_query_embedding_failure_is_a_knowledge_error(indexed, monkeypatch: pyte
     def broken(text: str) -> np.ndarray:
         raise RuntimeError("model file gone")
 
-    monkeypatch.setattr(embedder, "embed", broken)
+    monkeypatch.setattr(embedder, "embed_query", broken)
     with pytest.raises(KnowledgeQueryError, match="embed"):
         ks.query("anything at all", opts(ws))
 

@@ -9,8 +9,9 @@
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from aintern._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from aintern.chunk import Chunker, ChunkingOptions, ChunkResult, ChunkType, SymbolType, TextChunk, detect_language
@@ -41,25 +42,14 @@ __all__ = [
 ]
 
 #: Where each public name lives: imported at first use, so ``import aintern`` (and every command of the
-#: CLI) loads only what it needs (PEP 562).
-_HOMES = {
-    "aintern.chunk": ("ChunkResult", "ChunkType", "Chunker", "ChunkingOptions", "SymbolType", "TextChunk",
-                      "detect_language"),
-    "aintern.embed": ("DEFAULT_MODEL", "Embedder", "EmbeddingProgress", "embedding_text", "get_embedder"),
-    "aintern.embed.cache": ("CachedEmbedder", "EmbeddingCache"),
-    "aintern.errors": ("AinternError", "EmbeddingError", "EndpointUnreachableError"),
-}  # fmt: skip
-_HOME_OF = {name: module for module, names in _HOMES.items() for name in names}
-
-
-def __getattr__(name: str) -> Any:
-    module = _HOME_OF.get(name)
-    if module is None:
-        raise AttributeError(f"module 'aintern' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *_HOME_OF])
+#: CLI) loads only what it needs.
+__getattr__, __dir__ = lazy_exports(
+    globals(),
+    {
+        "aintern.chunk": ("ChunkResult", "ChunkType", "Chunker", "ChunkingOptions", "SymbolType", "TextChunk",
+                          "detect_language"),
+        "aintern.embed": ("DEFAULT_MODEL", "Embedder", "EmbeddingProgress", "embedding_text", "get_embedder"),
+        "aintern.embed.cache": ("CachedEmbedder", "EmbeddingCache"),
+        "aintern.errors": ("AinternError", "EmbeddingError", "EndpointUnreachableError"),
+    },
+)  # fmt: skip

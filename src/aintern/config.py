@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import sys
@@ -14,11 +13,6 @@ from aintern.errors import AinternError
 
 if TYPE_CHECKING:
     from aintern.scan import ScanOptions
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
 
 CONFIG_FILE = ".aintern.toml"
 
@@ -82,9 +76,13 @@ class Settings:
         return settings
 
     def _read(self, path: Path, origin: str, base: Path | None) -> None:
+        if not path.is_file():
+            return
+        if sys.version_info >= (3, 11):
+            import tomllib
+        else:  # pragma: no cover
+            import tomli as tomllib
         try:
-            if not path.is_file():
-                return
             data: dict[str, Any] = tomllib.loads(path.read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
             raise AinternError(f"{path}: {exc}") from exc
@@ -113,9 +111,21 @@ def user_config_path() -> Path:
     env = os.environ.get("AINTERN_CONFIG")
     if env:
         return Path(env).expanduser()
-    from platformdirs import user_config_dir
+    return user_dir("config") / "config.toml"
 
-    return Path(user_config_dir("aintern", appauthor=False)) / "config.toml"
+
+def user_dir(kind: str) -> Path:
+    """aintern's folder for the user's ``config`` or ``data``: the XDG folders on Linux (read here:
+    importing platformdirs costs every one-shot search a few ms), the platform's elsewhere."""
+    if sys.platform.startswith("linux"):
+        variable, default = {"config": ("XDG_CONFIG_HOME", "~/.config"), "data": ("XDG_DATA_HOME", "~/.local/share")}[
+            kind
+        ]
+        base = os.environ.get(variable, "")
+        return Path(base if base.strip() else default).expanduser() / "aintern"
+    import platformdirs
+
+    return Path(getattr(platformdirs, f"user_{kind}_dir")("aintern", appauthor=False))
 
 
 # -- trust ------------------------------------------------------------------------------------------
@@ -131,6 +141,8 @@ def _trust_file() -> Path:
 
 def _config_digest(workspace: Path) -> str | None:
     try:
+        import hashlib
+
         return hashlib.sha256((workspace / CONFIG_FILE).read_bytes()).hexdigest()
     except OSError:
         return None

@@ -6,27 +6,29 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from aintern.assemble.context import ContextBuildOptions, ContextBuildResult, KnowledgeChunk, assemble
 from aintern.assemble.expand import FileContextExpander
-from aintern.chunk import chunk_definitions
-from aintern.chunk.models import SymbolType
+from aintern.chunk.models import SymbolType, chunk_definitions
 from aintern.config import Settings
 from aintern.embed import Embedder, embedder_for_model_id
+from aintern.embed.base import dots
 from aintern.errors import AinternError
 from aintern.retrieve import rerank
-from aintern.retrieve.bm25 import KeywordMatrix
 from aintern.retrieve.cache import IndexStateCache, QueryCache
 from aintern.retrieve.hybrid import FULL_TIER, HybridConfig, hybrid_search, named_symbols
 from aintern.retrieve.keywords import find_highlights
 from aintern.retrieve.relevance import monotone, relevance
 from aintern.retrieve.rerank import Ranked, RerankingStrategy
-from aintern.retrieve.vectors import VectorMatrix
 from aintern.store import SqliteStore, VectorIndex, VectorSearchOptions, VectorTier
 from aintern.store.sqlite import overlaps
 from aintern.store.text import clean_user_text
+
+if TYPE_CHECKING:  # numpy's: a search that does not keep the index in memory never imports them
+    from aintern.embed.base import QueryVector
+    from aintern.retrieve.bm25 import KeywordMatrix
+    from aintern.retrieve.vectors import VectorMatrix
 
 #: Symbol names are short; a longer partial name cannot match one (and would make LIKE too complex).
 MAX_SYMBOL_CHARS = 200
@@ -61,7 +63,7 @@ class KnowledgeQueryResult:
     query_time: float = 0.0
     total_chunks_searched: int = 0
     chunks_above_threshold: int = 0
-    query_embedding: np.ndarray | None = None
+    query_embedding: QueryVector | None = None
     was_reranked: bool = False
     reranking_applied: RerankingStrategy = RerankingStrategy.NONE
     cache_hit: bool = False
@@ -189,6 +191,9 @@ class KnowledgeService:
     ) -> tuple[VectorMatrix, KeywordMatrix | None]:
         """The index's vectors (the full tier's, given one) and keyword postings in memory (loaded by the
         first caller, then shared)."""
+        from aintern.retrieve.bm25 import KeywordMatrix
+        from aintern.retrieve.vectors import VectorMatrix
+
         if tier is not None:
             matrix = self.tier_matrices.get(
                 store, index.id, lambda: VectorMatrix.load(store, index.id, tier.dimension, tier=True)
@@ -248,7 +253,7 @@ class KnowledgeService:
         tier = self._tier(self.store, index)
         embedder = self.embedder(tier.model_id if tier else index.embedding_model)
         try:
-            query_vector = embedder.embed(question)
+            query_vector = embedder.embed_query(question)
         except Exception as exc:
             raise KnowledgeQueryError(f"failed to embed the question: {exc}") from exc
         search = VectorSearchOptions(
@@ -273,8 +278,10 @@ class KnowledgeService:
         if matrix is not None:
             cosines = matrix.cosine(query_vector, hit_ids)
         else:
-            stored = self.store.vectors(index.id, hit_ids, tier=tier is not None)
-            cosines = {cid: float(v @ query_vector) for cid, v in stored.items()}
+            # The KNN's own similarities, and the stored vectors of the hits only keyword search found.
+            cosines = {h.chunk_id: h.vector_score for h in hits if h.vector_score is not None}
+            missing = [cid for cid in hit_ids if cid not in cosines]
+            cosines.update(dots(query_vector, self.store.vectors(index.id, missing, tier=tier is not None)))
         coverage = self.store.term_coverage(index.id, question, hit_ids)
         model = "full" if tier else "fast"
         scores = monotone(

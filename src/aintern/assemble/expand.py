@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import hashlib
 import os
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-
-from aintern.scan import FileReadError, read_regular_file
 
 
 @dataclass(frozen=True)
@@ -44,6 +41,10 @@ class FileContextExpander:
         return path
 
     def _lines(self, rel: str) -> tuple[list[str], str] | None:
+        import hashlib
+
+        from aintern.scan import FileReadError, read_regular_file  # (the scanner: only when a file is read)
+
         path = self._resolve(rel)
         if path is None:
             return None

@@ -1,17 +1,30 @@
-"""Chunking: a file's text → chunks that follow its structure and fit the embedding window."""
+"""Chunking: a file's text → chunks that follow its structure and fit the embedding window.
+
+The chunker (tree-sitter, the tokenizer) loads only when used: a process that reads chunks back from
+an index, such as a search, needs ``aintern.chunk.models`` alone.
+"""
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
+from typing import TYPE_CHECKING
 
-from aintern.chunk.code import CodeChunker, NestedDefinition
-from aintern.chunk.languages import CODE_LANGUAGES, chunk_type_for, detect_language
-from aintern.chunk.lines import Document, TokenCounter, Unit
-from aintern.chunk.models import ChunkingOptions, ChunkResult, ChunkType, SymbolType, TextChunk
-from aintern.chunk.text import line_units, markdown_units
+from aintern._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from aintern.chunk.chunker import DEFAULT_MAX_FILE_BYTES, Chunker, decode_source
+    from aintern.chunk.languages import detect_language
+    from aintern.chunk.lines import TokenCounter
+    from aintern.chunk.models import (
+        ChunkingOptions,
+        ChunkResult,
+        ChunkType,
+        SymbolType,
+        TextChunk,
+        chunk_definitions,
+    )  # fmt: skip
 
 __all__ = [
+    "DEFAULT_MAX_FILE_BYTES",
     "ChunkResult",
     "ChunkType",
     "Chunker",
@@ -19,164 +32,18 @@ __all__ = [
     "SymbolType",
     "TextChunk",
     "TokenCounter",
+    "chunk_definitions",
     "decode_source",
     "detect_language",
 ]
 
-#: Files larger than this are not chunked (the indexer's scanner applies its own, configurable limit).
-DEFAULT_MAX_FILE_BYTES = 2_000_000
-_BINARY_PROBE = 8192
-
-
-def decode_source(data: bytes) -> tuple[str | None, str | None]:
-    """(text, None) for a UTF-8 text file, or (None, reason) for binary or undecodable bytes."""
-    if b"\x00" in data[:_BINARY_PROBE]:
-        return None, "binary file (NUL bytes)"
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        return None, f"undecodable: not UTF-8 (byte {exc.start})"
-    return text, None
-
-
-class Chunker:
-    """Chunks files for one embedding model: sizes are counted with its tokenizer, capped by its window."""
-
-    def __init__(self, counter: TokenCounter, window: int, options: ChunkingOptions | None = None) -> None:
-        self.counter = counter
-        self.options = (options or ChunkingOptions()).fitted_to(window)
-
-    def chunk_file(
-        self, path: str | Path, rel_path: str | None = None, max_bytes: int = DEFAULT_MAX_FILE_BYTES
-    ) -> ChunkResult:
-        """Read and chunk a file; any problem is a skipped result with a reason, never an exception."""
-        shown = rel_path or str(path)
-        from aintern.scan import FileReadError, read_regular_file
-
-        try:
-            size = Path(path).stat().st_size
-            if size > max_bytes:
-                return ChunkResult(shown, [], skipped_reason=f"too large ({size:,} bytes > {max_bytes:,})")
-            data = read_regular_file(path, max_bytes)
-        except OSError as exc:
-            return ChunkResult(shown, [], skipped_reason=f"unreadable: {exc.strerror or exc}")
-        except FileReadError as exc:
-            return ChunkResult(shown, [], skipped_reason=str(exc))
-        text, reason = decode_source(data)
-        if text is None:
-            return ChunkResult(shown, [], skipped_reason=reason)
-        return self.chunk_text(text, shown)
-
-    def chunk_text(self, content: str, file_path: str, language: str | None = None) -> ChunkResult:
-        """Chunk ``content`` as the file ``file_path`` (relative to the workspace)."""
-        return self.chunk_texts([(content, file_path, language)])[0]
-
-    def chunk_texts(self, items: list[tuple[str, str, str | None]]) -> list[ChunkResult]:
-        """Chunk several files' ``(content, path, language or None)`` at once (one batched tokenisation)."""
-        results: list[ChunkResult | None] = []
-        todo: list[tuple[int, str, str, str | None]] = []
-        for i, (content, file_path, language) in enumerate(items):
-            if language is None:
-                language = detect_language(file_path, content[:200].split("\n", 1)[0])
-            if not content.strip():
-                results.append(ChunkResult(file_path, [], language, skipped_reason="empty file"))
-            else:
-                results.append(None)
-                todo.append((i, content, file_path, language))
-        try:
-            encodings = self.counter.encode_many([t[1] for t in todo])
-        except Exception as exc:  # a tokenizer failure on pathological input must not escape
-            for i, _, file_path, language in todo:
-                results[i] = ChunkResult(file_path, [], language, skipped_reason=f"could not tokenise: {exc}")
-            return [r for r in results if r is not None]
-        for (i, content, file_path, language), (ids, starts) in zip(todo, encodings):
-            doc = Document.from_encoding(content, ids, starts, self.counter)
-            results[i] = self._chunk_document(doc, file_path, language)
-        return [r for r in results if r is not None]
-
-    def _chunk_document(self, doc: Document, file_path: str, language: str | None) -> ChunkResult:
-        fallback: str | None = None
-        units: list[Unit]
-        definitions: list[NestedDefinition] = []
-        if language in CODE_LANGUAGES:
-            try:
-                code = CodeChunker(language, self.options)
-                units = code.units(doc)
-                definitions = code.definitions
-            except Exception as exc:  # grammar missing or parser failure: keep the file, by lines
-                fallback = f"tree-sitter failed ({type(exc).__name__}: {exc}); chunked by lines"
-                units = line_units(doc, self.options)
-        elif language == "markdown":
-            units = markdown_units(doc, self.options)
-        else:
-            units = line_units(doc, self.options)
-        chunks = [self._chunk(doc, u, file_path, language) for u in units]
-        chunks = [c for c in chunks if c.content.strip()]
-        _attach_definitions(chunks, definitions)
-        return ChunkResult(file_path, chunks, language, fallback_reason=fallback)
-
-    def _chunk(self, doc: Document, unit: Unit, file_path: str, language: str | None) -> TextChunk:
-        # Leading and trailing blank lines carry nothing; trim them (but never past the unit).
-        start, end = unit.start, unit.end
-        if unit.char_span is None:
-            while start < end and doc.is_blank(start):
-                start += 1
-            while end > start and doc.is_blank(end):
-                end -= 1
-            lo, hi = doc.line_starts[start], doc.end_offset(end)
-            tokens = doc.tokens(start, end)
-            token_ids = doc.ids_of(start, end)
-        else:
-            lo, hi = unit.char_span
-            tokens = len(self.counter.token_spans(doc.text[lo:hi]))
-            token_ids = None
-        content = doc.text[lo:hi]
-        metadata: dict[str, str] = {}
-        symbols = list(dict.fromkeys(s for s in unit.symbols if s))
-        if len(symbols) > 1:
-            metadata["symbols"] = ", ".join(symbols)
-        chunk_type = chunk_type_for(language)
-        if chunk_type is ChunkType.MARKDOWN and unit.parent:
-            metadata["heading_path"] = unit.parent
-        return TextChunk(
-            content=content,
-            file_path=file_path,
-            start_line=start + 1,
-            end_line=end + 1,
-            start_offset=lo,
-            end_offset=hi,
-            chunk_type=chunk_type,
-            language=language,
-            symbol_name=unit.name,
-            symbol_type=unit.symbol_type,
-            parent_symbol=unit.parent if chunk_type is not ChunkType.MARKDOWN else None,
-            token_count=tokens,
-            metadata=metadata,
-            token_ids=token_ids,
-        )
-
-
-def _attach_definitions(chunks: list[TextChunk], definitions: list[NestedDefinition]) -> None:
-    """Each chunk's ``definitions`` metadata: the definitions that start in it, beyond the symbol it is
-    named after (JSON ``[[name, type, start_line, end_line, parent], ...]``, lines 1-based)."""
-    if not definitions:
-        return
-    for chunk in chunks:
-        inside = [
-            [d.name, d.symbol_type.value, d.start + 1, d.end + 1, d.parent]
-            for d in definitions
-            if chunk.start_line <= d.start + 1 <= chunk.end_line
-            and not (
-                d.name == chunk.symbol_name and d.start + 1 <= chunk.start_line + 1 and d.parent == chunk.parent_symbol
-            )
-        ]
-        if inside:
-            chunk.metadata["definitions"] = json.dumps(inside)
-
-
-def chunk_definitions(chunk: TextChunk) -> list[tuple[str, str, int, int, str | None]]:
-    """The nested definitions recorded in a chunk's metadata: (name, type, start_line, end_line, parent)."""
-    raw = chunk.metadata.get("definitions")
-    if not raw:
-        return []
-    return [(str(n), str(t), int(a), int(b), p) for n, t, a, b, p in json.loads(raw)]
+__getattr__, __dir__ = lazy_exports(
+    globals(),
+    {
+        "aintern.chunk.chunker": ("DEFAULT_MAX_FILE_BYTES", "Chunker", "decode_source"),
+        "aintern.chunk.languages": ("detect_language",),
+        "aintern.chunk.lines": ("TokenCounter",),
+        "aintern.chunk.models": ("ChunkResult", "ChunkType", "ChunkingOptions", "SymbolType", "TextChunk",
+                                 "chunk_definitions"),
+    },
+)  # fmt: skip

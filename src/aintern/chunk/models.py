@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -117,3 +118,11 @@ class ChunkResult:
     skipped_reason: str | None = None
     #: Set when tree-sitter could not parse the file and the line-based fallback was used.
     fallback_reason: str | None = None
+
+
+def chunk_definitions(chunk: TextChunk) -> list[tuple[str, str, int, int, str | None]]:
+    """The nested definitions recorded in a chunk's metadata: (name, type, start_line, end_line, parent)."""
+    raw = chunk.metadata.get("definitions")
+    if not raw:
+        return []
+    return [(str(n), str(t), int(a), int(b), p) for n, t, a, b, p in json.loads(raw)]

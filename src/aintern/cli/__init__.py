@@ -28,6 +28,12 @@ def load_commands(argv: list[str]) -> None:
     modules = [COMMANDS[name]] if name in COMMANDS and "--help" not in argv[:1] else dict.fromkeys(COMMANDS.values())
     for module in modules:
         importlib.import_module(f"aintern.cli.{module}")
+    if len(modules) == 1:
+        # Typer builds every registered command (its parameters, from the signature) before running
+        # one: keep only the one that runs. (The app's callback keeps it a group of commands.)
+        app.registered_commands = [
+            c for c in app.registered_commands if c.callback and c.callback.__name__.replace("_", "-") == name
+        ]
 
 
 def main() -> None:

@@ -24,7 +24,7 @@ from aintern.cli.common import (
     one_query,
     open_workspace,
 )
-from aintern.config import Settings
+from aintern.config import Settings, user_dir
 from aintern.errors import AinternError, NoDatabaseError, NotIndexedError
 from aintern.store import SqliteStore
 from aintern.workspace import Workspace
@@ -145,11 +145,9 @@ def _readline_history() -> None:
     try:
         import atexit
         import readline
-
-        from platformdirs import user_data_dir
     except ImportError:  # pragma: no cover - Windows without pyreadline
         return
-    path = Path(user_data_dir("aintern", appauthor=False)) / "chat_history"
+    path = user_dir("data") / "chat_history"
     path.parent.mkdir(parents=True, exist_ok=True)
     with contextlib.suppress(OSError):
         readline.read_history_file(path)

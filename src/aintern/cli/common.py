@@ -22,6 +22,11 @@ app = typer.Typer(
 )
 
 
+@app.callback()
+def _commands() -> None:
+    """(A group of commands, even when a run registers only the one it runs.)"""
+
+
 class LazyConsole:
     """A rich Console created at its first use: a command that prints JSON never imports rich's console."""
 

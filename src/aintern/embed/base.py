@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+import operator
+from array import array
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
-
-import numpy as np
+from typing import TYPE_CHECKING, Protocol, TypeAlias, runtime_checkable
 
 from aintern.embed.tokenizer import WordPieceTokenizer
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    #: A question's vector: numpy's, or a plain float32 ``array`` (a static model embeds a question
+    #: without numpy, so a search process never imports it).
+    QueryVector: TypeAlias = np.ndarray | array[float]
 
 
 @dataclass(frozen=True)
@@ -52,11 +59,17 @@ class Embedder(Protocol):
 
     def embed(self, text: str) -> np.ndarray: ...
 
+    def embed_query(self, text: str) -> QueryVector:
+        """A question's vector (as ``embed``, in whichever form is cheapest to compute)."""
+        ...
+
     def embed_batch(self, texts: Sequence[str], progress: ProgressCallback | None = None) -> np.ndarray: ...
 
 
 def normalize(vectors: np.ndarray) -> np.ndarray:
     """Rows scaled to unit L2 norm (zero rows stay zero), as contiguous float32."""
+    import numpy as np
+
     vectors = np.asarray(vectors, dtype=np.float32)
     norms = np.linalg.norm(vectors, axis=1, keepdims=True)
     return np.ascontiguousarray(vectors / np.maximum(norms, 1e-12), dtype=np.float32)
@@ -66,3 +79,18 @@ def length_sorted_batches(lengths: Sequence[int], batch_size: int) -> list[list[
     """Indices grouped into batches of similar length, so little padding is wasted."""
     order = sorted(range(len(lengths)), key=lambda i: lengths[i])
     return [order[i : i + batch_size] for i in range(0, len(order), batch_size)]
+
+
+def vector_bytes(vector: QueryVector) -> bytes:
+    """A vector as float32 bytes (sqlite-vec's format)."""
+    if isinstance(vector, array):
+        return (vector if vector.typecode == "f" else array("f", vector)).tobytes()
+    import numpy as np
+
+    return np.asarray(vector, dtype=np.float32).tobytes()
+
+
+def dots(vector: QueryVector, stored: dict[int, bytes]) -> dict[int, float]:
+    """Dot products of a vector with stored float32 vectors, by key (cosines: all are unit length)."""
+    query = array("f", vector_bytes(vector))
+    return {key: sum(map(operator.mul, array("f", blob), query)) for key, blob in stored.items()}

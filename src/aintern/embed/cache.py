@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import hashlib
 import sqlite3
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
+from aintern.embed.base import Embedder, ProgressCallback, vector_bytes
 
-from aintern.embed.base import Embedder, ProgressCallback
+if TYPE_CHECKING:
+    import numpy as np
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS embedding_cache (
@@ -24,6 +24,8 @@ CREATE TABLE IF NOT EXISTS embedding_cache (
 
 
 def content_hash(text: str) -> bytes:
+    import hashlib  # here: its OpenSSL load costs a search that never hashes ~3 ms
+
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
 
 
@@ -52,6 +54,8 @@ class EmbeddingCache:
         return cls(sqlite3.connect(str(path), check_same_thread=False))
 
     def get_many(self, model_id: str, hashes: Sequence[bytes]) -> dict[bytes, np.ndarray]:
+        import numpy as np
+
         found: dict[bytes, np.ndarray] = {}
         for lo in range(0, len(hashes), 500):
             part = list(hashes[lo : lo + 500])
@@ -65,7 +69,7 @@ class EmbeddingCache:
         return found
 
     def put_many(self, model_id: str, items: Sequence[tuple[bytes, np.ndarray]]) -> None:
-        rows = [(model_id, h, np.asarray(v, dtype=np.float32).tobytes()) for h, v in items]
+        rows = [(model_id, h, vector_bytes(v)) for h, v in items]
         sql = "INSERT OR REPLACE INTO embedding_cache (model_id, content_hash, vector) VALUES (?, ?, ?)"
         if self.conn.in_transaction:
             self.conn.executemany(sql, rows)
@@ -115,6 +119,8 @@ class CachedEmbedder:
         self, texts: Sequence[str], progress: ProgressCallback | None = None, token_ids: Sequence[Any] | None = None
     ) -> np.ndarray:
         """Vectors for ``texts``; ``token_ids`` (per text, or None) lets a static model skip tokenising."""
+        import numpy as np
+
         model_id = self.inner.model_id
         hashes = [content_hash(t) for t in texts]
         found = self.cache.get_many(model_id, list(set(hashes)))

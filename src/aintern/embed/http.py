@@ -73,6 +73,9 @@ class OpenAIEmbedder:
         out: np.ndarray = self.embed_batch([text])[0]
         return out
 
+    def embed_query(self, text: str) -> np.ndarray:
+        return self.embed(text)
+
     def embed_batch(self, texts: Sequence[str], progress: ProgressCallback | None = None) -> np.ndarray:
         self.load()
         rows: list[np.ndarray] = []

@@ -68,6 +68,9 @@ class OnnxEmbedder:
         out: np.ndarray = self.embed_batch([text])[0]
         return out
 
+    def embed_query(self, text: str) -> np.ndarray:
+        return self.embed(text)
+
     def embed_batch(self, texts: Sequence[str], progress: ProgressCallback | None = None) -> np.ndarray:
         """Unit vectors of ``texts``; a text longer than the window is truncated (and counted)."""
         all_ids = self.tokenizer.ids(list(texts))

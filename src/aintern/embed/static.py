@@ -1,11 +1,16 @@
-"""Static embeddings: a vector per token, averaged. Numpy only, thousands of chunks per second."""
+"""Static embeddings: a vector per token, averaged. Thousands of chunks per second with numpy; one
+question in plain Python, from rows read straight out of the table's file."""
 
 from __future__ import annotations
 
+import math
+import mmap
+import re
+import struct
+from array import array
 from collections.abc import Sequence
 from pathlib import Path
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from aintern.embed.base import EmbeddingProgress, ProgressCallback, normalize
 from aintern.embed.tokenizer import MODELS_DIR, WordPieceTokenizer
@@ -14,6 +19,42 @@ from aintern.embed.wordpiece import PLAIN_BELOW, PlainWordPiece
 #: A static model's own tokenizer, next to its table, if it has one (scripts/train_static.py --words);
 #: else it reads text with MiniLM's WordPiece tokenizer, as the shipped model does.
 TOKENIZER = "static-tokenizer.json"
+
+if TYPE_CHECKING:
+    import numpy as np
+
+
+class NpyRows:
+    """Rows of a 2-d ``.npy`` table of float16 or float32, read from the memory-mapped file with ``struct``:
+    one question's few tokens need neither numpy (~50 ms to import) nor the whole table."""
+
+    def __init__(self, path: Path) -> None:
+        with open(path, "rb") as f:
+            self._map = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+        data = self._map
+        if data[:6] != b"\x93NUMPY":
+            raise ValueError(f"{path} is not a .npy file")
+        size, at = (
+            (struct.unpack_from("<H", data, 8)[0], 10) if data[6] == 1 else (struct.unpack_from("<I", data, 8)[0], 12)
+        )
+        header = data[at : at + size].decode("latin-1")
+        descr = re.search(r"'descr':\s*'([<|]?)(f[24])'", header)
+        shape = re.search(r"'shape':\s*\((\d+),\s*(\d+)\)", header)
+        if descr is None or shape is None or "'fortran_order': True" in header:
+            raise ValueError(f"{path}: not a little-endian 2-d float16/float32 table ({header.strip()})")
+        self.rows, self.dimension = int(shape.group(1)), int(shape.group(2))
+        self._format = f"<{self.dimension}{'e' if descr.group(2) == 'f2' else 'f'}"
+        self._stride = struct.calcsize(self._format)
+        self._offset = at + size
+
+    def mean_unit(self, ids: Sequence[int]) -> array[float]:
+        """The unit-length mean of rows ``ids`` as float32 (zeros for no ids), as ``normalize`` of the mean."""
+        if not ids:
+            return array("f", bytes(4 * self.dimension))
+        rows = [struct.unpack_from(self._format, self._map, self._offset + i * self._stride) for i in ids]
+        mean = [math.fsum(column) / len(rows) for column in zip(*rows)]
+        norm = max(math.sqrt(math.fsum(x * x for x in mean)), 1e-12)
+        return array("f", [x / norm for x in mean])
 
 
 class StaticEmbedder:
@@ -34,6 +75,7 @@ class StaticEmbedder:
         self._plain: PlainWordPiece | None = None
         self._table: np.ndarray | None = None
         self._stored: np.ndarray | None = None
+        self._npy_rows: NpyRows | None = None
 
     @property
     def tokenizer(self) -> WordPieceTokenizer:
@@ -48,7 +90,7 @@ class StaticEmbedder:
         loading the Rust tokenizer), else by the Rust tokenizer."""
         if not self._own_tokenizer.exists() and all(ord(c) < PLAIN_BELOW for c in text):
             if self._plain is None:
-                self._plain = PlainWordPiece(MODELS_DIR / "tokenizer.json")
+                self._plain = PlainWordPiece(MODELS_DIR / "vocab.txt")
             return self._plain.ids(text)
         return self.tokenizer.ids([text])[0]
 
@@ -58,12 +100,16 @@ class StaticEmbedder:
 
     def load(self) -> None:
         """The whole table as float32, for embedding many texts (float16 arithmetic is 3x slower)."""
+        import numpy as np
+
         if self._table is None:
             self._table = self._rows().astype(np.float32)
 
     def _rows(self) -> np.ndarray:
         """The table as stored: a ``.npy`` file is memory-mapped, so one query reads only its tokens' rows
         (a search process starts ~100 ms sooner than when it decompressed the whole table)."""
+        import numpy as np
+
         if self._stored is None:
             if self.path.suffix == ".npy":
                 self._stored = np.load(self.path, mmap_mode="r")
@@ -73,12 +119,14 @@ class StaticEmbedder:
         return self._stored
 
     def unload(self) -> None:
-        self._table = self._stored = None
+        self._table = self._stored = self._npy_rows = None
 
     def embed(self, text: str) -> np.ndarray:
         if self._table is not None:
             out: np.ndarray = self.embed_batch([text])[0]
             return out
+        import numpy as np
+
         ids = np.asarray(self._question_ids(text), dtype=np.int64)
         vector = np.zeros((1, self.dimension), dtype=np.float32)
         if len(ids):
@@ -86,8 +134,18 @@ class StaticEmbedder:
         result: np.ndarray = normalize(vector)[0]
         return result
 
+    def embed_query(self, text: str) -> np.ndarray | array[float]:
+        """A question's vector: without numpy (a float32 ``array``) unless the table is loaded anyway."""
+        if self._table is not None or self.path.suffix != ".npy":
+            return self.embed(text)
+        if self._npy_rows is None:
+            self._npy_rows = NpyRows(self.path)
+        return self._npy_rows.mean_unit(self._question_ids(text))
+
     def embed_token_ids(self, token_ids: Sequence[np.ndarray]) -> np.ndarray:
         """Vectors for texts already tokenised with ``self.tokenizer`` (the indexer's fast path)."""
+        import numpy as np
+
         self.load()
         assert self._table is not None
         result = np.zeros((len(token_ids), self.dimension), dtype=np.float32)
@@ -97,6 +155,8 @@ class StaticEmbedder:
         return normalize(result)
 
     def embed_batch(self, texts: Sequence[str], progress: ProgressCallback | None = None) -> np.ndarray:
+        import numpy as np
+
         self.load()
         assert self._table is not None
         result = np.zeros((len(texts), self.dimension), dtype=np.float32)

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
 
 MODELS_DIR = Path(__file__).parent / "models"
 
@@ -30,6 +32,8 @@ class WordPieceTokenizer:
 
     def encode_many(self, texts: list[str]) -> list[tuple[np.ndarray, np.ndarray]]:
         """Token ids and start offsets per text; encoded in parallel by the Rust tokenizer."""
+        import numpy as np
+
         out = []
         for enc in self._tok.encode_batch(texts, add_special_tokens=False):
             ids = np.asarray(enc.ids, dtype=np.int64)

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from aintern.chunk import Chunker, decode_source
+from aintern.chunk.chunker import Chunker, decode_source
 from aintern.chunk.languages import detect_language
 from aintern.chunk.models import TextChunk
 from aintern.embed import Embedder, embedding_header, embedding_text

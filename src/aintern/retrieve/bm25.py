@@ -16,8 +16,11 @@ import math
 import numpy as np
 
 from aintern.store import SqliteStore
-from aintern.store.sqlite import POSTING, informative_terms
+from aintern.store.sqlite import POSTING_FIELDS, informative_terms
 from aintern.store.text import query_terms
+
+#: One chunk's keyword statistics: a record per term it holds.
+POSTING = np.dtype(POSTING_FIELDS)
 
 #: FTS5's bm25() constants.
 K1 = 1.2

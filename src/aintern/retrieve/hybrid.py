@@ -9,14 +9,16 @@ from __future__ import annotations
 import itertools
 import re
 from dataclasses import dataclass
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from aintern.chunk.models import ChunkType, TextChunk
-from aintern.retrieve.bm25 import KeywordMatrix
-from aintern.retrieve.vectors import VectorMatrix
 from aintern.store import SqliteStore, VectorSearchOptions
 from aintern.store.text import STOP_WORDS, identifier_parts
+
+if TYPE_CHECKING:  # the in-memory structures are numpy's: a search that does not load them never imports it
+    from aintern.embed.base import QueryVector
+    from aintern.retrieve.bm25 import KeywordMatrix
+    from aintern.retrieve.vectors import VectorMatrix
 
 
 @dataclass(frozen=True)
@@ -209,7 +211,7 @@ def hybrid_search(
     store: SqliteStore,
     index_id: int,
     question: str,
-    query_vector: np.ndarray | None,
+    query_vector: QueryVector | None,
     options: VectorSearchOptions,
     config: HybridConfig | None = None,
     top_k: int | None = None,

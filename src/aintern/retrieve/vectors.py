@@ -8,10 +8,15 @@ still go to sqlite-vec, whose metadata columns filter inside the KNN.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from aintern.store import SqliteStore
 from aintern.store.sqlite import vector_table
+
+if TYPE_CHECKING:
+    from aintern.embed.base import QueryVector
 
 
 class VectorMatrix:
@@ -28,7 +33,7 @@ class VectorMatrix:
         matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), dimension)
         return cls(ids, matrix)
 
-    def knn(self, query: np.ndarray, k: int) -> list[tuple[int, float]]:
+    def knn(self, query: QueryVector, k: int) -> list[tuple[int, float]]:
         if not len(self.chunk_ids) or k <= 0:
             return []
         scores = self.matrix @ np.asarray(query, dtype=np.float32)
@@ -37,7 +42,7 @@ class VectorMatrix:
         top = top[np.argsort(-scores[top])]
         return [(int(self.chunk_ids[i]), float(scores[i])) for i in top]
 
-    def cosine(self, query: np.ndarray, chunk_ids: list[int]) -> dict[int, float]:
+    def cosine(self, query: QueryVector, chunk_ids: list[int]) -> dict[int, float]:
         rows = [(c, self._row[c]) for c in chunk_ids if c in self._row]
         if not rows:
             return {}

@@ -5,9 +5,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from contextlib import AbstractContextManager
-from typing import Protocol
-
-import numpy as np
+from typing import TYPE_CHECKING, Protocol
 
 from aintern.chunk.models import TextChunk
 from aintern.embed.cache import EmbeddingCache
@@ -21,6 +19,9 @@ from aintern.store.models import (
     VectorTier,
 )
 from aintern.store.sqlite import SqliteStore
+
+if TYPE_CHECKING:
+    import numpy as np
 
 __all__ = [
     "ChunkSearchResult", "IndexStatistics", "IndexedFile", "SqliteStore", "VectorIndex", "VectorSearchOptions",

@@ -12,6 +12,8 @@ from typing import Any
 
 from aintern.errors import CorruptDatabaseError, NoDatabaseError, StoreError
 
+#: How much of the database file a connection memory-maps.
+MMAP_BYTES = 1 << 30
 #: PRAGMA application_id of an aintern database ("AInt").
 APPLICATION_ID = 0x41496E74
 SCHEMA_VERSION = 6
@@ -154,9 +156,9 @@ def default_db_path() -> Path:
     env = os.environ.get("AINTERN_DB")
     if env:
         return Path(env).expanduser()
-    from platformdirs import user_data_dir
+    from aintern.config import user_dir
 
-    return Path(user_data_dir("aintern", appauthor=False)) / "aintern.db"
+    return user_dir("data") / "aintern.db"
 
 
 #: What the store needs of SQLite: FTS5 with its vocabulary tables and loadable extensions (sqlite-vec).
@@ -301,6 +303,9 @@ def connect(path: str | Path, create: bool = True, readonly: bool = False) -> An
         raise NoDatabaseError(f"{path} holds no aintern data yet: nothing is indexed; run `aintern index`")
     try:
         conn.execute("PRAGMA busy_timeout = 30000")
+        # Pages read through a memory map, not copied by read(): a fresh process's first query (a CLI
+        # search: vectors, chunk texts) reads the file in ~half the time.
+        conn.execute(f"PRAGMA mmap_size = {MMAP_BYTES}")
         if readonly:  # (mode=ro guards the file; temp tables, which keyword search uses, stay writable)
             if version < SCHEMA_VERSION:
                 connect(path).close()  # an older schema of ours: upgraded by a writing connection

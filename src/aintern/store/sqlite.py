@@ -5,16 +5,15 @@ from __future__ import annotations
 import contextlib
 import fnmatch
 import json
+import struct
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
-from aintern.chunk import chunk_definitions
-from aintern.chunk.models import ChunkType, SymbolType, TextChunk
+from aintern.chunk.models import ChunkType, SymbolType, TextChunk, chunk_definitions
 from aintern.embed import embedding_text
+from aintern.embed.base import vector_bytes
 from aintern.embed.cache import EmbeddingCache, content_hash
 from aintern.errors import ModelMismatchError, StoreError
 from aintern.store.db import (
@@ -30,6 +29,11 @@ from aintern.store.models import ChunkSearchResult, IndexedFile, IndexStatistics
 from aintern.store.text import fts_match_terms, keyword_text, query_terms
 from aintern.store.tiers import TierStorage, create_vector_table, tier_table
 
+if TYPE_CHECKING:
+    import numpy as np
+
+    from aintern.embed.base import QueryVector
+
 _CHUNK_COLUMNS = (
     "c.id, f.path, c.content, c.start_line, c.end_line, c.start_offset, c.end_offset, c.chunk_type, c.language, "
     "c.symbol_name, c.symbol_type, c.parent_symbol, c.token_count, c.metadata_json"
@@ -39,7 +43,9 @@ BM25_WEIGHTS = (2.0, 3.0, 1.0)
 #: FTS5's tokenizer for keyword search: Porter stems of Unicode words, ``_`` kept inside identifiers.
 TOKENIZE = "porter unicode61 tokenchars '_'"
 #: A chunk's keyword statistics (chunks.keyword_stats): per term, its id and count in each keyword column.
-POSTING = np.dtype([("term", "<i4"), ("path", "<u2"), ("symbol", "<u2"), ("body", "<u2")])
+POSTING_FIELDS = [("term", "<i4"), ("path", "<u2"), ("symbol", "<u2"), ("body", "<u2")]
+#: ... as a struct format (a search reads the term ids of a few chunks without numpy).
+POSTING_FORMAT = "<i3H"
 _KEYWORD_COLUMNS = ("path", "symbol", "body")
 
 #: Indexes larger than this drop very common query terms before BM25 (see SqliteStore._informative).
@@ -278,7 +284,7 @@ class SqliteStore(TierStorage):
             self.conn.execute(
                 f"INSERT INTO {vec_table} (chunk_id, embedding, file_id, language, chunk_type, symbol_type) VALUES (?, ?, ?, ?, ?, ?)",
                 (
-                    chunk_id, np.asarray(vector, dtype=np.float32).tobytes(), file_id, chunk.language or "",
+                    chunk_id, vector_bytes(vector), file_id, chunk.language or "",
                     chunk.chunk_type.value, chunk.symbol_type.value if chunk.symbol_type else "",
                 ),
             )  # fmt: skip
@@ -315,13 +321,15 @@ class SqliteStore(TierStorage):
             "  FROM temp.keyword_instances i JOIN keyword_terms k ON k.term = i.term GROUP BY i.doc, i.term, i.col"
             ") GROUP BY doc"
         ).fetchall()
+        import numpy as np
+
         triples = np.fromstring(" ".join(r[2] for r in found), dtype=np.int64, sep=" ").reshape(-1, 3)
         chunk = np.repeat(np.arange(len(found)), [r[1] for r in found])
         term, column, n = triples[:, 0], triples[:, 1], triples[:, 2]
         span = int(term.max()) + 1 if len(term) else 1
         pairs, which = np.unique(chunk * span + term, return_inverse=True)
         counts = np.bincount(which * 3 + column, weights=n, minlength=len(pairs) * 3).reshape(-1, 3)
-        records = np.empty(len(pairs), dtype=POSTING)
+        records = np.empty(len(pairs), dtype=np.dtype(POSTING_FIELDS))
         records["term"] = pairs % span
         for i, name in enumerate(_KEYWORD_COLUMNS):
             records[name] = np.minimum(counts[:, i], 65535)
@@ -349,6 +357,8 @@ class SqliteStore(TierStorage):
         ).fetchone()[0]
         if missing:  # small indexes stop at their first chunk here, without reading the others
             return None
+        import numpy as np
+
         rows = self.conn.execute("SELECT id, keyword_stats FROM chunks WHERE index_id = ?", (index_id,)).fetchall()
         return np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows)), [r[1] for r in rows]
 
@@ -470,7 +480,7 @@ class SqliteStore(TierStorage):
         return ids
 
     def knn(
-        self, index_id: int, query_vector: np.ndarray, k: int, options: VectorSearchOptions, tier: bool = False
+        self, index_id: int, query_vector: QueryVector, k: int, options: VectorSearchOptions, tier: bool = False
     ) -> list[tuple[int, float]]:
         """(chunk id, cosine similarity) of the ``k`` nearest chunks, best first, filtered inside the KNN
         (``tier``: by the full tier's vectors)."""
@@ -479,7 +489,7 @@ class SqliteStore(TierStorage):
             return []
         rows = self.conn.execute(
             f"SELECT chunk_id, distance FROM {vector_table(index_id, tier)} WHERE embedding MATCH ? AND k = ? {clauses}",
-            [np.asarray(query_vector, dtype=np.float32).tobytes(), min(k, _MAX_K), *args],
+            [vector_bytes(query_vector), min(k, _MAX_K), *args],
         ).fetchall()
         # An all-zero query vector (a query of no known tokens) has no cosine distance: NULL.
         return [(int(cid), 1.0 - float(dist)) for cid, dist in rows if dist is not None]
@@ -537,7 +547,7 @@ class SqliteStore(TierStorage):
             known = self.keyword_term_ids(sorted({s for found in stems.values() for s in found}))
             wanted = [[known.get(s) for s in found] for found in stems.values()]
             for cid, blob in blobs:
-                held = set(np.frombuffer(blob, dtype=POSTING)["term"].tolist())
+                held = {record[0] for record in struct.iter_unpack(POSTING_FORMAT, blob)}
                 counts[cid] = sum(1 for w in wanted if w and all(t in held for t in w))
         else:
             table = f"fts_{int(index_id)}"
@@ -602,16 +612,16 @@ class SqliteStore(TierStorage):
             out.update((r[0], r[1]) for r in rows)
         return out
 
-    def vectors(self, index_id: int, chunk_ids: list[int], tier: bool = False) -> dict[int, np.ndarray]:
-        """Stored vectors of these chunks (``tier``: the full tier's)."""
-        out: dict[int, np.ndarray] = {}
+    def vectors(self, index_id: int, chunk_ids: list[int], tier: bool = False) -> dict[int, bytes]:
+        """Stored vectors of these chunks as float32 bytes (``tier``: the full tier's)."""
+        out: dict[int, bytes] = {}
         for lo in range(0, len(chunk_ids), 500):
             part = chunk_ids[lo : lo + 500]
             rows = self.conn.execute(
                 f"SELECT chunk_id, embedding FROM {vector_table(index_id, tier)} WHERE chunk_id IN ({','.join('?' * len(part))})",
                 part,
             )
-            out.update((int(cid), np.frombuffer(blob, dtype=np.float32)) for cid, blob in rows)
+            out.update((int(cid), bytes(blob)) for cid, blob in rows)
         return out
 
     def chunks_defining(self, index_id: int, symbol: str, options: VectorSearchOptions, limit: int = 20) -> list[int]:
@@ -642,7 +652,7 @@ class SqliteStore(TierStorage):
         return out
 
     def search(
-        self, index_id: int, query_vector: np.ndarray, options: VectorSearchOptions | None = None
+        self, index_id: int, query_vector: QueryVector, options: VectorSearchOptions | None = None
     ) -> list[ChunkSearchResult]:
         """Nearest chunks by cosine similarity, floored at 0 (the seed's 0–1 score: a centred model gives
         unrelated text a slightly negative cosine, which means the same as 0)."""

@@ -7,12 +7,14 @@ by every write says whether the tier covers the whole index, so a query can tell
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
+from aintern.embed.base import vector_bytes
 from aintern.store.db import now
 from aintern.store.models import VectorTier
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 def tier_table(index_id: int) -> str:
@@ -96,7 +98,7 @@ class TierStorage:
             self.conn.execute(
                 f"INSERT INTO {table} (chunk_id, embedding, file_id, language, chunk_type, symbol_type) "
                 "VALUES (?, ?, ?, ?, ?, ?)",
-                (cid, np.asarray(vector, dtype=np.float32).tobytes(), file_id, language or "", chunk_type,
+                (cid, vector_bytes(vector), file_id, language or "", chunk_type,
                  symbol_type or ""),
             )  # fmt: skip
             added += 1 - int(cur.rowcount or 0)
