@@ -147,7 +147,7 @@ def test_plain_wordpiece_gives_the_rust_tokenizer_ids(static) -> None:
     from aintern.embed.tokenizer import MODELS_DIR
     from aintern.embed.wordpiece import PLAIN_BELOW, PlainWordPiece
 
-    plain = PlainWordPiece(MODELS_DIR / "vocab.txt")  # what a search reads
+    plain = PlainWordPiece(MODELS_DIR / "vocab.tsv")  # what a search reads
     rng = random.Random(7)
     alphabet = [chr(c) for c in range(PLAIN_BELOW)]
     texts = [f"ab{ch}cd {ch}x{ch}" for ch in alphabet]
@@ -160,13 +160,20 @@ def test_plain_wordpiece_gives_the_rust_tokenizer_ids(static) -> None:
         assert plain.ids(text) == expected, repr(text)
 
 
-def test_vocab_txt_is_the_tokenizer_json_vocabulary() -> None:
-    """The shipped vocab.txt (written from tokenizer.json: its vocabulary by id, a token per line) with
-    BERT's defaults reads as tokenizer.json does: same tokens, ids, unknown token, specials, word limit."""
+def test_sorted_vocabulary_is_the_tokenizer_json_vocabulary() -> None:
+    """The shipped vocab.tsv (tokenizer.json's vocabulary as ``token<TAB>id`` lines sorted by UTF-8 bytes)
+    with BERT's defaults reads as tokenizer.json does: same tokens and ids, found by its binary search
+    and absent ones not found, same unknown token, specials and word limit."""
     from aintern.embed.tokenizer import MODELS_DIR
-    from aintern.embed.wordpiece import _load
+    from aintern.embed.wordpiece import SortedVocab, _load
 
-    assert _load(str(MODELS_DIR / "vocab.txt")) == _load(str(MODELS_DIR / "tokenizer.json"))
+    sorted_vocab, *rest = _load(str(MODELS_DIR / "vocab.tsv"))
+    vocab, *expected = _load(str(MODELS_DIR / "tokenizer.json"))
+    assert isinstance(sorted_vocab, SortedVocab) and isinstance(vocab, dict) and rest == expected
+    assert sorted_vocab.as_dict() == vocab
+    assert all(sorted_vocab.get(token) == i for token, i in vocab.items())
+    for absent in ["", "zzzzzzzzzz", "\x00", "##", "[unk]", "\U0010ffff", "aardvarkish", "a\tb"]:
+        assert absent in vocab or sorted_vocab.get(absent) is None
 
 
 def test_a_question_embeds_without_numpy_as_with_it(static) -> None:

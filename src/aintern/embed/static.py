@@ -90,7 +90,7 @@ class StaticEmbedder:
         loading the Rust tokenizer), else by the Rust tokenizer."""
         if not self._own_tokenizer.exists() and all(ord(c) < PLAIN_BELOW for c in text):
             if self._plain is None:
-                self._plain = PlainWordPiece(MODELS_DIR / "vocab.txt")
+                self._plain = PlainWordPiece(MODELS_DIR / "vocab.tsv")
             return self._plain.ids(text)
         return self.tokenizer.ids([text])[0]
 
