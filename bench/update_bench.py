@@ -5,15 +5,19 @@ against a full incremental ``aintern update``, in a workspace of many files.
 
 The workspace is built in a temp folder: ``--files`` files, copied round-robin from the code files of
 ``--source`` (default: the small functions it writes itself) under distinct paths. Prints one JSON line:
-cold index time, a no-op full update, and per save: ``index_files`` time and save-to-searchable time
-(the edit is a new function whose name a symbol query then finds).
+cold index time, a no-op full update (in process, and as ``aintern update``: a process, start-up
+included), ``aintern update`` after editing 10 files, and per save: ``index_files`` time and
+save-to-searchable time (the edit is a new function whose name a symbol query then finds).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -49,6 +53,19 @@ def main() -> None:
         t = time.perf_counter()
         noop = ws.build_index()
         noop_s = time.perf_counter() - t
+        env = {**os.environ, "AINTERN_DB": str(Path(tmp) / "u.db")}
+        update = [sys.executable, "-m", "aintern", "update", str(root)]
+        cli_noop = []
+        for _ in range(3):
+            t = time.perf_counter()
+            subprocess.run(update, env=env, check=True, capture_output=True)
+            cli_noop.append(time.perf_counter() - t)
+        for i in range(10):
+            edited = root / "pkg7" / f"mod{3500 + i}.py"
+            edited.write_text(edited.read_text() + f"\ndef edited_function_{i}():\n    return {i}\n")
+        t = time.perf_counter()
+        subprocess.run(update, env=env, check=True, capture_output=True)
+        cli_ten = time.perf_counter() - t
         saves, searchable = [], []
         for i in range(a.repeat):
             target = root / "pkg3" / f"mod{1500 + i}.py"
@@ -63,6 +80,7 @@ def main() -> None:
         print(json.dumps({
             "files": first.files_indexed, "chunks": first.chunks_created, "cold_s": round(cold, 1),
             "noop_update_s": round(noop_s, 2), "noop_files_unchanged": noop.files_unchanged,
+            "cli_noop_update_s": [round(x, 2) for x in cli_noop], "cli_update_10_edited_s": round(cli_ten, 2),
             "index_files_ms": [round(x) for x in saves], "save_to_searchable_ms": [round(x) for x in searchable],
             "save_to_searchable_p50_ms": round(statistics.median(searchable)),
         }))  # fmt: skip

@@ -282,3 +282,34 @@ def test_search_from_another_process_while_indexing(static, tmp_path: Path) -> N
         out, errs = reader.communicate(timeout=90)
     assert reader.returncode == 0, errs
     assert int(out.strip()) > 0, "the reader searched while the writer indexed"
+
+
+def test_ignore_rules_match_as_pathspec_does() -> None:
+    """The scanner's one-regex matching of ignore rules (negation-free ones) and of secret file names
+    decides exactly as pathspec's rule-by-rule matching and fnmatch do, on tricky rules and paths."""
+    import fnmatch
+    import itertools
+
+    import pathspec
+
+    from aintern.scan import DEFAULT_EXCLUDES, SECRET_PATTERNS, _spec
+
+    rule_sets = [
+        DEFAULT_EXCLUDES,
+        ["*.log", "/build", "docs/**/*.md", "a?c", "[ab]*.txt", "**/tmp", "dir/", "# comment", "", "\\#hash"],
+        ["*.py", "!keep.py", "sub/", "!sub/keep/"],  # negations: pathspec decides
+        ["!only-negation"],
+        [],
+    ]
+    paths = ["a.py", "keep.py", "build", "build/", "src/build/x.js", "docs/a/b/c.md", "docs/c.md", "abc", "axc",
+             "b1.txt", "c1.txt", "x/tmp", "x/tmp/", "dir/", "dir/f", "x/dir/", "#hash", "app.log", "src/a.min.js",
+             "node_modules/", "x/node_modules/y.js", "sub/", "sub/keep/", "sub/keep/a.py", "only-negation",
+             "vendor/lib.go", "a/__pycache__/b.pyc", "Cargo.lock", "target/", "x/target/debug/a"]  # fmt: skip
+    for rules, path in itertools.product(rule_sets, paths):
+        assert _spec(rules).match_file(path) == pathspec.GitIgnoreSpec.from_lines(rules).match_file(path), (rules, path)
+    from aintern.scan import _SECRET_NAME
+
+    for name in [".env", ".env.local", "prod.env", "server.PEM", "id_rsa", "id_rsa.pub", "credentials", "secrets.yaml",
+                 "kubeconfig", "my-kubeconfig.yaml", "service-account-x.json", "env", "README.md", "key.py", "a.keys"]:  # fmt: skip
+        expected = any(fnmatch.fnmatch(name.lower(), p) for p in SECRET_PATTERNS)
+        assert (_SECRET_NAME.match(name.lower()) is not None) == expected, name

@@ -270,7 +270,7 @@ def test_service_answers_alike_with_and_without_the_in_memory_index(source_index
         b = without.query(q, opts(Path(workspace), min_relevance=0.0, max_results=8, expand_context=False))
         assert [(c.file_path, c.start_line) for c in a.chunks] == [(c.file_path, c.start_line) for c in b.chunks], q
         assert np.allclose([c.relevance for c in a.chunks], [c.relevance for c in b.chunks], atol=1e-5)
-    assert with_memory.keyword_matrices.get(store, index_id, lambda: None) is not None, "the fast path was used"
+    assert with_memory.keyword_matrices.get(store, index_id, lambda s: None) is not None, "the fast path was used"
 
 
 def test_preload_loads_the_in_memory_index_in_the_background(source_index) -> None:  # type: ignore[no-untyped-def]
@@ -284,7 +284,7 @@ def test_preload_loads_the_in_memory_index_in_the_background(source_index) -> No
     thread.join(60)
     assert not thread.is_alive()
 
-    def again() -> None:
+    def again(_: SqliteStore) -> None:
         pytest.fail("loaded twice")
 
     assert service.keyword_matrices.get(store, index_id, again) is not None
@@ -663,3 +663,38 @@ def test_term_coverage_from_statistics_matches_fts5(source_index, question: str)
     assert set(from_stats) == set(ids) and all(0 <= v <= 1 for v in from_stats.values())
     if question != "zzqx":
         assert max(from_stats.values()) > 0
+
+
+def test_a_saved_file_is_searchable_at_once_while_memory_reloads(  # type: ignore[no-untyped-def]
+    static, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """In a long-running service, a change to a large index is answered from SQLite at once (the new
+    function is found by the very next query) while the in-memory index reloads in the background,
+    then from memory again."""
+    import aintern.knowledge
+
+    monkeypatch.setattr(aintern.knowledge, "BACKGROUND_RELOAD_CHUNKS", 1)  # this small index counts as large
+    ws = make_workspace(tmp_path / "ws").resolve()
+    store = SqliteStore(tmp_path / "k.db")
+    indexer = Indexer(store, static)
+    index_id = indexer.index(ws).index_id
+    service = KnowledgeService(store)
+    options = opts(ws, min_relevance=0.0, expand_context=False)
+    assert service.query("NewServer", options).has_results
+    loaded = service.vector_matrices.get(store, index_id, lambda s: pytest.fail("not loaded"))
+    assert loaded is not None
+
+    app = ws / "src" / "python" / "app.py"
+    app.write_text(app.read_text() + "\n\ndef freshly_saved_handler(event):\n    return event.payload\n")
+    assert indexer.index_files(ws, ["src/python/app.py"]).files_indexed == 1
+    found = service.query("freshly_saved_handler", options)
+    assert found.chunks[0].file_path == "src/python/app.py" and "freshly_saved_handler" in found.chunks[0].content
+
+    deadline = time.monotonic() + 60
+    while (m := service.vector_matrices.get(store, index_id, lambda s: None, True)) is None or m is loaded:
+        assert time.monotonic() < deadline, "the in-memory index was not reloaded"
+        time.sleep(0.05)
+    service.cache.clear()
+    again = service.query("freshly_saved_handler", options)
+    assert [c.file_path for c in again.chunks] == [c.file_path for c in found.chunks]
+    store.close()

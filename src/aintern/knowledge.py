@@ -38,6 +38,10 @@ class KnowledgeQueryError(AinternError):
     """A query could not be answered (the query embedding failed, the reranker failed...)."""
 
 
+#: Indexes this large reload their in-memory copy in the background after a change (~1 s at 20k chunks).
+BACKGROUND_RELOAD_CHUNKS = 20_000
+
+
 @dataclass(frozen=True)
 class KnowledgeQueryOptions:
     workspace_path: str = ""
@@ -188,21 +192,25 @@ class KnowledgeService:
 
     def _in_memory(
         self, store: SqliteStore, index: VectorIndex, tier: VectorTier | None = None
-    ) -> tuple[VectorMatrix, KeywordMatrix | None]:
+    ) -> tuple[VectorMatrix | None, KeywordMatrix | None]:
         """The index's vectors (the full tier's, given one) and keyword postings in memory (loaded by the
-        first caller, then shared)."""
+        first caller, then shared); None for what is reloading after a change (SQLite answers meanwhile)."""
         from aintern.retrieve.bm25 import KeywordMatrix
         from aintern.retrieve.vectors import VectorMatrix
 
+        # A large index reloads beside the queries after a change (SQLite answers meanwhile); a small one
+        # reloads at once (a fraction of a second), so its answers never depend on a reload's timing.
+        background = index.chunk_count >= BACKGROUND_RELOAD_CHUNKS
         if tier is not None:
             matrix = self.tier_matrices.get(
-                store, index.id, lambda: VectorMatrix.load(store, index.id, tier.dimension, tier=True)
+                store, index.id, lambda s: VectorMatrix.load(s, index.id, tier.dimension, tier=True), background
             )
         else:
             matrix = self.vector_matrices.get(
-                store, index.id, lambda: VectorMatrix.load(store, index.id, index.embedding_dimension)
+                store, index.id, lambda s: VectorMatrix.load(s, index.id, index.embedding_dimension), background
             )
-        return matrix, self.keyword_matrices.get(store, index.id, lambda: KeywordMatrix.load(store, index.id))
+        postings = self.keyword_matrices.get(store, index.id, lambda s: KeywordMatrix.load(s, index.id), background)
+        return matrix, postings
 
     def _tier(self, store: SqliteStore, index: VectorIndex) -> VectorTier | None:
         """The index's full tier if it covers every chunk (until then, queries use the fast vectors)."""

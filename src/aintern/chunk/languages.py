@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import PurePath
 
@@ -177,15 +178,15 @@ _SHEBANG = re.compile(r"^#!\s*(?:/usr)?(?:/local)?/bin/(?:env\s+(?:-\S+\s+)*)?([
 
 def detect_language(path: str | PurePath, first_line: str | None = None) -> str | None:
     """Language name for ``path``; ``first_line`` lets a shebang decide for extension-less scripts."""
-    p = PurePath(path)
-    name = p.name.lower()
+    name = os.path.basename(os.fspath(path)).lower()  # (not PurePath: a scan asks this of every file)
     if name in FILE_NAMES:
         return FILE_NAMES[name]
     if name.startswith("dockerfile") or name.endswith(".dockerfile"):
         return "dockerfile"
     if name.startswith(".env"):
         return "ini"
-    lang = EXTENSIONS.get(p.suffix.lower())
+    dot = name.rfind(".")
+    lang = EXTENSIONS.get(name[dot:]) if 0 < dot < len(name) - 1 else None  # PurePath.suffix
     if lang:
         return lang
     if first_line and first_line.startswith("#!"):

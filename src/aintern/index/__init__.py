@@ -152,11 +152,18 @@ class Indexer:
                 todo.append(f)
 
         if todo or gone:
-            # Never write into a damaged database: what it holds would only get worse.
-            self.store.verify()
+            # Never write into a damaged database: what it holds would only get worse. The check (SQLite,
+            # outside the GIL) runs while the worker reads and chunks the first files.
+            self.store.start_verify()
         prepared: queue.Queue[_Prepared | None] = queue.Queue(maxsize=64)
         worker = threading.Thread(target=self._prepare, args=(todo, known, prepared, result, cancel), daemon=True)
         worker.start()
+        if todo or gone:
+            try:
+                self.store.verify()
+            except BaseException:
+                stop_worker(worker, prepared, cancel)
+                raise
         batch: list[_Prepared] = []
         batch_chunks = 0
         done_files = 0

@@ -6,6 +6,7 @@ on its own (docs/benchmarks.md has the ablation table that justifies each defaul
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 from dataclasses import dataclass
@@ -139,11 +140,19 @@ def symbol_query(question: str) -> str | None:
 
 def path_penalty(path: str, content: str = "") -> float:
     """Multiplicative prior against chunks that rarely hold the answer: tests, re-exports, examples, stubs."""
+    penalty = _path_prior(path)
+    if path.rsplit("/", 1)[-1] == "__init__.py" and _mostly_imports(content):
+        penalty *= 0.5
+    return penalty
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _path_prior(path: str) -> float:
+    """The part of ``path_penalty`` the path alone decides (a long-running process asks it of the same
+    files query after query)."""
     penalty = 1.0
     if _TEST_FILE.search(path) or _TEST_DIR.search(path):
         penalty *= 0.3
-    if path.rsplit("/", 1)[-1] == "__init__.py" and _mostly_imports(content):
-        penalty *= 0.5
     if _DEMOTED_DIR.search(path):
         penalty *= 0.3
     if path.endswith(".d.ts"):
@@ -158,13 +167,14 @@ def _mostly_imports(content: str) -> bool:
     return not lines or imports / len(lines) > 0.5
 
 
-def _path_words(path: str) -> set[str]:
+@functools.lru_cache(maxsize=1 << 16)
+def _path_words(path: str) -> frozenset[str]:
     parts = path.split("/")
     stem = parts[-1].rsplit(".", 1)[0]
     words = {stem.lower(), *identifier_parts(stem)}
     if len(parts) > 1:
         words |= {parts[-2].lower(), *identifier_parts(parts[-2])}
-    return words
+    return frozenset(words)
 
 
 #: How code abbreviates words in file and directory names (a query says "database", the file is db.py).
@@ -191,7 +201,7 @@ def _keywords(question: str) -> set[str]:
     return keywords
 
 
-def _matched(keywords: set[str], words: set[str], abbreviations: bool = True) -> int:
+def _matched(keywords: set[str], words: frozenset[str], abbreviations: bool = True) -> int:
     """Query keywords found among path words; a shared prefix of 3+ letters counts (route ~ routing), and so
     does a usual abbreviation (database ~ db)."""
     n = 0
@@ -257,9 +267,10 @@ def hybrid_search(
     fused: dict[int, float] = {}
     # Equal scores share a rank, so the order in which an index happened to store equal chunks (their
     # ids, i.e. its history) cannot change the ranking.
-    for r, cid in _tied_ranks(vec):
+    vec_ranks, kw_ranks = _tied_ranks(vec), _tied_ranks(kw)
+    for r, cid in vec_ranks:
         fused[cid] = fused.get(cid, 0.0) + alpha / (cfg.rrf_k + r + 1)
-    for r, cid in _tied_ranks(kw):
+    for r, cid in kw_ranks:
         fused[cid] = fused.get(cid, 0.0) + (1 - alpha) / (cfg.rrf_k + r + 1)
     if not fused:
         return []
@@ -284,8 +295,9 @@ def hybrid_search(
                 fused.setdefault(cid, 0.0)
     chunks = store.get_chunks(list(fused))
     vscore, kscore = dict(vec), dict(kw)
-    vrank = {cid: r + 1 for r, cid in _tied_ranks(vec)}
-    krank = {cid: r + 1 for r, cid in _tied_ranks(kw)}
+    vrank = {cid: r + 1 for r, cid in vec_ranks}
+    krank = {cid: r + 1 for r, cid in kw_ranks}
+    path_share: dict[str, float] = {}  # the path boost, per file (a file's chunks share it)
     hits: list[Hit] = []
     for cid, score in fused.items():
         chunk = chunks.get(cid)
@@ -299,7 +311,10 @@ def hybrid_search(
         if cid in spelled:
             score += best * cfg.spelled_name_boost * spelled[cid]
         if not symbol and cfg.path_boost and keywords:
-            share = _matched(keywords, _path_words(chunk.file_path), cfg.abbreviations) / len(keywords)
+            share = path_share.get(chunk.file_path, -1.0)
+            if share < 0:
+                share = _matched(keywords, _path_words(chunk.file_path), cfg.abbreviations) / len(keywords)
+                path_share[chunk.file_path] = share
             if share >= 0.1:
                 score += best * cfg.path_boost * share
         if cfg.path_penalties:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import re
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -12,7 +13,7 @@ from typing import TYPE_CHECKING
 from aintern.chunk.languages import detect_language
 
 if TYPE_CHECKING:
-    from pathspec import GitIgnoreSpec as Spec
+    from pathspec import GitIgnoreSpec
 
 #: Seed defaults plus the usual dependency, build and cache folders of other ecosystems.
 DEFAULT_EXCLUDES = [
@@ -30,6 +31,9 @@ SECRET_PATTERNS = [
     ".pypirc", ".htpasswd", "secrets.*", "*.secret", "*.secrets", "service-account*.json", ".git-credentials",
     "kubeconfig", "kubeconfig.*", "*.kubeconfig", "*kubeconfig*.yaml", "*kubeconfig*.yml",
 ]  # fmt: skip
+
+#: ... as one regex: a scan asks it of every file name.
+_SECRET_NAME = re.compile("|".join(fnmatch.translate(p) for p in SECRET_PATTERNS))
 
 IGNORE_FILES = (".gitignore", ".ainternignore")
 
@@ -78,8 +82,10 @@ class Scanner:
         files: list[ScannedFile] = []
         skipped: list[SkippedFile] = []
         root_specs = self._root_specs()
-        visited = {self._real(self.root)}
-        stack: list[tuple[Path, str, list[tuple[str, Spec]]]] = [(self.root, "", root_specs)]
+        root_stat = os.stat(self.root)
+        # Directories entered, by identity (device, inode): a symlink back to one is a loop.
+        visited = {(root_stat.st_dev, root_stat.st_ino)}
+        stack: list[tuple[str, str, list[tuple[str, Spec]]]] = [(str(self.root), "", root_specs)]
         while stack:
             directory, rel_dir, specs = stack.pop()
             try:
@@ -87,7 +93,8 @@ class Scanner:
             except OSError as exc:
                 skipped.append(SkippedFile(rel_dir or ".", f"unreadable directory: {exc.strerror or exc}"))
                 continue
-            specs = specs + self._dir_specs(directory, rel_dir)
+            names = {e.name for e in entries}
+            specs = specs + self._dir_specs(Path(directory), rel_dir, [n for n in IGNORE_FILES if n in names])
             for entry in entries:
                 rel = f"{rel_dir}{entry.name}"
                 if not _encodable(entry.name):
@@ -113,12 +120,12 @@ class Scanner:
                     if real != self.root and self.root not in real.parents:
                         skipped.append(SkippedFile(rel, "symlink to outside the workspace"))
                         continue
-                    if is_dir and real in visited:
+                    if is_dir and (st.st_dev, st.st_ino) in visited:
                         skipped.append(SkippedFile(rel, "symlink loop"))
                         continue
                 if is_dir:
-                    visited.add(self._real(Path(entry.path)))
-                    stack.append((Path(entry.path), rel + "/", specs))
+                    visited.add((st.st_dev, st.st_ino))
+                    stack.append((entry.path, rel + "/", specs))
                 elif stat.S_ISREG(st.st_mode):
                     if st.st_size > self.options.max_file_bytes:
                         skipped.append(
@@ -206,7 +213,7 @@ class Scanner:
                     return ""
         if is_dir:
             return None
-        if any(fnmatch.fnmatch(name.lower(), p) for p in SECRET_PATTERNS):
+        if _SECRET_NAME.match(os.path.normcase(name.lower())):
             # Reported even when hidden: the user should know why .env is not searchable.
             return (
                 None
@@ -228,9 +235,12 @@ class Scanner:
             pass
         return []
 
-    def _dir_specs(self, directory: Path, rel_dir: str) -> list[tuple[str, Spec]]:
+    def _dir_specs(
+        self, directory: Path, rel_dir: str, present: list[str] | tuple[str, ...] = IGNORE_FILES
+    ) -> list[tuple[str, Spec]]:
+        """The ignore files of ``directory`` (``present``: those of its names a listing saw)."""
         out = []
-        for name in IGNORE_FILES:
+        for name in present:
             if name == ".gitignore" and not self.options.respect_gitignore:
                 continue
             f = directory / name
@@ -247,11 +257,33 @@ class Scanner:
         return Path(os.path.realpath(path))
 
 
+_NAMED_GROUP = re.compile(r"\(\?P<\w+>")
+
+
+class Spec:
+    """Git's ignore rules for some lines (pathspec's), asked of every path a scan sees: rules without a
+    negation (the usual case) match as one regex, where pathspec tries each rule in turn."""
+
+    def __init__(self, spec: GitIgnoreSpec) -> None:
+        self.spec = spec
+        rules = [p for p in spec.patterns if p.include is not None]
+        regexes = [r.pattern for p in rules if (r := getattr(p, "regex", None)) is not None]
+        self._plain = len(regexes) == len(rules) and all(p.include for p in rules)
+        # Each rule's named groups would clash in one pattern; they only matter to negations.
+        alternatives = [_NAMED_GROUP.sub("(?:", r) for r in regexes]
+        self._any = re.compile("|".join(f"(?:{a})" for a in alternatives)) if self._plain and rules else None
+
+    def match_file(self, path: str) -> bool:
+        if not self._plain:
+            return bool(self.spec.match_file(path))
+        return self._any is not None and self._any.search(path) is not None
+
+
 def _spec(lines: list[str]) -> Spec:
     """Git's ignore rules for ``lines`` (pathspec is imported at the first scan, not by every command)."""
     import pathspec
 
-    return pathspec.GitIgnoreSpec.from_lines(lines)
+    return Spec(pathspec.GitIgnoreSpec.from_lines(lines))
 
 
 def _read_spec(path: Path) -> Spec:
