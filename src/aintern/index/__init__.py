@@ -9,6 +9,7 @@ indexed or absent, and the next run picks up where this one stopped.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import queue
 import threading
@@ -16,10 +17,8 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import numpy as np
-
-from aintern.chunk.chunker import Chunker, decode_source
 from aintern.chunk.languages import detect_language
 from aintern.chunk.models import TextChunk
 from aintern.embed import Embedder, embedding_header, embedding_text
@@ -36,6 +35,11 @@ from aintern.index.models import (
 from aintern.scan import FileReadError, ScannedFile, Scanner, SkippedFile, generated_reason, read_regular_file
 from aintern.scan.secrets import redact
 from aintern.store import IndexedFile, VectorIndex, VectorStore
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from aintern.chunk.chunker import Chunker
 
 __all__ = [
     "Indexer", "IndexingError", "IndexingErrorType", "IndexingOptions", "IndexingPhase", "IndexingProgress",
@@ -68,7 +72,15 @@ class Indexer:
         self.options = options or IndexingOptions()
         self.embedder = CachedEmbedder(embedder, store.embedding_cache())
         self.embedder.write_through = False  # new vectors are cached in the same transaction as their chunks
-        self.chunker = Chunker(embedder.tokenizer, embedder.max_tokens - HEADER_TOKENS, self.options.chunking)
+
+    @functools.cached_property
+    def chunker(self) -> Chunker:
+        """Made at the first file to chunk: a run with nothing to index (a no-op update) never loads the
+        tokenizer, tree-sitter or numpy."""
+        from aintern.chunk.chunker import Chunker
+
+        inner = self.embedder.inner
+        return Chunker(inner.tokenizer, inner.max_tokens - HEADER_TOKENS, self.options.chunking)
 
     def index(
         self,
@@ -233,6 +245,8 @@ class Indexer:
         cancel: threading.Event,
     ) -> None:
         """Background thread: read, hash and chunk files; hand them to the writer."""
+        from aintern.chunk.chunker import decode_source as decode
+
         group: list[tuple[ScannedFile, str, str, str]] = []  # tokenised together, in parallel
         group_bytes = 0
         try:
@@ -254,7 +268,7 @@ class Indexer:
                 if old is not None and old.content_hash == digest and not self.options.force_reindex:
                     out.put(_Prepared(f, digest, old.language, None))  # touched, not changed
                     continue
-                text, reason = decode_source(data)
+                text, reason = decode(data)
                 language = detect_language(f.rel, text[:200].split("\n", 1)[0]) if text is not None else None
                 if text is not None and language is None:
                     reason = ""  # an extension-less file without a known shebang: not ours, silently
@@ -341,6 +355,8 @@ class Indexer:
 
     def _token_ids(self, chunks: list[TextChunk]) -> list[np.ndarray | None]:
         """Token ids of each chunk's embedding text, from the chunker's tokenisation (header added)."""
+        import numpy as np  # (here: a run with nothing to index, a no-op update, never needs it)
+
         headers = [embedding_header(c) for c in chunks]
         header_ids = self.embedder.tokenizer.ids([h for h in headers if h])
         out: list[np.ndarray | None] = []

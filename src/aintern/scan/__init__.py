@@ -51,10 +51,14 @@ class ScanOptions:
 
 @dataclass(frozen=True)
 class ScannedFile:
-    path: Path
+    location: str  # the file's path on disk (a Path only when asked: a scan lists 20,000 files)
     rel: str
     size: int
     mtime_ns: int
+
+    @property
+    def path(self) -> Path:
+        return Path(self.location)
 
 
 @dataclass(frozen=True)
@@ -132,7 +136,7 @@ class Scanner:
                             SkippedFile(rel, f"too large ({st.st_size:,} bytes > {self.options.max_file_bytes:,})")
                         )
                         continue
-                    files.append(ScannedFile(Path(entry.path), rel, st.st_size, st.st_mtime_ns))
+                    files.append(ScannedFile(entry.path, rel, st.st_size, st.st_mtime_ns))
                 else:
                     skipped.append(SkippedFile(rel, f"not a regular file ({_kind(st.st_mode)})"))
         files.sort(key=lambda f: f.rel)
@@ -181,7 +185,7 @@ class Scanner:
                 skipped.append(SkippedFile(rel, f"too large ({st.st_size:,} bytes > {self.options.max_file_bytes:,})"))
                 missing.add(rel)
             else:
-                files.append(ScannedFile(path, rel, st.st_size, st.st_mtime_ns))
+                files.append(ScannedFile(str(path), rel, st.st_size, st.st_mtime_ns))
         return files, skipped, missing
 
     def accepts(self, rel: str, is_dir: bool = False) -> bool:
