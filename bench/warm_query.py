@@ -1,0 +1,92 @@
+"""Warm in-process query latency, aintern against semble, one corpus, one run (issue 14's ratio).
+
+    /tmp/semblevenv/bin/python bench/warm_query.py /tmp/django/django-5.2.8/django [--rounds 5]
+
+(semble's venv as bench/semble_side_by_side.py makes it; without semble only aintern is timed.)
+aintern: ``KnowledgeService.query`` with default options (hybrid retrieval, relevance, context
+expansion and highlights), the in-memory index loaded, the query cache cleared before each query.
+semble: ``SembleIndex.search(question, top_k=10)`` (its default hybrid mode) on its in-memory index,
+built with aintern's static model in model2vec format. The two alternate question by question, so a
+drift in this VM's speed falls on both. Prints p50/p95 of each and their ratio.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from aintern.knowledge import KnowledgeQueryOptions, KnowledgeService
+from aintern.store import SqliteStore
+from aintern.workspace import Workspace
+
+QUESTIONS = [
+    "Where is the database connection handled?", "how are settings loaded", "parse the command line arguments",
+    "render a template with a context", "QuerySet", "handle HTTP errors and return a response", "csrf token check",
+    "password hashing", "cache backend", "url routing resolver", "how are requests dispatched to views",
+    "session cookie signing", "register a blueprint", "json serialization of responses", "signals",
+    "test client", "where are static files served", "logging configuration", "Blueprint", "url_for",
+]  # fmt: skip
+
+
+def semble_search(root: Path, tmp: Path) -> Callable[[str], object] | None:
+    try:
+        from semble import SembleIndex
+        from semble_side_by_side import export_static_model
+    except ImportError:
+        return None
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    index = SembleIndex.from_path(str(root), model_path=export_static_model(tmp / "model"))
+    return lambda q: index.search(q, top_k=10)
+
+
+def pct(xs: list[float], p: float) -> float:
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, round(p * (len(xs) - 1)))]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("root", type=Path)
+    ap.add_argument("--rounds", type=int, default=5)
+    a = ap.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        ws = Workspace(a.root, Path(tmp) / "w.db")
+        ws.build_index()
+        service = KnowledgeService(SqliteStore(Path(tmp) / "w.db"))
+        options = KnowledgeQueryOptions(workspace_path=str(a.root.resolve()))
+        semble = semble_search(a.root, Path(tmp))
+        times: dict[str, list[float]] = {"aintern": [], "semble": []}
+        for round_ in range(a.rounds + 1):  # the first round warms both (loads, caches)
+            for q in QUESTIONS:
+                service.cache.clear()
+                t = time.perf_counter()
+                service.query(q, options)
+                if round_:
+                    times["aintern"].append((time.perf_counter() - t) * 1000)
+                if semble is not None:
+                    t = time.perf_counter()
+                    semble(q)
+                    if round_:
+                        times["semble"].append((time.perf_counter() - t) * 1000)
+        index = ws.require_index()
+        print(f"{a.root} ({index.chunk_count:,} chunks), {len(times['aintern'])} queries each:")
+        for name, xs in times.items():
+            if xs:
+                print(f"  {name:8s} p50 {statistics.median(xs):6.2f} ms  p95 {pct(xs, 0.95):6.2f} ms")
+        if times["semble"]:
+            print(
+                f"  ratio aintern/semble p50 {statistics.median(times['aintern']) / statistics.median(times['semble']):.2f}"
+            )
+        ws.close()
+
+
+if __name__ == "__main__":
+    main()
