@@ -286,10 +286,9 @@ class KnowledgeService:
         if matrix is not None:
             cosines = matrix.cosine(query_vector, hit_ids)
         else:
-            # The KNN's own similarities, and the stored vectors of the hits only keyword search found.
-            cosines = {h.chunk_id: h.vector_score for h in hits if h.vector_score is not None}
-            missing = [cid for cid in hit_ids if cid not in cosines]
-            cosines.update(dots(query_vector, self.store.vectors(index.id, missing, tier=tier is not None)))
+            # In double precision, as the matrix does: both paths give the same relevance to ~1e-15 (a
+            # service answers from SQLite while its matrix reloads).
+            cosines = dots(query_vector, self.store.vectors(index.id, hit_ids, tier=tier is not None))
         coverage = self.store.term_coverage(index.id, question, hit_ids)
         model = "full" if tier else "fast"
         scores = monotone(

@@ -135,8 +135,9 @@ class StaticEmbedder:
         return result
 
     def embed_query(self, text: str) -> np.ndarray | array[float]:
-        """A question's vector: without numpy (a float32 ``array``) unless the table is loaded anyway."""
-        if self._table is not None or self.path.suffix != ".npy":
+        """A question's vector as a float32 ``array``, computed without numpy from the table's file (the
+        same vector in every process, whether or not it loaded the whole table)."""
+        if self.path.suffix != ".npy":
             return self.embed(text)
         if self._npy_rows is None:
             self._npy_rows = NpyRows(self.path)

@@ -46,5 +46,8 @@ class VectorMatrix:
         rows = [(c, self._row[c]) for c in chunk_ids if c in self._row]
         if not rows:
             return {}
-        sims = self.matrix[[r for _, r in rows]] @ np.asarray(query, dtype=np.float32)
+        # Double precision: the same cosines as ``embed.base.dots`` gives the SQLite path, to ~1e-15.
+        sims = self.matrix[[r for _, r in rows]].astype(np.float64) @ np.asarray(query, dtype=np.float32).astype(
+            np.float64
+        )
         return {c: float(s) for (c, _), s in zip(rows, sims)}
