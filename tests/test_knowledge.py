@@ -653,15 +653,26 @@ def test_files_fill_the_list_below_the_threshold_marked(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     "question",
-    ["How does the indexer handle a file deleted mid-scan?", "return self value", "KeywordMatrix postings", "zzqx"],
+    [
+        "How does the indexer handle a file deleted mid-scan?",
+        "return self value",
+        "KeywordMatrix postings",
+        "zzqx",
+        *KEYWORD_QUERIES,
+    ],
 )
 def test_term_coverage_from_statistics_matches_fts5(source_index, question: str) -> None:  # type: ignore[no-untyped-def]
+    """Term coverage from the stored statistics, from the postings in memory and from FTS5: one answer."""
     store, index_id = source_index
     ids = [r[0] for r in store.conn.execute("SELECT id FROM chunks WHERE index_id = ? LIMIT 60", (index_id,))]
+    ids += [r[0] for r in store.conn.execute("SELECT id FROM chunks WHERE index_id = ? AND content LIKE '%connect%'",
+                                             (index_id,))]  # fmt: skip
     from_stats = store.term_coverage(index_id, question, ids)
     assert from_stats == store.term_coverage(index_id, question, ids, use_stats=False)
+    matrix = KeywordMatrix.load(store, index_id)
+    assert matrix is not None and matrix.coverage(store, question, ids) == from_stats
     assert set(from_stats) == set(ids) and all(0 <= v <= 1 for v in from_stats.values())
-    if question != "zzqx":
+    if question not in ("zzqx", "zzzunknownword"):
         assert max(from_stats.values()) > 0
 
 

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from aintern.assemble.context import ContextBuildOptions, ContextBuildResult, KnowledgeChunk, assemble
 from aintern.assemble.expand import FileContextExpander
-from aintern.chunk.models import SymbolType, chunk_definitions
+from aintern.chunk.models import SymbolType, TextChunk, chunk_definitions
 from aintern.config import Settings
 from aintern.embed import Embedder, embedder_for_model_id
 from aintern.embed.base import dots
@@ -40,6 +40,8 @@ class KnowledgeQueryError(AinternError):
 
 #: Indexes this large reload their in-memory copy in the background after a change (~1 s at 20k chunks).
 BACKGROUND_RELOAD_CHUNKS = 20_000
+#: Chunks a long-running service keeps after reading them (~30 MB of code at most).
+CHUNK_CACHE_SIZE = 20_000
 
 
 @dataclass(frozen=True)
@@ -166,7 +168,10 @@ class KnowledgeService:
         self.vector_matrices: IndexStateCache[VectorMatrix] = IndexStateCache()
         self.tier_matrices: IndexStateCache[VectorMatrix] = IndexStateCache()
         self.keyword_matrices: IndexStateCache[KeywordMatrix | None] = IndexStateCache()
+        #: Chunks read by earlier queries, per index state (emptied when it holds CHUNK_CACHE_SIZE).
+        self.chunk_caches: IndexStateCache[dict[int, TextChunk]] = IndexStateCache()
         self._embedders: dict[str, Embedder] = {}
+        self._keyword_stats_started: set[int] = set()
         self._expanders: dict[str, FileContextExpander] = {}
         self._lock = threading.Lock()
 
@@ -210,7 +215,28 @@ class KnowledgeService:
                 store, index.id, lambda s: VectorMatrix.load(s, index.id, index.embedding_dimension), background
             )
         postings = self.keyword_matrices.get(store, index.id, lambda s: KeywordMatrix.load(s, index.id), background)
+        if postings is None and not background and index.id not in self._keyword_stats_started:
+            self._keyword_stats_started.add(index.id)  # once per index and process, whatever happens
+            threading.Thread(
+                target=self._keyword_stats, args=(index,), name="aintern-keyword-stats", daemon=True
+            ).start()
         return matrix, postings
+
+    def _keyword_stats(self, index: VectorIndex) -> None:
+        """Give a small index keyword statistics, so its BM25 and term coverage run in memory too (a
+        long-running service does this once; 2–3 s for Django's 5,000 chunks, in the background, while
+        FTS5 answers). A read-only database is left as it is."""
+        if self.store.readonly:
+            return
+        store = SqliteStore(self.store.path)  # a connection of its own
+        try:
+            with store.transaction():
+                store.update_keyword_stats(index.id, force=True)
+        except Exception:  # busy, read-only file, the index went away: FTS5 keeps answering
+            return
+        finally:
+            store.close()
+        self.keyword_matrices.discard(index.id)
 
     def _tier(self, store: SqliteStore, index: VectorIndex) -> VectorTier | None:
         """The index's full tier if it covers every chunk (until then, queries use the fast vectors)."""
@@ -225,6 +251,9 @@ class KnowledgeService:
             return None
 
         def load() -> None:
+            if index.chunk_count < BACKGROUND_RELOAD_CHUNKS and index.id not in self._keyword_stats_started:
+                self._keyword_stats_started.add(index.id)
+                self._keyword_stats(index)  # here, before the load: the loaded postings then include them
             store = SqliteStore(self.store.path)  # a connection of its own: WAL lets it read alongside
             try:
                 self._in_memory(store, index, self._tier(store, index))
@@ -270,6 +299,9 @@ class KnowledgeService:
             deduplicate=options.deduplicate_chunks,
         )  # fmt: skip
         matrix, postings = self._in_memory(self.store, index, tier) if self.in_memory else (None, None)
+        chunk_cache = self.chunk_caches.get(self.store, index.id, lambda s: {}) if self.in_memory else None
+        if chunk_cache is not None and len(chunk_cache) > CHUNK_CACHE_SIZE:
+            chunk_cache.clear()
         hits = hybrid_search(
             self.store,
             index.id,
@@ -280,6 +312,7 @@ class KnowledgeService:
             top_k=options.max_results * 3,
             vectors=matrix,
             keyword_matrix=postings,
+            chunk_cache=chunk_cache,
             tier=tier is not None,
         )
         hit_ids = [h.chunk_id for h in hits]
@@ -289,7 +322,9 @@ class KnowledgeService:
             # In double precision, as the matrix does: both paths give the same relevance to ~1e-15 (a
             # service answers from SQLite while its matrix reloads).
             cosines = dots(query_vector, self.store.vectors(index.id, hit_ids, tier=tier is not None))
-        coverage = self.store.term_coverage(index.id, question, hit_ids)
+        coverage = postings.coverage(self.store, question, hit_ids) if postings is not None else None
+        if coverage is None:
+            coverage = self.store.term_coverage(index.id, question, hit_ids)
         model = "full" if tier else "fast"
         scores = monotone(
             [

@@ -52,9 +52,9 @@ class NpyRows:
         if not ids:
             return array("f", bytes(4 * self.dimension))
         rows = [struct.unpack_from(self._format, self._map, self._offset + i * self._stride) for i in ids]
-        mean = [math.fsum(column) / len(rows) for column in zip(*rows)]
-        norm = max(math.sqrt(math.fsum(x * x for x in mean)), 1e-12)
-        return array("f", [x / norm for x in mean])
+        total = [sum(column) for column in zip(*rows)]  # (in double precision; the mean's scale cancels)
+        norm = max(math.sqrt(sum(x * x for x in total)), 1e-12)
+        return array("f", [x / norm for x in total])
 
 
 class StaticEmbedder:

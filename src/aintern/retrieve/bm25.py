@@ -31,6 +31,7 @@ class KeywordMatrix:
     def __init__(self, chunk_ids: np.ndarray, stats: np.ndarray, lengths: np.ndarray) -> None:
         """``stats``: every chunk's POSTING records, chunk after chunk; ``lengths``: records per chunk."""
         self.chunk_ids = chunk_ids
+        self._row: dict[int, int] | None = None  # chunk id -> row, made at the first coverage asked
         n = len(chunk_ids)
         term = np.ascontiguousarray(stats["term"])
         columns = [np.ascontiguousarray(stats[name]) for name in ("path", "symbol", "body")]
@@ -85,6 +86,34 @@ class KeywordMatrix:
             frequency = {t: self.doc_frequency(term_ids[t]) for t in terms}
             terms = informative_terms(terms, frequency, len(self.chunk_ids))
         return self.rank([term_ids[t] for t in terms], k, weights)
+
+    def coverage(self, store: SqliteStore, query: str, chunk_ids: list[int]) -> dict[int, float] | None:
+        """``store.term_coverage`` from the postings in memory (the same answer; None for a chunk they lack)."""
+        terms = query_terms(query)
+        ids = list(dict.fromkeys(chunk_ids))
+        if not terms or not ids:
+            return {}
+        if self._row is None:
+            self._row = {int(c): i for i, c in enumerate(self.chunk_ids)}
+        rows = [self._row.get(cid) for cid in ids]
+        if None in rows:
+            return None
+        at = np.asarray(rows, dtype=np.int32)
+        counts = np.zeros(len(ids), dtype=np.int64)
+        for wanted in store.term_ids_of(terms):
+            if not wanted or None in wanted:
+                continue
+            held = np.ones(len(ids), dtype=bool)
+            for term_id in wanted:
+                assert term_id is not None
+                if not self.doc_frequency(term_id):
+                    held[:] = False
+                    break
+                docs = self.docs[self.starts[term_id] : self.starts[term_id + 1]]  # ascending within a term
+                found = np.minimum(np.searchsorted(docs, at), len(docs) - 1)
+                held &= docs[found] == at
+            counts += held
+        return {cid: int(n) / len(terms) for cid, n in zip(ids, counts)}
 
     def rank(self, term_ids: list[int | None], k: int, weights: tuple[float, float, float]) -> list[tuple[int, float]]:
         """Each term scored like one FTS5 phrase (a term given twice counts twice, as in FTS5)."""

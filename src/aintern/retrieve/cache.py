@@ -91,6 +91,11 @@ class IndexStateCache(Generic[T]):
                 self._items[index_id] = (generation, value)
             return value
 
+    def discard(self, index_id: int) -> None:
+        """Forget the index's value: the next ``get`` loads it again."""
+        with self._lock:
+            self._items.pop(index_id, None)
+
     def _refresh(self, path: Path, index_id: int, load: Callable[[SqliteStore], T]) -> None:
         store = SqliteStore(path)  # a connection of its own: WAL lets it read beside the queries
         try:

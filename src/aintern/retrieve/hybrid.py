@@ -227,6 +227,7 @@ def hybrid_search(
     top_k: int | None = None,
     vectors: VectorMatrix | None = None,
     keyword_matrix: KeywordMatrix | None = None,
+    chunk_cache: dict[int, TextChunk] | None = None,
     tier: bool = False,
 ) -> list[Hit]:
     """Ranked hits for ``question``: both retrievers over the whole index, fused, boosted, diversified.
@@ -293,7 +294,13 @@ def hybrid_search(
             for cid in store.chunks_defining(index_id, name, options, limit=5):
                 spelled[cid] = max(spelled.get(cid, 0.0), share)
                 fused.setdefault(cid, 0.0)
-    chunks = store.get_chunks(list(fused))
+    if chunk_cache is None:
+        chunks = store.get_chunks(list(fused))
+    else:  # a long-running service keeps the chunks it read (of this index state): most come back
+        missing = [cid for cid in fused if cid not in chunk_cache]
+        if missing:
+            chunk_cache.update(store.get_chunks(missing))
+        chunks = {cid: chunk_cache[cid] for cid in fused if cid in chunk_cache}
     vscore, kscore = dict(vec), dict(kw)
     vrank = {cid: r + 1 for r, cid in vec_ranks}
     krank = {cid: r + 1 for r, cid in kw_ranks}

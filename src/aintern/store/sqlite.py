@@ -391,21 +391,33 @@ class SqliteStore(TierStorage):
         rows = self.conn.execute("SELECT id, keyword_stats FROM chunks WHERE index_id = ?", (index_id,)).fetchall()
         return np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows)), [r[1] for r in rows]
 
+    def keeps_keyword_stats(self, index_id: int) -> bool:
+        return bool(
+            self.conn.execute(
+                "SELECT EXISTS (SELECT 1 FROM chunks WHERE index_id = ? AND keyword_stats IS NOT NULL)", (index_id,)
+            ).fetchone()[0]
+        )
+
     def update_keyword_stats(
         self,
         index_id: int,
         cancel: threading.Event | None = None,
         progress: Callable[[int, int], None] | None = None,
+        force: bool = False,
     ) -> int:
         """Compute the keyword statistics a large index's chunks lack (new, or indexed before schema 4).
 
-        Only indexes of KEYWORD_STATS_ABOVE_CHUNKS chunks or more keep them: below that FTS5 ranks a
-        query in a few milliseconds and the statistics would only add index time (a third on Django).
+        Indexes of KEYWORD_STATS_ABOVE_CHUNKS chunks or more keep them: below that FTS5 ranks a query in
+        a few milliseconds and the statistics would only add index time (a third on Django). A smaller
+        index keeps them once a long-running service asked for them (``force``), so that it queries in
+        memory too; from then on every run computes those of its new chunks.
         ``progress(done, total)`` after each batch; ``cancel`` stops between batches (the chunks left
         get theirs next time; FTS5 ranks until then). Returns how many chunks were updated.
         """
         row = self.conn.execute("SELECT chunk_count FROM indexes WHERE id = ?", (index_id,)).fetchone()
-        if not row or row[0] < KEYWORD_STATS_ABOVE_CHUNKS:
+        if not row:
+            return 0
+        if row[0] < KEYWORD_STATS_ABOVE_CHUNKS and not force and not self.keeps_keyword_stats(index_id):
             return 0
         missing = [
             r[0]
@@ -572,9 +584,7 @@ class SqliteStore(TierStorage):
             else []
         )
         if blobs and all(blob is not None for _, blob in blobs):
-            stems = {t: self.stems(t) for t in terms}
-            known = self.keyword_term_ids(sorted({s for found in stems.values() for s in found}))
-            wanted = [[known.get(s) for s in found] for found in stems.values()]
+            wanted = self.term_ids_of(terms)
             for cid, blob in blobs:
                 held = {record[0] for record in struct.iter_unpack(POSTING_FORMAT, blob)}
                 counts[cid] = sum(1 for w in wanted if w and all(t in held for t in w))
@@ -585,6 +595,13 @@ class SqliteStore(TierStorage):
                 for (cid,) in self.conn.execute(sql, [fts_match_terms([term]), *ids]):
                     counts[cid] += 1
         return {cid: n / len(terms) for cid, n in counts.items()}
+
+    def term_ids_of(self, terms: list[str]) -> list[list[int | None]]:
+        """Per search term, the keyword term ids of its FTS5 stems (None: a stem the index lacks); a chunk
+        holds the term when it holds all of them."""
+        stems = [self.stems(t) for t in terms]
+        known = self.keyword_term_ids(sorted({s for found in stems for s in found}))
+        return [[known.get(s) for s in found] for found in stems]
 
     def _informative(self, index_id: int, terms: list[str]) -> list[str]:
         """``terms`` without the very common ones, by FTS5's document frequencies (see informative_terms)."""
