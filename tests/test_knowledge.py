@@ -709,3 +709,31 @@ def test_a_saved_file_is_searchable_at_once_while_memory_reloads(  # type: ignor
     again = service.query("freshly_saved_handler", options)
     assert [c.file_path for c in again.chunks] == [c.file_path for c in found.chunks]
     store.close()
+
+
+def test_a_service_gives_a_small_index_keyword_statistics_and_indexing_keeps_them(static, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A small index keeps no keyword statistics until a long-running service asks (its preload computes
+    them); from then on indexing keeps them complete, and the in-memory answers equal SQLite's."""
+    ws = make_workspace(tmp_path / "ws").resolve()
+    store = SqliteStore(tmp_path / "k.db")
+    indexer = Indexer(store, static)
+    index_id = indexer.index(ws).index_id
+    assert KeywordMatrix.load(store, index_id) is None and not store.keeps_keyword_stats(index_id)
+    service = KnowledgeService(store)
+    loading = service.preload(str(ws))
+    assert loading is not None
+    loading.join(60)
+    assert KeywordMatrix.load(store, index_id) is not None
+
+    app = ws / "src" / "python" / "app.py"
+    app.write_text(app.read_text() + "\n\ndef reconnect_after_failover(pool):\n    return pool.connect()\n")
+    assert indexer.index_files(ws, ["src/python/app.py"]).files_indexed == 1
+    assert KeywordMatrix.load(store, index_id) is not None, "the new chunks got theirs"
+    one_shot = KnowledgeService(store, in_memory=False)
+    for question in ["reconnect after failover", "database connection pool", "NewServer", "zzqx"]:
+        a = service.query(question, opts(ws, min_relevance=0.0, expand_context=False))
+        b = one_shot.query(question, opts(ws, min_relevance=0.0, expand_context=False))
+        assert [(c.file_path, c.start_line) for c in a.chunks] == [(c.file_path, c.start_line) for c in b.chunks]
+        assert np.allclose([c.relevance for c in a.chunks], [c.relevance for c in b.chunks], atol=1e-9)
+    assert service.keyword_matrices.get(store, index_id, lambda s: None) is not None, "answered from memory"
+    store.close()

@@ -228,14 +228,15 @@ class KnowledgeService:
         FTS5 answers). A read-only database is left as it is."""
         if self.store.readonly:
             return
-        store = SqliteStore(self.store.path)  # a connection of its own
         try:
-            with store.transaction():
-                store.update_keyword_stats(index.id, force=True)
-        except Exception:  # busy, read-only file, the index went away: FTS5 keeps answering
+            store = SqliteStore(self.store.path)  # a connection of its own
+            try:
+                with store.transaction():
+                    store.update_keyword_stats(index.id, force=True)
+            finally:
+                store.close()
+        except Exception:  # busy, read-only file, the database went away: FTS5 keeps answering
             return
-        finally:
-            store.close()
         self.keyword_matrices.discard(index.id)
 
     def _tier(self, store: SqliteStore, index: VectorIndex) -> VectorTier | None:

@@ -97,17 +97,19 @@ class IndexStateCache(Generic[T]):
             self._items.pop(index_id, None)
 
     def _refresh(self, path: Path, index_id: int, load: Callable[[SqliteStore], T]) -> None:
-        store = SqliteStore(path)  # a connection of its own: WAL lets it read beside the queries
         try:
-            with self._loading[index_id]:
-                generation = store.generation(index_id)
-                value = load(store)
-                with self._lock:
-                    self._items[index_id] = (generation, value)
+            store = SqliteStore(path)  # a connection of its own: WAL lets it read beside the queries
+            try:
+                with self._loading[index_id]:
+                    generation = store.generation(index_id)
+                    value = load(store)
+                    with self._lock:
+                        self._items[index_id] = (generation, value)
+            finally:
+                store.close()
         except Exception:  # the index went away, the database is busy: the next query loads it itself
             with self._lock:
                 self._items.pop(index_id, None)
         finally:
-            store.close()
             with self._lock:
                 self._refreshing.discard(index_id)
