@@ -28,23 +28,24 @@ B = 0.75
 
 
 class KeywordMatrix:
-    def __init__(self, chunk_ids: np.ndarray, stats: np.ndarray, lengths: np.ndarray) -> None:
-        """``stats``: every chunk's POSTING records, chunk after chunk; ``lengths``: records per chunk."""
+    def __init__(self, chunk_ids: np.ndarray, term: np.ndarray, columns: list[np.ndarray], lengths: np.ndarray) -> None:
+        """Every chunk's postings, chunk after chunk: ``term`` ids and their counts in the path, symbol and
+        body ``columns``; ``lengths``: postings per chunk. (Built with int32 temporaries: at 100k chunks
+        the postings number ~8 million, and each int64 copy of them is 64 MB.)"""
         self.chunk_ids = chunk_ids
         self._row: dict[int, int] | None = None  # chunk id -> row, made at the first coverage asked
         n = len(chunk_ids)
-        term = np.ascontiguousarray(stats["term"])
-        columns = [np.ascontiguousarray(stats[name]) for name in ("path", "symbol", "body")]
-        ends = np.cumsum(lengths)
-        tokens_so_far = np.concatenate([[0], np.cumsum(sum(c.astype(np.int64) for c in columns))])
-        tokens = tokens_so_far[ends] - tokens_so_far[ends - lengths]
+        doc_of = np.repeat(np.arange(n, dtype=np.int32), lengths)
+        tokens = np.bincount(doc_of, weights=columns[0].astype(np.int32) + columns[1] + columns[2], minlength=n)
         average = tokens.sum() / n if n else 1.0
         #: The length part of BM25's denominator, per chunk.
         self.norm = K1 * (1.0 - B + B * tokens / (average or 1.0))
         order = _order_by(term)
-        self.docs = np.repeat(np.arange(n, dtype=np.int32), lengths)[order]
+        self.docs = doc_of[order]
+        del doc_of
         #: Each posting's count in the path, symbol and body columns.
         self.columns = [c[order] for c in columns]
+        del order
         #: Postings of term t are docs[starts[t]:starts[t + 1]]; their number is its document frequency.
         frequency = np.bincount(term) if len(term) else np.zeros(1, dtype=np.int64)
         self.starts = np.concatenate([[0], np.cumsum(frequency)])
@@ -55,9 +56,13 @@ class KeywordMatrix:
         found = store.keyword_stats(index_id)
         if found is None:
             return None
-        chunk_ids, blobs = found
-        lengths = np.fromiter((len(b) // POSTING.itemsize for b in blobs), dtype=np.int64, count=len(blobs))
-        return cls(chunk_ids, np.frombuffer(b"".join(blobs), dtype=POSTING), lengths)
+        chunk_ids, buffer, sizes = found
+        del found
+        stats = np.frombuffer(buffer, dtype=POSTING)
+        term = stats["term"].copy()
+        columns = [stats[name].copy() for name in ("path", "symbol", "body")]
+        del stats, buffer  # the raw statistics (80 MB at 100k chunks) go before the build
+        return cls(chunk_ids, term, columns, sizes // POSTING.itemsize)
 
     @property
     def nbytes(self) -> int:
@@ -141,6 +146,7 @@ class KeywordMatrix:
 
 def _order_by(term: np.ndarray) -> np.ndarray:
     """A stable argsort of non-negative int32 ids in two 16-bit radix passes (numpy radix-sorts 16-bit
-    keys; its stable sort of int32 is a merge sort, slower on millions of postings)."""
-    low = np.argsort((term & 0xFFFF).astype(np.uint16), kind="stable")
-    return low[np.argsort((term[low] >> 16).astype(np.uint16), kind="stable")]
+    keys; its stable sort of int32 is a merge sort, slower on millions of postings), as int32."""
+    low = np.argsort((term & 0xFFFF).astype(np.uint16), kind="stable").astype(np.int32)
+    high = np.argsort((term[low] >> 16).astype(np.uint16), kind="stable")
+    return low[high]

@@ -303,9 +303,11 @@ def connect(path: str | Path, create: bool = True, readonly: bool = False) -> An
         raise NoDatabaseError(f"{path} holds no aintern data yet: nothing is indexed; run `aintern index`")
     try:
         conn.execute("PRAGMA busy_timeout = 30000")
-        # Pages read through a memory map, not copied by read(): a fresh process's first query (a CLI
-        # search: vectors, chunk texts) reads the file in ~half the time.
-        conn.execute(f"PRAGMA mmap_size = {MMAP_BYTES}")
+        if readonly:
+            # Pages read through a memory map, not copied by read(): a one-shot search (read-only) reads
+            # its vectors and chunk texts in ~half the time. Not for a long-running service: the mapped
+            # pages it touched would count in its memory (480 MB more while serving 100k chunks).
+            conn.execute(f"PRAGMA mmap_size = {MMAP_BYTES}")
         if readonly:  # (mode=ro guards the file; temp tables, which keyword search uses, stay writable)
             if version < SCHEMA_VERSION:
                 connect(path).close()  # an older schema of ours: upgraded by a writing connection
