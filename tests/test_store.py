@@ -255,3 +255,32 @@ def test_pre_release_schema_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(StoreError, match="pre-release build"):
         SqliteStore(path)
     assert _digest(path) == before
+
+
+def test_a_cancelled_check_is_done_again_before_writing(tmp_path: Path) -> None:
+    """A database check begun beside a scan and stopped (nothing to write) leaves nothing verified: the
+    next write checks in full, and a damaged page is still refused."""
+    from aintern.errors import CorruptDatabaseError
+
+    path = tmp_path / "s.db"
+    store = SqliteStore(path)
+    index = store.create_index(tmp_path, "m", 4)
+    store.start_verify()
+    store.cancel_verify()
+    assert not store._verified
+    store.verify()
+    assert store._verified
+    store.close()
+    conn = sqlite3.connect(path)
+    page_size = conn.execute("PRAGMA page_size").fetchone()[0]
+    root = conn.execute("SELECT rootpage FROM sqlite_master WHERE name = 'files'").fetchone()[0]
+    conn.close()
+    data = bytearray(path.read_bytes())
+    data[(root - 1) * page_size : root * page_size] = b"\xff" * page_size  # the files table's page, garbage
+    path.write_bytes(bytes(data))
+    damaged = SqliteStore(path)
+    damaged.start_verify()
+    damaged.cancel_verify()
+    with pytest.raises(CorruptDatabaseError):
+        damaged.verify()
+    assert index.id

@@ -90,6 +90,8 @@ class Indexer:
     ) -> IndexingResult:
         """Bring the workspace's index up to date (everything, with ``force_reindex``)."""
         root, index, result, emit, cancel = self._begin(workspace, progress, cancel)
+        # The database check (before any write) runs beside the scan; a run with nothing to write stops it.
+        self.store.start_verify()
         emit(IndexingPhase.SCANNING, message=f"scanning {root}")
         scan = Scanner(root, self.options.scan).scan()
         result.skipped.extend(scan.skipped)
@@ -167,6 +169,8 @@ class Indexer:
             # Never write into a damaged database: what it holds would only get worse. The check (SQLite,
             # outside the GIL) runs while the worker reads and chunks the first files.
             self.store.start_verify()
+        else:
+            self.store.cancel_verify()
         prepared: queue.Queue[_Prepared | None] = queue.Queue(maxsize=64)
         worker = threading.Thread(target=self._prepare, args=(todo, known, prepared, result, cancel), daemon=True)
         worker.start()

@@ -377,16 +377,23 @@ def _smells_of_damage(message: str) -> bool:
     return any(w in message for w in _DAMAGE_WORDS)
 
 
-def quick_check(path: str | Path) -> str | None:
-    """None when ``PRAGMA quick_check`` finds the database sound, else what it found (first lines)."""
+def quick_check(path: str | Path, opened: Callable[[Any], None] | None = None) -> str | None:
+    """None when ``PRAGMA quick_check`` finds the database sound, else what it found (first lines).
+    ``opened`` gets the checking connection (another thread may ``interrupt()`` it: OperationalError)."""
     db = driver()
     try:
         uri = "file:" + urllib.parse.quote(str(Path(path).resolve())) + "?mode=ro"
         conn = db.connect(uri, uri=True, timeout=10.0)
+        if opened is not None:
+            opened(conn)
         try:
             rows = [r[0] for r in conn.execute("PRAGMA quick_check(5)")]
         finally:
             conn.close()
+    except db.OperationalError as exc:
+        if "interrupt" in str(exc):
+            raise
+        return str(exc)
     except db.Error as exc:
         return str(exc)
     if rows == ["ok"]:

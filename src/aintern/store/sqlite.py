@@ -98,7 +98,9 @@ class SqliteStore(TierStorage):
         self._closed = False
         self._verified = False
         self._check: threading.Thread | None = None
+        self._checking: list[Any] = []
         self._damage: str | None = None
+        self._interrupted = False
         _ = self.conn  # open now: a bad database is reported at once, not at the first query
 
     @property
@@ -134,15 +136,31 @@ class SqliteStore(TierStorage):
 
     def start_verify(self) -> None:
         """Begin ``verify``'s check in a background thread: SQLite runs it outside the GIL, beside a scan
-        (it reads the whole file: over a second at 100k chunks)."""
+        (it reads the whole file: over a second at 100k chunks). ``cancel_verify`` stops it."""
         if self._verified or self._check is not None:
             return
+        self._damage = None
+        self._interrupted = False
+        checking: list[Any] = []
 
         def check() -> None:
-            self._damage = quick_check(self.path)
+            try:
+                self._damage = quick_check(self.path, checking.append)
+            except Exception:  # interrupted: nothing was checked
+                self._interrupted = True
 
+        self._checking = checking
         self._check = threading.Thread(target=check, name="aintern-quick-check", daemon=True)
         self._check.start()
+
+    def cancel_verify(self) -> None:
+        """Stop a check begun by ``start_verify`` (a run found nothing to write): the next write checks."""
+        check, self._check = self._check, None
+        if check is None:
+            return
+        for conn in self._checking:
+            conn.interrupt()
+        check.join()
 
     def verify(self) -> None:
         """Raise CorruptDatabaseError when ``PRAGMA quick_check`` finds damage (called before writing).
@@ -155,6 +173,9 @@ class SqliteStore(TierStorage):
         assert self._check is not None
         self._check.join()
         self._check = None
+        if self._interrupted:  # (by nobody but cancel_verify, which clears _check first: check again)
+            self.verify()
+            return
         if self._damage:
             raise explain(DatabaseCorrupt(self._damage), self.path)
         self._verified = True
