@@ -268,6 +268,10 @@ def test_a_cancelled_check_is_done_again_before_writing(tmp_path: Path) -> None:
     store.start_verify()
     store.cancel_verify()
     assert not store._verified
+    store.start_verify()
+    assert store._check is not None
+    store._check.join()  # the check ended (its connection closed) before the run stopped it: no error
+    store.cancel_verify()
     store.verify()
     assert store._verified
     store.close()

@@ -159,7 +159,8 @@ class SqliteStore(TierStorage):
         if check is None:
             return
         for conn in self._checking:
-            conn.interrupt()
+            with contextlib.suppress(Exception):  # the check may have ended (and closed it) meanwhile
+                conn.interrupt()
         check.join()
 
     def verify(self) -> None:
