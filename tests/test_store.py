@@ -264,7 +264,7 @@ def test_a_cancelled_check_is_done_again_before_writing(tmp_path: Path) -> None:
 
     path = tmp_path / "s.db"
     store = SqliteStore(path)
-    index = store.create_index(tmp_path, "m", 4)
+    store.create_index(tmp_path, "m", 4)
     store.start_verify()
     store.cancel_verify()
     assert not store._verified
@@ -287,4 +287,3 @@ def test_a_cancelled_check_is_done_again_before_writing(tmp_path: Path) -> None:
     damaged.cancel_verify()
     with pytest.raises(CorruptDatabaseError):
         damaged.verify()
-    assert index.id
