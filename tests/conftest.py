@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 
@@ -39,3 +40,26 @@ def small_chunker(static: StaticEmbedder) -> Chunker:
         static.max_tokens,
         ChunkingOptions(target_chunk_size=12, chunk_overlap=4, min_chunk_size=4, max_chunk_size=400),
     )
+
+
+@pytest.fixture
+def web_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A temporary folder with the user's config.toml in it (and no AINTERN_DB): what a server reads."""
+    monkeypatch.setenv("AINTERN_CONFIG", str(tmp_path / "config.toml"))
+    monkeypatch.delenv("AINTERN_DB", raising=False)
+    return tmp_path
+
+
+@pytest.fixture
+def indexed(web_env: Path) -> tuple[Path, Path]:
+    """A small polyglot workspace, indexed: (its folder, the database)."""
+    from workspaces import make_workspace
+
+    from aintern.workspace import Workspace
+
+    root = make_workspace(web_env / "project")
+    db = web_env / "aintern.db"
+    ws = Workspace(root, db)
+    assert ws.build_index().success
+    ws.close()
+    return root, db

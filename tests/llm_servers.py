@@ -63,7 +63,8 @@ class LlamaServer:
 
 class FailingChatServer(LocalServer):
     """``mode``: ``not-found`` (Ollama's 404), ``busy`` (503 ``busy_count`` times, then an answer),
-    ``too-long`` (OpenAI's context_length_exceeded), ``cut`` (two pieces, then the socket closes)."""
+    ``too-long`` (OpenAI's context_length_exceeded), ``cut`` (two pieces, then the socket closes), ``slow``
+    (a slow remote model: a word every 0.1 s for 30 s, for what a person does meanwhile, such as Stop)."""
 
     def __init__(self, mode: str, busy_count: int = 2) -> None:
         self.mode = mode
@@ -95,7 +96,11 @@ class FailingChatServer(LocalServer):
                 self.send_header("Content-Type", "text/event-stream")
                 self.end_headers()
                 pieces = ["The ", "connection ", "is opened in ", "`src/python/app.py:18`."]
+                if server.mode == "slow":
+                    pieces = [f"word{i} " for i in range(300)]
                 for i, piece in enumerate(pieces):
+                    if server.mode == "slow":
+                        time.sleep(0.1)
                     if server.mode == "cut" and i == 2:
                         self.wfile.flush()
                         self.connection.shutdown(socket.SHUT_RDWR)

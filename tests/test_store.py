@@ -287,3 +287,27 @@ def test_a_cancelled_check_is_done_again_before_writing(tmp_path: Path) -> None:
     damaged.cancel_verify()
     with pytest.raises(CorruptDatabaseError):
         damaged.verify()
+
+
+def test_a_second_connection_in_a_process_does_not_drop_the_first_ones_locks(tmp_path: Path) -> None:
+    """Reading the database header with a plain open()/close() released every POSIX lock of the process
+    on the file: another process closing its connection then checkpointed and deleted the WAL under the
+    first connection, and what it wrote next was lost (found by the web app's indexing runs)."""
+    import sqlite3
+    import subprocess
+    import sys
+
+    db = tmp_path / "a.db"
+    first = SqliteStore(db)
+    first.conn.execute("CREATE TABLE IF NOT EXISTS probe (x INTEGER)")
+    second = SqliteStore(db)  # opened after the first: used to read the header itself
+    assert second.conn.execute("SELECT count(*) FROM probe").fetchone()[0] == 0
+    # Another process opens the database and closes it (the last one out would delete the WAL).
+    script = f"import sqlite3; c = sqlite3.connect({str(db)!r}); c.execute('SELECT count(*) FROM probe'); c.close()"
+    subprocess.run([sys.executable, "-c", script], check=True)
+    first.conn.execute("INSERT INTO probe VALUES (1)")
+    fresh = sqlite3.connect(db)
+    assert fresh.execute("SELECT count(*) FROM probe").fetchone()[0] == 1
+    fresh.close()
+    first.close()
+    second.close()

@@ -83,3 +83,13 @@ def index_and_kill(db: Path, workspace: Path, after_batches: int) -> None:
             break
     proc.send_signal(signal.SIGKILL)
     proc.wait(timeout=30)
+
+
+def many_files(root: Path, n: int) -> Path:
+    """A workspace of ``n`` distinct small Python files: long enough to index that a test can act mid-run."""
+    root.mkdir(parents=True, exist_ok=True)
+    for i in range(n):
+        (root / f"module_{i}.py").write_text(
+            f"def handler_{i}(request):\n    value = request.get('field_{i}')\n    return value * {i}\n"
+        )
+    return root

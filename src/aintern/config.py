@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
@@ -9,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from aintern.errors import AinternError
+from aintern.errors import AinternError, SettingsError
 
 if TYPE_CHECKING:
     from aintern.scan import ScanOptions
@@ -29,6 +30,13 @@ class Settings:
     max_file_kb = 1024
     include_hidden = false
     include_secrets = false
+    respect_gitignore = true
+    chunk_size = 512                     # target tokens per chunk (the model's window caps it)
+    chunk_overlap = 64
+    auto_index = true                    # `aintern serve` watches the workspace and re-indexes changes
+    rag_enabled = true                   # chat answers from the index (else the model alone)
+    rag_max_tokens = 4000                # most tokens of code context in a chat prompt
+    rag_min_relevance = 0.2              # relevance a chunk needs to go into a chat prompt
     llm_endpoint = "http://127.0.0.1:11434/v1"   # an OpenAI-compatible server for `aintern ask` / `chat`
     llm_model = "qwen2.5-coder:7b"              # a model there, or a GGUF file run in-process
     llm_api_key_env = "OPENAI_API_KEY"          # the *name* of the variable holding the key
@@ -43,6 +51,13 @@ class Settings:
     max_file_kb: int = 1024
     include_hidden: bool = False
     include_secrets: bool = False
+    respect_gitignore: bool = True
+    chunk_size: int = 512
+    chunk_overlap: int = 64
+    auto_index: bool = True
+    rag_enabled: bool = True
+    rag_max_tokens: int = 4000
+    rag_min_relevance: float = 0.2
     llm_endpoint: str | None = None
     llm_model: str | None = None
     llm_api_key_env: str | None = None
@@ -55,8 +70,12 @@ class Settings:
         return ScanOptions(
             include=list(self.include), exclude=DEFAULT_EXCLUDES + list(self.exclude),
             max_file_bytes=self.max_file_kb * 1024, include_hidden=self.include_hidden,
-            include_secrets=self.include_secrets,
+            include_secrets=self.include_secrets, respect_gitignore=self.respect_gitignore,
         )  # fmt: skip
+
+    def chunking(self) -> dict[str, int]:
+        """The settings that decide how files are cut into chunks (an index remembers them)."""
+        return {"chunk_size": self.chunk_size, "chunk_overlap": self.chunk_overlap}
 
     #: Where each setting that is not a default came from: "user" (the user's config.toml) or "workspace".
     origin: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
@@ -88,10 +107,16 @@ class Settings:
             raise AinternError(f"{path}: {exc}") from exc
         data = data.get("aintern", data)
         for key, value in data.items():
-            if key in ("origin", "workspace") or not hasattr(self, key):
-                raise AinternError(f"{path}: unknown setting {key!r}")
+            if key not in SETTINGS:
+                raise SettingsError(f"{path}: unknown setting {key!r}")
+            try:
+                value = check_value(key, value)
+            except SettingsError as exc:
+                raise SettingsError(f"{path}: {exc}") from exc
             setattr(self, key, value)
             self.origin[key] = origin
+        if self.chunk_overlap >= self.chunk_size:
+            raise SettingsError(f"{path}: chunk_overlap ({self.chunk_overlap}) must be less than chunk_size")
         if "db" in data and self.db is not None:
             db = Path(str(self.db)).expanduser()
             self.db = db if db.is_absolute() or base is None else base / db
@@ -104,6 +129,162 @@ class Settings:
     def trusted(self) -> bool:
         """Whether the user approved this workspace's .aintern.toml as it is now (``aintern trust``)."""
         return self.workspace is not None and is_trusted(self.workspace)
+
+
+@dataclass(frozen=True)
+class SettingSpec:
+    """What a setting holds and which values it takes (for validation and for the settings page)."""
+
+    kind: type
+    help: str
+    choices: tuple[str, ...] = ()
+    low: float | None = None
+    high: float | None = None
+    #: Where it belongs: ``workspace`` (how a repository is indexed) or ``user`` (anywhere).
+    scope: str = "user"
+    optional: bool = False
+
+
+#: Every setting, in the order the settings page and ``aintern config list`` show them.
+SETTINGS: dict[str, SettingSpec] = {
+    "model": SettingSpec(str, "Embedding model of new indexes", ("static", "minilm", "openai"), optional=True),
+    "tier": SettingSpec(str, "Also compute the transformer's vectors after the fast index", ("fast", "full"),
+                        optional=True),
+    "auto_index": SettingSpec(bool, "Re-index files as they change while `aintern serve` runs"),
+    "respect_gitignore": SettingSpec(bool, "Leave out what .gitignore ignores", scope="workspace"),
+    "include_hidden": SettingSpec(bool, "Index hidden files and folders", scope="workspace"),
+    "include_secrets": SettingSpec(bool, "Index .env, keys and credential files (values masked otherwise)",
+                                   scope="workspace"),
+    "chunk_size": SettingSpec(int, "Target tokens per chunk (the model's window caps it)", low=64, high=8192,
+                              scope="workspace"),
+    "chunk_overlap": SettingSpec(int, "Tokens shared by neighbouring chunks", low=0, high=4096, scope="workspace"),
+    "max_file_kb": SettingSpec(int, "Largest file indexed, in KB", low=1, high=1024 * 1024, scope="workspace"),
+    "include": SettingSpec(list, "Only files matching these globs (empty: every known language)", scope="workspace"),
+    "exclude": SettingSpec(list, "Also leave out files matching these globs", scope="workspace"),
+    "rag_enabled": SettingSpec(bool, "Chat answers from the index"),
+    "rag_max_tokens": SettingSpec(int, "Most tokens of code context in a chat prompt", low=100, high=1_000_000),
+    "rag_min_relevance": SettingSpec(float, "Relevance a chunk needs to go into a chat prompt", low=0.0, high=1.0),
+    "llm_endpoint": SettingSpec(str, "OpenAI-compatible server for chat (http://host:port/v1)", optional=True),
+    "llm_model": SettingSpec(str, "Model at the endpoint, or a GGUF file run in-process", optional=True),
+    "llm_api_key_env": SettingSpec(str, "Name of the environment variable holding the API key", optional=True),
+    "llm_context_window": SettingSpec(int, "Context window when the server does not say", low=256,
+                                      high=10_000_000, optional=True),
+    "db": SettingSpec(Path, "Application database (default: the user data folder)", optional=True),
+}  # fmt: skip
+
+
+def check_value(key: str, value: Any) -> Any:
+    """``value`` for setting ``key`` as Settings holds it; SettingsError says what is wrong."""
+    spec = SETTINGS.get(key)
+    if spec is None:
+        raise SettingsError(f"unknown setting {key!r}; known: {', '.join(SETTINGS)}")
+    if value is None and spec.optional:
+        return None
+    if spec.kind is bool:
+        if not isinstance(value, bool):
+            raise SettingsError(f"{key} must be true or false, not {value!r}")
+    elif spec.kind is int or spec.kind is float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or (spec.kind is int and value != int(value)):
+            raise SettingsError(f"{key} must be {'a whole number' if spec.kind is int else 'a number'}, not {value!r}")
+        value = spec.kind(value)
+        if (spec.low is not None and value < spec.low) or (spec.high is not None and value > spec.high):
+            raise SettingsError(f"{key} must be between {spec.low:g} and {spec.high:g}, not {value}")
+    elif spec.kind is list:
+        if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
+            raise SettingsError(f"{key} must be a list of glob patterns, not {value!r}")
+        value = [v.strip() for v in value]
+    else:
+        if not isinstance(value, str) or not value.strip():
+            raise SettingsError(f"{key} must be a non-empty string, not {value!r}")
+        value = value.strip()
+        if spec.choices and value not in spec.choices:
+            raise SettingsError(f"{key} must be one of {', '.join(spec.choices)}, not {value!r}")
+        if key == "llm_endpoint" and not value.startswith(("http://", "https://")):
+            raise SettingsError(f"llm_endpoint must be an http:// or https:// URL, not {value!r}")
+        if key == "llm_api_key_env" and not value.replace("_", "a").isalnum():
+            raise SettingsError(f"llm_api_key_env is the *name* of an environment variable, not {value!r}")
+    return value
+
+
+def parse_value(key: str, text: str) -> Any:
+    """A value typed on the command line (or in a form) for ``key``, checked: ``true``, ``512``,
+    ``a, b`` or ``["a", "b"]`` for lists, and an empty string for "not set" where that is allowed."""
+    spec = SETTINGS.get(key)
+    if spec is None:
+        raise SettingsError(f"unknown setting {key!r}; known: {', '.join(SETTINGS)}")
+    text = text.strip()
+    value: Any = text
+    if not text and spec.optional:
+        value = None
+    elif spec.kind is bool:
+        words = {
+            "true": True,
+            "yes": True,
+            "on": True,
+            "1": True,
+            "false": False,
+            "no": False,
+            "off": False,
+            "0": False,
+        }
+        value = words.get(text.lower(), text)
+    elif spec.kind is int or spec.kind is float:
+        with contextlib.suppress(ValueError):  # check_value says what is wrong
+            value = spec.kind(text)
+    elif spec.kind is list:
+        if text.startswith("["):
+            try:
+                value = json.loads(text)
+            except ValueError as exc:
+                raise SettingsError(f"{key}: {text!r} is not a list ({exc})") from exc
+        else:
+            value = [p.strip() for p in text.replace("\n", ",").split(",") if p.strip()]
+    elif spec.kind is Path:
+        value = text
+    return check_value(key, value)
+
+
+def _toml_value(value: Any) -> Any:
+    return str(value) if isinstance(value, Path) else value
+
+
+def set_setting(key: str, value: Any, workspace: str | Path | None = None) -> Path:
+    """Write ``key = value`` to the user's config.toml, or with ``workspace`` to its .aintern.toml
+    (``value`` None removes the key). The file's comments and layout are kept; the write is atomic.
+    A workspace file the user trusted stays trusted: the user made this change."""
+    import tomlkit
+
+    if key not in SETTINGS:
+        raise SettingsError(f"unknown setting {key!r}; known: {', '.join(SETTINGS)}")
+    if value is not None:
+        value = check_value(key, value)
+    path = Path(workspace).resolve() / CONFIG_FILE if workspace is not None else user_config_path()
+    was_trusted = workspace is not None and is_trusted(workspace)
+    try:
+        doc = tomlkit.parse(path.read_text(encoding="utf-8")) if path.is_file() else tomlkit.document()
+    except (OSError, UnicodeDecodeError, tomlkit.exceptions.TOMLKitError) as exc:
+        raise SettingsError(f"{path}: {exc}") from exc
+    table: Any = doc.get("aintern", doc)
+    if value is None:
+        table.pop(key, None)
+    else:
+        table[key] = _toml_value(value)
+    # The whole file must still load (chunk_overlap < chunk_size, ...): check before writing.
+    probe = Settings()
+    for k, v in table.unwrap().items():
+        setattr(probe, k, check_value(k, v))
+    if probe.chunk_overlap >= probe.chunk_size:
+        raise SettingsError(f"chunk_overlap ({probe.chunk_overlap}) must be less than chunk_size ({probe.chunk_size})")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text(tomlkit.dumps(doc), encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError as exc:
+        raise SettingsError(f"cannot write {path}: {exc.strerror or exc}") from exc
+    if was_trusted:
+        trust(Path(workspace or "."), allow=True)
+    return path
 
 
 def user_config_path() -> Path:

@@ -31,6 +31,14 @@ class ModelMismatchError(AinternError):
     """An index was built with another embedding model than the one asked for."""
 
 
+class IndexingBusyError(AinternError):
+    """Another run is indexing the same workspace (in this process or another)."""
+
+
+class SettingsError(AinternError):
+    """A setting's name or value is not valid."""
+
+
 class IndexingCancelled(AinternError):
     """Indexing stopped on request; what was finished is kept."""
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from aintern.config import CONFIG_FILE, Settings
 from aintern.embed import DEFAULT_MODEL, RETIRED_MODELS, Embedder, embedder_for_model_id, get_embedder
-from aintern.errors import AinternError, NoDatabaseError, NotIndexedError
+from aintern.errors import AinternError, NoDatabaseError, NotIndexedError, StoreError
 from aintern.knowledge import KnowledgeService
 from aintern.store import IndexStatistics, SqliteStore, VectorIndex, VectorTier
 
@@ -19,7 +19,9 @@ from aintern.store import IndexStatistics, SqliteStore, VectorIndex, VectorTier
 # them: a command that only searches never loads them (issue: the CLI answers in under 200 ms).
 if TYPE_CHECKING:
     from aintern.answer import LLM, RagChatService
-    from aintern.index import IndexingResult, ProgressCallback
+    from aintern.chunk.models import ChunkingOptions
+    from aintern.index import IndexingProgress, IndexingResult, ProgressCallback
+    from aintern.index.runs import IndexRun
     from aintern.index.tier import TierResult
     from aintern.scan import ScanOptions
 
@@ -41,6 +43,71 @@ class IndexStatus:
     @property
     def behind_git(self) -> bool:
         return self.current_commit is not None and self.current_commit != self.statistics.git_commit
+
+
+#: What a workspace's index is doing or how it compares with the files, worst first.
+STATES = ("indexing", "missing", "error", "stale", "behind_git", "up_to_date")
+
+
+@dataclass
+class WorkspaceSummary:
+    """One index as the Indexes page and ``aintern list`` show it."""
+
+    index: VectorIndex
+    #: One of STATES.
+    state: str
+    stale_files: int
+    current_commit: str | None
+    index_bytes: int
+    run: IndexRun | None = None
+
+    @property
+    def label(self) -> str:
+        """The state in words: ``indexing 45 %``, ``3 files changed``, ``folder missing``..."""
+        if self.run is not None:
+            return f"{self.run.phase} {self.run.percent:.0f} %" if self.run.total_files else self.run.phase
+        return {
+            "indexing": "indexing", "missing": "folder missing", "error": "error", "behind_git": "behind git", "up_to_date": "up to date",
+            "stale": f"{self.stale_files} file{'s' if self.stale_files != 1 else ''} changed",
+        }[self.state]  # fmt: skip
+
+    def to_dict(self) -> dict[str, object]:
+        i = self.index
+        return {
+            "id": i.id, "name": i.name, "workspace": i.workspace_path, "state": self.state, "label": self.label,
+            "files": i.file_count, "chunks": i.chunk_count, "index_bytes": self.index_bytes, "model": i.embedding_model,
+            "created_at": i.created_at, "updated_at": i.updated_at, "git_commit_indexed": i.git_commit,
+            "git_commit_current": self.current_commit, "stale_files": self.stale_files, "last_error": i.last_error,
+            "settings": i.settings, "run": self.run.to_dict() if self.run else None,
+        }  # fmt: skip
+
+
+def summarize(store: SqliteStore, index: VectorIndex, runs: dict[str, IndexRun] | None = None) -> WorkspaceSummary:
+    """How ``index`` stands: running, its folder gone, failed, stale (a scan of its folder), behind git."""
+    from aintern.index.git import head_commit
+    from aintern.index.runs import active_runs
+    from aintern.index.status import staleness
+
+    run = (runs if runs is not None else active_runs(store)).get(index.workspace_path)
+    root = Path(index.workspace_path)
+    size = store.statistics(index.id).index_size_bytes
+    if not root.is_dir():
+        return WorkspaceSummary(index, "indexing" if run else "missing", 0, None, size, run)
+    stale = 0 if run else staleness(store, index.id, root, Settings.load(root).scan_options()).count
+    commit = head_commit(root)
+    state = (
+        "indexing" if run else "error" if index.last_error else "stale" if stale
+        else "behind_git" if commit is not None and commit != index.git_commit else "up_to_date"
+    )  # fmt: skip
+    return WorkspaceSummary(index, state, stale, commit, size, run)
+
+
+def list_workspaces(store: SqliteStore) -> list[WorkspaceSummary]:
+    """Every index in the application database, with its state (``aintern list``, the Indexes page)."""
+    from aintern.index.runs import active_runs
+
+    runs = active_runs(store)
+    return [summarize(store, index, runs) for index in store.list_indexes()]
 
 
 def find_workspace(start: str | Path, store: SqliteStore | None = None) -> Path | None:
@@ -122,31 +189,102 @@ class Workspace:
     def scan_options(self) -> ScanOptions:
         return self.settings.scan_options()
 
+    def chunking_options(self, force: bool = False) -> ChunkingOptions:
+        """The chunk sizes to index with: the settings' for a new index or a forced run, else those the
+        index was built with (a later update never silently chunks differently; ``notices`` says so)."""
+        from aintern.chunk.models import ChunkingOptions
+
+        wanted = self.settings.chunking()
+        index = self.index
+        built = {k: index.settings[k] for k in wanted if k in index.settings} if index is not None else {}
+        if built and not force and built != wanted:
+            self.notices.append(
+                f"the index was built with chunk_size {built.get('chunk_size')} and chunk_overlap "
+                f"{built.get('chunk_overlap')}; the settings now say {wanted['chunk_size']} and "
+                f"{wanted['chunk_overlap']}: updates keep the index's own until `aintern index --force` re-chunks "
+                "every file"
+            )
+            wanted = {**wanted, **{k: int(str(v)) for k, v in built.items()}}
+        size, overlap = int(wanted["chunk_size"]), int(wanted["chunk_overlap"])
+        return ChunkingOptions(target_chunk_size=size, chunk_overlap=overlap, max_chunk_size=max(1024, size),
+                               min_chunk_size=min(50, size))  # fmt: skip
+
+    def _indexing(
+        self,
+        kind: str,
+        progress: ProgressCallback | None,
+        wait: float,
+        run: Callable[[ProgressCallback], IndexingResult],
+    ) -> IndexingResult:
+        """Run ``run`` as the workspace's only indexing run (index.runs), recording its progress for other
+        processes, and its failure (or success, with the chunk sizes used) on the index."""
+        from aintern.index.runs import RunRecorder
+
+        with RunRecorder(self.store, self.root, kind, wait) as recorder:
+
+            def on_progress(p: IndexingProgress) -> None:
+                recorder.record(p)
+                if progress is not None:
+                    progress(p)
+
+            try:
+                result = run(on_progress)
+            except StoreError:
+                raise  # a damaged or unwritable database: nothing more is written to it
+            except AinternError as exc:
+                self._record_error(str(exc))
+                raise
+            self._record_error(None if result.success or result.cancelled else result.error_message)
+            return result
+
+    def _record_error(self, error: str | None) -> None:
+        """Keep the last run's failure on the index (written only when it changes: a no-op run writes nothing)."""
+        index = self.index
+        if index is not None and index.last_error != error:
+            self.store.set_index_error(index.id, error)
+
     def build_index(
         self,
         force: bool = False,
         progress: ProgressCallback | None = None,
         cancel: threading.Event | None = None,
         include_secrets: bool | None = None,
+        wait: float = 0.0,
+        on_file: Callable[[str, int], None] | None = None,
     ) -> IndexingResult:
-        """Index the workspace, incrementally unless ``force``. A forced run may change the model."""
+        """Index the workspace, incrementally unless ``force``. A forced run may change the model.
+        Another run on the workspace is IndexingBusyError (after ``wait`` seconds of waiting for it)."""
         from aintern.index import Indexer, IndexingOptions
 
-        index = self.index
-        replaced = index is not None and index.embedding_model in RETIRED_MODELS
-        if index is not None and (force or replaced) and index.embedding_model != self.embedder.model_id:
-            self.store.delete_index(index.id)  # a model change means every vector is recomputed anyway
-        scan = self.scan_options()
-        if include_secrets is not None:
-            scan.include_secrets = include_secrets
-        indexer = Indexer(self.store, self.embedder, IndexingOptions(scan=scan, force_reindex=force))
-        return indexer.index(self.root, progress, cancel)
+        def run(on_progress: ProgressCallback) -> IndexingResult:
+            index = self.index
+            replaced = index is not None and index.embedding_model in RETIRED_MODELS
+            if index is not None and (force or replaced) and index.embedding_model != self.embedder.model_id:
+                self.store.delete_index(index.id)  # a model change means every vector is recomputed anyway
+            remember = force or self.index is None or "chunk_size" not in self.index.settings
+            chunking = self.chunking_options(force)
+            scan = self.scan_options()
+            if include_secrets is not None:
+                scan.include_secrets = include_secrets
+            indexer = Indexer(
+                self.store, self.embedder, IndexingOptions(chunking=chunking, scan=scan, force_reindex=force)
+            )
+            indexer.on_file = on_file
+            result = indexer.index(self.root, on_progress, cancel)
+            if result.success and remember:
+                self.store.update_index(result.index_id, settings={
+                    "chunk_size": chunking.target_chunk_size, "chunk_overlap": chunking.chunk_overlap})  # fmt: skip
+            return result
+
+        return self._indexing("reindex" if force else "index", progress, wait, run)
 
     def index_files(
         self,
         paths: Iterable[str],
         progress: ProgressCallback | None = None,
         cancel: threading.Event | None = None,
+        wait: float = 0.0,
+        on_file: Callable[[str, int], None] | None = None,
     ) -> IndexingResult:
         """Re-index just these workspace-relative paths (changed, added or deleted): what the watcher calls.
         With a full tier, the tier's vectors of these files are computed too (a few chunks: a fraction of
@@ -155,14 +293,19 @@ class Workspace:
 
         index = self.index
         if index is not None and index.embedding_model in RETIRED_MODELS:
-            return self.build_index(progress=progress, cancel=cancel)  # every vector must be recomputed
-        scan = self.scan_options()
-        indexer = Indexer(self.store, self.embedder, IndexingOptions(scan=scan))
+            return self.build_index(progress=progress, cancel=cancel, wait=wait, on_file=on_file)  # all recomputed
         paths = list(paths)
-        result = indexer.index_files(self.root, paths, progress, cancel)
-        if result.success and self.tier is not None:
-            self.fill_tier(cancel=cancel, paths=paths)
-        return result
+
+        def run(on_progress: ProgressCallback) -> IndexingResult:
+            options = IndexingOptions(chunking=self.chunking_options(), scan=self.scan_options())
+            indexer = Indexer(self.store, self.embedder, options)
+            indexer.on_file = on_file
+            result = indexer.index_files(self.root, paths, on_progress, cancel)
+            if result.success and self.tier is not None:
+                self.fill_tier(cancel=cancel, paths=paths)
+            return result
+
+        return self._indexing("files", progress, wait, run)
 
     # -- the full tier (aintern.index.tier) -----------------------------------------------------
 

@@ -84,6 +84,7 @@ class ChatAnswer:
     def __init__(
         self, conversations: ConversationStore, conversation_id: str, question: str, pieces: Iterator[str],
         preview: RagContextPreview, mode: str, model: str | None, notice: str | None,
+        cancel: threading.Event | None = None,
     ) -> None:  # fmt: skip
         self.conversation_id = conversation_id
         self.question = question
@@ -96,6 +97,8 @@ class ChatAnswer:
         self.status = "pending"
         self._conversations = conversations
         self._pieces = pieces
+        #: Set to stop the model: the stream then ends early, and the answer is saved as interrupted.
+        self._cancel = cancel
 
     @property
     def sources(self) -> list[Source]:
@@ -109,7 +112,7 @@ class ChatAnswer:
             for piece in self._pieces:
                 self.text += piece
                 yield piece
-            self.status = "complete"
+            self.status = "interrupted" if self._cancel is not None and self._cancel.is_set() else "complete"
         except LLMError:
             self.status = "error"
             raise
@@ -205,7 +208,7 @@ class RagChatService:
             conversation_id = self.conversations.create(title_for(message), options.workspace_path).id
         else:
             conversation_id = self.conversations.resolve(conversation_id)
-        return ChatAnswer(self.conversations, conversation_id, message, pieces, preview, mode, model, notice)
+        return ChatAnswer(self.conversations, conversation_id, message, pieces, preview, mode, model, notice, cancel)
 
     def preview_context(self, message: str, options: RagChatOptions) -> RagContextPreview:
         """The context that would be injected for ``message`` (fitted to the model's window if there is one)."""

@@ -45,6 +45,17 @@ class KnowledgeChunk:
     symbol_start_line: int | None = None
     symbol_end_line: int | None = None
 
+    def search_result(self) -> dict[str, object]:
+        """A hit as ``aintern search --json`` prints it (and the web app's search returns it)."""
+        return {
+            "path": self.file_path, "start_line": self.start_line, "end_line": self.end_line,
+            "score": round(self.relevance, 4), "original_score": round(self.original_score, 4),
+            "symbol": self.symbol_name, "symbol_type": self.symbol_type.value if self.symbol_type else None,
+            "parent_symbol": self.parent_symbol,
+            "symbol_lines": [self.symbol_start_line, self.symbol_end_line] if self.symbol_start_line else None,
+            "language": self.language, "content": self.content,
+        }  # fmt: skip
+
     @property
     def shown_lines(self) -> tuple[int, int]:
         if self.expanded_context is not None and self.expanded_start is not None and self.expanded_end is not None:

@@ -14,7 +14,7 @@ from aintern.errors import AinternError, NotIndexedError
 COMMANDS = {
     "chunk": "inspect", "embed": "inspect",
     "index": "indexing", "update": "indexing", "status": "indexing", "clear": "indexing", "trust": "indexing",
-    "watch": "indexing",
+    "watch": "indexing", "list": "indexing", "config": "settings", "serve": "serve",
     "search": "search", "context": "search", "files": "search", "suggest": "search",
     "ask": "chat", "chat": "chat", "conversations": "chat",
 }  # fmt: skip
@@ -32,8 +32,9 @@ def load_commands(argv: list[str]) -> None:
         # Typer builds every registered command (its parameters, from the signature) before running
         # one: keep only the one that runs. (The app's callback keeps it a group of commands.)
         app.registered_commands = [
-            c for c in app.registered_commands if c.callback and c.callback.__name__.replace("_", "-") == name
-        ]
+            c for c in app.registered_commands
+            if (c.name or (c.callback.__name__.replace("_", "-") if c.callback else None)) == name
+        ]  # fmt: skip
 
 
 def main() -> None:

@@ -30,8 +30,14 @@ from aintern.index import IndexingProgress, IndexingResult
 from aintern.index.tier import TIERS, TierResult
 from aintern.workspace import Workspace
 
+WaitOption = Annotated[
+    bool, typer.Option("--wait", help="If another run is indexing this workspace, wait for it instead of failing.")
+]
 
-def _run_indexing(ws: Workspace, force: bool, include_secrets: bool | None, quiet: bool) -> IndexingResult:
+
+def _run_indexing(
+    ws: Workspace, force: bool, include_secrets: bool | None, quiet: bool, wait: bool = False
+) -> IndexingResult:
     """Index with a live progress display; Ctrl-C stops cleanly, keeping what was finished."""
     progress = Progress(
         TextColumn("[bold]{task.fields[phase]:<10}"), BarColumn(), MofNCompleteColumn(), TextColumn("files"),
@@ -47,7 +53,10 @@ def _run_indexing(ws: Workspace, force: bool, include_secrets: bool | None, quie
         )  # fmt: skip
 
     with interruptible() as cancel, progress:
-        return ws.build_index(force=force, progress=on_progress, cancel=cancel, include_secrets=include_secrets)
+        return ws.build_index(
+            force=force, progress=on_progress, cancel=cancel, include_secrets=include_secrets,
+            wait=float("inf") if wait else 0.0,
+        )  # fmt: skip
 
 
 def _run_tier(ws: Workspace, tier: str | None, quiet: bool) -> TierResult | None:
@@ -155,26 +164,35 @@ def index(
     db: DbOption = None,
     as_json: JsonOption = False,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="List every skipped file.")] = False,
+    wait: WaitOption = False,
 ) -> None:
     """Index a workspace (incremental: only changed files are re-chunked and re-embedded)."""
     if tier is not None and tier not in TIERS:
         raise fail(f"--tier: choose one of {', '.join(TIERS)}", 2)
     ws = open_workspace(path, db, create=True, model=model)
-    _index_and_tier(ws, force, include_secrets or None, tier, as_json, verbose)
+    _index_and_tier(ws, force, include_secrets or None, tier, as_json, verbose, wait)
 
 
 @app.command()
-def update(path: PathArg = None, db: DbOption = None, as_json: JsonOption = False) -> None:
+def update(path: PathArg = None, db: DbOption = None, as_json: JsonOption = False, wait: WaitOption = False) -> None:
     """Bring an existing index up to date with the files on disk (and its full tier, if it has one)."""
     ws = open_workspace(path, db)
     ws.require_index()
-    _index_and_tier(ws, False, None, None, as_json, False)
+    _index_and_tier(ws, False, None, None, as_json, False, wait)
 
 
 def _index_and_tier(
-    ws: Workspace, force: bool, include_secrets: bool | None, tier: str | None, as_json: bool, verbose: bool
+    ws: Workspace,
+    force: bool,
+    include_secrets: bool | None,
+    tier: str | None,
+    as_json: bool,
+    verbose: bool,
+    wait: bool = False,
 ) -> None:
-    result = _run_indexing(ws, force, include_secrets, quiet=as_json)
+    result = _run_indexing(ws, force, include_secrets, quiet=as_json, wait=wait)
+    for notice in ws.notices:
+        err.print(f"[yellow]note:[/] {notice}", highlight=False)
     tiered = _run_tier(ws, tier, quiet=as_json) if result.success else None
     _print_summary(result, ws, as_json, verbose, tiered)
     if tiered is not None and tiered.cancelled:
@@ -185,9 +203,12 @@ def _index_and_tier(
 @app.command()
 def status(path: PathArg = None, db: DbOption = None, as_json: JsonOption = False) -> None:
     """Show what is indexed: files, chunks, size, model, freshness and git commit."""
+    from aintern.index.runs import active_run
+
     ws = open_workspace(path, db, readonly=True)
     st = ws.status()
     s = st.statistics
+    run = active_run(ws.store, ws.root)
     data = {
         "workspace": str(ws.root), "database": str(ws.store.path), "files": s.file_count, "chunks": s.chunk_count,
         "source_bytes": s.total_bytes, "index_bytes": s.index_size_bytes, "model": s.embedding_model,
@@ -195,12 +216,17 @@ def status(path: PathArg = None, db: DbOption = None, as_json: JsonOption = Fals
         "by_chunk_type": s.by_chunk_type, "stale_files": st.stale_files, "changed": st.changed_files,
         "new": st.new_files, "deleted": st.deleted_files, "git_commit_indexed": s.git_commit,
         "git_commit_current": st.current_commit, "behind_git": st.behind_git, "tier": _tier_json(ws),
+        "name": st.index.name, "last_error": st.index.last_error, "run": run.to_dict() if run else None,
     }  # fmt: skip
     if as_json:
         print(json.dumps(data, indent=2))
         return
     table = Table(show_header=False, box=None)
-    table.add_row("workspace", str(ws.root))
+    table.add_row("workspace", f"{ws.root} ({st.index.name})")
+    if run is not None:
+        table.add_row("running", f"[cyan]{run.description}[/], {run.phase}, started {run.started_at}")
+    if st.index.last_error:
+        table.add_row("last run", f"[red]failed: {st.index.last_error}[/]")
     table.add_row("database", str(ws.store.path))
     table.add_row("files", f"{s.file_count:,} ({human_size(s.total_bytes)})")
     table.add_row("chunks", f"{s.chunk_count:,}")
@@ -223,6 +249,36 @@ def status(path: PathArg = None, db: DbOption = None, as_json: JsonOption = Fals
     if s.git_commit or st.current_commit:
         git = f"indexed {(s.git_commit or '-')[:12]}, now {(st.current_commit or '-')[:12]}"
         table.add_row("git", git + (" [yellow](index is behind)[/]" if st.behind_git else ""))
+    console.print(table)
+
+
+@app.command(name="list")
+def list_indexes(db: DbOption = None, as_json: JsonOption = False) -> None:
+    """Every index in the application database: state, files, chunks, size, model, last update."""
+    from aintern.store import SqliteStore
+    from aintern.workspace import list_workspaces
+
+    store = SqliteStore(db, readonly=True)
+    found = list_workspaces(store)
+    if as_json:
+        print(json.dumps([w.to_dict() for w in found], indent=2))
+        return
+    if not found:
+        err.print("nothing is indexed yet; run `aintern index` in a workspace")
+        raise typer.Exit(3)
+    table = Table("index")
+    table.add_column("state", no_wrap=True)
+    for column in ("files", "chunks", "size"):
+        table.add_column(column, justify="right", no_wrap=True)
+    table.add_column("model")
+    table.add_column("updated")
+    colour = {"up_to_date": "green", "indexing": "cyan", "stale": "yellow", "behind_git": "yellow"}
+    for w in found:
+        table.add_row(
+            f"[bold]{w.index.name}[/]\n[dim]{w.index.workspace_path}[/]", f"[{colour.get(w.state, 'red')}]{w.label}[/]",
+            f"{w.index.file_count:,}", f"{w.index.chunk_count:,}", human_size(w.index_bytes),
+            w.index.embedding_model.rsplit("/", 1)[-1], w.index.updated_at[:16].replace("T", " "),
+        )  # fmt: skip
     console.print(table)
 
 

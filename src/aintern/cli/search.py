@@ -60,14 +60,7 @@ def search(
     ws.require_index()
     result = ws.knowledge.query(question, options)
     if as_json:
-        print(json.dumps([
-            {"path": c.file_path, "start_line": c.start_line, "end_line": c.end_line, "score": round(c.relevance, 4),
-             "original_score": round(c.original_score, 4), "symbol": c.symbol_name,
-             "symbol_type": c.symbol_type.value if c.symbol_type else None, "parent_symbol": c.parent_symbol,
-             "symbol_lines": [c.symbol_start_line, c.symbol_end_line] if c.symbol_start_line else None,
-             "language": c.language, "content": c.content}
-            for c in result.chunks
-        ], indent=2))  # fmt: skip
+        print(json.dumps([c.search_result() for c in result.chunks], indent=2))
         raise typer.Exit(0 if result.chunks else 3)
     if not result.chunks:
         err.print("no results" + (f" above relevance {min_relevance}" if min_relevance else ""))

@@ -72,6 +72,8 @@ class Indexer:
         self.options = options or IndexingOptions()
         self.embedder = CachedEmbedder(embedder, store.embedding_cache())
         self.embedder.write_through = False  # new vectors are cached in the same transaction as their chunks
+        #: Told of each file written: its path and its number of chunks (0: only its mtime changed).
+        self.on_file: Callable[[str, int], None] | None = None
 
     @functools.cached_property
     def chunker(self) -> Chunker:
@@ -352,6 +354,9 @@ class Indexer:
                 record = IndexedFile(p.file.rel, p.content_hash, p.file.size, p.file.mtime_ns, language=p.language)
                 self.store.upsert_file(index_id, record, p.chunks, vectors[offset : offset + n])
                 offset += n
+        if self.on_file is not None:
+            for p in batch:
+                self.on_file(p.file.rel, len(p.chunks or ()))
         result.files_unchanged += len(touched)
         result.files_indexed += len(batch)
         result.chunks_created += len(chunks)

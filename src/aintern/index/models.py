@@ -32,7 +32,6 @@ class IndexingErrorType(str, enum.Enum):
 
 @dataclass
 class IndexingOptions:
-    index_name: str = "Default"
     chunking: ChunkingOptions = field(default_factory=ChunkingOptions)
     scan: ScanOptions = field(default_factory=ScanOptions)
     force_reindex: bool = False

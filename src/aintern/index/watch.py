@@ -6,19 +6,21 @@ import logging
 import threading
 from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
-from aintern.index.models import IndexingResult
 from aintern.scan import Scanner
+
+T = TypeVar("T")
 
 log = logging.getLogger(__name__)
 
 
 def watch(
     root: str | Path,
-    reindex: Callable[[set[str]], IndexingResult],
+    reindex: Callable[[set[str]], T],
     scanner: Scanner,
     stop: threading.Event,
-    on_result: Callable[[IndexingResult, set[str]], None] | None = None,
+    on_result: Callable[[T, set[str]], None] | None = None,
     on_error: Callable[[Exception], None] | None = None,
     debounce_ms: int = 500,
 ) -> None:

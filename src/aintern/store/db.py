@@ -16,7 +16,7 @@ from aintern.errors import CorruptDatabaseError, NoDatabaseError, StoreError
 MMAP_BYTES = 1 << 30
 #: PRAGMA application_id of an aintern database ("AInt").
 APPLICATION_ID = 0x41496E74
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 #: Schema versions written only by development builds before the first release; they are not migrated.
 PRE_RELEASE_VERSIONS = {1}
 
@@ -144,6 +144,27 @@ MIGRATIONS: dict[int, str] = {
         created_at TEXT NOT NULL
     );
     """,
+    # Indexing runs in progress, one per workspace, so that another process (a second `aintern index`,
+    # the web app, `aintern status`) sees a run, its progress, and refuses to start a second writer
+    # (index.runs). An index's last failed run leaves its error; indexes get their folder's name.
+    7: """
+    CREATE TABLE index_runs (
+        workspace_path TEXT PRIMARY KEY,
+        run_id TEXT NOT NULL,
+        pid INTEGER NOT NULL,
+        host TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        phase TEXT NOT NULL,
+        total_files INTEGER NOT NULL DEFAULT 0,
+        processed_files INTEGER NOT NULL DEFAULT 0,
+        processed_chunks INTEGER NOT NULL DEFAULT 0,
+        current_file TEXT,
+        message TEXT,
+        started_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+    );
+    ALTER TABLE indexes ADD COLUMN last_error TEXT;
+    """,
 }
 
 
@@ -208,7 +229,16 @@ def is_database_error(exc: BaseException) -> bool:
     return isinstance(exc, (sqlite3.Error, driver().Error))
 
 
+#: Database files this process has opened through SQLite: their header is not read again. Closing any file
+#: descriptor of a file releases every POSIX lock this process holds on it, the locks of its open SQLite
+#: connections included: another process could then checkpoint and delete the WAL under them, and
+#: what they write next would be lost (sqlite.org/howtocorrupt.html, 2.2).
+_OPENED: set[str] = set()
+
+
 def _header(path: Path) -> bytes:
+    if str(path.resolve()) in _OPENED:
+        return b"SQLite format 3\x00"
     with open(path, "rb") as f:
         return f.read(100)
 
@@ -294,6 +324,7 @@ def connect(path: str | Path, create: bool = True, readonly: bool = False) -> An
         tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     except db.Error as exc:
         raise explain(exc, path) from exc
+    _OPENED.add(str(path.resolve()))
     ours = app_id == APPLICATION_ID or (app_id == 0 and version in PRE_RELEASE_VERSIONS and "indexes" in tables)
     if not ours and (tables or version or app_id):
         conn.close()

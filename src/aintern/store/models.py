@@ -21,6 +21,8 @@ class VectorIndex:
     status: str = "active"
     git_commit: str | None = None
     settings: dict[str, object] = field(default_factory=dict)
+    #: Why the last indexing run failed (None after a run that succeeded or was cancelled).
+    last_error: str | None = None
 
 
 @dataclass(frozen=True)

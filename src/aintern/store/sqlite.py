@@ -78,7 +78,7 @@ def _index_from_row(row: Any) -> VectorIndex:
     return VectorIndex(
         id=row[0], name=row[1], workspace_path=row[2], created_at=row[3], updated_at=row[4], embedding_model=row[5],
         embedding_dimension=row[6], status=row[7], git_commit=row[8], settings=json.loads(row[9]),
-        file_count=row[10], chunk_count=row[11],
+        file_count=row[10], chunk_count=row[11], last_error=row[12],
     )  # fmt: skip
 
 
@@ -181,6 +181,11 @@ class SqliteStore(TierStorage):
             raise explain(DatabaseCorrupt(self._damage), self.path)
         self._verified = True
 
+    @property
+    def verified(self) -> bool:
+        """Whether ``verify`` found the database sound (a run that writes nothing never checks it)."""
+        return self._verified
+
     @contextlib.contextmanager
     def snapshot(self) -> Iterator[None]:
         """Reads inside see one state of the database (a read transaction), whatever others commit meanwhile."""
@@ -207,8 +212,12 @@ class SqliteStore(TierStorage):
 
     # -- indexes ---------------------------------------------------------------------------
 
-    def create_index(self, workspace: str | Path, model_id: str, dimension: int, name: str = "Default") -> VectorIndex:
+    def create_index(
+        self, workspace: str | Path, model_id: str, dimension: int, name: str | None = None
+    ) -> VectorIndex:
+        """A new, empty index of ``workspace``, named after its folder unless ``name`` is given."""
         workspace = str(Path(workspace).resolve())
+        name = name or Path(workspace).name or workspace
         stamp = now()
         with self.transaction():
             cur = self.conn.execute(
@@ -228,7 +237,8 @@ class SqliteStore(TierStorage):
     def _index_query(self, where: str, args: tuple[Any, ...]) -> list[VectorIndex]:
         rows = self.conn.execute(
             "SELECT i.id, i.name, i.workspace_path, i.created_at, i.updated_at, i.embedding_model, i.embedding_dimension, "
-            f"i.status, i.git_commit, i.settings_json, i.file_count, i.chunk_count FROM indexes i {where} ORDER BY i.id",
+            f"i.status, i.git_commit, i.settings_json, i.file_count, i.chunk_count, i.last_error FROM indexes i {where} "
+            "ORDER BY i.id",
             args,
         ).fetchall()
         return [_index_from_row(r) for r in rows]
@@ -286,6 +296,13 @@ class SqliteStore(TierStorage):
             "settings_json = coalesce(?, settings_json) WHERE id = ?",
             (now(), git_commit, json.dumps(settings) if settings is not None else None, index_id),
         )
+
+    def rename_index(self, index_id: int, name: str) -> None:
+        self.conn.execute("UPDATE indexes SET name = ? WHERE id = ?", (name, index_id))
+
+    def set_index_error(self, index_id: int, error: str | None) -> None:
+        """Record why the last run failed (None: it did not)."""
+        self.conn.execute("UPDATE indexes SET last_error = ? WHERE id = ?", (error, index_id))
 
     # -- files and chunks --------------------------------------------------------------------
 
@@ -893,6 +910,15 @@ def rebuild_keyword_tables(conn: Any) -> None:
 
 
 PYTHON_MIGRATIONS[5] = rebuild_keyword_tables
+
+
+def name_indexes_after_folders(conn: Any) -> None:
+    """Indexes created before schema 7 were all called "Default": they take their folder's name."""
+    for index_id, workspace in conn.execute("SELECT id, workspace_path FROM indexes WHERE name = 'Default'").fetchall():
+        conn.execute("UPDATE indexes SET name = ? WHERE id = ?", (Path(workspace).name or workspace, index_id))
+
+
+PYTHON_MIGRATIONS[7] = name_indexes_after_folders
 
 
 def overlaps(a: TextChunk, b: TextChunk) -> bool:

@@ -1,0 +1,87 @@
+"""Reading and writing settings: ``aintern config get|set|unset|list``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from aintern.cli.common import JsonOption, app, console, fail
+from aintern.config import SETTINGS, Settings, parse_value, set_setting
+from aintern.errors import SettingsError
+
+config_app = typer.Typer(help="Read and write settings (user config.toml, or a workspace's .aintern.toml).",
+                         no_args_is_help=True)  # fmt: skip
+app.add_typer(config_app, name="config")
+
+WorkspaceScope = Annotated[
+    Path | None,
+    typer.Option("--workspace", "-w", help="The workspace's .aintern.toml (default: your user config.toml)."),
+]
+
+
+def _shown(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list):
+        return json.dumps(value)
+    return str(value)
+
+
+@config_app.command("list")
+def list_settings(workspace: WorkspaceScope = None, as_json: JsonOption = False) -> None:
+    """Every setting: its value in effect, where it comes from, and what it does."""
+    settings = Settings.load(workspace.resolve() if workspace else None)
+    rows = [{"key": key, "value": _json(getattr(settings, key)), "origin": settings.origin.get(key, "default"),
+             "scope": spec.scope, "help": spec.help} for key, spec in SETTINGS.items()]  # fmt: skip
+    if as_json:
+        print(json.dumps(rows, indent=2))
+        return
+    from rich.table import Table
+
+    table = Table("setting", "value", "from", "what it does")
+    for r in rows:
+        table.add_row(
+            r["key"], _shown(r["value"]), r["origin"], r["help"], style="dim" if r["origin"] == "default" else None
+        )
+    console.print(table)
+
+
+def _json(value: Any) -> Any:
+    return str(value) if isinstance(value, Path) else value
+
+
+@config_app.command("get")
+def get_setting(key: str, workspace: WorkspaceScope = None) -> None:
+    """Print one setting's value in effect (empty when not set)."""
+    if key not in SETTINGS:
+        raise fail(f"unknown setting {key!r}; known: {', '.join(SETTINGS)}", 2)
+    print(_shown(getattr(Settings.load(workspace.resolve() if workspace else None), key)))
+
+
+@config_app.command("set")
+def set_value(
+    key: str,
+    value: Annotated[str, typer.Argument(help="true/false, a number, text, or globs separated by commas.")],
+    workspace: WorkspaceScope = None,
+) -> None:
+    """Set a setting (checked first; comments and layout of the file are kept)."""
+    try:
+        parsed = parse_value(key, value)
+        path = set_setting(key, parsed, workspace)
+    except SettingsError as exc:
+        raise fail(str(exc), 2) from exc
+    console.print(f"{key} = {_shown(parsed)} in {path}", highlight=False)
+
+
+@config_app.command("unset")
+def unset_value(key: str, workspace: WorkspaceScope = None) -> None:
+    """Remove a setting from the file: its default (or the user's value) applies again."""
+    if key not in SETTINGS:
+        raise fail(f"unknown setting {key!r}; known: {', '.join(SETTINGS)}", 2)
+    path = set_setting(key, None, workspace)
+    console.print(f"{key} removed from {path}", highlight=False)

@@ -1,0 +1,286 @@
+"""Indexing runs and file watchers of a long-running process (the web app, an MCP server), and the events
+they raise (seed: StateChanged, FileIndexed, ModelStateChanged) for whoever listens.
+
+Each run happens in a thread of its own on a Workspace of its own (its own database connection), and is
+recorded in the database (index.runs), so other processes see it and do not start a second writer.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from aintern.errors import AinternError, IndexingBusyError
+from aintern.index.models import IndexingPhase, IndexingProgress, IndexingResult
+
+log = logging.getLogger(__name__)
+
+#: Lines kept in a run's log (files indexed, skipped, errors) for a page opened mid-run.
+LOG_LINES = 500
+
+
+@dataclass
+class Event:
+    """Something a listener may want to show. ``kind``:
+
+    - ``progress``: a run moved (``data``: the progress, as ``Job.to_dict``);
+    - ``file``: a file was indexed (``path``, ``chunks``) or skipped (``path``, ``reason``);
+    - ``state``: a workspace's state may have changed (a run ended, files changed on disk, an index was
+      cleared or removed): listeners ask for it again.
+    """
+
+    kind: str
+    workspace: str
+    data: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Job:
+    """One indexing run started by this process."""
+
+    workspace: str
+    kind: str
+    started: float = field(default_factory=time.time)
+    cancel: threading.Event = field(default_factory=threading.Event)
+    progress: IndexingProgress | None = None
+    result: IndexingResult | None = None
+    error: str | None = None
+    log: list[dict[str, Any]] = field(default_factory=list)
+    thread: threading.Thread | None = None
+
+    @property
+    def done(self) -> bool:
+        return self.result is not None or self.error is not None
+
+    @property
+    def phase(self) -> str:
+        if self.error is not None:
+            return IndexingPhase.ERROR.value
+        if self.result is not None:
+            if self.result.cancelled:
+                return IndexingPhase.CANCELLED.value
+            return IndexingPhase.COMPLETE.value if self.result.success else IndexingPhase.ERROR.value
+        return self.progress.phase.value if self.progress else IndexingPhase.SCANNING.value
+
+    def to_dict(self, log_from: int = 0) -> dict[str, Any]:
+        p = self.progress
+        r = self.result
+        return {
+            "workspace": self.workspace, "kind": self.kind, "phase": self.phase, "done": self.done,
+            "started": self.started, "elapsed": round((p.elapsed if p else 0.0) if not self.done else
+                                                      (r.duration if r else time.time() - self.started), 2),
+            "remaining": round(p.estimated_remaining, 1) if p and p.estimated_remaining is not None and not self.done
+            else None,
+            "total_files": p.total_files if p else 0, "processed_files": p.processed_files if p else 0,
+            "percent": round(100.0 if r is not None and r.success else p.percent_complete if p else 0.0, 1),
+            "processed_chunks": p.processed_chunks if p else 0, "current_file": p.current_file if p else None,
+            "message": p.message if p else None, "error": self.error or (r.error_message if r else None),
+            "cancel_requested": self.cancel.is_set(),
+            "result": None if r is None else {
+                "files_indexed": r.files_indexed, "files_unchanged": r.files_unchanged,
+                "files_removed": r.files_removed, "files_skipped": r.files_skipped, "files_errored": r.files_errored,
+                "chunks_created": r.chunks_created, "chunks_embedded": r.chunks_embedded,
+                "duration": round(r.duration, 2), "cancelled": r.cancelled, "success": r.success,
+            },
+            "log": self.log[log_from:], "log_size": len(self.log),
+        }  # fmt: skip
+
+
+class Jobs:
+    """The indexing runs and watchers of one process over one application database."""
+
+    def __init__(self, db: str | Path | None = None) -> None:
+        self.db = db
+        self._jobs: dict[str, Job] = {}
+        self._watchers: dict[str, threading.Event] = {}
+        self._listeners: list[Callable[[Event], None]] = []
+        self._lock = threading.Lock()
+
+    # -- events ---------------------------------------------------------------------------------
+
+    def subscribe(self, listener: Callable[[Event], None]) -> Callable[[], None]:
+        """Call ``listener`` (from any thread) for every event; returns the function that stops it."""
+        with self._lock:
+            self._listeners.append(listener)
+
+        def unsubscribe() -> None:
+            with self._lock, contextlib.suppress(ValueError):
+                self._listeners.remove(listener)
+
+        return unsubscribe
+
+    def emit(self, kind: str, workspace: str | Path, data: dict[str, Any] | None = None) -> None:
+        event = Event(kind, str(workspace), data or {})
+        with self._lock:
+            listeners = list(self._listeners)
+        for listener in listeners:
+            try:
+                listener(event)
+            except Exception:  # a listener's failure is its own
+                log.exception("event listener failed")
+
+    # -- runs -------------------------------------------------------------------------------------
+
+    def job(self, workspace: str | Path) -> Job | None:
+        """This process's latest run of ``workspace`` (running or finished)."""
+        with self._lock:
+            return self._jobs.get(str(Path(workspace).resolve()))
+
+    def running(self, workspace: str | Path) -> Job | None:
+        job = self.job(workspace)
+        return job if job is not None and not job.done else None
+
+    def start(self, workspace: str | Path, kind: str = "index", paths: list[str] | None = None) -> Job:
+        """Start indexing ``workspace`` in the background: ``index`` (changed files), ``reindex``
+        (everything) or ``files`` (``paths`` only). IndexingBusyError when a run is going already, here
+        or in another process."""
+        from aintern.index.runs import active_run
+        from aintern.workspace import Workspace
+
+        root = str(Path(workspace).resolve())
+        ws = Workspace(root, self.db)
+        try:
+            with self._lock:
+                current = self._jobs.get(root)
+                if current is not None and not current.done:
+                    raise IndexingBusyError(f"{root} is being indexed already (by this server)")
+                other = active_run(ws.store, root)
+                if other is not None:
+                    raise IndexingBusyError(f"{root} is being indexed already: {other.description}")
+                job = Job(root, kind)
+                self._jobs[root] = job
+        except BaseException:
+            ws.close()
+            raise
+        job.thread = threading.Thread(target=self._run, args=(job, ws, paths), name="aintern-index", daemon=True)
+        job.thread.start()
+        return job
+
+    def _run(self, job: Job, ws: Any, paths: list[str] | None) -> None:
+        last = 0.0
+
+        def on_progress(p: IndexingProgress) -> None:
+            nonlocal last
+            job.progress = p
+            now = time.monotonic()
+            if now - last >= 0.1 or p.phase in (IndexingPhase.COMPLETE, IndexingPhase.CANCELLED):
+                last = now
+                self.emit("progress", job.workspace, job.to_dict(log_from=len(job.log)))
+
+        def on_file(path: str, chunks: int) -> None:
+            self._log(job, {"path": path, "chunks": chunks})
+
+        self.emit("state", job.workspace)
+        try:
+            if job.kind == "files":
+                job.result = ws.index_files(paths or [], on_progress, job.cancel, on_file=on_file)
+            else:
+                job.result = ws.build_index(job.kind == "reindex", on_progress, job.cancel, on_file=on_file)
+            for s in job.result.skipped:
+                self._log(job, {"path": s.rel, "skipped": s.reason})
+            for e in job.result.errors:
+                self._log(job, {"path": e.file_path, "error": e.error})
+            if job.result.success and ws.tier is not None:
+                ws.fill_tier(cancel=job.cancel)
+        except AinternError as exc:
+            job.error = str(exc)
+        except Exception as exc:  # a bug or a vanished folder: the run ends, the server goes on
+            log.exception("indexing %s failed", job.workspace)
+            job.error = f"{type(exc).__name__}: {exc}"
+        finally:
+            ws.close()
+            self.emit("progress", job.workspace, job.to_dict(log_from=len(job.log)))
+            self.emit("state", job.workspace)
+
+    def _log(self, job: Job, line: dict[str, Any]) -> None:
+        if len(job.log) < LOG_LINES:
+            job.log.append(line)
+        self.emit("file", job.workspace, line)
+
+    def cancel(self, workspace: str | Path) -> bool:
+        """Ask this process's run of ``workspace`` to stop after its batch (what is done is kept)."""
+        job = self.running(workspace)
+        if job is None:
+            return False
+        job.cancel.set()
+        return True
+
+    # -- watchers -----------------------------------------------------------------------------------
+
+    def watch(self, workspace: str | Path, auto_index: bool) -> None:
+        """Watch ``workspace``: changed files are re-indexed (``auto_index``) or only reported (a state
+        event, so a status badge can say "N files changed")."""
+        from aintern.index.watch import watch
+        from aintern.scan import Scanner
+        from aintern.workspace import Workspace
+
+        root = str(Path(workspace).resolve())
+        with self._lock:
+            if root in self._watchers:
+                return
+            stop = threading.Event()
+            self._watchers[root] = stop
+        scanner = Scanner(root, Workspace(root, self.db).settings.scan_options())
+
+        def changed(paths: set[str]) -> None:
+            if auto_index:
+                self._reindex_when_free(root, sorted(paths), stop)
+            self.emit("state", root, {"changed": sorted(paths)})
+
+        def run() -> None:
+            try:
+                watch(root, changed, scanner, stop, on_error=lambda exc: log.warning("watching %s: %s", root, exc))
+            except Exception as exc:  # the folder went away, too many watches: say so and stop watching
+                log.warning("stopped watching %s: %s", root, exc)
+                self.emit("state", root)
+            finally:
+                with self._lock:
+                    self._watchers.pop(root, None)
+
+        threading.Thread(target=run, name="aintern-watch", daemon=True).start()
+
+    def _reindex_when_free(self, root: str, paths: list[str], stop: threading.Event) -> None:
+        """Re-index ``paths`` as a run of its own, after the run going on (if any) ends."""
+        while not stop.is_set():
+            try:
+                job = self.start(root, "files", paths)
+            except IndexingBusyError:
+                current = self.running(root)
+                if current is not None and current.thread is not None:
+                    current.thread.join(timeout=1.0)
+                else:
+                    stop.wait(1.0)  # another process's run
+                continue
+            if job.thread is not None:
+                job.thread.join()
+            return
+
+    def watching(self, workspace: str | Path) -> bool:
+        with self._lock:
+            return str(Path(workspace).resolve()) in self._watchers
+
+    def unwatch(self, workspace: str | Path) -> None:
+        with self._lock:
+            stop = self._watchers.pop(str(Path(workspace).resolve()), None)
+        if stop is not None:
+            stop.set()
+
+    def close(self) -> None:
+        """Stop every watcher and run (runs keep what they finished)."""
+        with self._lock:
+            stops = list(self._watchers.values())
+            self._watchers.clear()
+            jobs = [j for j in self._jobs.values() if not j.done]
+        for stop in stops:
+            stop.set()
+        for job in jobs:
+            job.cancel.set()
+        for job in jobs:
+            if job.thread is not None:
+                job.thread.join(timeout=30)

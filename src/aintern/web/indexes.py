@@ -1,0 +1,338 @@
+"""The Indexes page (the seed's Index Manager), indexing progress, the status badge and live events."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, RedirectResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+from aintern.config import Settings
+from aintern.index.jobs import Event
+from aintern.index.runs import active_run, active_runs
+from aintern.store import VectorIndex
+from aintern.web.app import HTTPError, WebState, handler, page, read_json, sse, state
+from aintern.workspace import WorkspaceSummary, list_workspaces, summarize
+
+#: How often an events stream looks at runs of other processes (the CLI): they raise no events here.
+FOREIGN_POLL_S = 1.0
+#: A comment line keeps idle event streams open through proxies and tells a gone client apart.
+KEEPALIVE_S = 15.0
+
+
+def start_background(web: WebState) -> None:
+    """At start-up: load each index into memory (so the first search does not wait) and watch each
+    workspace (re-indexing changes where auto-index is on)."""
+    for index in web.store.list_indexes():
+        if not Path(index.workspace_path).is_dir():
+            continue
+        web.knowledge.preload(index.workspace_path)
+        if web.config.watch:
+            _watch(web, index.workspace_path)
+
+
+def _watch(web: WebState, workspace: str) -> None:
+    try:
+        web.jobs.watch(workspace, Settings.load(workspace).auto_index)
+    except Exception as exc:  # a broken .aintern.toml: the page says so; the server goes on
+        web.jobs.emit("state", workspace, {"error": str(exc)})
+
+
+async def home(request: Request) -> Response:
+    web = state(request)
+    target = "/search" if web.store.list_indexes() else "/indexes"
+    return RedirectResponse(target, 302)
+
+
+def _summary(web: WebState, index_id: int) -> WorkspaceSummary:
+    index = web.store.get_index(index_id)
+    if index is None:
+        raise HTTPError(404, f"no index with id {index_id}")
+    summary = summarize(web.store, index, active_runs(web.store))
+    return _with_job(web, summary)
+
+
+def _with_job(web: WebState, summary: WorkspaceSummary) -> WorkspaceSummary:
+    job = web.jobs.running(summary.index.workspace_path)
+    if job is not None and summary.state != "indexing":
+        summary.state = "indexing"  # started, not yet recorded
+    return summary
+
+
+def _summary_dict(web: WebState, summary: WorkspaceSummary) -> dict[str, Any]:
+    data = summary.to_dict()
+    data["watching"] = web.jobs.watching(summary.index.workspace_path)
+    data["auto_index"] = _auto_index(summary.index.workspace_path)
+    job = web.jobs.job(summary.index.workspace_path)
+    data["job"] = job.to_dict(log_from=max(0, len(job.log) - 50)) if job is not None else None
+    if job is not None and not job.done:  # (its database row is written from its first write on)
+        progress = job.to_dict(log_from=len(job.log))
+        data["label"] = (
+            f"{progress['phase']} {progress['percent']:.0f} %" if progress["total_files"] else progress["phase"]
+        )
+    return data
+
+
+def _auto_index(workspace: str) -> bool | None:
+    try:
+        return Settings.load(workspace).auto_index
+    except Exception:
+        return None
+
+
+@handler
+async def indexes_page(request: Request) -> Response:
+    web = state(request)
+    found = await asyncio.to_thread(list_workspaces, web.store)
+    data = {"indexes": [_summary_dict(web, _with_job(web, s)) for s in found], "home": str(Path.home())}
+    return page(request, "indexes.html", data)
+
+
+@handler
+async def index_detail(request: Request) -> Response:
+    web = state(request)
+    summary = await asyncio.to_thread(_summary, web, int(request.path_params["index_id"]))
+    return JSONResponse(_summary_dict(web, summary))
+
+
+def checked_folder(text: str) -> Path:
+    """A folder path a user typed: it must exist, be a directory and be readable."""
+    if not text or not text.strip():
+        raise HTTPError(400, "give the path of a folder")
+    path = Path(text.strip()).expanduser()
+    if not path.is_absolute():
+        raise HTTPError(400, f"{text!r}: give an absolute path (the server does not know your current folder)")
+    if not path.exists():
+        raise HTTPError(400, f"{path}: no such folder")
+    if not path.is_dir():
+        raise HTTPError(400, f"{path}: is a file, not a folder")
+    if not os.access(path, os.R_OK | os.X_OK):
+        raise HTTPError(400, f"{path}: permission denied")
+    return path.resolve()
+
+
+@handler
+async def add_index(request: Request) -> Response:
+    """Add a workspace and start indexing it (the progress is at /indexes/<id>/progress)."""
+    from aintern.workspace import Workspace
+
+    web = state(request)
+    body = await read_json(request)
+    root = checked_folder(str(body.get("path") or ""))
+    model = body.get("model") or None
+    if model is not None and model not in ("static", "minilm", "openai"):
+        raise HTTPError(400, f"model: choose static, minilm or openai, not {model!r}")
+    if web.store.get_index_for_workspace(root) is not None:
+        raise HTTPError(409, f"{root} has an index already: update it on the Indexes page")
+
+    def create() -> int:
+        ws = Workspace(root, web.config.db, model)
+        try:
+            index = ws.store.open_index(root, ws.embedder.model_id, ws.embedder.dimension)
+            name = str(body.get("name") or "").strip()
+            if name:
+                ws.store.rename_index(index.id, name[:200])
+            return index.id
+        finally:
+            ws.close()
+
+    index_id = await asyncio.to_thread(create)
+    web.jobs.start(root, "index")
+    if web.config.watch:
+        _watch(web, str(root))
+    return JSONResponse({"id": index_id, "workspace": str(root), "progress": f"/indexes/{index_id}/progress"}, 201)
+
+
+def _index(request: Request) -> VectorIndex:
+    """The index of the request's ``{index_id}`` (or ``?ws=``); 404 when there is none."""
+    index = state(request).index(request)
+    assert index is not None  # (required: a missing one is an HTTPError)
+    return index
+
+
+async def _action(request: Request, kind: str) -> Response:
+    web = state(request)
+    summary_index = _index(request)
+    root = Path(summary_index.workspace_path)
+    if not root.is_dir():
+        raise HTTPError(409, f"{root} is missing: remove its index, or bring the folder back")
+    web.jobs.start(root, kind)
+    return JSONResponse(
+        {"id": summary_index.id, "started": kind, "progress": f"/indexes/{summary_index.id}/progress"}, 202
+    )
+
+
+@handler
+async def update_index(request: Request) -> Response:
+    return await _action(request, "index")
+
+
+@handler
+async def reindex(request: Request) -> Response:
+    return await _action(request, "reindex")
+
+
+@handler
+async def cancel_run(request: Request) -> Response:
+    web = state(request)
+    index = _index(request)
+    if web.jobs.cancel(index.workspace_path):
+        return JSONResponse({"cancelling": True})
+    other = active_run(web.store, index.workspace_path)
+    if other is not None:
+        raise HTTPError(409, f"that run is not this server's ({other.description}): stop it where it runs")
+    raise HTTPError(409, "nothing is indexing this workspace")
+
+
+@handler
+async def rename_index(request: Request) -> Response:
+    web = state(request)
+    body = await read_json(request)
+    name = str(body.get("name") or "").strip()
+    if not name:
+        raise HTTPError(400, "the name cannot be empty")
+    index = _index(request)
+    web.store.rename_index(index.id, name[:200])
+    return JSONResponse({"id": index.id, "name": name[:200]})
+
+
+@handler
+async def delete_index(request: Request) -> Response:
+    """Clear an index (or remove one whose folder is gone): its chunks and vectors are deleted."""
+    web = state(request)
+    index = _index(request)
+    if web.jobs.running(index.workspace_path) or active_run(web.store, index.workspace_path):
+        raise HTTPError(409, "the workspace is being indexed: cancel the run first")
+    web.jobs.unwatch(index.workspace_path)
+    await asyncio.to_thread(web.store.delete_index, index.id)
+    web.jobs.emit("state", index.workspace_path, {"cleared": True})
+    return JSONResponse({"deleted": index.id, "workspace": index.workspace_path})
+
+
+@handler
+async def progress_page(request: Request) -> Response:
+    web = state(request)
+    index_id = int(request.path_params["index_id"])
+    summary = await asyncio.to_thread(_summary, web, index_id)
+    return page(request, "progress.html", _summary_dict(web, summary))
+
+
+@handler
+async def run_json(request: Request) -> Response:
+    """The run of a workspace: this server's (with its log), another process's (from the database), or none."""
+    web = state(request)
+    index = web.index(request)
+    assert index is not None
+    job = web.jobs.job(index.workspace_path)
+    other = active_run(web.store, index.workspace_path)
+    return JSONResponse({"job": job.to_dict() if job else None, "run": other.to_dict() if other else None})
+
+
+@handler
+async def status_json(request: Request) -> Response:
+    """The badge: the state of the current workspace."""
+    web = state(request)
+    index = web.index(request, required=False)
+    if index is None:
+        return JSONResponse({"state": "not_indexed", "label": "not indexed"})
+    summary = await asyncio.to_thread(_summary, web, index.id)
+    return JSONResponse(_summary_dict(web, summary) | {"job": None})
+
+
+@handler
+async def browse(request: Request) -> Response:
+    """The folders in a folder: a browser cannot pick a folder path, so the server lists them."""
+    text = request.query_params.get("path") or str(Path.home())
+    folder = checked_folder(text)
+    try:
+        entries = sorted(
+            (e for e in os.scandir(folder) if not e.name.startswith(".") and e.is_dir(follow_symlinks=True)),
+            key=lambda e: e.name.lower(),
+        )
+    except OSError as exc:
+        raise HTTPError(400, f"{folder}: {exc.strerror or exc}") from exc
+    return JSONResponse({
+        "path": str(folder), "parent": str(folder.parent) if folder.parent != folder else None,
+        "folders": [{"name": e.name, "path": str(folder / e.name)} for e in entries[:1000]],
+        "is_git": (folder / ".git").exists(),
+    })  # fmt: skip
+
+
+async def events(request: Request) -> Response:
+    """Server-sent events of one workspace (``?ws=<id>``) or all: progress, files, state changes."""
+    web = state(request)
+    wanted = request.query_params.get("ws")
+    workspace = None
+    if wanted:
+        index = web.store.get_index(int(wanted)) if wanted.isdigit() else None
+        if index is None:
+            return JSONResponse({"error": "no such index"}, 404)
+        workspace = index.workspace_path
+    loop = asyncio.get_running_loop()
+    queue: asyncio.Queue[Event] = asyncio.Queue(maxsize=1000)
+
+    def listener(event: Event) -> None:
+        if workspace is None or event.workspace == workspace:
+            loop.call_soon_threadsafe(_put, queue, event)
+
+    unsubscribe = web.jobs.subscribe(listener)
+
+    async def stream() -> AsyncIterator[bytes]:
+        foreign: dict[str, str] = {}
+        yield b"retry: 2000\n\n"
+        try:
+            while True:
+                try:
+                    event = await asyncio.wait_for(queue.get(), FOREIGN_POLL_S)
+                except asyncio.TimeoutError:
+                    if await request.is_disconnected():  # the page was closed: stop listening
+                        return
+                    # Runs of other processes (the CLI) raise no events here: report theirs from the database.
+                    runs = await asyncio.to_thread(active_runs, web.store)
+                    for path, run in runs.items():
+                        if (workspace is None or path == workspace) and web.jobs.running(path) is None:
+                            foreign[path] = run.updated_at
+                            yield sse("run", {"workspace": path, **run.to_dict()})
+                    for path in [p for p in foreign if p not in runs]:
+                        del foreign[path]
+                        yield sse("state", {"workspace": path})
+                    yield b": keep-alive\n\n"
+                    continue
+                yield sse(event.kind, {"workspace": event.workspace, **event.data})
+        except asyncio.CancelledError:  # the server is shutting down: end the stream quietly
+            return
+        finally:
+            unsubscribe()
+
+    return StreamingResponse(stream(), media_type="text/event-stream", headers={"Cache-Control": "no-store"})
+
+
+def _put(queue: asyncio.Queue[Event], event: Event) -> None:
+    if queue.full():  # a slow client: progress events are superseded by later ones anyway
+        return
+    queue.put_nowait(event)
+
+
+def routes() -> list[Route]:
+    return [
+        Route("/indexes", indexes_page),
+        Route("/api/indexes", indexes_page, methods=["GET"]),
+        Route("/api/indexes", add_index, methods=["POST"]),
+        Route("/api/indexes/{index_id:int}", index_detail, methods=["GET"]),
+        Route("/api/indexes/{index_id:int}", delete_index, methods=["DELETE"]),
+        Route("/api/indexes/{index_id:int}/update", update_index, methods=["POST"]),
+        Route("/api/indexes/{index_id:int}/reindex", reindex, methods=["POST"]),
+        Route("/api/indexes/{index_id:int}/cancel", cancel_run, methods=["POST"]),
+        Route("/api/indexes/{index_id:int}/rename", rename_index, methods=["POST"]),
+        Route("/indexes/{index_id:int}/progress", progress_page),
+        Route("/api/indexes/{index_id:int}/progress", progress_page),
+        Route("/api/indexes/{index_id:int}/run", run_json),
+        Route("/api/status", status_json),
+        Route("/api/browse", browse),
+        Route("/api/events", events),
+    ]

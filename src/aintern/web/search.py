@@ -1,0 +1,254 @@
+"""Search, relevant files, symbol suggestions, the file view and the context preview."""
+
+from __future__ import annotations
+
+import asyncio
+import html
+import os
+from pathlib import Path
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from aintern.assemble.context import ContextBuildOptions, ContextFormat, KnowledgeChunk
+from aintern.assemble.tokens import TokenEstimation
+from aintern.chunk.models import SymbolType
+from aintern.knowledge import KnowledgeQueryOptions
+from aintern.retrieve.rerank import RerankingStrategy
+from aintern.store.text import clean_user_text
+from aintern.web.app import HTTPError, handler, page, state
+
+#: The longest question taken (longer text is cut: retrieval reads the start anyway).
+MAX_QUESTION_CHARS = 2000
+#: Files larger than this are shown as plain text (highlighting a megabyte of code takes seconds).
+HIGHLIGHT_LIMIT = 512 * 1024
+
+
+def _number(request: Request, name: str, default: float, low: float, high: float) -> float:
+    text = request.query_params.get(name)
+    if text is None or text == "":
+        return default
+    try:
+        value = float(text)
+    except ValueError as exc:
+        raise HTTPError(400, f"{name} must be a number, not {text!r}") from exc
+    if not low <= value <= high:
+        raise HTTPError(400, f"{name} must be between {low:g} and {high:g}")
+    return value
+
+
+def _choice(request: Request, name: str, kind: Any, default: Any) -> Any:
+    text = request.query_params.get(name)
+    if not text:
+        return default
+    try:
+        return kind(text)
+    except ValueError as exc:
+        raise HTTPError(400, f"{name}: choose one of {', '.join(k.value for k in kind)}") from exc
+
+
+def _list(request: Request, name: str) -> tuple[str, ...]:
+    return tuple(v.strip() for v in request.query_params.getlist(name) if v.strip())
+
+
+def _question(request: Request) -> str:
+    return clean_user_text(request.query_params.get("q") or "", MAX_QUESTION_CHARS)
+
+
+def marked(chunk: KnowledgeChunk) -> str:
+    """The chunk's code as HTML, the words that matched the question in ``<mark>``."""
+    text = chunk.content
+    out: list[str] = []
+    at = 0
+    for h in sorted(chunk.highlights, key=lambda h: h.start):
+        if h.start < at:
+            continue
+        out.append(html.escape(text[at : h.start]))
+        out.append(f"<mark>{html.escape(text[h.start : h.start + h.length])}</mark>")
+        at = h.start + h.length
+    out.append(html.escape(text[at:]))
+    return "".join(out)
+
+
+@handler
+async def search_page(request: Request) -> Response:
+    web = state(request)
+    index = web.index(request, required=not request.url.path.startswith("/search"))
+    question = _question(request)
+    data: dict[str, Any] = {"q": question, "results": [], "files": [], "stats": None}
+    filters = {
+        "lang": _list(request, "lang"), "path": _list(request, "path"), "dir": _list(request, "dir"),
+        "symbol_type": _list(request, "symbol_type"),
+    }  # fmt: skip
+    k = int(_number(request, "k", 10, 1, 100))
+    min_relevance = _number(request, "min_relevance", 0.0, 0.0, 1.0)
+    rerank = _choice(request, "rerank", RerankingStrategy, RerankingStrategy.NONE)
+    try:
+        symbol_types = tuple(SymbolType(s) for s in filters["symbol_type"])
+    except ValueError as exc:
+        raise HTTPError(400, f"symbol_type: choose from {', '.join(s.value for s in SymbolType)}") from exc
+    data["options"] = {"k": k, "min_relevance": min_relevance, "rerank": rerank.value, **filters}
+    if question and index is not None:
+        options = KnowledgeQueryOptions(
+            workspace_path=index.workspace_path, max_results=k, min_relevance=min_relevance, reranking=rerank,
+            expand_context=True, context_lines=5, languages=filters["lang"], file_patterns=filters["path"],
+            directory_filters=filters["dir"], symbol_types=symbol_types,
+        )  # fmt: skip
+        result = await asyncio.to_thread(web.knowledge.query, question, options)
+        data["results"] = [
+            {**c.search_result(), "html": marked(c), "expanded": c.expanded_context,
+             "expanded_lines": [c.expanded_start, c.expanded_end] if c.expanded_context else None}
+            for c in result.chunks
+        ]  # fmt: skip
+        data["stats"] = {
+            "query_ms": round(result.query_time * 1000, 1), "chunks_searched": result.total_chunks_searched,
+            "cache_hit": result.cache_hit, "reranked": result.reranking_applied.value if result.was_reranked else None,
+        }  # fmt: skip
+        if not wants_only_json(request):
+            files = await asyncio.to_thread(web.knowledge.find_relevant_files, question, index.workspace_path, 10,
+                                            0.4, True)  # fmt: skip
+            data["files"] = [f.to_dict() for f in files]
+    data["languages"] = sorted(_languages(web, index.id)) if index is not None else []
+    return page(request, "search.html", data, symbol_types=[s.value for s in SymbolType],
+                strategies=[r.value for r in RerankingStrategy])  # fmt: skip
+
+
+def wants_only_json(request: Request) -> bool:
+    return request.url.path.startswith("/api/")
+
+
+def _languages(web: Any, index_id: int) -> list[str]:
+    rows = web.store.conn.execute(
+        "SELECT DISTINCT language FROM files WHERE index_id = ? AND language IS NOT NULL", (index_id,)
+    ).fetchall()
+    return [r[0] for r in rows]
+
+
+@handler
+async def files_json(request: Request) -> Response:
+    web = state(request)
+    index = web.index(request)
+    assert index is not None
+    question = _question(request)
+    if not question:
+        raise HTTPError(400, "q: the question is empty")
+    n = int(_number(request, "n", 10, 1, 100))
+    min_relevance = _number(request, "min_relevance", 0.4, 0.0, 1.0)
+    found = await asyncio.to_thread(web.knowledge.find_relevant_files, question, index.workspace_path, n,
+                                    min_relevance, True)  # fmt: skip
+    return JSONResponse([f.to_dict() for f in found])
+
+
+@handler
+async def suggest_json(request: Request) -> Response:
+    web = state(request)
+    index = web.index(request)
+    assert index is not None
+    n = int(_number(request, "n", 8, 1, 50))
+    partial = request.query_params.get("q") or ""
+    return JSONResponse(await asyncio.to_thread(web.knowledge.query_suggestions, partial, index.workspace_path, n))
+
+
+def confined(root: str, rel: str) -> Path:
+    """The file ``rel`` of the workspace ``root``, or 404: no ``..``, no absolute path, no symlink out."""
+    if (
+        not rel
+        or rel.startswith(("/", "\\"))
+        or "\x00" in rel
+        or any(p == ".." for p in rel.replace("\\", "/").split("/"))
+    ):
+        raise HTTPError(404, "no such file in this workspace")
+    base = Path(os.path.realpath(root))
+    target = Path(os.path.realpath(base / rel))
+    if target != base and base not in target.parents:
+        raise HTTPError(404, "no such file in this workspace")
+    return target
+
+
+@handler
+async def file_page(request: Request) -> Response:
+    """An indexed file, highlighted, with line anchors (``#L10``); ``lines=10-20`` marks a range."""
+    web = state(request)
+    index = web.index(request)
+    assert index is not None
+    rel = request.query_params.get("path") or ""
+    target = confined(index.workspace_path, rel)
+    if not web.store.file_hashes(index.id, [rel]):
+        raise HTTPError(404, f"{rel} is not indexed in this workspace")
+    try:
+        text = (await asyncio.to_thread(target.read_bytes)).decode("utf-8", errors="replace")
+    except OSError as exc:
+        raise HTTPError(404, f"{rel}: {exc.strerror or exc}") from exc
+    lines = _range(request.query_params.get("lines"))
+    data = {"path": rel, "workspace": index.workspace_path, "lines": list(lines) if lines else None,
+            "line_count": text.count("\n") + 1, "content": text}  # fmt: skip
+    if wants_only_json(request):
+        return JSONResponse(data)
+    return page(request, "file.html", data, code=_highlight(rel, text, lines))
+
+
+def _range(text: str | None) -> tuple[int, int] | None:
+    if not text:
+        return None
+    start, _, end = text.partition("-")
+    try:
+        lo = int(start)
+        hi = int(end) if end else lo
+    except ValueError as exc:
+        raise HTTPError(400, f"lines: give N or N-M, not {text!r}") from exc
+    return (lo, max(lo, hi))
+
+
+def _highlight(path: str, text: str, lines: tuple[int, int] | None) -> str:
+    """The file as HTML: Pygments' highlighting with a line number link per line."""
+    from pygments import highlight
+    from pygments.formatters import HtmlFormatter
+    from pygments.lexers import TextLexer, get_lexer_for_filename
+    from pygments.util import ClassNotFound
+
+    try:
+        lexer = TextLexer() if len(text) > HIGHLIGHT_LIMIT else get_lexer_for_filename(path, text, stripnl=False)
+    except ClassNotFound:
+        lexer = TextLexer(stripnl=False)
+    marked_lines = list(range(lines[0], lines[1] + 1)) if lines else []
+    formatter = HtmlFormatter(linenos="table", lineanchors="L", anchorlinenos=True, hl_lines=marked_lines,
+                              cssclass="code", wrapcode=True)  # fmt: skip
+    return str(highlight(text, lexer, formatter))
+
+
+@handler
+async def context_page(request: Request) -> Response:
+    web = state(request)
+    index = web.index(request, required=not request.url.path.startswith("/context"))
+    question = _question(request)
+    fmt = _choice(request, "format", ContextFormat, ContextFormat.MARKDOWN)
+    tokens = _choice(request, "tokens", TokenEstimation, TokenEstimation.CHARACTERS)
+    max_tokens = int(_number(request, "max_tokens", 4000, 50, 1_000_000))
+    min_relevance = _number(request, "min_relevance", 0.5, 0.0, 1.0)
+    data: dict[str, Any] = {"q": question, "options": {"format": fmt.value, "tokens": tokens.value,
+                                                       "max_tokens": max_tokens, "min_relevance": min_relevance}}  # fmt: skip
+    if question and index is not None:
+        options = ContextBuildOptions(max_tokens=max_tokens, min_relevance=min_relevance, format=fmt,
+                                      token_estimation=tokens)  # fmt: skip
+        result = await asyncio.to_thread(web.knowledge.build_context, question, index.workspace_path, options)
+        data |= {
+            "context": result.context, "tokens": result.estimated_tokens, "chunks": result.chunks_included,
+            "files": result.files_included, "left_out": result.chunks_truncated, "truncated": result.was_truncated,
+        }  # fmt: skip
+    return page(request, "context.html", data, formats=[f.value for f in ContextFormat],
+                estimations=[t.value for t in TokenEstimation])  # fmt: skip
+
+
+def routes() -> list[Route]:
+    return [
+        Route("/search", search_page),
+        Route("/api/search", search_page),
+        Route("/api/files", files_json),
+        Route("/api/suggest", suggest_json),
+        Route("/file", file_page),
+        Route("/api/file", file_page),
+        Route("/context", context_page),
+        Route("/api/context", context_page),
+    ]

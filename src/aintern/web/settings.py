@@ -1,0 +1,103 @@
+"""Settings: every setting with its value, origin and help; saved where the CLI reads them."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from aintern.config import SETTINGS, Settings, parse_value, set_setting, user_config_path
+from aintern.errors import SettingsError
+from aintern.web.app import HTTPError, WebState, handler, page, read_json, state
+
+
+def _scope(web: WebState, request: Request, scope: str) -> Path | None:
+    """None for the user's config.toml, else the workspace whose .aintern.toml is meant."""
+    if scope == "user":
+        return None
+    if scope != "workspace":
+        raise HTTPError(400, "scope: user or workspace")
+    index = web.index(request)
+    assert index is not None
+    root = Path(index.workspace_path)
+    if not root.is_dir():
+        raise HTTPError(409, f"{root} is missing")
+    return root
+
+
+def _listing(workspace: Path | None) -> dict[str, Any]:
+    settings = Settings.load(workspace)
+    rows = []
+    for key, spec in SETTINGS.items():
+        value = getattr(settings, key)
+        rows.append({
+            "key": key, "value": str(value) if isinstance(value, Path) else value,
+            "origin": settings.origin.get(key, "default"), "type": spec.kind.__name__, "help": spec.help,
+            "choices": list(spec.choices), "scope": spec.scope, "optional": spec.optional,
+            "min": spec.low, "max": spec.high,
+        })  # fmt: skip
+    return {"settings": rows, "user_file": str(user_config_path()),
+            "workspace_file": str(workspace / ".aintern.toml") if workspace else None}  # fmt: skip
+
+
+@handler
+async def settings_page(request: Request) -> Response:
+    web = state(request)
+    index = web.index(request, required=False)
+    workspace = Path(index.workspace_path) if index is not None and Path(index.workspace_path).is_dir() else None
+    try:
+        data = await asyncio.to_thread(_listing, workspace)
+    except SettingsError as exc:
+        data = {"settings": [], "error": str(exc), "user_file": str(user_config_path()), "workspace_file": None}
+    return page(request, "settings.html", data)
+
+
+@handler
+async def save_settings(request: Request) -> Response:
+    """``{"scope": "user"|"workspace", "values": {"key": "text"}}``: every value is checked before
+    any is written; the errors come back by key (400)."""
+    web = state(request)
+    body = await read_json(request)
+    workspace = _scope(web, request, str(body.get("scope") or "user"))
+    values = body.get("values")
+    if not isinstance(values, dict) or not values:
+        raise HTTPError(400, "values: give an object of settings to change")
+    parsed: dict[str, Any] = {}
+    errors: dict[str, str] = {}
+    for key, text in values.items():
+        try:
+            parsed[key] = (
+                None if text is None else parse_value(str(key), text if isinstance(text, str) else _text(text))
+            )
+        except SettingsError as exc:
+            errors[str(key)] = str(exc)
+    if errors:
+        return JSONResponse({"error": "; ".join(errors.values()), "errors": errors}, 400)
+    written = None
+    try:
+        for key, value in parsed.items():
+            written = await asyncio.to_thread(set_setting, key, value, workspace)
+    except SettingsError as exc:
+        return JSONResponse({"error": str(exc), "errors": {}}, 400)
+    web.llms.clear()  # an LLM setting may have changed: the next chat loads what is configured now
+    return JSONResponse({"saved": sorted(parsed), "file": str(written)})
+
+
+def _text(value: Any) -> str:
+    import json
+
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return json.dumps(value) if isinstance(value, list) else str(value)
+
+
+def routes() -> list[Route]:
+    return [
+        Route("/settings", settings_page),
+        Route("/api/settings", settings_page, methods=["GET"]),
+        Route("/api/settings", save_settings, methods=["POST"]),
+    ]

@@ -1,0 +1,216 @@
+"""What the UI needs from the core, through the CLI too: indexing runs visible across processes (and one
+writer per workspace), `aintern list`, `aintern config`, indexes named after their folders, chunk
+settings an index remembers, and the job manager's events and watcher."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from workspaces import make_workspace
+
+from aintern.config import Settings, parse_value, set_setting, trust
+from aintern.errors import IndexingBusyError, SettingsError
+from aintern.index import IndexingPhase, IndexingProgress
+from aintern.index.jobs import Event, Jobs
+from aintern.index.runs import RunRecorder, active_run
+from aintern.store import SqliteStore
+from aintern.workspace import Workspace, list_workspaces
+
+
+@pytest.fixture
+def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("AINTERN_CONFIG", str(tmp_path / "config.toml"))
+    monkeypatch.setenv("AINTERN_DB", str(tmp_path / "aintern.db"))
+    return tmp_path
+
+
+def cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "COLUMNS": "200"}  # tables as wide as they like: the tests read their cells
+    return subprocess.run([sys.executable, "-m", "aintern", *args], capture_output=True, text=True, cwd=cwd, timeout=300,
+                          env=env)  # fmt: skip
+
+
+def test_a_second_run_on_a_workspace_is_refused_while_one_is_going(env: Path) -> None:
+    root = make_workspace(env / "project")
+    store = SqliteStore(env / "aintern.db")
+    with RunRecorder(store, root, "index") as run:
+        store.verify()
+        run.record(IndexingProgress(IndexingPhase.EMBEDDING))  # the run's first write records it
+        refused = cli("index", str(root))
+        assert refused.returncode == 1
+        assert "being indexed already" in refused.stderr and f"pid {os.getpid()}" in refused.stderr
+        status = json.loads(cli("list", "--json").stdout or "[]")
+        assert status == []  # nothing indexed yet: the run has not made an index
+        with pytest.raises(IndexingBusyError):
+            Workspace(root, env / "aintern.db").build_index()
+    # Released: the run is gone and a new one goes ahead.
+    assert active_run(store, root) is None
+    assert cli("index", str(root)).returncode == 0
+    store.close()
+
+
+def test_a_run_whose_process_died_is_cleaned_up(env: Path) -> None:
+    root = make_workspace(env / "project")
+    assert cli("index", str(root)).returncode == 0
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    store = SqliteStore(env / "aintern.db")
+    store.conn.execute(
+        "INSERT INTO index_runs (workspace_path, run_id, pid, host, kind, phase, started_at, updated_at) "
+        "VALUES (?, 'dead', ?, ?, 'index', 'embedding', '2026-01-01T00:00:00+00:00', '2026-01-01T00:00:00+00:00')",
+        (str(root.resolve()), dead.pid, __import__("socket").gethostname()),
+    )
+    assert active_run(store, root) is None  # dead: found so and removed
+    assert store.conn.execute("SELECT count(*) FROM index_runs").fetchone()[0] == 0
+    assert cli("update", str(root)).returncode == 0
+    store.close()
+
+
+def test_a_running_index_shows_in_status_and_list_of_another_process(env: Path) -> None:
+    root = make_workspace(env / "project")
+    assert cli("index", str(root)).returncode == 0
+    ws = Workspace(root, env / "aintern.db")
+    started = threading.Event()
+    release = threading.Event()
+
+    def progress(p: IndexingProgress) -> None:
+        if p.phase is IndexingPhase.STORING:
+            started.set()
+            release.wait(60)
+
+    # A forced run that pauses as it writes: another process looks at it meanwhile.
+    runner = threading.Thread(target=lambda: ws.build_index(force=True, progress=progress))
+    runner.start()
+    try:
+        assert started.wait(60)
+        listed = json.loads(cli("list", "--json").stdout)
+        assert listed[0]["state"] == "indexing" and listed[0]["run"]["pid"] == os.getpid()
+        status = json.loads(cli("status", str(root), "--json").stdout)
+        assert status["run"]["kind"] == "reindex" and status["name"] == "project"
+        text = cli("status", str(root)).stdout
+        assert f"indexing (pid {os.getpid()}" in text
+        busy = cli("index", str(root))
+        assert busy.returncode == 1 and "--wait" in busy.stderr
+    finally:
+        release.set()
+        runner.join()
+    assert json.loads(cli("list", "--json").stdout)[0]["state"] == "up_to_date"
+    ws.close()
+
+
+def test_list_shows_every_index_and_its_state(env: Path) -> None:
+    a = make_workspace(env / "alpha")
+    b = make_workspace(env / "beta")
+    for root in (a, b):
+        assert cli("index", str(root)).returncode == 0
+    (a / "src" / "python" / "app.py").write_text("def changed():\n    return 2\n")
+    import shutil
+
+    shutil.rmtree(b)
+    listed = {w["name"]: w for w in json.loads(cli("list", "--json").stdout)}
+    assert listed["alpha"]["state"] == "stale" and listed["alpha"]["stale_files"] == 1
+    assert listed["alpha"]["label"] == "1 file changed"
+    assert listed["beta"]["state"] == "missing" and listed["beta"]["label"] == "folder missing"
+    table = cli("list").stdout
+    assert "alpha" in table and "folder missing" in table
+    ws = Workspace(a, env / "aintern.db")
+    assert [s.state for s in list_workspaces(ws.store)] == ["stale", "missing"]
+    ws.close()
+
+
+def test_config_set_get_unset_keep_the_files_comments(env: Path) -> None:
+    config = env / "config.toml"
+    config.write_text('# mine\n[aintern]\nmodel = "static"  # fast\n')
+    assert cli("config", "set", "chunk_size", "256").returncode == 0
+    assert cli("config", "set", "exclude", "legacy/**, vendor/**").returncode == 0
+    text = config.read_text()
+    assert text.startswith("# mine") and "# fast" in text and "chunk_size = 256" in text
+    assert cli("config", "get", "chunk_size").stdout.strip() == "256"
+    assert cli("config", "get", "exclude").stdout.strip() == '["legacy/**", "vendor/**"]'
+    bad = cli("config", "set", "chunk_size", "12")
+    assert bad.returncode == 2 and "between 64 and 8192" in bad.stderr
+    assert cli("config", "set", "chunk_overlap", "300").returncode == 2  # not less than chunk_size
+    assert cli("config", "set", "nonsense", "1").returncode == 2
+    assert cli("config", "set", "auto_index", "maybe").returncode == 2
+    listed = {r["key"]: r for r in json.loads(cli("config", "list", "--json").stdout)}
+    assert listed["chunk_size"]["origin"] == "user" and listed["rag_min_relevance"]["origin"] == "default"
+    assert cli("config", "unset", "chunk_size").returncode == 0
+    assert cli("config", "get", "chunk_size").stdout.strip() == "512"
+    root = make_workspace(env / "project")
+    assert cli("config", "set", "include_hidden", "true", "-w", str(root)).returncode == 0
+    assert Settings.load(root).include_hidden is True and Settings.load(root).origin["include_hidden"] == "workspace"
+
+
+def test_settings_are_validated_when_read_and_a_trusted_file_stays_trusted(env: Path) -> None:
+    root = env / "project"
+    root.mkdir()
+    (root / ".aintern.toml").write_text("chunk_size = 'big'\n")
+    with pytest.raises(SettingsError, match="chunk_size must be a whole number"):
+        Settings.load(root)
+    (root / ".aintern.toml").write_text('llm_endpoint = "http://127.0.0.1:9/v1"\n')
+    trust(root)
+    set_setting("rag_max_tokens", 1000, root)
+    assert Settings.load(root).trusted  # the user's own change does not withdraw the trust
+    assert parse_value("include", '["a/**", "b"]') == ["a/**", "b"]
+    assert parse_value("llm_model", "") is None
+    with pytest.raises(SettingsError):
+        parse_value("llm_endpoint", "ftp://x")
+
+
+def test_an_index_keeps_its_chunk_sizes_until_a_forced_run(env: Path) -> None:
+    root = make_workspace(env / "project")
+    assert cli("index", str(root)).returncode == 0
+    set_setting("chunk_size", 128)
+    (root / "src" / "python" / "app.py").write_text("def one():\n    return 1\n" * 40)
+    update = cli("update", str(root))
+    assert update.returncode == 0 and "chunk_size 512" in update.stderr and "--force" in update.stderr
+    ws = Workspace(root)
+    index = ws.require_index()
+    assert index.settings["chunk_size"] == 512 and index.name == "project"
+    ws.close()
+    assert cli("index", "--force", str(root)).returncode == 0
+    ws = Workspace(root)
+    assert ws.require_index().settings["chunk_size"] == 128
+    assert ws.chunking_options().target_chunk_size == 128 and not ws.notices
+    ws.close()
+
+
+def test_jobs_raise_events_and_the_watcher_reindexes_only_changed_files(env: Path) -> None:
+    root = make_workspace(env / "project")
+    jobs = Jobs(env / "aintern.db")
+    events: list[Event] = []
+    jobs.subscribe(events.append)
+    job = jobs.start(root)
+    assert job.thread is not None
+    job.thread.join(120)
+    assert job.phase == "complete"
+    kinds = [e.kind for e in events]
+    assert kinds[0] == "state" and kinds[-1] == "state" and "progress" in kinds and "file" in kinds
+    jobs.watch(root, auto_index=True)
+    time.sleep(1.0)  # the watcher is up
+    events.clear()
+    (root / "src" / "python" / "app.py").write_text("def brand_new_function():\n    return 'fresh'\n")
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        latest = jobs.job(root)
+        if latest is not None and latest is not job and latest.done:
+            break
+        time.sleep(0.1)
+    latest = jobs.job(root)
+    assert latest is not None and latest.kind == "files" and latest.result is not None
+    assert latest.result.files_indexed == 1 and latest.result.files_unchanged == 0
+    assert [e.data["path"] for e in events if e.kind == "file"] == ["src/python/app.py"]
+    jobs.close()
+    ws = Workspace(root, env / "aintern.db")
+    from aintern.knowledge import KnowledgeQueryOptions
+
+    found = ws.knowledge.query("brand_new_function", KnowledgeQueryOptions(workspace_path=str(root), min_relevance=0))
+    assert found.chunks[0].file_path == "src/python/app.py"
+    ws.close()

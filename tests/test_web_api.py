@@ -1,0 +1,291 @@
+"""The web app's JSON API over a real server on 127.0.0.1: every endpoint, the guard (Host, Origin, CSRF,
+token), and bad input (paths, queries, files outside the workspace, runs that collide)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from web_server import WebServer
+from workspaces import make_workspace, many_files
+
+from aintern.workspace import Workspace
+
+
+@pytest.fixture
+def env(web_env: Path) -> Path:
+    return web_env
+
+
+@pytest.fixture
+def server(indexed: tuple[Path, Path]) -> Iterator[WebServer]:
+    root, db = indexed
+    with WebServer(db, workspace=root) as s:
+        yield s
+
+
+def test_pages_and_their_json_twins(server: WebServer, indexed: tuple[Path, Path]) -> None:
+    root, _ = indexed
+    with server.client() as c:
+        listed = c.get("/api/indexes").json()["indexes"]
+        assert [w["workspace"] for w in listed] == [str(root)]
+        one = listed[0]
+        assert one["name"] == "project" and one["state"] == "up_to_date" and one["files"] > 5 and one["chunks"] > 5
+        assert one["watching"] is True and one["settings"]["chunk_size"] == 512
+        wid = one["id"]
+        assert c.get(f"/api/indexes/{wid}").json()["id"] == wid
+        status = c.get(f"/api/status?ws={wid}").json()
+        assert status["state"] == "up_to_date" and status["label"] == "up to date"
+
+        found = c.get("/api/search", params={"ws": wid, "q": "Where is the database connection opened?"}).json()
+        assert found["results"] and found["stats"]["chunks_searched"] > 0
+        top = found["results"][0]
+        assert {"path", "start_line", "end_line", "score", "symbol", "content", "html"} <= top.keys()
+        assert any(r["path"].endswith("app.py") for r in found["results"][:3])
+        # The same question through the CLI's call gives the same ranking.
+        ws = Workspace(root, server.config.db)
+        ws.in_memory = False
+        from aintern.knowledge import KnowledgeQueryOptions
+
+        cli = ws.knowledge.query("Where is the database connection opened?", KnowledgeQueryOptions(
+            workspace_path=str(root), max_results=10, min_relevance=0.0, expand_context=False))  # fmt: skip
+        assert [r["path"] for r in found["results"]] == [h.file_path for h in cli.chunks]
+        ws.close()
+
+        files = c.get("/api/files", params={"ws": wid, "q": "database connection"}).json()
+        assert files and {"path", "relevance", "match_count", "match_lines"} <= files[0].keys()
+        assert c.get("/api/suggest", params={"ws": wid, "q": "open_con"}).status_code == 200
+
+        context = c.get("/api/context", params={"ws": wid, "q": "database connection", "max_tokens": 500,
+                                                "min_relevance": 0}).json()  # fmt: skip
+        assert context["context"] and 0 < context["tokens"] <= 500
+
+        shown = c.get(
+            "/api/file", params={"ws": wid, "path": top["path"], "lines": f"{top['start_line']}-{top['end_line']}"}
+        )
+        assert shown.status_code == 200 and shown.json()["content"] == (root / top["path"]).read_text()
+        page = c.get("/file", params={"ws": wid, "path": top["path"], "lines": "1-2"})
+        assert page.status_code == 200 and 'id="L-1"' in page.text and "hll" in page.text
+
+        settings = c.get("/api/settings", params={"ws": wid}).json()
+        keys = [s["key"] for s in settings["settings"]]
+        for key in (
+            "model",
+            "auto_index",
+            "respect_gitignore",
+            "include_hidden",
+            "chunk_size",
+            "chunk_overlap",
+            "max_file_kb",
+            "include",
+            "exclude",
+            "rag_enabled",
+            "rag_max_tokens",
+            "rag_min_relevance",
+            "llm_endpoint",
+            "llm_model",
+            "llm_api_key_env",
+        ):
+            assert key in keys
+        assert c.get("/api/conversations", params={"ws": wid}).json() == []
+        for path in (
+            "/indexes",
+            "/search?q=database",
+            f"/indexes/{wid}/progress",
+            "/context?q=db",
+            "/chat",
+            "/settings",
+        ):
+            r = c.get(path)
+            assert r.status_code == 200 and "<!doctype html>" in r.text.lower(), path
+        assert c.get("/code.css").text.count(".code") > 10
+
+
+def test_guard_refuses_other_hosts_origins_and_writes_without_the_token(server: WebServer) -> None:
+    with httpx.Client(base_url=server.url) as c:
+        assert c.get("/api/indexes", headers={"Host": "evil.example:80"}).status_code == 400  # DNS rebinding
+        assert c.get("/api/indexes", headers={"Host": f"localhost:{server.port}"}).status_code == 200
+        assert c.get("/api/indexes", headers={"Origin": "http://evil.example"}).status_code == 403
+        assert c.get("/api/indexes", headers={"Origin": server.url}).status_code == 200
+        wid = c.get("/api/indexes").json()["indexes"][0]["id"]
+        refused = c.post(f"/api/indexes/{wid}/update")
+        assert refused.status_code == 403 and "CSRF" in refused.json()["error"]
+        assert c.post(f"/api/indexes/{wid}/update", headers={"X-CSRF-Token": "wrong"}).status_code == 403
+        token = c.get("/api/csrf").json()["token"]
+        assert c.post(f"/api/indexes/{wid}/update", headers={"X-CSRF-Token": token}).status_code == 202
+
+
+def test_a_token_is_required_of_every_request_when_set(indexed: tuple[Path, Path]) -> None:
+    _, db = indexed
+    with WebServer(db, token="s3cret-token") as s, httpx.Client(base_url=s.url) as c:
+        assert c.get("/api/indexes").status_code == 401
+        assert c.get("/indexes").status_code == 401
+        assert c.get("/api/indexes", headers={"Authorization": "Bearer nope"}).status_code == 401
+        assert c.get("/api/indexes", headers={"Authorization": "Bearer s3cret-token"}).status_code == 200
+        first = c.get("/indexes?token=s3cret-token")  # once in the URL, then a cookie
+        assert first.status_code == 200 and "aintern_token" in first.headers["set-cookie"]
+        assert c.get("/api/indexes").status_code == 200
+
+
+def test_bad_queries_are_answered_not_crashed(server: WebServer) -> None:
+    with server.client() as c:
+        wid = c.get("/api/indexes").json()["indexes"][0]["id"]
+        for q in ['"unbalanced AND (OR NEAR(', "x" * 10_000, "*", "NOT", "a:b c^d", "\x00\x01 héllo 🙂"]:
+            r = c.get("/api/search", params={"ws": wid, "q": q})
+            assert r.status_code == 200, q
+            assert isinstance(r.json()["results"], list)
+        assert c.get("/api/search", params={"ws": wid, "q": "x", "k": "many"}).status_code == 400
+        assert c.get("/api/search", params={"ws": wid, "q": "x", "min_relevance": "2"}).status_code == 400
+        assert c.get("/api/search", params={"ws": wid, "q": "x", "rerank": "magic"}).status_code == 400
+        assert c.get("/api/search", params={"ws": 999, "q": "x"}).status_code == 404
+        assert c.get("/api/files", params={"ws": wid, "q": "  "}).status_code == 400
+        assert c.get("/api/context", params={"ws": wid, "q": '"(', "max_tokens": 10}).status_code == 400
+
+
+def test_the_file_view_serves_only_indexed_files_inside_the_workspace(
+    server: WebServer, indexed: tuple[Path, Path], env: Path
+) -> None:
+    root, _ = indexed
+    outside = env / "secret.txt"
+    outside.write_text("the key is 1234\n")
+    (root / "src" / "escape.py").symlink_to(outside)
+    with server.client() as c:
+        wid = c.get("/api/indexes").json()["indexes"][0]["id"]
+        for path in (
+            "../../etc/passwd",
+            "/etc/passwd",
+            "src/../../secret.txt",
+            "src/escape.py",
+            "..%2F..%2Fetc%2Fpasswd",
+            "src/python/../../../secret.txt",
+            "config.yaml\x00.py",
+            "nothing/here.py",
+        ):
+            r = c.get("/api/file", params={"ws": wid, "path": path})
+            assert r.status_code == 404, path
+            assert "1234" not in r.text and "root:" not in r.text
+        assert c.get("/file", params={"ws": wid, "path": "../../etc/passwd"}).status_code == 404
+
+
+def test_adding_a_workspace_checks_the_path_then_indexes_it(server: WebServer, env: Path) -> None:
+    folder = make_workspace(env / "second")
+    (env / "a-file.txt").write_text("x")
+    locked = env / "locked"
+    locked.mkdir()
+    with server.client() as c:
+        assert c.post("/api/indexes", json={"path": str(env / "missing")}).status_code == 400
+        r = c.post("/api/indexes", json={"path": str(env / "a-file.txt")})
+        assert r.status_code == 400 and "is a file" in r.json()["error"]
+        assert c.post("/api/indexes", json={"path": "relative/path"}).status_code == 400
+        assert c.post("/api/indexes", json={"path": ""}).status_code == 400
+        assert (
+            c.post("/api/indexes", content=b"not json", headers={"Content-Type": "application/json"}).status_code == 400
+        )
+        if os.geteuid() != 0:  # root reads anything
+            locked.chmod(0)
+            assert c.post("/api/indexes", json={"path": str(locked)}).status_code == 400
+            locked.chmod(0o755)
+        made = c.post("/api/indexes", json={"path": str(folder), "name": "Second one"})
+        assert made.status_code == 201, made.text
+        wid = made.json()["id"]
+        done = server.wait_idle(folder)
+        assert done["phase"] == "complete" and done["result"]["files_indexed"] > 5
+        detail = c.get(f"/api/indexes/{wid}").json()
+        assert detail["name"] == "Second one" and detail["state"] == "up_to_date" and detail["chunks"] > 5
+        assert c.post("/api/indexes", json={"path": str(folder)}).status_code == 409  # has one already
+        assert c.post(f"/api/indexes/{wid}/rename", json={"name": "renamed"}).json()["name"] == "renamed"
+        assert c.post(f"/api/indexes/{wid}/rename", json={"name": " "}).status_code == 400
+        browse = c.get("/api/browse", params={"path": str(env)}).json()
+        assert {"second", "project"} <= {f["name"] for f in browse["folders"]}
+        assert browse["parent"] == str(env.parent)
+        assert c.get("/api/browse", params={"path": str(env / "a-file.txt")}).status_code == 400
+
+
+def test_two_runs_on_one_workspace_conflict_and_cancel_keeps_what_is_done(server: WebServer, env: Path) -> None:
+    big = many_files(env / "big", 1500)
+    with server.client() as c:
+        wid = c.post("/api/indexes", json={"path": str(big)}).json()["id"]
+        second = c.post(f"/api/indexes/{wid}/reindex")
+        assert second.status_code == 409 and "being indexed" in second.json()["error"]
+        # The run is visible to another process through the database.
+        deadline = time.monotonic() + 60
+        run = None
+        while run is None and time.monotonic() < deadline:
+            run = c.get(f"/api/indexes/{wid}/run").json()["run"]
+            time.sleep(0.05)
+        assert run is not None and run["pid"] == os.getpid()
+        while (c.get(f"/api/indexes/{wid}").json()["job"] or {}).get("processed_files", 0) == 0:
+            time.sleep(0.05)
+        assert c.post(f"/api/indexes/{wid}/cancel").json() == {"cancelling": True}
+        done = server.wait_idle(big)
+        assert done["phase"] == "cancelled" and done["result"]["cancelled"]
+        kept = c.get(f"/api/indexes/{wid}").json()
+        assert 0 < kept["files"] < 1500 and kept["run"] is None  # what was finished is kept; the run is gone
+        assert c.post(f"/api/indexes/{wid}/cancel").status_code == 409  # nothing to cancel now
+        assert c.post(f"/api/indexes/{wid}/update").status_code == 202
+        assert server.wait_idle(big)["phase"] == "complete"
+        assert c.get(f"/api/indexes/{wid}").json()["files"] == 1500
+
+
+def test_a_workspace_deleted_while_indexing_ends_the_run_cleanly(server: WebServer, env: Path) -> None:
+    doomed = many_files(env / "doomed", 1500)
+    with server.client() as c:
+        wid = c.post("/api/indexes", json={"path": str(doomed)}).json()["id"]
+        shutil.rmtree(doomed)
+        done = server.wait_idle(doomed)
+        assert done["phase"] in ("complete", "error", "cancelled")
+        state = c.get(f"/api/indexes/{wid}").json()
+        assert state["state"] == "missing" and state["label"] == "folder missing"
+        assert c.post(f"/api/indexes/{wid}/update").status_code == 409
+        assert c.delete(f"/api/indexes/{wid}").json()["deleted"] == wid
+        assert c.get(f"/api/indexes/{wid}").status_code == 404
+
+
+def test_events_stream_progress_files_and_state(server: WebServer, env: Path) -> None:
+    folder = make_workspace(env / "third")
+    seen: list[tuple[str, dict]] = []  # type: ignore[type-arg]
+    with server.client() as c, c.stream("GET", "/api/events", timeout=60) as stream:
+        c2 = server.client()
+        wid = c2.post("/api/indexes", json={"path": str(folder)}).json()["id"]
+        kind = ""
+        for line in stream.iter_lines():
+            if line.startswith("event: "):
+                kind = line[7:]
+            elif line.startswith("data: "):
+                seen.append((kind, json.loads(line[6:])))
+                if kind == "progress" and seen[-1][1]["done"]:
+                    break
+        c2.close()
+    kinds = {k for k, _ in seen}
+    assert {"progress", "file", "state"} <= kinds
+    files = [d["path"] for k, d in seen if k == "file" and "chunks" in d]
+    assert "src/python/app.py" in files
+    assert seen[-1][1]["phase"] == "complete" and seen[-1][1]["workspace"] == str(folder.resolve())
+    assert wid
+
+
+def test_settings_are_checked_and_saved_where_the_cli_reads_them(server: WebServer, env: Path) -> None:
+    config = env / "config.toml"
+    config.write_text("# my own notes\n[aintern]\nmax_file_kb = 512  # keep it small\n")
+    with server.client() as c:
+        wid = c.get("/api/indexes").json()["indexes"][0]["id"]
+        bad = c.post("/api/settings", json={"scope": "user", "values": {"chunk_size": "12", "nonsense": "1"}})
+        assert bad.status_code == 400 and {"chunk_size", "nonsense"} <= bad.json()["errors"].keys()
+        ok = c.post("/api/settings", json={"scope": "user", "values": {"rag_max_tokens": "2500", "auto_index": "false",
+                                                                       "exclude": "legacy/**, vendor/**"}})  # fmt: skip
+        assert ok.status_code == 200, ok.text
+        text = config.read_text()
+        assert "# my own notes" in text and "# keep it small" in text and "rag_max_tokens = 2500" in text
+        ws_scope = c.post(f"/api/settings?ws={wid}", json={"scope": "workspace", "values": {"chunk_size": "256"}})
+        assert ws_scope.status_code == 200
+        listed = {s["key"]: s for s in c.get("/api/settings", params={"ws": wid}).json()["settings"]}
+        assert listed["chunk_size"]["value"] == 256 and listed["chunk_size"]["origin"] == "workspace"
+        assert listed["rag_max_tokens"]["value"] == 2500 and listed["exclude"]["value"] == ["legacy/**", "vendor/**"]
+        overlap = c.post("/api/settings", json={"scope": "user", "values": {"chunk_overlap": "600"}})
+        assert overlap.status_code == 400 and "less than chunk_size" in overlap.json()["error"]

@@ -1,0 +1,412 @@
+"""The web app in a real browser: Debian's Chromium driven by Playwright, against the real server, the
+real index and (for chat) the real GGUF model behind llama.cpp's server.
+
+Screenshots of every page, at 1280×800 and at a phone's width, go to AINTERN_SCREENSHOTS (default: a
+temporary folder); the README shows the best of them (docs/screenshots/).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from llm_servers import FailingChatServer, LlamaServer
+from playwright.sync_api import Browser, Page, expect, sync_playwright
+from web_server import WebServer
+from workspaces import make_workspace, many_files
+
+from aintern.answer.llm.llamacpp import packaged_model_path
+from aintern.workspace import Workspace
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or "/usr/bin/chromium"
+DESKTOP = {"width": 1280, "height": 800}
+PHONE = {"width": 390, "height": 844}
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-dev-shm-usage"])
+        yield b
+        b.close()
+
+
+@pytest.fixture(scope="module")
+def shots(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = Path(os.environ.get("AINTERN_SCREENSHOTS") or tmp_path_factory.mktemp("screenshots"))
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+@pytest.fixture
+def env(web_env: Path) -> Path:
+    return web_env
+
+
+def new_page(browser: Browser, size: dict[str, int] = DESKTOP, scheme: str = "light") -> Page:
+    page = browser.new_context(viewport=size, color_scheme=scheme).new_page()  # type: ignore[arg-type]
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.errors = errors  # type: ignore[attr-defined]
+    return page
+
+
+def no_script_errors(page: Page) -> None:
+    assert page.errors == []  # type: ignore[attr-defined]
+
+
+def test_add_a_workspace_and_watch_its_progress_to_completion(browser: Browser, env: Path, shots: Path) -> None:
+    folder = make_workspace(env / "demo")
+    with WebServer(env / "aintern.db") as server:
+        page = new_page(browser)
+        page.goto(server.url + "/")
+        expect(page).to_have_url(re.compile(r"/indexes$"))
+        expect(page.get_by_text("Nothing is indexed yet")).to_be_visible()
+        expect(page.locator("#badge")).to_contain_text("not indexed")
+        page.get_by_role("button", name="Add workspace").click()
+        # The server-side folder browser: start at env, pick "demo" from the list.
+        page.fill("#add-path", str(env))
+        page.dispatch_event("#add-path", "change")
+        page.locator("#browse-list li", has_text="demo").click()
+        expect(page.locator("#add-path")).to_have_value(str(folder))
+        page.screenshot(path=shots / "add-workspace.png")
+        page.fill("#add-name", "Demo project")
+        page.get_by_role("button", name="Add and index").click()
+        expect(page).to_have_url(re.compile(r"/indexes/\d+/progress$"))
+        expect(page.locator("#phase")).to_have_text("complete", timeout=120_000)
+        expect(page.locator("#pct")).to_have_text("100 %")
+        expect(page.locator("#log")).to_contain_text("src/python/app.py")
+        expect(page.locator("#current")).to_contain_text("files indexed")
+        expect(page.locator("#badge")).to_contain_text("up to date", timeout=10_000)
+        page.screenshot(path=shots / "progress.png")
+        page.goto(server.url + "/indexes")
+        row = page.locator("tr[data-state=up_to_date]")
+        expect(row).to_contain_text("Demo project")
+        expect(row).to_contain_text("up to date")
+        page.screenshot(path=shots / "indexes.png")
+        no_script_errors(page)
+
+
+def test_search_and_click_through_to_the_file_at_its_lines(
+    browser: Browser, indexed: tuple[Path, Path], shots: Path
+) -> None:
+    root, db = indexed
+    with WebServer(db, workspace=root) as server:
+        page = new_page(browser)
+        page.goto(server.url + "/search")
+        page.keyboard.press("/")  # the shortcut focuses the search box
+        expect(page.locator("#q")).to_be_focused()
+        page.keyboard.type("Where is the database connection opened?")
+        page.keyboard.press("Enter")
+        first = page.locator(".hit").first
+        expect(first).to_be_visible()
+        expect(page.locator("#stats")).to_contain_text("chunks searched")
+        expect(page.locator(".hit mark").first).to_be_visible()  # matched words highlighted
+        page.screenshot(path=shots / "search.png")
+        location = first.locator("a.loc").inner_text()
+        path, lines = location.rsplit(":", 1)
+        start = int(lines.split("-")[0])
+        first.locator("a.loc").click()
+        expect(page).to_have_url(re.compile(rf"/file\?.*#L-{start}$"))
+        expect(page.locator("h1")).to_have_text(path)
+        expect(page.locator(f"[id='L-{start}']")).to_be_in_viewport()
+        expect(page.locator(".code .hll").first).to_be_visible()  # the hit's lines are marked
+        assert (root / path).read_text().splitlines()[start - 1].strip()[:20] in page.locator("td.code").inner_text()
+        page.screenshot(path=shots / "file.png")
+        # The relevant-files tab and symbol suggestions as you type.
+        page.goto(server.url + "/search?q=database+connection")
+        page.get_by_role("tab", name="Relevant files").click()
+        expect(page.locator("#tab-files tbody tr").first).to_be_visible()
+        page.fill("#q", "put_st")
+        expect(page.locator("#suggestions option").first).to_have_attribute("value", "put_status")
+        no_script_errors(page)
+
+
+def test_an_edit_on_disk_shows_in_the_badge_and_becomes_findable(browser: Browser, indexed: tuple[Path, Path]) -> None:
+    root, db = indexed
+    with WebServer(db, workspace=root) as server:
+        page = new_page(browser)
+        page.goto(server.url + "/search")
+        expect(page.locator("#badge")).to_contain_text("up to date")
+        (root / "src" / "python" / "billing.py").write_text(
+            "def compute_invoice_total(lines):\n    return sum(lines)\n"
+        )
+        # auto-index is on by default: the watcher re-indexes the file, the badge follows it live, and
+        # the new function is found without anyone pressing a button.
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            job = server.app.state.web.jobs.job(root)
+            if job is not None and job.done:
+                break
+            time.sleep(0.1)
+        assert job is not None and job.kind == "files" and job.result is not None and job.result.files_indexed == 1
+        expect(page.locator("#badge")).to_have_attribute("data-state", "up_to_date", timeout=10_000)
+        page.goto(server.url + "/search?q=compute_invoice_total")
+        expect(page.locator(".hit a.loc").first).to_contain_text("src/python/billing.py")
+        no_script_errors(page)
+
+
+def test_a_changed_file_is_reported_when_auto_index_is_off(
+    browser: Browser, indexed: tuple[Path, Path], env: Path
+) -> None:
+    root, db = indexed
+    (env / "config.toml").write_text("auto_index = false\n")
+    with WebServer(db, workspace=root) as server:
+        page = new_page(browser)
+        page.goto(server.url + "/search")
+        expect(page.locator("#badge")).to_contain_text("watching")
+        (root / "src" / "python" / "app.py").write_text("def open_connection():\n    return 'changed'\n")
+        expect(page.locator("#badge")).to_contain_text("1 file changed", timeout=30_000)
+        page.locator("#badge").click()
+        expect(page).to_have_url(re.compile(r"/progress$"))
+        page.get_by_role("button", name="Update changed").click()
+        expect(page.locator("#phase")).to_have_text("complete", timeout=60_000)
+        expect(page.locator("#badge")).to_contain_text("up to date", timeout=10_000)
+        no_script_errors(page)
+
+
+def test_cancel_an_indexing_run(browser: Browser, env: Path) -> None:
+    big = many_files(env / "big", 20_000)  # minutes to index: the run is stopped long before
+    with WebServer(env / "aintern.db", watch=False) as server:
+        page = new_page(browser)
+        page.goto(server.url + "/indexes")
+        page.get_by_role("button", name="Add workspace").click()
+        page.fill("#add-path", str(big))
+        page.get_by_role("button", name="Add and index").click()
+        expect(page).to_have_url(re.compile(r"/progress$"))
+        cancel = page.locator("#cancel-run")
+        expect(cancel).to_be_visible(timeout=30_000)
+        expect(page.locator("#log li").first).to_be_visible(timeout=60_000)  # some files are done
+        cancel.click()
+        expect(page.locator("#phase")).to_have_text("cancelled", timeout=60_000)
+        expect(page.locator("#current")).to_contain_text("what was finished is kept")
+        page.goto(server.url + "/indexes")
+        row = page.locator("tbody tr").first
+        files = int(row.locator("td.num").first.inner_text().replace(",", ""))
+        assert 0 < files < 20_000
+        expect(row).to_contain_text("changed")  # the rest are new files, waiting for an update
+        no_script_errors(page)
+
+
+def test_clear_index_asks_first_with_the_seeds_words(browser: Browser, indexed: tuple[Path, Path]) -> None:
+    root, db = indexed
+    with WebServer(db, workspace=root, watch=False) as server:
+        page = new_page(browser)
+        page.goto(server.url + "/indexes")
+        page.get_by_role("button", name="Clear index").click()
+        dialog = page.locator("#confirm-dialog")
+        expect(dialog).to_contain_text(
+            "Are you sure you want to clear the index? You will need to re-index the workspace."
+        )
+        dialog.get_by_role("button", name="Cancel").click()
+        expect(page.locator("tbody tr")).to_have_count(1)
+        page.get_by_role("button", name="Clear index").click()
+        dialog.get_by_role("button", name="Clear index").click()
+        expect(page.locator("tbody tr")).to_have_count(0)
+        assert Workspace(root, db).index is None
+
+
+def test_chat_streams_an_answer_from_the_real_model_with_working_sources(
+    browser: Browser, indexed: tuple[Path, Path], shots: Path, tmp_path: Path
+) -> None:
+    root, db = indexed
+    with LlamaServer(packaged_model_path("gemma3-270m"), n_ctx=2048, log=tmp_path / "llama.log") as llama, \
+            WebServer(db, workspace=root, watch=False) as server:  # fmt: skip
+        page = new_page(browser)
+        page.goto(server.url + "/chat")
+        expect(page.locator("#model-name")).to_contain_text("extractive")
+        # Choose the model on the page: an OpenAI-compatible endpoint (remembered in the user's settings).
+        page.get_by_role("button", name="change").click()
+        page.check("input[value=endpoint]")
+        page.fill("input[name=endpoint]", llama.url)
+        page.get_by_role("button", name="Save").click()
+        expect(page.locator("#model-name")).to_contain_text(llama.url)
+        page.fill("#message", "Where is the database connection opened?")
+        expect(page.locator("#preview")).to_contain_text("Context:", timeout=20_000)
+        page.press("#message", "Enter")
+        answer = page.locator(".msg.assistant").last
+        expect(page.locator("#stop")).to_be_visible()
+        expect(answer.locator(".sources")).to_be_visible(timeout=60_000)
+        expect(page.locator("#send")).to_be_visible(timeout=120_000)  # the stream ended
+        assert len(answer.locator(".body").inner_text().strip()) > 0
+        expect(page).to_have_url(re.compile(r"[?&]c=[0-9a-f-]+"))
+        page.screenshot(path=shots / "chat.png")
+        # Shift+Enter makes a new line, not a message.
+        page.press("#message", "Shift+Enter")
+        assert page.locator(".msg.user").count() == 1
+        # A source is a link to the file view at its lines.
+        answer.locator(".sources summary").click()
+        link = answer.locator(".sources a").first
+        target = link.inner_text()
+        link.click()
+        expect(page).to_have_url(re.compile(r"/file\?"))
+        expect(page.locator("h1")).to_have_text(target.rsplit(":", 1)[0])
+        # The conversation is listed; it can be renamed and continued.
+        page.go_back()
+        expect(page.locator("#conversation-list li")).to_have_count(1)
+        expect(page.locator(".msg.user")).to_have_count(1)
+        no_script_errors(page)
+
+
+def test_chat_stop_keeps_the_partial_answer(browser: Browser, indexed: tuple[Path, Path], env: Path) -> None:
+    root, db = indexed
+    # A slow model (a remote endpoint's pace, which no local model shows on demand): Stop comes mid-answer.
+    with FailingChatServer("slow") as slow:
+        (env / "config.toml").write_text(f'llm_endpoint = "{slow.url}"\n')
+        with WebServer(db, workspace=root, watch=False) as server:
+            page = new_page(browser)
+            page.goto(server.url + "/chat")
+            page.fill("#message", "Where is the database connection opened?")
+            page.press("#message", "Enter")
+            answer = page.locator(".msg.assistant").last
+            expect(answer.locator(".body")).to_contain_text("word3", timeout=30_000)
+            page.get_by_role("button", name="Stop").click()
+            expect(answer).to_contain_text("stopped")
+            expect(page.locator("#send")).to_be_visible()
+            # What was said is saved, marked interrupted, once the server has stopped the model's stream.
+            conversation = re.search(r"c=([0-9a-f-]+)", page.url)
+            assert conversation is not None
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline:
+                saved = httpx.get(f"{server.url}/api/conversations/{conversation.group(1)}").json()
+                if len(saved.get("messages", [])) == 2:
+                    break
+                time.sleep(0.2)
+            said = saved["messages"][1]
+            assert said["status"] == "interrupted" and said["content"].startswith("word0 word1 word2")
+            assert "word299" not in said["content"]
+            page.reload()
+            expect(page.locator(".msg.assistant")).to_have_count(1)
+            expect(page.locator(".msg.assistant")).to_contain_text("interrupted")
+
+
+def test_a_setting_changed_on_the_page_is_kept_after_a_restart(
+    browser: Browser, indexed: tuple[Path, Path], env: Path, shots: Path
+) -> None:
+    root, db = indexed
+    with WebServer(db, workspace=root, watch=False) as server:
+        page = new_page(browser)
+        page.goto(server.url + "/settings")
+        page.screenshot(path=shots / "settings.png", full_page=False)
+        page.fill("#set-rag_max_tokens", "2500")
+        page.uncheck("#set-auto_index")
+        page.fill("#set-chunk_size", "20")
+        page.get_by_role("button", name="Save changes").click()
+        # Out of range: the browser holds the form back (the server would refuse it too: test_web_api).
+        assert page.eval_on_selector("#set-chunk_size", "el => el.validationMessage")
+        assert not (env / "config.toml").exists()
+        page.fill("#set-chunk_size", "256")
+        page.check("input[name=scope][value=workspace]")
+        page.get_by_role("button", name="Save changes").click()
+        expect(page.locator("#settings-status")).to_contain_text("Saved")
+    assert "chunk_size = 256" in (root / ".aintern.toml").read_text()
+    with WebServer(db, workspace=root, watch=False) as server:
+        page = new_page(browser)
+        page.goto(server.url + "/settings")
+        expect(page.locator("#set-rag_max_tokens")).to_have_value("2500")
+        expect(page.locator("#set-auto_index")).not_to_be_checked()
+        expect(page.locator(".setting[data-key=chunk_size] .origin")).to_have_text("workspace")
+        no_script_errors(page)
+
+
+def test_every_page_at_desktop_and_phone_width_in_both_themes(
+    browser: Browser, indexed: tuple[Path, Path], shots: Path
+) -> None:
+    root, db = indexed
+    pages = {
+        "indexes": "/indexes", "search": "/search?q=database+connection", "context": "/context?q=database+connection",
+        "chat": "/chat", "settings": "/settings", "file": "/file?path=src/python/app.py&lines=1-5",
+        "progress": "/indexes/1/progress",
+    }  # fmt: skip
+    with WebServer(db, workspace=root, watch=False) as server:
+        # A conversation to show (the extractive answerer: no model configured).
+        with server.client() as c:
+            with c.stream("POST", "/api/chat", json={"message": "Where is the database connection opened?"}) as r:
+                assert r.status_code == 200 and "event: done" in "".join(r.iter_text())
+            pages["chat"] = "/chat?c=" + c.get("/api/conversations").json()[0]["id"]
+        for size, label in ((DESKTOP, "desktop"), (PHONE, "phone")):
+            for scheme in ("light", "dark"):
+                page = new_page(browser, size, scheme)
+                for name, path in pages.items():
+                    page.goto(server.url + path)
+                    expect(page.locator("header.top")).to_be_visible()
+                    # Nothing wider than the screen but code, which scrolls in its own box.
+                    overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+                    assert overflow <= 1, (name, label)
+                    page.screenshot(path=shots / f"{name}-{label}-{scheme}.png")
+                no_script_errors(page)
+                page.context.close()
+
+
+def test_reindex_rename_and_remove_an_index_whose_folder_is_gone(
+    browser: Browser, indexed: tuple[Path, Path], env: Path
+) -> None:
+    root, db = indexed
+    gone = make_workspace(env / "gone")
+    ws = Workspace(gone, db)
+    assert ws.build_index().success
+    ws.close()
+    shutil.rmtree(gone)
+    with WebServer(db, workspace=root, watch=False) as server:
+        page = new_page(browser)
+        page.goto(server.url + "/indexes")
+        live = page.locator("tr[data-workspace$='/project']")
+        # Rename in place: click the name, type, Enter.
+        live.locator(".name").click()
+        page.keyboard.press("Control+A")
+        page.keyboard.type("Main project")
+        page.keyboard.press("Enter")
+        expect(page.locator("#toast")).to_contain_text("Renamed")
+        assert Workspace(root, db).require_index().name == "Main project"
+        # Re-index all asks first, then shows the run.
+        live.get_by_role("button", name="Re-index all").click()
+        expect(page.locator("#confirm-dialog")).to_contain_text("Every file will be read")
+        page.locator("#confirm-dialog").get_by_role("button", name="Re-index").click()
+        expect(page).to_have_url(re.compile(r"/progress$"))
+        expect(page.locator("#phase")).to_have_text("complete", timeout=60_000)
+        expect(page.locator("#log")).to_contain_text("src/python/app.py")
+        # The index whose folder is gone says so and can be removed.
+        page.goto(server.url + "/indexes")
+        missing = page.locator("tr[data-state=missing]")
+        expect(missing).to_contain_text("folder missing")
+        missing.get_by_role("button", name="Remove").click()
+        page.locator("#confirm-dialog").get_by_role("button", name="Remove").click()
+        expect(page.locator("tr[data-state=missing]")).to_have_count(0)
+        expect(page.locator("tbody tr")).to_have_count(1)
+        no_script_errors(page)
+
+
+def test_conversations_are_listed_renamed_continued_and_deleted(browser: Browser, indexed: tuple[Path, Path]) -> None:
+    root, db = indexed
+    with WebServer(db, workspace=root, watch=False) as server:
+        page = new_page(browser)
+        page.goto(server.url + "/chat")
+        page.fill("#message", "Where is the database connection opened?")
+        page.press("#message", "Enter")
+        expect(page.locator(".msg.assistant .sources")).to_be_visible(timeout=30_000)
+        expect(page.locator("#conversation-list li")).to_have_count(1)
+        # Continue it: a second question in the same conversation.
+        expect(page.locator("#send")).to_be_visible()
+        page.fill("#message", "And where is the connection closed?")
+        page.press("#message", "Enter")
+        expect(page.locator(".msg.assistant")).to_have_count(2, timeout=30_000)
+        expect(page.locator("#send")).to_be_visible()
+        page.reload()
+        expect(page.locator(".msg.user")).to_have_count(2)
+        page.once("dialog", lambda d: d.accept("Database questions"))
+        page.locator("#conversation-list li").first.hover()
+        page.locator("[data-rename-chat]").first.click()
+        expect(page.locator("#conversation-list li").first).to_contain_text("Database questions")
+        page.get_by_role("button", name="New conversation").click()
+        expect(page.locator(".msg")).to_have_count(0)
+        page.once("dialog", lambda d: d.accept())
+        page.locator("#conversation-list li").first.hover()
+        page.locator("[data-delete-chat]").first.click()
+        expect(page.locator("#conversation-list li[data-id]")).to_have_count(0)
+        no_script_errors(page)
