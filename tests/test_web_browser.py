@@ -183,7 +183,14 @@ def test_cancel_an_indexing_run(browser: Browser, env: Path) -> None:
         cancel = page.locator("#cancel-run")
         expect(cancel).to_be_visible(timeout=30_000)
         expect(page.locator("#log li").first).to_be_visible(timeout=60_000)  # some files are done
-        cancel.click()
+        # A second tab (or a reload) shows the same run, not a new one, and can stop it.
+        other = page.context.new_page()
+        other.goto(page.url)
+        expect(other.locator("#phase")).to_have_text(re.compile("embedding|storing|chunking|analyzing"))
+        expect(other.locator("#fill")).not_to_have_attribute("style", "width: 0%;", timeout=30_000)
+        assert len(server.app.state.web.jobs._jobs) == 1
+        other.locator("#cancel-run").click()
+        expect(other.locator("#phase")).to_have_text("cancelled", timeout=60_000)
         expect(page.locator("#phase")).to_have_text("cancelled", timeout=60_000)
         expect(page.locator("#current")).to_contain_text("what was finished is kept")
         page.goto(server.url + "/indexes")
