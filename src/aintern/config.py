@@ -239,8 +239,6 @@ def parse_value(key: str, text: str) -> Any:
                 raise SettingsError(f"{key}: {text!r} is not a list ({exc})") from exc
         else:
             value = [p.strip() for p in text.replace("\n", ",").split(",") if p.strip()]
-    elif spec.kind is Path:
-        value = text
     return check_value(key, value)
 
 

@@ -58,7 +58,8 @@ class WorkspaceSummary:
     state: str
     stale_files: int
     current_commit: str | None
-    index_bytes: int
+    #: None when not asked for (it sums every chunk's length: most of a second at 100k chunks).
+    index_bytes: int | None
     run: IndexRun | None = None
 
     @property
@@ -82,24 +83,27 @@ class WorkspaceSummary:
         }  # fmt: skip
 
 
-def summarize(store: SqliteStore, index: VectorIndex, runs: dict[str, IndexRun] | None = None) -> WorkspaceSummary:
-    """How ``index`` stands: running, its folder gone, failed, stale (a scan of its folder), behind git."""
+def summarize(
+    store: SqliteStore, index: VectorIndex, runs: dict[str, IndexRun] | None = None, size: bool = True
+) -> WorkspaceSummary:
+    """How ``index`` stands: running, its folder gone, failed, stale (a scan of its folder), behind git;
+    with ``size``, also how many bytes the index takes."""
     from aintern.index.git import head_commit
     from aintern.index.runs import active_runs
     from aintern.index.status import staleness
 
     run = (runs if runs is not None else active_runs(store)).get(index.workspace_path)
     root = Path(index.workspace_path)
-    size = store.statistics(index.id).index_size_bytes
+    index_bytes = store.statistics(index.id).index_size_bytes if size else None
     if not root.is_dir():
-        return WorkspaceSummary(index, "indexing" if run else "missing", 0, None, size, run)
+        return WorkspaceSummary(index, "indexing" if run else "missing", 0, None, index_bytes, run)
     stale = 0 if run else staleness(store, index.id, root, Settings.load(root).scan_options()).count
     commit = head_commit(root)
     state = (
         "indexing" if run else "error" if index.last_error else "stale" if stale
         else "behind_git" if commit is not None and commit != index.git_commit else "up_to_date"
     )  # fmt: skip
-    return WorkspaceSummary(index, state, stale, commit, size, run)
+    return WorkspaceSummary(index, state, stale, commit, index_bytes, run)
 
 
 def list_workspaces(store: SqliteStore) -> list[WorkspaceSummary]:

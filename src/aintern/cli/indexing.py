@@ -276,7 +276,7 @@ def list_indexes(db: DbOption = None, as_json: JsonOption = False) -> None:
     for w in found:
         table.add_row(
             f"[bold]{w.index.name}[/]\n[dim]{w.index.workspace_path}[/]", f"[{colour.get(w.state, 'red')}]{w.label}[/]",
-            f"{w.index.file_count:,}", f"{w.index.chunk_count:,}", human_size(w.index_bytes),
+            f"{w.index.file_count:,}", f"{w.index.chunk_count:,}", human_size(w.index_bytes or 0),
             w.index.embedding_model.rsplit("/", 1)[-1], w.index.updated_at[:16].replace("T", " "),
         )  # fmt: skip
     console.print(table)

@@ -68,13 +68,18 @@ class Job:
             return IndexingPhase.COMPLETE.value if self.result.success else IndexingPhase.ERROR.value
         return self.progress.phase.value if self.progress else IndexingPhase.SCANNING.value
 
+    @property
+    def elapsed(self) -> float:
+        if self.result is not None:
+            return self.result.duration
+        return time.time() - self.started
+
     def to_dict(self, log_from: int = 0) -> dict[str, Any]:
         p = self.progress
         r = self.result
         return {
             "workspace": self.workspace, "kind": self.kind, "phase": self.phase, "done": self.done,
-            "started": self.started, "elapsed": round((p.elapsed if p else 0.0) if not self.done else
-                                                      (r.duration if r else time.time() - self.started), 2),
+            "started": self.started, "elapsed": round(self.elapsed, 2),
             "remaining": round(p.estimated_remaining, 1) if p and p.estimated_remaining is not None and not self.done
             else None,
             "total_files": p.total_files if p else 0, "processed_files": p.processed_files if p else 0,

@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable, MutableMapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import parse_qs, urlsplit
 
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -23,7 +23,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from aintern.errors import AinternError
+from aintern.errors import AinternError, IndexingBusyError, NotIndexedError
 from aintern.index.jobs import Jobs
 from aintern.knowledge import KnowledgeService
 from aintern.store import SqliteStore, VectorIndex
@@ -131,8 +131,6 @@ def handler(fn: Callable[[Request], Awaitable[Response]]) -> Callable[[Request],
         except ValueError as exc:  # bad parameters (an empty question, a number that is not one)
             return error_response(request, 400, str(exc))
         except AinternError as exc:
-            from aintern.errors import IndexingBusyError, NotIndexedError
-
             status = 409 if isinstance(exc, IndexingBusyError) else 404 if isinstance(exc, NotIndexedError) else 400
             return error_response(request, status, str(exc))
 
@@ -191,9 +189,9 @@ class Guard:
             return
         if self.token is not None:
             given = _bearer(headers.get("authorization", "")) or _cookie(headers.get("cookie", ""), "aintern_token")
-            query = dict(p.split("=", 1) for p in scope.get("query_string", b"").decode().split("&") if "=" in p)
+            query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
             if not given and query.get("token"):
-                given = query["token"]
+                given = query["token"][0]
                 scope.setdefault("state", {})["set_token_cookie"] = True
             if not given or not hmac.compare_digest(given, self.token):
                 await JSONResponse({"error": "a token is required (Authorization: Bearer ...)"}, 401)(

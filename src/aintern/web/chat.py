@@ -14,6 +14,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from aintern.answer import ConversationStore, RagChatOptions
+from aintern.config import Settings
 from aintern.errors import AinternError
 from aintern.web.app import HTTPError, WebState, handler, page, read_json, sse, state
 from aintern.workspace import Workspace
@@ -48,8 +49,7 @@ def _options(ws: Workspace, rag: bool) -> RagChatOptions:
                           max_rag_tokens=s.rag_max_tokens, min_relevance=s.rag_min_relevance)  # fmt: skip
 
 
-def _model_label(ws: Workspace) -> dict[str, Any]:
-    s = ws.settings
+def _model_label(s: Settings) -> dict[str, Any]:
     if s.llm_endpoint:
         return {"kind": "endpoint", "endpoint": s.llm_endpoint, "model": s.llm_model}
     if s.llm_model:
@@ -73,11 +73,8 @@ async def chat_page(request: Request) -> Response:
     model: dict[str, Any] = {"kind": "extractive"}
     rag_enabled = True
     if index is not None:
-        ws = Workspace(index.workspace_path, web.config.db)
-        try:
-            model, rag_enabled = _model_label(ws), ws.settings.rag_enabled
-        finally:
-            ws.close()
+        settings = Settings.load(index.workspace_path)
+        model, rag_enabled = _model_label(settings), settings.rag_enabled
     data = {"conversations": [c.to_dict() for c in listed], "conversation": current, "model": model,
             "rag_enabled": rag_enabled}  # fmt: skip
     return page(request, "chat.html", data)

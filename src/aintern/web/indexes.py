@@ -49,11 +49,11 @@ async def home(request: Request) -> Response:
     return RedirectResponse(target, 302)
 
 
-def _summary(web: WebState, index_id: int) -> WorkspaceSummary:
+def _summary(web: WebState, index_id: int, size: bool = True) -> WorkspaceSummary:
     index = web.store.get_index(index_id)
     if index is None:
         raise HTTPError(404, f"no index with id {index_id}")
-    summary = summarize(web.store, index, active_runs(web.store))
+    summary = summarize(web.store, index, active_runs(web.store), size)
     return _with_job(web, summary)
 
 
@@ -240,7 +240,7 @@ async def status_json(request: Request) -> Response:
     index = web.index(request, required=False)
     if index is None:
         return JSONResponse({"state": "not_indexed", "label": "not indexed"})
-    summary = await asyncio.to_thread(_summary, web, index.id)
+    summary = await asyncio.to_thread(_summary, web, index.id, False)  # (asked at every change: no size)
     return JSONResponse(_summary_dict(web, summary) | {"job": None})
 
 

@@ -18,7 +18,7 @@ from aintern.chunk.models import SymbolType
 from aintern.knowledge import KnowledgeQueryOptions
 from aintern.retrieve.rerank import RerankingStrategy
 from aintern.store.text import clean_user_text
-from aintern.web.app import HTTPError, handler, page, state
+from aintern.web.app import HTTPError, handler, page, state, wants_json
 
 #: The longest question taken (longer text is cut: retrieval reads the start anyway).
 MAX_QUESTION_CHARS = 2000
@@ -106,17 +106,13 @@ async def search_page(request: Request) -> Response:
             "query_ms": round(result.query_time * 1000, 1), "chunks_searched": result.total_chunks_searched,
             "cache_hit": result.cache_hit, "reranked": result.reranking_applied.value if result.was_reranked else None,
         }  # fmt: skip
-        if not wants_only_json(request):
+        if not wants_json(request):
             files = await asyncio.to_thread(web.knowledge.find_relevant_files, question, index.workspace_path, 10,
                                             0.4, True)  # fmt: skip
             data["files"] = [f.to_dict() for f in files]
     data["languages"] = sorted(_languages(web, index.id)) if index is not None else []
     return page(request, "search.html", data, symbol_types=[s.value for s in SymbolType],
                 strategies=[r.value for r in RerankingStrategy])  # fmt: skip
-
-
-def wants_only_json(request: Request) -> bool:
-    return request.url.path.startswith("/api/")
 
 
 def _languages(web: Any, index_id: int) -> list[str]:
@@ -184,7 +180,7 @@ async def file_page(request: Request) -> Response:
     lines = _range(request.query_params.get("lines"))
     data = {"path": rel, "workspace": index.workspace_path, "lines": list(lines) if lines else None,
             "line_count": text.count("\n") + 1, "content": text}  # fmt: skip
-    if wants_only_json(request):
+    if wants_json(request):
         return JSONResponse(data)
     return page(request, "file.html", data, code=_highlight(rel, text, lines))
 
