@@ -218,7 +218,11 @@ function setupProgress() {
   // last LOG_LINES stay on the page.
   const LOG_LINES = 1000;
   let pending = [];
+  const seen = new Set();  // lines already shown (a catch-up and the live events may both bring one)
   function addLog(line) {
+    const key = `${line.path}\u0000${line.chunks ?? ""}\u0000${line.skipped ?? ""}\u0000${line.error ?? ""}`;
+    if (seen.has(key)) return;
+    seen.add(key);
     pending.push(line);
     if (pending.length === 1) requestAnimationFrame(flushLog);
   }
@@ -260,11 +264,9 @@ function setupProgress() {
       `${r.files_removed} removed, ${r.files_skipped} skipped, ${r.files_errored} with errors in ${duration(r.duration)}` +
       (r.cancelled ? " — cancelled: what was finished is kept" : "");
   }
-  let logged = false;  // whether the log shows this run's lines already
-  onEvent(kind => { if (kind === "file") logged = true; });
   const initial = JSON.parse(box.dataset.initial || "{}");
   const foreign = JSON.parse(box.dataset.run || "{}");
-  if (initial.phase) { (initial.log || []).forEach(addLog); show(initial, false); if ((initial.log || []).length) logged = true; }
+  if (initial.phase) { (initial.log || []).forEach(addLog); show(initial, false); }
   else if (foreign.phase) { show({ ...foreign, done: false }, true); }
   else { $("#phase").textContent = box.dataset.label; $("#cancel-run").hidden = true; $("#background").hidden = true; }
   onEvent((kind, data) => {
@@ -273,15 +275,14 @@ function setupProgress() {
     else if (kind === "file") { addLog(data); }
     else if (kind === "state" || kind === "open") { catchUp(); }
   });
-  // The run may have moved (or ended) between the page's rendering and the events stream opening.
+  // The run may have moved (or ended) between the page's rendering and the events stream opening:
+  // take its state and its whole log from the server.
   async function catchUp() {
     try {
-      const s = await api("GET", `/api/indexes/${id}`);
-      if (s.job) {
-        if (!logged && s.job.log) s.job.log.forEach(addLog);
-        show(s.job, false);
-      } else if (s.run) { show({ ...s.run, done: false }, true); }
-      else { $("#phase").textContent = s.label; }
+      const s = await api("GET", `/api/indexes/${id}/run`);
+      if (s.job) { (s.job.log || []).forEach(addLog); show(s.job, false); }
+      else if (s.run) { show({ ...s.run, done: false }, true); }
+      else { $("#phase").textContent = (await api("GET", `/api/indexes/${id}`)).label; }
     } catch (e) { /* the next event tries again */ }
   }
   $("#cancel-run").addEventListener("click", async () => {
@@ -289,7 +290,7 @@ function setupProgress() {
     catch (e) { toast(e.message); }
   });
   $("#start-update").addEventListener("click", async () => {
-    try { await api("POST", `/api/indexes/${id}/update`); log.innerHTML = ""; show({ phase: "scanning", done: false, percent: 0 }, false); }
+    try { await api("POST", `/api/indexes/${id}/update`); log.innerHTML = ""; seen.clear(); show({ phase: "scanning", done: false, percent: 0 }, false); }
     catch (e) { toast(e.message); }
   });
 }
