@@ -15,13 +15,14 @@ from pathlib import Path
 import pytest
 from workspaces import make_workspace
 
-from aintern.config import Settings, parse_value, set_setting, trust
+from aintern.config import Settings, is_trusted, parse_value, set_setting, set_settings, trust
 from aintern.errors import IndexingBusyError, SettingsError
 from aintern.index import IndexingPhase, IndexingProgress
 from aintern.index.jobs import Event, Jobs
 from aintern.index.runs import RunRecorder, active_run
+from aintern.knowledge import KnowledgeService, ModelState
 from aintern.store import SqliteStore
-from aintern.workspace import Workspace, list_workspaces
+from aintern.workspace import Workspace, list_workspaces, summarize
 
 
 @pytest.fixture
@@ -180,6 +181,58 @@ def test_an_index_keeps_its_chunk_sizes_until_a_forced_run(env: Path) -> None:
     assert ws.require_index().settings["chunk_size"] == 128
     assert ws.chunking_options().target_chunk_size == 128 and not ws.notices
     ws.close()
+
+
+def test_an_index_needs_a_reindex_when_its_model_chunking_or_most_files_changed(env: Path) -> None:
+    root = make_workspace(env / "project")
+    assert cli("index", str(root)).returncode == 0
+
+    def summary() -> tuple[str, str | None, str]:
+        ws = Workspace(root)
+        try:
+            s = summarize(ws.store, ws.require_index(), size=False)
+            return s.state, s.reindex_reason, s.label
+        finally:
+            ws.close()
+
+    assert summary() == ("up_to_date", None, "up to date")
+    # Settings written together are checked together (overlap < size holds only for the pair).
+    path = set_settings({"chunk_size": 96, "chunk_overlap": 16}, root)
+    assert is_trusted(root)  # a file the user made with aintern is the user's
+    assert summary() == ("needs_reindex", "the chunk size settings changed", "needs re-index")
+    set_settings({"chunk_size": None, "chunk_overlap": None, "model": "minilm"}, root)
+    assert summary()[:2] == ("needs_reindex", "the settings name the minilm model")
+    path.unlink()
+    sources = sorted(p for p in root.rglob("*") if p.is_file())
+    for p in sources[: len(sources) // 2]:  # half the files changed: an update would redo most anyway
+        p.write_text(p.read_text() + "\n\n")
+    state, reason, _ = summary()
+    assert state == "needs_reindex" and reason == f"{len(sources) // 2} of {len(sources)} files changed"
+    sources[0].write_text(sources[0].read_text() + "\n")
+    assert cli("index", str(root)).returncode == 0
+    assert summary()[0] == "up_to_date"
+
+
+def test_model_loads_are_announced(env: Path) -> None:
+    root = make_workspace(env / "project")
+    assert cli("index", str(root)).returncode == 0
+    ws = Workspace(root)
+    try:
+        knowledge = KnowledgeService(ws.store)
+        heard: list[ModelState] = []
+        knowledge.on_model_state(heard.append)
+        thread = knowledge.preload(str(root))
+        assert thread is not None
+        thread.join(60)
+        model = ws.require_index().embedding_model
+        assert [s.state for s in heard] == ["loading", "ready"] and heard[1].model_id == model
+        assert heard[1].dimension == ws.embedder.dimension and knowledge.model_states[model].state == "ready"
+        assert knowledge.embedder(model).is_loaded  # a server's first query does not load it
+        with pytest.raises(ValueError):
+            knowledge.load_model("nobody/no-such-model")
+        assert heard[-1].state == "error" and "no-such-model" in (heard[-1].error or "")
+    finally:
+        ws.close()
 
 
 def test_jobs_raise_events_and_the_watcher_reindexes_only_changed_files(env: Path) -> None:

@@ -42,6 +42,12 @@ def test_pages_and_their_json_twins(server: WebServer, indexed: tuple[Path, Path
         assert c.get(f"/api/indexes/{wid}").json()["id"] == wid
         status = c.get(f"/api/status?ws={wid}").json()
         assert status["state"] == "up_to_date" and status["label"] == "up to date"
+        for _ in range(100):  # the server loads the index's model at start (seed: ModelStateChanged)
+            model = c.get(f"/api/status?ws={wid}").json()["model_state"]
+            if model and model["state"] != "loading":
+                break
+            time.sleep(0.1)
+        assert model["state"] == "ready" and model["model_id"] == status["model"] and model["dimension"] > 0
 
         found = c.get("/api/search", params={"ws": wid, "q": "Where is the database connection opened?"}).json()
         assert found["results"] and found["stats"]["chunks_searched"] > 0
@@ -191,13 +197,23 @@ def test_adding_a_workspace_checks_the_path_then_indexes_it(server: WebServer, e
             locked.chmod(0)
             assert c.post("/api/indexes", json={"path": str(locked)}).status_code == 400
             locked.chmod(0o755)
-        made = c.post("/api/indexes", json={"path": str(folder), "name": "Second one"})
+        bad = c.post("/api/indexes", json={"path": str(folder), "settings": {"chunk_size": "12", "model": "huge"}})
+        assert bad.status_code == 400 and bad.json()["errors"].keys() == {"chunk_size", "model"}
+        bad = c.post("/api/indexes", json={"path": str(folder), "settings": {"rag_max_tokens": 10}})
+        assert bad.status_code == 400 and "cannot be set here" in bad.json()["error"]
+        assert not (folder / ".aintern.toml").exists()  # nothing written for a refused request
+        made = c.post("/api/indexes", json={
+            "path": str(folder), "name": "Second one",
+            "settings": {"chunk_size": 128, "chunk_overlap": "32", "include_hidden": False, "exclude": ""},
+        })  # fmt: skip
         assert made.status_code == 201, made.text
+        assert made.json()["saved"] == ["chunk_overlap", "chunk_size"]  # (include_hidden is false already)
         wid = made.json()["id"]
         done = server.wait_idle(folder)
         assert done["phase"] == "complete" and done["result"]["files_indexed"] > 5
         detail = c.get(f"/api/indexes/{wid}").json()
         assert detail["name"] == "Second one" and detail["state"] == "up_to_date" and detail["chunks"] > 5
+        assert detail["settings"] == {"chunk_size": 128, "chunk_overlap": 32}
         assert c.post("/api/indexes", json={"path": str(folder)}).status_code == 409  # has one already
         assert c.post(f"/api/indexes/{wid}/rename", json={"name": "renamed"}).json()["name"] == "renamed"
         assert c.post(f"/api/indexes/{wid}/rename", json={"name": " "}).status_code == 400

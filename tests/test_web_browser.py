@@ -77,6 +77,11 @@ def test_add_a_workspace_and_watch_its_progress_to_completion(browser: Browser, 
         expect(page.locator("#add-path")).to_have_value(str(folder))
         page.screenshot(path=shots / "add-workspace.png")
         page.fill("#add-name", "Demo project")
+        # Index options: what is changed is saved in the folder's .aintern.toml; the rest is left alone.
+        page.locator("#add-options summary").click()
+        page.fill("#add-chunk_size", "256")
+        page.fill("#add-exclude", "*.md")
+        page.screenshot(path=shots / "add-options.png")
         page.get_by_role("button", name="Add and index").click()
         expect(page).to_have_url(re.compile(r"/indexes/\d+/progress$"))
         expect(page.locator("#phase")).to_have_text("complete", timeout=120_000)
@@ -91,6 +96,16 @@ def test_add_a_workspace_and_watch_its_progress_to_completion(browser: Browser, 
         expect(row).to_contain_text("up to date")
         page.screenshot(path=shots / "indexes.png")
         no_script_errors(page)
+    saved = (folder / ".aintern.toml").read_text()
+    assert "chunk_size = 256" in saved and 'exclude = ["*.md"]' in saved and "chunk_overlap" not in saved
+    ws = Workspace(folder, env / "aintern.db")
+    try:
+        index = ws.require_index()
+        assert index.settings["chunk_size"] == 256
+        files = ws.store.get_files(index.id)
+        assert "src/python/app.py" in files and "README.md" not in files
+    finally:
+        ws.close()
 
 
 def test_search_and_click_through_to_the_file_at_its_lines(
@@ -319,6 +334,9 @@ def test_a_setting_changed_on_the_page_is_kept_after_a_restart(
         expect(page.locator("#set-rag_max_tokens")).to_have_value("2500")
         expect(page.locator("#set-auto_index")).not_to_be_checked()
         expect(page.locator(".setting[data-key=chunk_size] .origin")).to_have_text("workspace")
+        # The index was built with 512-token chunks: the badge says a full re-index is due, and why.
+        expect(page.locator("#badge")).to_contain_text("needs re-index")
+        expect(page.locator("#badge")).to_have_attribute("title", re.compile("chunk size settings changed"))
         no_script_errors(page)
 
 

@@ -248,25 +248,30 @@ def _toml_value(value: Any) -> Any:
 
 def set_setting(key: str, value: Any, workspace: str | Path | None = None) -> Path:
     """Write ``key = value`` to the user's config.toml, or with ``workspace`` to its .aintern.toml
-    (``value`` None removes the key). The file's comments and layout are kept; the write is atomic.
-    A workspace file the user trusted stays trusted: the user made this change."""
+    (``value`` None removes the key). The file's comments and layout are kept; the write is atomic."""
+    return set_settings({key: value}, workspace)
+
+
+def set_settings(values: dict[str, Any], workspace: str | Path | None = None) -> Path:
+    """Write several settings at once (checked together: chunk_overlap < chunk_size), as ``set_setting``.
+    A workspace file the user trusted, or one this creates, is trusted: the user made this change."""
     import tomlkit
 
-    if key not in SETTINGS:
-        raise SettingsError(f"unknown setting {key!r}; known: {', '.join(SETTINGS)}")
-    if value is not None:
-        value = check_value(key, value)
+    for key in values:
+        if key not in SETTINGS:
+            raise SettingsError(f"unknown setting {key!r}; known: {', '.join(SETTINGS)}")
     path = Path(workspace).resolve() / CONFIG_FILE if workspace is not None else user_config_path()
-    was_trusted = workspace is not None and is_trusted(workspace)
+    trusted = workspace is not None and (not path.exists() or is_trusted(workspace))
     try:
         doc = tomlkit.parse(path.read_text(encoding="utf-8")) if path.is_file() else tomlkit.document()
     except (OSError, UnicodeDecodeError, tomlkit.exceptions.TOMLKitError) as exc:
         raise SettingsError(f"{path}: {exc}") from exc
     table: Any = doc.get("aintern", doc)
-    if value is None:
-        table.pop(key, None)
-    else:
-        table[key] = _toml_value(value)
+    for key, value in values.items():
+        if value is None:
+            table.pop(key, None)
+        else:
+            table[key] = _toml_value(check_value(key, value))
     # The whole file must still load (chunk_overlap < chunk_size, ...): check before writing.
     probe = Settings()
     for k, v in table.unwrap().items():
@@ -280,7 +285,7 @@ def set_setting(key: str, value: Any, workspace: str | Path | None = None) -> Pa
         os.replace(tmp, path)
     except OSError as exc:
         raise SettingsError(f"cannot write {path}: {exc.strerror or exc}") from exc
-    if was_trusted:
+    if trusted:
         trust(Path(workspace or "."), allow=True)
     return path
 

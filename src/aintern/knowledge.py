@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -25,6 +28,8 @@ from aintern.store import SqliteStore, VectorIndex, VectorSearchOptions, VectorT
 from aintern.store.sqlite import overlaps
 from aintern.store.text import clean_user_text
 
+log = logging.getLogger(__name__)
+
 if TYPE_CHECKING:  # numpy's: a search that does not keep the index in memory never imports them
     from aintern.embed.base import QueryVector
     from aintern.retrieve.bm25 import KeywordMatrix
@@ -42,6 +47,19 @@ class KnowledgeQueryError(AinternError):
 BACKGROUND_RELOAD_CHUNKS = 20_000
 #: Chunks a long-running service keeps after reading them (~30 MB of code at most).
 CHUNK_CACHE_SIZE = 20_000
+
+
+@dataclass(frozen=True)
+class ModelState:
+    """Where an embedding model stands in this process (seed: EmbeddingModelStateChangedEventArgs)."""
+
+    model_id: str
+    #: ``loading``, ``ready`` or ``error``.
+    state: str
+    dimension: int | None = None
+    error: str | None = None
+    #: How long the load took.
+    seconds: float | None = None
 
 
 @dataclass(frozen=True)
@@ -171,6 +189,10 @@ class KnowledgeService:
         #: Chunks read by earlier queries, per index state (emptied when it holds CHUNK_CACHE_SIZE).
         self.chunk_caches: IndexStateCache[dict[int, TextChunk]] = IndexStateCache()
         self._embedders: dict[str, Embedder] = {}
+        #: Each embedding model's state, as the last ModelState event said (seed: ModelStateChanged).
+        self.model_states: dict[str, ModelState] = {}
+        self._model_listeners: list[Callable[[ModelState], None]] = []
+        self._model_lock = threading.Lock()
         self._keyword_stats_started: set[int] = set()
         self._expanders: dict[str, FileContextExpander] = {}
         self._lock = threading.Lock()
@@ -183,10 +205,45 @@ class KnowledgeService:
         return self.store.get_index_for_workspace(workspace)
 
     def embedder(self, model_id: str) -> Embedder:
+        """The embedder of ``model_id`` (it loads what a query needs on first use; ``load_model`` loads it
+        all, for a server)."""
         with self._lock:
-            if model_id not in self._embedders:
-                self._embedders[model_id] = embedder_for_model_id(model_id)
-            return self._embedders[model_id]
+            embedder = self._embedders.get(model_id)
+        return embedder if embedder is not None else self.load_model(model_id, full=False)
+
+    def on_model_state(self, listener: Callable[[ModelState], None]) -> None:
+        """Call ``listener`` (from the loading thread) whenever a model starts loading, is ready or fails."""
+        self._model_listeners.append(listener)
+
+    def load_model(self, model_id: str, full: bool = True) -> Embedder:
+        """The embedder of ``model_id``, loaded (``full``: every weight now, not at first use); listeners
+        hear ``loading``, then ``ready`` or ``error`` (whose exception is raised)."""
+        with self._model_lock:  # one load at a time: a query during a preload waits for it
+            embedder = self._embedders.get(model_id)
+            if embedder is not None and (embedder.is_loaded or not full):
+                return embedder
+            self._model_state(ModelState(model_id, "loading"))
+            started = time.perf_counter()
+            try:
+                embedder = embedder or embedder_for_model_id(model_id)
+                if full:
+                    embedder.load()
+                dimension = embedder.dimension if full else None
+            except Exception as exc:
+                self._model_state(ModelState(model_id, "error", error=str(exc)))
+                raise
+            with self._lock:
+                self._embedders[model_id] = embedder
+            self._model_state(ModelState(model_id, "ready", dimension, seconds=time.perf_counter() - started))
+            return embedder
+
+    def _model_state(self, state: ModelState) -> None:
+        self.model_states[state.model_id] = state
+        for listener in list(self._model_listeners):
+            try:
+                listener(state)
+            except Exception:  # a listener's failure is its own
+                log.exception("model state listener failed")
 
     def _expander(self, root: str) -> FileContextExpander:
         with self._lock:
@@ -252,12 +309,15 @@ class KnowledgeService:
             return None
 
         def load() -> None:
-            if index.chunk_count < BACKGROUND_RELOAD_CHUNKS and index.id not in self._keyword_stats_started:
-                self._keyword_stats_started.add(index.id)
-                self._keyword_stats(index)  # here, before the load: the loaded postings then include them
             store = SqliteStore(self.store.path)  # a connection of its own: WAL lets it read alongside
             try:
-                self._in_memory(store, index, self._tier(store, index))
+                tier = self._tier(store, index)
+                with contextlib.suppress(Exception):  # (listeners heard the error; a query raises it again)
+                    self.load_model(tier.model_id if tier else index.embedding_model)
+                if index.chunk_count < BACKGROUND_RELOAD_CHUNKS and index.id not in self._keyword_stats_started:
+                    self._keyword_stats_started.add(index.id)
+                    self._keyword_stats(index)  # here, before the load: the loaded postings then include them
+                self._in_memory(store, index, tier)
             finally:
                 store.close()
 

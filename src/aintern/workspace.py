@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from aintern.config import CONFIG_FILE, Settings
-from aintern.embed import DEFAULT_MODEL, RETIRED_MODELS, Embedder, embedder_for_model_id, get_embedder
+from aintern.embed import DEFAULT_MODEL, RETIRED_MODELS, Embedder, embedder_for_model_id, get_embedder, model_id
 from aintern.errors import AinternError, NoDatabaseError, NotIndexedError, StoreError
 from aintern.knowledge import KnowledgeService
 from aintern.store import IndexStatistics, SqliteStore, VectorIndex, VectorTier
@@ -46,7 +46,10 @@ class IndexStatus:
 
 
 #: What a workspace's index is doing or how it compares with the files, worst first.
-STATES = ("indexing", "missing", "error", "stale", "behind_git", "up_to_date")
+STATES = ("indexing", "missing", "error", "needs_reindex", "stale", "behind_git", "up_to_date")
+
+#: More than this share of an index's files changed: a full re-index serves better (seed: NeedsReindex).
+REINDEX_STALE_SHARE = 0.3
 
 
 @dataclass
@@ -61,6 +64,8 @@ class WorkspaceSummary:
     #: None when not asked for (it sums every chunk's length: most of a second at 100k chunks).
     index_bytes: int | None
     run: IndexRun | None = None
+    #: Why a full re-index is due (state ``needs_reindex``).
+    reindex_reason: str | None = None
 
     @property
     def label(self) -> str:
@@ -69,6 +74,7 @@ class WorkspaceSummary:
             return f"{self.run.phase} {self.run.percent:.0f} %" if self.run.total_files else self.run.phase
         return {
             "indexing": "indexing", "missing": "folder missing", "error": "error", "behind_git": "behind git", "up_to_date": "up to date",
+            "needs_reindex": "needs re-index",
             "stale": f"{self.stale_files} file{'s' if self.stale_files != 1 else ''} changed",
         }[self.state]  # fmt: skip
 
@@ -80,6 +86,7 @@ class WorkspaceSummary:
             "created_at": i.created_at, "updated_at": i.updated_at, "git_commit_indexed": i.git_commit,
             "git_commit_current": self.current_commit, "stale_files": self.stale_files, "last_error": i.last_error,
             "settings": i.settings, "run": self.run.to_dict() if self.run else None,
+            "reindex_reason": self.reindex_reason,
         }  # fmt: skip
 
 
@@ -97,13 +104,32 @@ def summarize(
     index_bytes = store.statistics(index.id).index_size_bytes if size else None
     if not root.is_dir():
         return WorkspaceSummary(index, "indexing" if run else "missing", 0, None, index_bytes, run)
-    stale = 0 if run else staleness(store, index.id, root, Settings.load(root).scan_options()).count
+    settings = Settings.load(root)
+    stale = 0 if run else staleness(store, index.id, root, settings.scan_options()).count
+    reason = None if run else reindex_reason(index, settings, stale)
     commit = head_commit(root)
     state = (
-        "indexing" if run else "error" if index.last_error else "stale" if stale
+        "indexing" if run else "error" if index.last_error else "needs_reindex" if reason else "stale" if stale
         else "behind_git" if commit is not None and commit != index.git_commit else "up_to_date"
     )  # fmt: skip
-    return WorkspaceSummary(index, state, stale, commit, index_bytes, run)
+    return WorkspaceSummary(index, state, stale, commit, index_bytes, run, reason)
+
+
+def reindex_reason(index: VectorIndex, settings: Settings, stale_files: int) -> str | None:
+    """Why only a full re-index (``aintern index --force``) brings ``index`` in line, or None: its model
+    was retired or is not the one the settings name, its chunk sizes are not the settings', or most of
+    its files changed."""
+    if index.embedding_model in RETIRED_MODELS:
+        return "its embedding model was retired"
+    wanted = model_id(settings.model) if settings.model else None  # unset: an index keeps its own model
+    if wanted is not None and wanted != index.embedding_model:
+        return f"the settings name the {settings.model} model"
+    built = {k: index.settings[k] for k in ("chunk_size", "chunk_overlap") if k in index.settings}
+    if built and built != settings.chunking():
+        return "the chunk size settings changed"
+    if index.file_count and stale_files > index.file_count * REINDEX_STALE_SHARE:
+        return f"{stale_files} of {index.file_count} files changed"
+    return None
 
 
 def list_workspaces(store: SqliteStore) -> list[WorkspaceSummary]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any
 
-from aintern.embed.base import Embedder, EmbeddingProgress, ProgressCallback, normalize
+from aintern.embed.base import MODEL_IDS, Embedder, EmbeddingProgress, ProgressCallback, normalize
 
 if TYPE_CHECKING:
     from aintern.chunk.models import TextChunk
@@ -23,6 +23,11 @@ __all__ = [
 #: The default: static embeddings, thousands of chunks/s on a laptop CPU (docs/benchmarks.md says why).
 DEFAULT_MODEL = "static"
 MODELS = ("static", "minilm", "openai")
+
+
+def model_id(name: str) -> str | None:
+    """The id of the vectors model ``name`` makes; None where it depends on configuration (``openai``)."""
+    return MODEL_IDS.get(name)
 
 
 def get_embedder(name: str | None = None, **options: Any) -> Embedder:

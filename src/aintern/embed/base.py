@@ -18,6 +18,10 @@ if TYPE_CHECKING:
     QueryVector: TypeAlias = np.ndarray | array[float]
 
 
+#: The id stored with an index built by each local model (the backends' ``model_id``).
+MODEL_IDS = {"static": "aintern/static-code-256-v2", "minilm": "aintern/minilm-l6-v2-int8"}
+
+
 @dataclass(frozen=True)
 class EmbeddingProgress:
     processed_count: int

@@ -9,14 +9,14 @@ from typing import Any
 
 import numpy as np
 
-from aintern.embed.base import EmbeddingProgress, ProgressCallback, length_sorted_batches, normalize
+from aintern.embed.base import MODEL_IDS, EmbeddingProgress, ProgressCallback, length_sorted_batches, normalize
 from aintern.embed.tokenizer import MODELS_DIR, WordPieceTokenizer
 
 
 class OnnxEmbedder:
     """The transformer: slower than the static model, better at paraphrase. Window 256 tokens."""
 
-    model_id = "aintern/minilm-l6-v2-int8"
+    model_id = MODEL_IDS["minilm"]
     dimension = 384
     #: sentence-transformers' max_seq_length is 256 including [CLS] and [SEP].
     max_tokens = 254

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from aintern.embed.base import EmbeddingProgress, ProgressCallback, normalize
+from aintern.embed.base import MODEL_IDS, EmbeddingProgress, ProgressCallback, normalize
 from aintern.embed.tokenizer import MODELS_DIR, WordPieceTokenizer
 from aintern.embed.wordpiece import PLAIN_BELOW, PlainWordPiece
 
@@ -61,7 +61,7 @@ class StaticEmbedder:
     """One 256-d vector per WordPiece token, fit on real code so that a chunk's mean token vector
     matches all-MiniLM-L6-v2's embedding of it (scripts/train_static.py; docs/benchmarks.md)."""
 
-    model_id = "aintern/static-code-256-v2"
+    model_id = MODEL_IDS["static"]
     dimension = 256
     #: No attention window: any length embeds. This is the chunk size the chunker aims at.
     max_tokens = 512

@@ -80,10 +80,13 @@ class WebState:
 
 
 class HTTPError(Exception):
-    def __init__(self, status: int, message: str) -> None:
+    """An error response; ``extra`` goes into its JSON (e.g. ``errors`` by form field)."""
+
+    def __init__(self, status: int, message: str, **extra: Any) -> None:
         super().__init__(message)
         self.status = status
         self.message = message
+        self.extra = extra
 
 
 def state(request: Request) -> WebState:
@@ -127,7 +130,7 @@ def handler(fn: Callable[[Request], Awaitable[Response]]) -> Callable[[Request],
         try:
             return await fn(request)
         except HTTPError as exc:
-            return error_response(request, exc.status, exc.message)
+            return error_response(request, exc.status, exc.message, exc.extra)
         except ValueError as exc:  # bad parameters (an empty question, a number that is not one)
             return error_response(request, 400, str(exc))
         except AinternError as exc:
@@ -143,9 +146,9 @@ def sse(kind: str, data: dict[str, Any]) -> bytes:
     return f"event: {kind}\ndata: {json.dumps(data, default=str)}\n\n".encode()
 
 
-def error_response(request: Request, status: int, message: str) -> Response:
+def error_response(request: Request, status: int, message: str, extra: dict[str, Any] | None = None) -> Response:
     if wants_json(request) or request.method != "GET":
-        return JSONResponse({"error": message}, status_code=status)
+        return JSONResponse({"error": message, **(extra or {})}, status_code=status)
     web = state(request)
     context = {"status": status, "message": message, "indexes": [], "current": None, "csrf": web.csrf, "data": {}}
     return web.templates.TemplateResponse(request, "error.html", context, status_code=status)
@@ -249,6 +252,7 @@ def code_styles() -> str:
 def create_app(config: ServerConfig | None = None) -> Starlette:
     """The web app over the application database of ``config.db`` (default: the user's)."""
     import contextlib
+    import dataclasses
 
     from aintern.web import chat, indexes, search, settings
 
@@ -257,6 +261,8 @@ def create_app(config: ServerConfig | None = None) -> Starlette:
     templates = Jinja2Templates(directory=str(HERE / "templates"))
     templates.env.filters["tojson_attr"] = lambda v: json.dumps(v)
     web = WebState(config, store, KnowledgeService(store), Jobs(config.db), templates)
+    # Model loads (seed: ModelStateChanged) reach the pages with the other events; they concern no one workspace.
+    web.knowledge.on_model_state(lambda s: web.jobs.emit("model", "", dataclasses.asdict(s)))
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> Any:

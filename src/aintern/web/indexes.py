@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -13,10 +14,12 @@ from starlette.responses import JSONResponse, RedirectResponse, Response, Stream
 from starlette.routing import Route
 
 from aintern.config import Settings
+from aintern.errors import SettingsError
 from aintern.index.jobs import Event
 from aintern.index.runs import active_run, active_runs
 from aintern.store import VectorIndex
 from aintern.web.app import HTTPError, WebState, handler, page, read_json, sse, state
+from aintern.web.settings import listing, parse_form
 from aintern.workspace import WorkspaceSummary, list_workspaces, summarize
 
 #: How often an events stream looks at runs of other processes (the CLI): they raise no events here.
@@ -68,6 +71,8 @@ def _summary_dict(web: WebState, summary: WorkspaceSummary) -> dict[str, Any]:
     data = summary.to_dict()
     data["watching"] = web.jobs.watching(summary.index.workspace_path)
     data["auto_index"] = _auto_index(summary.index.workspace_path)
+    model = web.knowledge.model_states.get(summary.index.embedding_model)
+    data["model_state"] = dataclasses.asdict(model) if model is not None else None
     job = web.jobs.job(summary.index.workspace_path)
     data["job"] = job.to_dict(log_from=max(0, len(job.log) - 50)) if job is not None else None
     if job is not None and not job.done:  # (its database row is written from its first write on)
@@ -89,7 +94,12 @@ def _auto_index(workspace: str) -> bool | None:
 async def indexes_page(request: Request) -> Response:
     web = state(request)
     found = await asyncio.to_thread(list_workspaces, web.store)
-    data = {"indexes": [_summary_dict(web, _with_job(web, s)) for s in found], "home": str(Path.home())}
+    try:
+        options = [row for row in listing(None)["settings"] if row["key"] in INDEX_OPTIONS]
+    except SettingsError:  # a broken config.toml: the Settings page says so; the dialog offers no options
+        options = []
+    data = {"indexes": [_summary_dict(web, _with_job(web, s)) for s in found], "home": str(Path.home()),
+            "index_options": options}  # fmt: skip
     return page(request, "indexes.html", data)
 
 
@@ -116,22 +126,42 @@ def checked_folder(text: str) -> Path:
     return path.resolve()
 
 
+#: What "Add workspace" may set for the new index (written to its .aintern.toml, where the CLI reads them).
+INDEX_OPTIONS = ("model", "tier", "auto_index", "respect_gitignore", "include_hidden", "include_secrets",
+                 "chunk_size", "chunk_overlap", "max_file_kb", "include", "exclude")  # fmt: skip
+
+
 @handler
 async def add_index(request: Request) -> Response:
-    """Add a workspace and start indexing it (the progress is at /indexes/<id>/progress)."""
+    """Add a workspace and start indexing it (the progress is at /indexes/<id>/progress). ``settings``:
+    index options (INDEX_OPTIONS); those that differ from the folder's settings now are saved in its
+    .aintern.toml, so every later update, from here or the CLI, indexes the same way."""
+    from aintern.config import set_settings
     from aintern.workspace import Workspace
 
     web = state(request)
     body = await read_json(request)
     root = checked_folder(str(body.get("path") or ""))
-    model = body.get("model") or None
-    if model is not None and model not in ("static", "minilm", "openai"):
-        raise HTTPError(400, f"model: choose static, minilm or openai, not {model!r}")
+    options = body.get("settings") or {}
+    if not isinstance(options, dict):
+        raise HTTPError(400, "settings: give an object of index options")
+    if body.get("model"):
+        options = {**options, "model": body["model"]}
+    unknown = sorted(set(options) - set(INDEX_OPTIONS))
+    if unknown:
+        raise HTTPError(
+            400, f"settings: {', '.join(unknown)} cannot be set here; choose from {', '.join(INDEX_OPTIONS)}"
+        )
+    chosen = parse_form({k: v for k, v in options.items() if v is not None and v != ""})
     if web.store.get_index_for_workspace(root) is not None:
         raise HTTPError(409, f"{root} has an index already: update it on the Indexes page")
+    current = Settings.load(root)
+    changed = {k: v for k, v in chosen.items() if getattr(current, k) != v}
 
     def create() -> int:
-        ws = Workspace(root, web.config.db, model)
+        if changed:
+            set_settings(changed, root)
+        ws = Workspace(root, web.config.db)
         try:
             index = ws.store.open_index(root, ws.embedder.model_id, ws.embedder.dimension)
             name = str(body.get("name") or "").strip()
@@ -145,7 +175,10 @@ async def add_index(request: Request) -> Response:
     web.jobs.start(root, "index")
     if web.config.watch:
         _watch(web, str(root))
-    return JSONResponse({"id": index_id, "workspace": str(root), "progress": f"/indexes/{index_id}/progress"}, 201)
+    return JSONResponse(
+        {"id": index_id, "workspace": str(root), "progress": f"/indexes/{index_id}/progress", "saved": sorted(changed)},
+        201,
+    )
 
 
 def _index(request: Request) -> VectorIndex:
@@ -277,7 +310,7 @@ async def events(request: Request) -> Response:
     queue: asyncio.Queue[Event] = asyncio.Queue(maxsize=1000)
 
     def listener(event: Event) -> None:
-        if workspace is None or event.workspace == workspace:
+        if workspace is None or event.workspace in (workspace, ""):  # ("": the process's, e.g. a model load)
             loop.call_soon_threadsafe(_put, queue, event)
 
     unsubscribe = web.jobs.subscribe(listener)

@@ -10,7 +10,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from aintern.config import SETTINGS, Settings, parse_value, set_setting, user_config_path
+from aintern.config import SETTINGS, Settings, parse_value, set_settings, user_config_path
 from aintern.errors import SettingsError
 from aintern.web.app import HTTPError, WebState, handler, page, read_json, state
 
@@ -29,7 +29,7 @@ def _scope(web: WebState, request: Request, scope: str) -> Path | None:
     return root
 
 
-def _listing(workspace: Path | None) -> dict[str, Any]:
+def listing(workspace: Path | None) -> dict[str, Any]:
     settings = Settings.load(workspace)
     rows = []
     for key, spec in SETTINGS.items():
@@ -50,7 +50,7 @@ async def settings_page(request: Request) -> Response:
     index = web.index(request, required=False)
     workspace = Path(index.workspace_path) if index is not None and Path(index.workspace_path).is_dir() else None
     try:
-        data = await asyncio.to_thread(_listing, workspace)
+        data = await asyncio.to_thread(listing, workspace)
     except SettingsError as exc:
         data = {"settings": [], "error": str(exc), "user_file": str(user_config_path()), "workspace_file": None}
     return page(request, "settings.html", data)
@@ -66,6 +66,18 @@ async def save_settings(request: Request) -> Response:
     values = body.get("values")
     if not isinstance(values, dict) or not values:
         raise HTTPError(400, "values: give an object of settings to change")
+    parsed = parse_form(values)
+    try:
+        written = await asyncio.to_thread(set_settings, parsed, workspace)
+    except SettingsError as exc:
+        raise HTTPError(400, str(exc), errors={}) from exc
+    web.llms.clear()  # an LLM setting may have changed: the next chat loads what is configured now
+    return JSONResponse({"saved": sorted(parsed), "file": str(written)})
+
+
+def parse_form(values: dict[str, Any]) -> dict[str, Any]:
+    """Settings as a form or a JSON body sends them (text, or JSON values), each checked; FormErrors
+    is a 400 whose ``errors`` say which field is wrong and why."""
     parsed: dict[str, Any] = {}
     errors: dict[str, str] = {}
     for key, text in values.items():
@@ -76,15 +88,8 @@ async def save_settings(request: Request) -> Response:
         except SettingsError as exc:
             errors[str(key)] = str(exc)
     if errors:
-        return JSONResponse({"error": "; ".join(errors.values()), "errors": errors}, 400)
-    written = None
-    try:
-        for key, value in parsed.items():
-            written = await asyncio.to_thread(set_setting, key, value, workspace)
-    except SettingsError as exc:
-        return JSONResponse({"error": str(exc), "errors": {}}, 400)
-    web.llms.clear()  # an LLM setting may have changed: the next chat loads what is configured now
-    return JSONResponse({"saved": sorted(parsed), "file": str(written)})
+        raise HTTPError(400, "; ".join(errors.values()), errors=errors)
+    return parsed
 
 
 def _text(value: Any) -> str:

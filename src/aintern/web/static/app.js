@@ -72,7 +72,7 @@ function connectEvents() {
   const source = new EventSource(url);
   // (Re)connected: what happened before the stream opened was not seen; pages catch up.
   source.addEventListener("open", () => listeners.forEach(fn => fn("open", {})));
-  for (const kind of ["progress", "file", "state", "run"]) {
+  for (const kind of ["progress", "file", "state", "run", "model"]) {
     source.addEventListener(kind, e => { const data = JSON.parse(e.data); listeners.forEach(fn => fn(kind, data)); });
   }
   return source;
@@ -90,8 +90,11 @@ async function refreshBadge() {
   try {
     const s = await api("GET", `/api/status?ws=${WS}`);
     const watch = s.watching ? (s.auto_index ? " · auto-index" : " · watching") : "";
-    showBadge(s.state, s.label + (s.state === "up_to_date" ? watch : ""));
-    badge.title = `${s.name}: ${s.label}${s.last_error ? " — " + s.last_error : ""}`;
+    const model = s.model_state;
+    if (model && model.state === "loading" && s.state !== "indexing") showBadge("indexing", "loading model");
+    else showBadge(s.state, s.label + (s.state === "up_to_date" ? watch : ""));
+    const why = s.last_error || s.reindex_reason || (model && model.error);
+    badge.title = `${s.name}: ${s.label}${why ? " — " + why : ""}`;
   } catch (e) { showBadge("error", "status unavailable"); }
 }
 function refreshBadgeSoon() { clearTimeout(badgeTimer); badgeTimer = setTimeout(refreshBadge, 250); }
@@ -102,6 +105,9 @@ onEvent((kind, data) => {
     showBadge("indexing", `${data.phase}${pct}`);
   } else if (kind === "state") {
     refreshBadgeSoon();
+  } else if (kind === "model") {  // the seed's ModelStateChanged
+    if (data.state === "loading" && badge.dataset.state !== "indexing") showBadge("indexing", "loading model");
+    else refreshBadgeSoon();
   }
 });
 
@@ -152,11 +158,21 @@ function setupIndexes() {
   $("#browse-up").addEventListener("click", () => browser.dataset.parent && browse(browser.dataset.parent));
   $("#browse-list").addEventListener("click", e => { const li = e.target.closest("li[data-path]"); if (li) browse(li.dataset.path); });
   pathInput.addEventListener("change", () => browse(pathInput.value));
+  // Only the options the user changed: the rest stay as the folder's own .aintern.toml (or defaults) say.
+  function changedOptions() {
+    const out = {};
+    $$("#add-options [name]").forEach(el => {
+      if (el.type === "checkbox") { if (el.checked !== el.defaultChecked) out[el.name] = el.checked ? "true" : "false"; }
+      else if (el.tagName === "SELECT") { const o = el.options[el.selectedIndex]; if (!o.defaultSelected) out[el.name] = el.value; }
+      else if (el.value !== el.defaultValue) out[el.name] = el.value;
+    });
+    return out;
+  }
   $("#add-form").addEventListener("submit", async e => {
     e.preventDefault();
     const form = new FormData(e.target);
     try {
-      const made = await api("POST", "/api/indexes", { path: form.get("path"), name: form.get("name"), model: form.get("model") });
+      const made = await api("POST", "/api/indexes", { path: form.get("path"), name: form.get("name"), settings: changedOptions() });
       go(made.progress);
     } catch (err) { $("#add-error").textContent = err.message; }
   });
