@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import math
 import threading
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from aintern.assemble.context import ContextBuildOptions, ContextBuildResult, KnowledgeChunk, assemble
 from aintern.assemble.expand import FileContextExpander
@@ -22,7 +23,7 @@ from aintern.retrieve import rerank
 from aintern.retrieve.cache import IndexStateCache, QueryCache
 from aintern.retrieve.hybrid import FULL_TIER, HybridConfig, hybrid_search, named_symbols
 from aintern.retrieve.keywords import find_highlights
-from aintern.retrieve.relevance import monotone, relevance
+from aintern.retrieve.relevance import COEFFICIENTS, monotone, relevance
 from aintern.retrieve.rerank import Ranked, RerankingStrategy
 from aintern.store import SqliteStore, VectorIndex, VectorSearchOptions, VectorTier
 from aintern.store.sqlite import overlaps
@@ -65,6 +66,9 @@ class ModelState:
 @dataclass(frozen=True)
 class KnowledgeQueryOptions:
     workspace_path: str = ""
+    #: Several workspaces searched together (instead of ``workspace_path``): one ranking across them,
+    #: each hit tagged with its workspace.
+    workspace_paths: tuple[str, ...] = ()
     max_results: int = 10
     #: Calibrated: 0.5 keeps hits more likely than not to be in a relevant file (docs/benchmarks.md).
     min_relevance: float = 0.5
@@ -111,9 +115,13 @@ class RelevantFile:
     match_lines: list[int] = field(default_factory=list)
     #: Ranked here only to fill the list: its relevance is under the threshold asked for.
     below_threshold: bool = False
+    #: The workspace and its index's name, when a query searched several.
+    workspace: str | None = None
+    repo: str | None = None
 
     def to_dict(self) -> dict[str, object]:
-        return {"path": self.file_path, "relevance": round(self.relevance, 4), "match_count": self.match_count,
+        repo = {"repo": self.repo, "workspace": self.workspace} if self.workspace else {}
+        return repo | {"path": self.file_path, "relevance": round(self.relevance, 4), "match_count": self.match_count,
                 "match_lines": self.match_lines, "language": self.language, "summary": self.summary,
                 "below_threshold": self.below_threshold}  # fmt: skip
 
@@ -161,6 +169,24 @@ class KnowledgeIndexHealth:
         if self.stale_files:
             return f"Up to date ({self.stale_files} files changed)"
         return "Up to date"
+
+
+#: How strongly a repository's weaker evidence discounts its hits in a query over several (logits per
+#: unit of evidence): 3 and 4 were each chosen on one half of the dev repositories (bench/multi_repo.py).
+REPO_AFFINITY = 3.0
+
+
+def evidence(chunk: KnowledgeChunk, tier: str) -> float:
+    """The rank-free part of a hit's relevance logit: its cosine and term coverage, weighted."""
+    if chunk.evidence is None:
+        return -math.inf
+    _, b_cos, b_cov, _ = COEFFICIENTS[tier]
+    return b_cos * chunk.evidence[0] + b_cov * chunk.evidence[1]
+
+
+def _where(workspace: str | Sequence[str]) -> dict[str, Any]:
+    """The options that name one workspace, or several searched together."""
+    return {"workspace_path": workspace} if isinstance(workspace, str) else {"workspace_paths": tuple(workspace)}
 
 
 class KnowledgeService:
@@ -332,6 +358,8 @@ class KnowledgeService:
         question = clean_user_text(question or "")
         if not question:
             raise ValueError("question cannot be empty")
+        if options.workspace_paths:
+            return self._query_many(question, options)
         # Every read of one query sees one state of the index, whatever an indexer commits meanwhile (a
         # file re-indexed between the vector and the keyword search would otherwise drop out of one).
         with self.store.snapshot():
@@ -416,6 +444,9 @@ class KnowledgeService:
             if len(chosen) >= options.max_results:
                 break
         chunks = self._knowledge_chunks(index, chosen, question, options)
+        ranks = {h.chunk_id: rank for rank, h in enumerate(hits, 1)}
+        for k in chunks:
+            k.evidence = (cosines.get(k.chunk_id, 0.0), coverage.get(k.chunk_id, 0.0), ranks.get(k.chunk_id, 1))
         result = KnowledgeQueryResult(
             chunks=chunks, relevant_files=list(dict.fromkeys(c.file_path for c in chunks)),
             query_time=time.perf_counter() - started, total_chunks_searched=index.chunk_count,
@@ -424,6 +455,40 @@ class KnowledgeService:
         )  # fmt: skip
         self.cache.set(key, result)
         return result
+
+    def _query_many(self, question: str, options: KnowledgeQueryOptions) -> KnowledgeQueryResult:
+        """One ranking over several workspaces. Each index answers as it would alone; a hit's relevance
+        is then discounted by how much worse its repository's best evidence (cosine and term coverage of
+        its top hits, rank left out) is than the best repository's: most questions are about one
+        repository, and every index's own top hit looks good within it. docs/benchmarks.md has the
+        numbers (REPO_AFFINITY chosen out of fold, by repository)."""
+        started = time.perf_counter()
+        found = [i for i in (self._index(path) for path in dict.fromkeys(options.workspace_paths)) if i is not None]
+        names = [i.name for i in found]
+        answers: list[tuple[VectorIndex, KnowledgeQueryResult, float]] = []
+        for index in found:
+            with self.store.snapshot():
+                one = self._query(question, replace(options, workspace_path=index.workspace_path, workspace_paths=()))
+            tier = "full" if self._tier(self.store, index) else "fast"
+            answers.append((index, one, max((evidence(c, tier) for c in one.chunks[:3]), default=-math.inf)))
+        best = max((a for _, _, a in answers), default=0.0)
+        merged: list[tuple[float, int, KnowledgeChunk]] = []
+        for index, one, affinity in answers:
+            # A name two indexes share would not tell their hits apart: the folder's path does.
+            repo = index.name if names.count(index.name) == 1 else index.workspace_path
+            discount = math.exp(REPO_AFFINITY * (affinity - best))
+            for rank, c in enumerate(one.chunks):
+                merged.append((c.relevance * discount, rank,
+                               replace(c, relevance=c.relevance * discount, workspace=index.workspace_path, repo=repo)))  # fmt: skip
+        merged.sort(key=lambda m: (-m[0], m[1]))
+        chunks = [c for score, _, c in merged if score >= options.min_relevance][: options.max_results]
+        return KnowledgeQueryResult(
+            chunks=chunks, relevant_files=list(dict.fromkeys(c.display_path for c in chunks)),
+            query_time=time.perf_counter() - started, total_chunks_searched=sum(o.total_chunks_searched for _, o, _ in answers),
+            chunks_above_threshold=sum(o.chunks_above_threshold for _, o, _ in answers),
+            reranking_applied=RerankingStrategy(options.reranking),
+            cache_hit=bool(answers) and all(o.cache_hit for _, o, _ in answers),
+        )  # fmt: skip
 
     def _knowledge_chunks(
         self, index: VectorIndex, chosen: list[Ranked], question: str, options: KnowledgeQueryOptions
@@ -459,11 +524,12 @@ class KnowledgeService:
         return out
 
     def build_context(
-        self, question: str, workspace: str, options: ContextBuildOptions | None = None
+        self, question: str, workspace: str | Sequence[str], options: ContextBuildOptions | None = None
     ) -> ContextBuildResult:
+        """The context block for ``question`` from one workspace, or from several searched together."""
         o = options or ContextBuildOptions()
         result = self.query(question, KnowledgeQueryOptions(
-            workspace_path=workspace, max_results=o.max_chunks, min_relevance=o.min_relevance,
+            **_where(workspace), max_results=o.max_chunks, min_relevance=o.min_relevance,
             expand_context=o.expand_context, context_lines=o.context_lines, file_patterns=o.file_patterns,
             languages=o.languages, reranking=RerankingStrategy(o.reranking),
         ))  # fmt: skip
@@ -475,7 +541,12 @@ class KnowledgeService:
         return assemble(chunks, options)
 
     def find_relevant_files(
-        self, query: str, workspace: str, max_files: int = 10, min_relevance: float = 0.4, fill: bool = False
+        self,
+        query: str,
+        workspace: str | Sequence[str],
+        max_files: int = 10,
+        min_relevance: float = 0.4,
+        fill: bool = False,
     ) -> list[RelevantFile]:
         """Files ranked by their best chunk (then by how many chunks matched), with the lines that matched.
 
@@ -483,22 +554,24 @@ class KnowledgeService:
         marked ``below_threshold`` (a ranked list that does not collapse to two files when scores are modest).
         """
         result = self.query(query, KnowledgeQueryOptions(
-            workspace_path=workspace, max_results=max_files * 3, min_relevance=0.0 if fill else min_relevance,
+            **_where(workspace), max_results=max_files * 3, min_relevance=0.0 if fill else min_relevance,
             include_snippets=False, expand_context=False,
         ))  # fmt: skip
         groups: dict[str, list[KnowledgeChunk]] = {}  # in the order of each file's best chunk
         for c in result.chunks:
-            groups.setdefault(c.file_path, []).append(c)
+            groups.setdefault(c.display_path, []).append(c)
         files = [
             RelevantFile(
-                file_path=path,
+                file_path=cs[0].file_path,
                 relevance=max(c.relevance for c in cs),
                 match_count=len(cs),
                 summary=cs[0].content[:100] + ("..." if len(cs[0].content) > 100 else ""),
                 language=cs[0].language,
                 match_lines=sorted({c.start_line for c in cs}),
+                workspace=cs[0].workspace,
+                repo=cs[0].repo,
             )
-            for path, cs in groups.items()
+            for cs in groups.values()
         ]
         # Relevance never rises down the ranking, so equal relevance is mostly the cap of relevance.monotone:
         # there the ranking's order stands (a file's chunk count would overrule the ranking it capped).

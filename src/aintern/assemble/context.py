@@ -44,10 +44,22 @@ class KnowledgeChunk:
     #: When the question names a definition nested in this chunk (a method of a merged class): its lines.
     symbol_start_line: int | None = None
     symbol_end_line: int | None = None
+    #: The workspace the chunk is in and its index's name, when a query searched several.
+    workspace: str | None = None
+    repo: str | None = None
+    #: What its relevance was computed from: cosine, term coverage, rank in its index's list (a query
+    #: over several indexes ranks across them with these).
+    evidence: tuple[float, float, int] | None = field(default=None, repr=False)
+
+    @property
+    def display_path(self) -> str:
+        """``repo/path`` when a query searched several workspaces, else the workspace-relative path."""
+        return f"{self.repo}/{self.file_path}" if self.repo else self.file_path
 
     def search_result(self) -> dict[str, object]:
         """A hit as ``aintern search --json`` prints it (and the web app's search returns it)."""
-        return {
+        repo = {"repo": self.repo, "workspace": self.workspace} if self.workspace else {}
+        return repo | {
             "path": self.file_path, "start_line": self.start_line, "end_line": self.end_line,
             "score": round(self.relevance, 4), "original_score": round(self.original_score, 4),
             "symbol": self.symbol_name, "symbol_type": self.symbol_type.value if self.symbol_type else None,
@@ -67,7 +79,8 @@ class KnowledgeChunk:
         return self.expanded_context if self.expanded_context is not None else self.content
 
     def to_dict(self) -> dict[str, object]:
-        return {
+        repo = {"repo": self.repo, "workspace": self.workspace} if self.workspace else {}
+        return repo | {
             "path": self.file_path, "start_line": self.start_line, "end_line": self.end_line,
             "relevance": round(self.relevance, 4), "original_score": round(self.original_score, 4),
             "language": self.language, "symbol": self.symbol_name,
@@ -127,7 +140,7 @@ def merge_chunks(chunks: list[KnowledgeChunk]) -> list[KnowledgeChunk]:
     """Overlapping or adjacent chunks of one file become one, so no line is sent twice."""
     by_file: dict[str, list[KnowledgeChunk]] = {}
     for c in chunks:
-        by_file.setdefault(c.file_path, []).append(c)
+        by_file.setdefault(c.display_path, []).append(c)
     merged: list[KnowledgeChunk] = []
     for path in by_file:
         group = sorted(by_file[path], key=lambda c: c.shown_lines)
@@ -156,7 +169,7 @@ def _format(chunk: KnowledgeChunk, o: ContextBuildOptions) -> str:
     lo, hi = chunk.shown_lines
     text = chunk.shown_text
     if o.format is ContextFormat.XML:
-        attrs = [f'file="{escape(chunk.file_path, {chr(34): "&quot;"})}"']
+        attrs = [f'file="{escape(chunk.display_path, {chr(34): "&quot;"})}"']
         if o.include_line_numbers:
             attrs.append(f'lines="{lo}-{hi}"')
         if chunk.language:
@@ -165,7 +178,7 @@ def _format(chunk: KnowledgeChunk, o: ContextBuildOptions) -> str:
             attrs.append(f'relevance="{chunk.relevance:.2f}"')
         return f"<code-context {' '.join(attrs)}>\n{escape(text)}\n</code-context>"
     if o.format is ContextFormat.JSON:
-        obj: dict[str, object] = {"file": chunk.file_path, "content": text}
+        obj: dict[str, object] = {"file": chunk.display_path, "content": text}
         if o.include_line_numbers:
             obj["startLine"], obj["endLine"] = lo, hi
         if chunk.language:
@@ -176,14 +189,14 @@ def _format(chunk: KnowledgeChunk, o: ContextBuildOptions) -> str:
     if o.format is ContextFormat.PLAIN:
         out = ""
         if o.include_file_headers:
-            out += f"File: {chunk.file_path}"
+            out += f"File: {chunk.display_path}"
             if o.include_line_numbers:
                 out += f" (lines {lo}-{hi})"
             out += "\n" + "-" * 40 + "\n"
         return out + text + "\n"
     out = ""
     if o.include_file_headers:
-        out += f"### {chunk.file_path}\n"
+        out += f"### {chunk.display_path}\n"
         if o.include_line_numbers:
             out += f"Lines {lo}-{hi}\n"
         if o.include_scores:
@@ -230,8 +243,8 @@ def assemble(chunks: list[KnowledgeChunk], options: ContextBuildOptions | None =
     if o.group_by_file:
         best: dict[str, float] = {}
         for c in chunks:
-            best[c.file_path] = max(best.get(c.file_path, 0.0), c.relevance)
-        chunks = sorted(chunks, key=lambda c: (-best[c.file_path], c.file_path, c.start_line))
+            best[c.display_path] = max(best.get(c.display_path, 0.0), c.relevance)
+        chunks = sorted(chunks, key=lambda c: (-best[c.display_path], c.display_path, c.start_line))
     else:
         chunks = sorted(chunks, key=lambda c: -c.relevance)
 
@@ -262,7 +275,7 @@ def assemble(chunks: list[KnowledgeChunk], options: ContextBuildOptions | None =
         estimated_tokens=o.count(context),
         chunks_included=len(included),
         chunks_truncated=truncated,
-        files_included=list(dict.fromkeys(c.file_path for c in included)),
+        files_included=list(dict.fromkeys(c.display_path for c in included)),
         was_truncated=truncated > 0,
         format=o.format,
         build_time=time.perf_counter() - started,
