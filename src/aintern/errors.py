@@ -23,6 +23,10 @@ class NotIndexedError(AinternError):
     """A workspace has no index yet."""
 
 
+class FileNotIndexedError(AinternError):
+    """A path that is not an indexed file of the workspace (outside it, through a symlink out, or unknown)."""
+
+
 class IndexOutdatedError(NotIndexedError):
     """An index was built with a built-in model that this version replaced; ``aintern index`` rebuilds it."""
 

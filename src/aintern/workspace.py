@@ -140,6 +140,57 @@ def list_workspaces(store: SqliteStore) -> list[WorkspaceSummary]:
     return [summarize(store, index, runs) for index in store.list_indexes()]
 
 
+def resolve_workspaces(store: SqliteStore, specs: Iterable[str]) -> list[VectorIndex]:
+    """The indexes a user means by each of ``specs``: a folder (the index at or above it), an index's
+    name, or a git remote (``github.com/owner/name``, any URL form: every clone of it). ``all`` or
+    ``*``: every index. NotIndexedError names what matched nothing, and what there is."""
+    from aintern.index.git import normalise_remote, remote_url
+
+    indexes = store.list_indexes()
+    out: dict[int, VectorIndex] = {}
+    remotes: dict[int, str | None] | None = None
+    for spec in specs:
+        spec = spec.strip()
+        if spec in ("all", "*"):
+            out.update((i.id, i) for i in indexes)
+            continue
+        found = [i for i in indexes if i.name == spec] or [i for i in indexes if i.name.lower() == spec.lower()]
+        path = Path(spec).expanduser()
+        if not found and path.is_absolute() and path.exists():
+            above = store.find_index_above(path)
+            found = [above] if above is not None else []
+        if not found and ("/" in spec or ":" in spec):
+            if remotes is None:  # read each workspace's .git/config once
+                remotes = {i.id: remote_url(i.workspace_path) for i in indexes}
+            wanted = normalise_remote(spec)
+            found = [i for i in indexes if remotes[i.id] == wanted]
+        if not found:
+            known = ", ".join(sorted(i.name for i in indexes)) or "none"
+            raise NotIndexedError(
+                f"no index matches {spec!r} (a folder, an index name or a git remote); indexes: {known}"
+            )
+        out.update((i.id, i) for i in found)
+    return list(out.values())
+
+
+def read_indexed_file(store: SqliteStore, index: VectorIndex, rel: str) -> str:
+    """The text of ``rel``, an indexed file of ``index``'s workspace. No ``..``, no absolute path, no
+    symlink out of the workspace: FileNotIndexedError, as for a file that is not indexed."""
+    from aintern.errors import FileNotIndexedError
+
+    rel = rel.replace("\\", "/")
+    if not rel or rel.startswith("/") or "\x00" in rel or ".." in rel.split("/"):
+        raise FileNotIndexedError("no such file in this workspace")
+    base = Path(os.path.realpath(index.workspace_path))
+    target = Path(os.path.realpath(base / rel))
+    if base not in target.parents or not store.file_hashes(index.id, [rel]):
+        raise FileNotIndexedError(f"{rel} is not an indexed file of {index.workspace_path}")
+    try:
+        return target.read_bytes().decode("utf-8", errors="replace")
+    except OSError as exc:
+        raise FileNotIndexedError(f"{rel}: {exc.strerror or exc}") from exc
+
+
 def find_workspace(start: str | Path, store: SqliteStore | None = None) -> Path | None:
     """``start`` or its nearest ancestor that has a ``.aintern.toml`` or an index (the way git finds a repo)."""
     here = Path(start).resolve()
@@ -448,6 +499,28 @@ class Workspace:
         return IndexStatus(
             index, self.store.statistics(index.id), stale.changed, stale.new, stale.deleted, head_commit(self.root)
         )
+
+    def tier_dict(self) -> dict[str, object] | None:
+        t = self.tier
+        return None if t is None else {"model": t.model_id, "vectors": t.vector_count, "chunks": t.chunk_count,
+                                       "complete": t.complete}  # fmt: skip
+
+    def status_dict(self, st: IndexStatus | None = None) -> dict[str, object]:
+        """The index's state as ``aintern status --json`` prints it (and the MCP ``status`` tool returns it)."""
+        from aintern.index.runs import active_run
+
+        st = st or self.status()
+        s = st.statistics
+        run = active_run(self.store, self.root)
+        return {
+            "workspace": str(self.root), "database": str(self.store.path), "files": s.file_count, "chunks": s.chunk_count,
+            "source_bytes": s.total_bytes, "index_bytes": s.index_size_bytes, "model": s.embedding_model,
+            "dimension": s.embedding_dimension, "last_updated": st.index.updated_at, "by_language": s.by_language,
+            "by_chunk_type": s.by_chunk_type, "stale_files": st.stale_files, "changed": st.changed_files,
+            "new": st.new_files, "deleted": st.deleted_files, "git_commit_indexed": s.git_commit,
+            "git_commit_current": st.current_commit, "behind_git": st.behind_git, "tier": self.tier_dict(),
+            "name": st.index.name, "last_error": st.index.last_error, "run": run.to_dict() if run else None,
+        }  # fmt: skip
 
     def clear(self) -> bool:
         index = self.index

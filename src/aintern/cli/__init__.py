@@ -14,7 +14,7 @@ from aintern.errors import AinternError, NotIndexedError
 COMMANDS = {
     "chunk": "inspect", "embed": "inspect",
     "index": "indexing", "update": "indexing", "status": "indexing", "clear": "indexing", "trust": "indexing",
-    "watch": "indexing", "list": "indexing", "config": "settings", "serve": "serve",
+    "watch": "indexing", "list": "indexing", "config": "settings", "serve": "serve", "mcp": "mcp",
     "search": "search", "context": "search", "files": "search", "suggest": "search",
     "ask": "chat", "chat": "chat", "conversations": "chat",
 }  # fmt: skip

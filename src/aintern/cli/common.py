@@ -121,6 +121,28 @@ LangOption = Annotated[list[str] | None, typer.Option("--lang", help="Only this 
 GlobOption = Annotated[list[str] | None, typer.Option("--path", help="Only files matching this glob (repeatable).")]
 DirOption = Annotated[list[str] | None, typer.Option("--dir", help="Only files under this directory (repeatable).")]
 WorkspaceOption = Annotated[Path | None, typer.Option("--workspace", "-w", help="Workspace to search.")]
+RepoOption = Annotated[
+    list[str] | None,
+    typer.Option("--repo", help="Search this repository: a folder, an index name or a git remote (repeatable)."),
+]
+AllReposOption = Annotated[bool, typer.Option("--all-repos", help="Search every indexed repository together.")]
+
+
+def open_scope(
+    workspace: Path | None, db: Path | None, repos: list[str] | None, all_repos: bool
+) -> tuple[Workspace, str | list[str]]:
+    """The workspace to ask and what to search: its own folder, or with ``--repo``/``--all-repos`` the
+    repositories named (searched together, one ranking)."""
+    from aintern.workspace import resolve_workspaces
+
+    if not repos and not all_repos:
+        ws = one_query(open_workspace(workspace, db, readonly=True))
+        ws.require_index()
+        return ws, str(ws.root)
+    ws = one_query(Workspace(workspace or Path.cwd(), db, readonly=True))  # (only its database is used)
+    specs = ["all"] if all_repos else [str(Path(r).resolve()) if Path(r).exists() else r for r in repos or []]
+    found = resolve_workspaces(ws.store, specs)
+    return ws, found[0].workspace_path if len(found) == 1 else [i.workspace_path for i in found]
 
 
 def checked_question(question: str) -> str:

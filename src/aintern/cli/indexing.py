@@ -76,12 +76,6 @@ def _run_tier(ws: Workspace, tier: str | None, quiet: bool) -> TierResult | None
         return ws.fill_tier(lambda done, total: progress.update(task, total=total, completed=done), cancel)
 
 
-def _tier_json(ws: Workspace) -> dict[str, object] | None:
-    t = ws.tier
-    return None if t is None else {"model": t.model_id, "vectors": t.vector_count, "chunks": t.chunk_count,
-                                   "complete": t.complete}  # fmt: skip
-
-
 def _tier_line(ws: Workspace) -> str | None:
     t = ws.tier
     if t is None:
@@ -109,7 +103,7 @@ def _print_summary(
             "secrets_redacted": [{"path": p, "line": line, "kind": kind}
                                  for p, found in result.secrets_redacted.items() for line, kind in found],
             "errors": [{"path": e.file_path, "type": e.type.value, "error": e.error} for e in result.errors],
-            "tier": _tier_json(ws),
+            "tier": ws.tier_dict(),
             "tier_chunks_embedded": tier.chunks_embedded if tier else 0,
         }, indent=2))  # fmt: skip
         return
@@ -207,17 +201,9 @@ def status(path: PathArg = None, db: DbOption = None, as_json: JsonOption = Fals
 
     ws = open_workspace(path, db, readonly=True)
     st = ws.status()
+    data = ws.status_dict(st)
     s = st.statistics
     run = active_run(ws.store, ws.root)
-    data = {
-        "workspace": str(ws.root), "database": str(ws.store.path), "files": s.file_count, "chunks": s.chunk_count,
-        "source_bytes": s.total_bytes, "index_bytes": s.index_size_bytes, "model": s.embedding_model,
-        "dimension": s.embedding_dimension, "last_updated": st.index.updated_at, "by_language": s.by_language,
-        "by_chunk_type": s.by_chunk_type, "stale_files": st.stale_files, "changed": st.changed_files,
-        "new": st.new_files, "deleted": st.deleted_files, "git_commit_indexed": s.git_commit,
-        "git_commit_current": st.current_commit, "behind_git": st.behind_git, "tier": _tier_json(ws),
-        "name": st.index.name, "last_error": st.index.last_error, "run": run.to_dict() if run else None,
-    }  # fmt: skip
     if as_json:
         print(json.dumps(data, indent=2))
         return

@@ -11,17 +11,19 @@ from aintern.assemble.context import ContextBuildOptions, ContextFormat
 from aintern.assemble.tokens import TokenEstimation
 from aintern.chunk.models import SymbolType
 from aintern.cli.common import (
+    AllReposOption,
     DbOption,
     DirOption,
     GlobOption,
     JsonOption,
     LangOption,
+    RepoOption,
     WorkspaceOption,
     app,
     checked_question,
     console,
     err,
-    one_query,
+    open_scope,
     open_workspace,
 )
 from aintern.knowledge import KnowledgeQueryOptions
@@ -45,19 +47,21 @@ def search(
         list[SymbolType] | None, typer.Option("--symbol-type", help="Only chunks defining this kind of symbol.")
     ] = None,
     workspace: WorkspaceOption = None,
+    repo: RepoOption = None,
+    all_repos: AllReposOption = False,
     db: DbOption = None,
     as_json: JsonOption = False,
     full: Annotated[bool, typer.Option("--full", help="Show whole chunks, not the first lines.")] = False,
 ) -> None:
     """Search the index: ranked `path:start-end` results with symbol, relevance and highlighted snippet."""
     question = checked_question(question)
-    ws = one_query(open_workspace(workspace, db, readonly=True))
+    ws, where = open_scope(workspace, db, repo, all_repos)
+    scope = {"workspace_path": where} if isinstance(where, str) else {"workspace_paths": tuple(where)}
     options = KnowledgeQueryOptions(
-        workspace_path=str(ws.root), max_results=max(1, k), min_relevance=min_relevance, reranking=rerank,
+        **scope, max_results=max(1, k), min_relevance=min_relevance, reranking=rerank,
         expand_context=False, symbol_types=tuple(symbol_type or ()), languages=tuple(lang or ()),
         file_patterns=tuple(path_glob or ()), directory_filters=tuple(directory or ()),
     )  # fmt: skip
-    ws.require_index()
     result = ws.knowledge.query(question, options)
     if as_json:
         print(json.dumps([c.search_result() for c in result.chunks], indent=2))
@@ -70,7 +74,7 @@ def search(
         if c.symbol_start_line:
             symbol += f" (lines {c.symbol_start_line}-{c.symbol_end_line})"
         console.print(
-            f"[bold cyan]{c.file_path}:{c.start_line}-{c.end_line}[/] [magenta]{symbol}[/] [dim]{c.relevance:.2f}[/]",
+            f"[bold cyan]{c.display_path}:{c.start_line}-{c.end_line}[/] [magenta]{symbol}[/] [dim]{c.relevance:.2f}[/]",
             highlight=False,
         )
         lines = c.content.split("\n")
@@ -110,18 +114,19 @@ def context(
     lang: LangOption = None,
     path_glob: GlobOption = None,
     workspace: WorkspaceOption = None,
+    repo: RepoOption = None,
+    all_repos: AllReposOption = False,
     db: DbOption = None,
 ) -> None:
     """Print exactly what an LLM would receive for QUESTION (its token count goes to stderr)."""
     question = checked_question(question)
-    ws = one_query(open_workspace(workspace, db, readonly=True))
+    ws, where = open_scope(workspace, db, repo, all_repos)
     options = ContextBuildOptions(
         max_tokens=max_tokens, max_chunks=max_chunks, min_relevance=min_relevance, format=fmt,
         expand_context=context_lines > 0, context_lines=context_lines, include_scores=scores, reranking=rerank.value,
         token_estimation=tokens, file_patterns=tuple(path_glob or ()), languages=tuple(lang or ()),
     )  # fmt: skip
-    ws.require_index()
-    result = ws.knowledge.build_context(question, str(ws.root), options)
+    result = ws.knowledge.build_context(question, where, options)
     if result.is_empty:
         if result.chunks_truncated:
             err.print(f"nothing relevant fits in {max_tokens} tokens; raise --max-tokens")
@@ -144,6 +149,8 @@ def files(
     ] = 0.4,
     strict: Annotated[bool, typer.Option("--strict", help="Only files that reach --min-relevance.")] = False,
     workspace: WorkspaceOption = None,
+    repo: RepoOption = None,
+    all_repos: AllReposOption = False,
     db: DbOption = None,
     as_json: JsonOption = False,
 ) -> None:
@@ -152,9 +159,8 @@ def files(
     Up to N files, best first; those under --min-relevance follow the others, marked (·).
     """
     question = checked_question(question)
-    ws = one_query(open_workspace(workspace, db, readonly=True))
-    ws.require_index()
-    found = ws.knowledge.find_relevant_files(question, str(ws.root), max(1, n), min_relevance, fill=not strict)
+    ws, where = open_scope(workspace, db, repo, all_repos)
+    found = ws.knowledge.find_relevant_files(question, where, max(1, n), min_relevance, fill=not strict)
     if as_json:
         print(json.dumps([f.to_dict() for f in found], indent=2))
         raise typer.Exit(0 if found else 3)
@@ -168,7 +174,7 @@ def files(
         mark = " ·" if f.below_threshold else ""
         table.add_row(
             f"{f.relevance:.2f}{mark}",
-            f.file_path,
+            f"{f.repo}/{f.file_path}" if f.repo else f.file_path,
             str(f.match_count),
             ", ".join(map(str, f.match_lines[:8])),
             style="dim" if f.below_threshold else None,

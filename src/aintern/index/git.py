@@ -42,3 +42,35 @@ def head_commit(workspace: str | Path) -> str | None:
     except OSError:
         return None
     return None
+
+
+def remote_url(workspace: str | Path) -> str | None:
+    """The ``origin`` remote of the workspace's repository, normalised (``github.com/owner/name``) so
+    an https and an ssh clone, or a worktree, of one repository compare equal; None if there is none."""
+    try:
+        gd = git_dir(Path(workspace).resolve())
+        if gd is None:
+            return None
+        common = (gd / (gd / "commondir").read_text().strip()).resolve() if (gd / "commondir").is_file() else gd
+        section = None
+        for raw in (common / "config").read_text(errors="replace").splitlines():
+            line = raw.strip()
+            if line.startswith("["):
+                section = line
+            elif section == '[remote "origin"]' and line.replace(" ", "").startswith("url="):
+                return normalise_remote(line.split("=", 1)[1].strip())
+    except OSError:
+        return None
+    return None
+
+
+def normalise_remote(url: str) -> str:
+    """``git@github.com:owner/name.git``, ``https://github.com/owner/name`` → ``github.com/owner/name``."""
+    url = url.strip().rstrip("/")
+    url = url.removesuffix(".git")
+    if "://" in url:
+        url = url.split("://", 1)[1]
+        url = url.split("@", 1)[-1]  # user@host
+    elif "@" in url and ":" in url:  # scp-like: git@host:owner/name
+        url = url.split("@", 1)[1].replace(":", "/", 1)
+    return url.lower()

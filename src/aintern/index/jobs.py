@@ -104,6 +104,8 @@ class Jobs:
         self.db = db
         self._jobs: dict[str, Job] = {}
         self._watchers: dict[str, threading.Event] = {}
+        #: Workspaces whose watcher saw changes that are not indexed yet.
+        self._pending: set[str] = set()
         self._listeners: list[Callable[[Event], None]] = []
         self._lock = threading.Lock()
 
@@ -235,7 +237,13 @@ class Jobs:
 
         def changed(paths: set[str]) -> None:
             if auto_index:
-                self._reindex_when_free(root, sorted(paths), stop)
+                with self._lock:
+                    self._pending.add(root)
+                try:
+                    self._reindex_when_free(root, sorted(paths), stop)
+                finally:
+                    with self._lock:
+                        self._pending.discard(root)
             self.emit("state", root, {"changed": sorted(paths)})
 
         def run() -> None:
@@ -265,6 +273,25 @@ class Jobs:
             if job.thread is not None:
                 job.thread.join()
             return
+
+    def settle(self, workspace: str | Path, timeout: float = 30.0) -> bool:
+        """Wait (up to ``timeout`` seconds) until the changes the watcher saw are indexed and this
+        process's run of ``workspace`` is done: a search then never answers from a file's old lines.
+        False when it timed out. Costs nothing when nothing is pending."""
+        root = str(Path(workspace).resolve())
+        deadline = time.monotonic() + timeout
+        while True:
+            with self._lock:
+                job = self._jobs.get(root)
+                busy = root in self._pending or (job is not None and not job.done)
+            if not busy:
+                return True
+            if time.monotonic() >= deadline:
+                return False
+            if job is not None and job.thread is not None and not job.done:
+                job.thread.join(min(0.05, max(0.0, deadline - time.monotonic())))
+            else:
+                time.sleep(0.01)
 
     def watching(self, workspace: str | Path) -> bool:
         with self._lock:

@@ -723,6 +723,16 @@ class SqliteStore(TierStorage):
             out.update((int(cid), bytes(blob)) for cid, blob in rows)
         return out
 
+    def chunk_at(self, index_id: int, path: str, line: int) -> int | None:
+        """Id of the smallest chunk of ``path`` that holds ``line`` (the nearest one when none does)."""
+        row = self.conn.execute(
+            "SELECT c.id FROM chunks c JOIN files f ON f.id = c.file_id WHERE f.index_id = ? AND f.path = ? "
+            "ORDER BY (c.start_line > ? OR c.end_line < ?), min(abs(c.start_line - ?), abs(c.end_line - ?)), "
+            "c.end_line - c.start_line LIMIT 1",
+            (index_id, path, line, line, line, line),
+        ).fetchone()
+        return int(row[0]) if row else None
+
     def chunks_defining(self, index_id: int, symbol: str, options: VectorSearchOptions, limit: int = 20) -> list[int]:
         """Ids of chunks that define ``symbol`` (exact name), within the search filters."""
         clauses, args = self._filters(index_id, options, alias="c.")

@@ -23,7 +23,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from aintern.errors import AinternError, IndexingBusyError, NotIndexedError
+from aintern.errors import AinternError, FileNotIndexedError, IndexingBusyError, NotIndexedError
 from aintern.index.jobs import Jobs
 from aintern.knowledge import KnowledgeService
 from aintern.store import SqliteStore, VectorIndex
@@ -134,7 +134,10 @@ def handler(fn: Callable[[Request], Awaitable[Response]]) -> Callable[[Request],
         except ValueError as exc:  # bad parameters (an empty question, a number that is not one)
             return error_response(request, 400, str(exc))
         except AinternError as exc:
-            status = 409 if isinstance(exc, IndexingBusyError) else 404 if isinstance(exc, NotIndexedError) else 400
+            status = (
+                409 if isinstance(exc, IndexingBusyError)
+                else 404 if isinstance(exc, (NotIndexedError, FileNotIndexedError)) else 400
+            )  # fmt: skip
             return error_response(request, status, str(exc))
 
     wrapped.__name__ = fn.__name__
@@ -171,11 +174,15 @@ class Guard:
     not the server's, an ``Origin`` of another site, a write without the CSRF token; and, with a token
     configured, any request without it (``Authorization: Bearer``, the cookie, or ``?token=`` once)."""
 
-    def __init__(self, app: ASGIApp, config: ServerConfig, csrf: Callable[[], str]) -> None:
+    def __init__(
+        self, app: ASGIApp, config: ServerConfig, csrf: Callable[[], str], csrf_exempt: tuple[str, ...] = ()
+    ) -> None:
         self.app = app
         self.hosts = allowed_hosts(config.host, config.port)
         self.token = config.token
         self.csrf = csrf
+        #: Paths written to by programs, not pages (MCP): Host, Origin and the token guard them.
+        self.csrf_exempt = csrf_exempt
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] not in ("http", "websocket"):
@@ -201,7 +208,11 @@ class Guard:
                     scope, receive, send
                 )
                 return
-        if scope["method"] in WRITES and not hmac.compare_digest(headers.get("x-csrf-token", ""), self.csrf()):
+        if (
+            scope["method"] in WRITES
+            and scope["path"] not in self.csrf_exempt
+            and not hmac.compare_digest(headers.get("x-csrf-token", ""), self.csrf())
+        ):
             await JSONResponse({"error": "missing or wrong X-CSRF-Token (GET /api/csrf gives it)"}, 403)(
                 scope, receive, send
             )
@@ -254,6 +265,7 @@ def create_app(config: ServerConfig | None = None) -> Starlette:
     import contextlib
     import dataclasses
 
+    from aintern.mcp import AinternMcp, McpConfig
     from aintern.web import chat, indexes, search, settings
 
     config = config or ServerConfig()
@@ -263,11 +275,16 @@ def create_app(config: ServerConfig | None = None) -> Starlette:
     web = WebState(config, store, KnowledgeService(store), Jobs(config.db), templates)
     # Model loads (seed: ModelStateChanged) reach the pages with the other events; they concern no one workspace.
     web.knowledge.on_model_state(lambda s: web.jobs.emit("model", "", dataclasses.asdict(s)))
+    # MCP over streamable HTTP at /mcp: every agent session shares this process's loaded indexes.
+    agents = AinternMcp(McpConfig(db=config.db, workspace=config.workspace, watch=config.watch), store=store,
+                        knowledge=web.knowledge, jobs=web.jobs)  # fmt: skip
+    mcp_routes = agents.server.streamable_http_app(streamable_http_path="/mcp", host=config.host).routes
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> Any:
         indexes.start_background(web)
-        yield
+        async with agents.server.session_manager.run():
+            yield
         web.jobs.close()
         store.close()
 
@@ -285,9 +302,10 @@ def create_app(config: ServerConfig | None = None) -> Starlette:
         *search.routes(),
         *chat.routes(),
         *settings.routes(),
+        *mcp_routes,
         Mount("/static", StaticFiles(directory=str(HERE / "static")), name="static"),
     ]
     app = Starlette(routes=routes, lifespan=lifespan)
     app.state.web = web
-    app.add_middleware(Guard, config=config, csrf=lambda: web.csrf)
+    app.add_middleware(Guard, config=config, csrf=lambda: web.csrf, csrf_exempt=("/mcp",))
     return app

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import html
-import os
-from pathlib import Path
 from typing import Any
 
 from starlette.requests import Request
@@ -19,6 +17,7 @@ from aintern.knowledge import KnowledgeQueryOptions
 from aintern.retrieve.rerank import RerankingStrategy
 from aintern.store.text import clean_user_text
 from aintern.web.app import HTTPError, handler, page, state, wants_json
+from aintern.workspace import read_indexed_file
 
 #: The longest question taken (longer text is cut: retrieval reads the start anyway).
 MAX_QUESTION_CHARS = 2000
@@ -147,22 +146,6 @@ async def suggest_json(request: Request) -> Response:
     return JSONResponse(await asyncio.to_thread(web.knowledge.query_suggestions, partial, index.workspace_path, n))
 
 
-def confined(root: str, rel: str) -> Path:
-    """The file ``rel`` of the workspace ``root``, or 404: no ``..``, no absolute path, no symlink out."""
-    if (
-        not rel
-        or rel.startswith(("/", "\\"))
-        or "\x00" in rel
-        or any(p == ".." for p in rel.replace("\\", "/").split("/"))
-    ):
-        raise HTTPError(404, "no such file in this workspace")
-    base = Path(os.path.realpath(root))
-    target = Path(os.path.realpath(base / rel))
-    if target != base and base not in target.parents:
-        raise HTTPError(404, "no such file in this workspace")
-    return target
-
-
 @handler
 async def file_page(request: Request) -> Response:
     """An indexed file, highlighted, with line anchors (``#L10``); ``lines=10-20`` marks a range."""
@@ -170,13 +153,7 @@ async def file_page(request: Request) -> Response:
     index = web.index(request)
     assert index is not None
     rel = request.query_params.get("path") or ""
-    target = confined(index.workspace_path, rel)
-    if not web.store.file_hashes(index.id, [rel]):
-        raise HTTPError(404, f"{rel} is not indexed in this workspace")
-    try:
-        text = (await asyncio.to_thread(target.read_bytes)).decode("utf-8", errors="replace")
-    except OSError as exc:
-        raise HTTPError(404, f"{rel}: {exc.strerror or exc}") from exc
+    text = await asyncio.to_thread(read_indexed_file, web.store, index, rel)
     lines = _range(request.query_params.get("lines"))
     data = {"path": rel, "workspace": index.workspace_path, "lines": list(lines) if lines else None,
             "line_count": text.count("\n") + 1, "content": text}  # fmt: skip

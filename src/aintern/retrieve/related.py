@@ -1,0 +1,73 @@
+"""Code related to a location (``find_related``): the definitions of the names used on its line, then
+the enclosing definition's other definitions and its usages (callers), then the chunks whose vectors
+are nearest to the location's own."""
+
+from __future__ import annotations
+
+import re
+from array import array
+from dataclasses import dataclass
+
+from aintern.chunk.models import TextChunk, chunk_definitions
+from aintern.store import SqliteStore, VectorIndex, VectorSearchOptions
+from aintern.store.sqlite import overlaps
+
+IDENTIFIER = re.compile(r"[A-Za-z_$][\w$]*")
+
+
+@dataclass
+class RelatedChunk:
+    chunk: TextChunk
+    chunk_id: int
+    #: ``definition`` (defines a name used at the location), ``usage`` (names the location's enclosing
+    #: definition: a caller) or ``similar`` (nearest vectors).
+    reason: str
+    score: float
+
+
+def find_related(store: SqliteStore, index: VectorIndex, path: str, line: int, k: int = 10) -> list[RelatedChunk]:
+    """Up to ``k`` chunks related to ``path:line``; ValueError when the file is not indexed."""
+    chunk_id = store.chunk_at(index.id, path, line)
+    if chunk_id is None:
+        raise ValueError(f"{path} is not indexed in {index.workspace_path}")
+    here = store.get_chunks([chunk_id])[chunk_id]
+    symbol = _symbol_at(here, line)
+    found: list[RelatedChunk] = []
+
+    def add(ids: list[int], reason: str, scores: dict[int, float] | None = None) -> None:
+        chunks = store.get_chunks(ids)
+        for cid in ids:
+            c = chunks.get(cid)
+            if c is None or len(found) >= k or overlaps(c, here) or any(overlaps(c, r.chunk) for r in found):
+                continue
+            found.append(RelatedChunk(c, cid, reason, (scores or {}).get(cid, 1.0)))
+
+    options = VectorSearchOptions(top_k=k)
+    lines = here.content.splitlines()
+    text = lines[line - here.start_line] if 0 <= line - here.start_line < len(lines) else ""
+    for name in dict.fromkeys(IDENTIFIER.findall(text)):
+        if name != symbol and len(name) > 2:
+            add(store.chunks_defining(index.id, name, options, k), "definition")
+    if symbol:
+        add(store.chunks_defining(index.id, symbol, options, k), "definition")
+        # Usages: chunks whose text names the symbol as a whole word (keyword search finds candidates).
+        word = re.compile(rf"(?<![\w$]){re.escape(symbol)}(?![\w$])")
+        usages = [r for r in store.keyword_search(index.id, symbol, VectorSearchOptions(top_k=k * 3))
+                  if word.search(r.chunk.content)]  # fmt: skip
+        add([r.chunk_id for r in usages], "usage", {r.chunk_id: r.score for r in usages})
+    stored = store.vectors(index.id, [chunk_id]).get(chunk_id)
+    if stored is not None and len(found) < k:
+        vector = array("f")
+        vector.frombytes(stored)
+        near = store.knn(index.id, vector, k * 2 + 1, VectorSearchOptions(top_k=k * 2 + 1))
+        add([cid for cid, _ in near if cid != chunk_id], "similar", dict(near))
+    return found
+
+
+def _symbol_at(chunk: TextChunk, line: int) -> str | None:
+    """The innermost definition at ``line`` in ``chunk`` (a method of a merged class), else the chunk's own."""
+    best: tuple[int, str] | None = None
+    for name, _kind, start, end, _parent in chunk_definitions(chunk):
+        if start <= line <= end and (best is None or end - start < best[0]):
+            best = (end - start, name)
+    return best[1] if best else chunk.symbol_name

@@ -1,0 +1,235 @@
+"""The MCP server, driven by the official SDK's own client: in process, over a real stdio subprocess
+(`aintern mcp`), and over streamable HTTP against a running `aintern serve` on 127.0.0.1."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import httpx
+import httpx2
+import pytest
+from mcp import Client, StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+from web_server import WebServer
+from workspaces import make_workspace, many_files
+
+from aintern.mcp import AinternMcp, McpConfig
+from aintern.workspace import Workspace
+
+TOOLS = {"search", "context", "files", "find_related", "symbols", "index", "status", "clear"}
+
+
+def index(root: Path, db: Path) -> None:
+    ws = Workspace(root, db)
+    try:
+        assert ws.build_index().success
+    finally:
+        ws.close()
+
+
+def run(server: AinternMcp, body: Callable[[Client], Awaitable[Any]]) -> Any:
+    async def main() -> Any:
+        async with Client(server.server) as client:
+            return await body(client)
+
+    return asyncio.run(main())
+
+
+def text(result: Any) -> str:
+    return str(result.content[0].text)
+
+
+@pytest.fixture
+def two_repos(web_env: Path) -> tuple[Path, Path, Path]:
+    """Two indexed repositories in one database: (first, second, database)."""
+    db = web_env / "aintern.db"
+    first = make_workspace(web_env / "shop")
+    (first / "billing.py").write_text(
+        'def charge_invoice(invoice, card):\n    """Charge the invoice total to the card."""\n'
+        "    return card.charge(invoice.total)\n"
+    )
+    second = web_env / "weather"
+    second.mkdir()
+    (second / "forecast.py").write_text(
+        'def barometric_forecast(pressure_hpa):\n    """Forecast rain from falling barometric pressure."""\n'
+        "    return 'rain' if pressure_hpa < 1000 else 'fair'\n"
+    )
+    index(first, db)
+    index(second, db)
+    return first, second, db
+
+
+def test_every_tool_answers_in_text_and_structured_content(two_repos: tuple[Path, Path, Path]) -> None:
+    shop, weather, db = two_repos
+    server = AinternMcp(McpConfig(db=db, workspace=shop, watch=False))
+
+    async def body(c: Client) -> None:
+        listed = {t.name: t for t in (await c.list_tools()).tools}
+        assert set(listed) == TOOLS
+        for name in TOOLS - {"clear"}:
+            assert listed[name].output_schema is not None, name
+            assert listed[name].description and len(listed[name].description) > 40
+        # search: this project by default; hits as path:start-end with the code, in text and structured.
+        found = await c.call_tool("search", {"query": "charge the invoice to a card", "k": 3})
+        assert not found.is_error
+        top = found.structured_content["hits"][0]
+        assert top["path"] == "billing.py" and top["start_line"] == 1 and "card.charge" in top["code"]
+        assert "billing.py:1-3" in text(found) and found.structured_content["repos"] == ["shop"]
+        assert found.structured_content["tokens"] > 0
+        # Several repositories: one ranking, each hit says its repository.
+        both = await c.call_tool("search", {"query": "barometric pressure forecast", "repos": ["shop", "weather"]})
+        hit = both.structured_content["hits"][0]
+        assert hit["repo"] == "weather" and hit["path"] == "forecast.py" and "weather/forecast.py:1-3" in text(both)
+        by_path = await c.call_tool("search", {"query": "barometric", "repos": [str(weather)]})
+        assert by_path.structured_content["hits"][0]["path"] == "forecast.py"
+        # context within its budget, with its token count; files with match lines; symbols by prefix.
+        ctx = await c.call_tool("context", {"query": "charge invoice card", "max_tokens": 300})
+        assert not ctx.is_error and 0 < ctx.structured_content["tokens"] <= 300
+        assert "billing.py" in ctx.structured_content["files"] and "card.charge" in text(ctx)
+        files = await c.call_tool("files", {"query": "charge invoice", "n": 3})
+        assert files.structured_content["files"][0]["path"] == "billing.py"
+        symbols = await c.call_tool("symbols", {"prefix": "charge_inv"})
+        assert [(s["name"], s["path"]) for s in symbols.structured_content["symbols"]] == [
+            ("charge_invoice", "billing.py")
+        ]
+        # find_related: the definition of what is used at a location first.
+        (shop / "checkout.py").write_text("from billing import charge_invoice\n\ndef checkout(cart, card):\n"
+                                          "    return charge_invoice(cart.invoice(), card)\n")  # fmt: skip
+        await c.call_tool("index", {"path": str(shop)})
+        related = await c.call_tool("find_related", {"path": "checkout.py", "line": 4})
+        first = related.structured_content["related"][0]
+        assert (first["path"], first["reason"]) == ("billing.py", "definition")
+        status = await c.call_tool("status", {})
+        assert status.structured_content["name"] == "shop" and status.structured_content["stale_files"] == 0
+        # Resources: an indexed file, never one outside the repository.
+        read = await c.read_resource("aintern://file/shop/billing.py")
+        assert "def charge_invoice" in read.contents[0].text
+        for bad in ("aintern://file/shop/../../etc/passwd", "aintern://file/shop/%2Fetc%2Fpasswd",
+                    "aintern://file/nowhere/billing.py"):  # fmt: skip
+            with pytest.raises(Exception):  # noqa: B017 (the SDK's protocol error)
+                await c.read_resource(bad)
+        prompt = await c.get_prompt("explain", {"path": "billing.py", "line": "2"})
+        assert "billing.py:2" in prompt.messages[0].content.text
+        cleared = await c.call_tool("clear", {"path": "weather"})
+        assert not cleared.is_error
+        gone = await c.call_tool("search", {"query": "forecast", "repos": ["weather"]})
+        assert gone.is_error and "no index matches" in text(gone)
+
+    run(server, body)
+
+
+def test_bad_input_is_a_tool_error_and_the_server_goes_on(indexed: tuple[Path, Path], web_env: Path) -> None:
+    root, db = indexed
+    server = AinternMcp(McpConfig(db=db, workspace=root, watch=False))
+    outside = web_env / "elsewhere"
+    outside.mkdir()
+
+    async def body(c: Client) -> None:
+        cases = [
+            ("search", {"query": "x" * 10_000}, None),  # long: cut, answered
+            ("search", {"query": 'NEAR(a b) AND "unterminated OR (*'}, None),  # FTS5 syntax: plain words
+            ("search", {"query": "   "}, "query"),
+            ("search", {"query": "store", "k": 0}, "k: between"),
+            ("search", {"query": "store", "k": 10_000}, "k: between"),
+            ("search", {"query": "store", "repos": ["no-such-repo"]}, "no index matches"),
+            ("search", {"query": "store", "symbol_type": "spaceship"}, "symbol_type"),
+            ("index", {"path": str(web_env / "missing")}, "absolute path of a folder"),
+            ("index", {"path": "relative/path"}, "absolute path of a folder"),
+            ("find_related", {"path": "no/such/file.py", "line": 3}, "not indexed"),
+            ("find_related", {"path": "../../etc/passwd", "line": 1}, "not indexed"),
+            ("status", {"path": str(outside)}, "no index matches"),
+            ("context", {"query": "store", "max_tokens": 5}, "max_tokens"),
+            ("symbols", {"prefix": ""}, "prefix"),
+        ]
+        for tool, args, error in cases:
+            result = await c.call_tool(tool, args)
+            assert result.is_error is (error is not None), (tool, args, text(result))
+            if error:
+                assert error in text(result), (tool, text(result))
+        still = await c.call_tool("search", {"query": "Store rows", "k": 1})
+        assert not still.is_error and still.structured_content["hits"]
+
+    run(server, body)
+
+
+def test_index_reports_progress_and_search_sees_an_edit_at_once(web_env: Path) -> None:
+    root = many_files(web_env / "big", 300)
+    db = web_env / "aintern.db"
+    server = AinternMcp(McpConfig(db=db, workspace=root))
+    progress: list[tuple[float, float | None, str | None]] = []
+
+    async def on_progress(done: float, total: float | None, message: str | None) -> None:
+        progress.append((done, total, message))
+
+    async def body(c: Client) -> None:
+        started = await c.call_tool("index", {"path": str(root), "wait": False})
+        assert not started.is_error and started.structured_content["done"] is False
+        done = await c.call_tool("index", {"path": str(root)}, progress_callback=on_progress)  # joins the run
+        assert not done.is_error and done.structured_content["phase"] == "complete", text(done)
+        assert progress and all(t == 300 for _, t, _ in progress) and progress[-1][0] <= 300
+        status = await c.call_tool("status", {"path": str(root)})
+        assert status.structured_content["files"] == 300 and status.structured_content["watching"] is True
+        # An agent edits a file and searches: the answer has the new lines, not the indexed ones.
+        (root / "module_7.py").write_text("def settle_ledger_balance(ledger):\n    return sum(ledger)\n")
+        time.sleep(0.3)  # (the watcher hears of it; the search then waits for its re-index)
+        found = await c.call_tool("search", {"query": "settle_ledger_balance", "k": 1})
+        assert found.structured_content["hits"][0]["path"] == "module_7.py"
+        assert "settle_ledger_balance" in found.structured_content["hits"][0]["code"]
+
+    try:
+        run(server, body)
+    finally:
+        server.jobs.close()
+
+
+def test_stdio_subprocess_serves_the_workspace_it_is_started_in(indexed: tuple[Path, Path]) -> None:
+    root, db = indexed
+
+    async def main() -> None:
+        params = StdioServerParameters(command=sys.executable, args=["-m", "aintern", "mcp", "--db", str(db)],
+                                       cwd=str(root / "src"), env={**os.environ, "HF_HUB_OFFLINE": "1"})  # fmt: skip
+        async with Client(params) as c:
+            assert {t.name for t in (await c.list_tools()).tools} == TOOLS
+            found = await c.call_tool("search", {"query": "Store keeps rows", "k": 2})
+            assert not found.is_error and found.structured_content["hits"][0]["path"] == "src/python/app.py"
+            bad = await c.call_tool("search", {"query": "store", "k": -1})
+            assert bad.is_error
+            again = await c.call_tool("status", {})
+            assert again.structured_content["workspace"] == str(root)
+
+    asyncio.run(main())
+
+
+def test_one_http_server_serves_several_sessions_and_requires_its_token(indexed: tuple[Path, Path]) -> None:
+    root, db = indexed
+
+    async def session(url: str, headers: dict[str, str]) -> list[str]:
+        transport = streamable_http_client(url, http_client=httpx2.AsyncClient(headers=headers, timeout=60))
+        async with Client(transport) as c:
+            out = []
+            for q in ("Store keeps rows", "HttpClient get url", "put_status of a connection"):
+                r = await c.call_tool("search", {"query": q, "k": 1})
+                assert not r.is_error, text(r)
+                out.append(r.structured_content["hits"][0]["path"])
+            return out
+
+    with WebServer(db, workspace=root, token="s3cret", watch=False) as server:
+        refused = httpx.post(server.url + "/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "ping"}, timeout=10)
+        assert refused.status_code == 401
+        foreign = httpx.post(server.url + "/mcp", json={}, timeout=10,
+                             headers={"Authorization": "Bearer s3cret", "Origin": "http://evil.example"})  # fmt: skip
+        assert foreign.status_code == 403
+
+        async def together() -> list[list[str]]:
+            auth = {"Authorization": "Bearer s3cret"}
+            return await asyncio.gather(*(session(server.url + "/mcp", auth) for _ in range(3)))
+
+        results = asyncio.run(together())
+    assert results[0] == ["src/python/app.py", "src/kotlin/Client.kt", "src/elixir/conn.ex"]
+    assert results[0] == results[1] == results[2]
