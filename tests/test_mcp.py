@@ -4,7 +4,9 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
+import subprocess
 import sys
 import time
 from collections.abc import Awaitable, Callable
@@ -233,3 +235,28 @@ def test_one_http_server_serves_several_sessions_and_requires_its_token(indexed:
         results = asyncio.run(together())
     assert results[0] == ["src/python/app.py", "src/kotlin/Client.kt", "src/elixir/conn.ex"]
     assert results[0] == results[1] == results[2]
+
+
+def test_cli_and_web_search_several_repositories(two_repos: tuple[Path, Path, Path]) -> None:
+    shop, weather, db = two_repos
+    env = {**os.environ, "AINTERN_DB": str(db)}
+    cli = [sys.executable, "-m", "aintern"]
+    out = subprocess.run([*cli, "search", "barometric pressure", "--all-repos", "--json", "-k", "3"],
+                         capture_output=True, text=True, env=env, cwd=shop, timeout=120)  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    hits = json.loads(out.stdout)
+    assert hits[0]["repo"] == "weather" and hits[0]["path"] == "forecast.py"
+    out = subprocess.run([*cli, "files", "charge invoice", "--repo", "shop", "--repo", str(weather), "--json"],
+                         capture_output=True, text=True, env=env, timeout=120)  # fmt: skip
+    assert out.returncode == 0 and json.loads(out.stdout)[0]["repo"] == "shop"
+    bad = subprocess.run(
+        [*cli, "search", "x", "--repo", "nowhere"], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert bad.returncode != 0 and "no index matches 'nowhere'" in bad.stderr and "Traceback" not in bad.stderr
+    with WebServer(db, workspace=shop, watch=False) as server, server.client() as c:
+        alone = c.get("/api/search", params={"q": "barometric pressure forecast"}).json()["results"]
+        assert all(r["path"] != "forecast.py" for r in alone)  # the server's own workspace only
+        every = c.get("/api/search", params={"q": "barometric pressure forecast", "repos": "all"}).json()["results"]
+        weather_id = next(i["id"] for i in c.get("/api/indexes").json()["indexes"] if i["name"] == "weather")
+        assert every[0]["repo"] == "weather" and every[0]["ws_id"] == weather_id
+        assert c.get("/api/file", params={"ws": every[0]["ws_id"], "path": "forecast.py"}).status_code == 200

@@ -88,17 +88,22 @@ async def search_page(request: Request) -> Response:
         symbol_types = tuple(SymbolType(s) for s in filters["symbol_type"])
     except ValueError as exc:
         raise HTTPError(400, f"symbol_type: choose from {', '.join(s.value for s in SymbolType)}") from exc
-    data["options"] = {"k": k, "min_relevance": min_relevance, "rerank": rerank.value, **filters}
+    everywhere = request.query_params.get("repos") == "all"  # every index, one ranking
+    data["options"] = {"k": k, "min_relevance": min_relevance, "rerank": rerank.value, "repos": everywhere, **filters}
     if question and index is not None:
+        ids = {i.workspace_path: i.id for i in web.store.list_indexes()}
+        scope: str | list[str] = list(ids) if everywhere and len(ids) > 1 else index.workspace_path
+        where = {"workspace_path": scope} if isinstance(scope, str) else {"workspace_paths": tuple(scope)}
         options = KnowledgeQueryOptions(
-            workspace_path=index.workspace_path, max_results=k, min_relevance=min_relevance, reranking=rerank,
+            **where, max_results=k, min_relevance=min_relevance, reranking=rerank,
             expand_context=True, context_lines=5, languages=filters["lang"], file_patterns=filters["path"],
             directory_filters=filters["dir"], symbol_types=symbol_types,
         )  # fmt: skip
         result = await asyncio.to_thread(web.knowledge.query, question, options)
         data["results"] = [
             {**c.search_result(), "html": marked(c), "expanded": c.expanded_context,
-             "expanded_lines": [c.expanded_start, c.expanded_end] if c.expanded_context else None}
+             "expanded_lines": [c.expanded_start, c.expanded_end] if c.expanded_context else None,
+             "ws_id": ids.get(c.workspace or "", index.id), "shown_path": c.display_path}
             for c in result.chunks
         ]  # fmt: skip
         data["stats"] = {
@@ -106,9 +111,12 @@ async def search_page(request: Request) -> Response:
             "cache_hit": result.cache_hit, "reranked": result.reranking_applied.value if result.was_reranked else None,
         }  # fmt: skip
         if not wants_json(request):
-            files = await asyncio.to_thread(web.knowledge.find_relevant_files, question, index.workspace_path, 10,
-                                            0.4, True)  # fmt: skip
-            data["files"] = [f.to_dict() for f in files]
+            files = await asyncio.to_thread(web.knowledge.find_relevant_files, question, scope, 10, 0.4, True)
+            data["files"] = [
+                {**f.to_dict(), "ws_id": ids.get(f.workspace or "", index.id),
+                 "shown_path": f"{f.repo}/{f.file_path}" if f.repo else f.file_path}
+                for f in files
+            ]  # fmt: skip
     data["languages"] = sorted(_languages(web, index.id)) if index is not None else []
     return page(request, "search.html", data, symbol_types=[s.value for s in SymbolType],
                 strategies=[r.value for r in RerankingStrategy])  # fmt: skip
