@@ -68,6 +68,20 @@ class Job:
             return IndexingPhase.COMPLETE.value if self.result.success else IndexingPhase.ERROR.value
         return self.progress.phase.value if self.progress else IndexingPhase.SCANNING.value
 
+    def wait(self, timeout: float | None = None) -> None:
+        """Wait for the run to end (at most ``timeout`` seconds). A run is registered just before its
+        thread starts: meanwhile this waits a moment instead."""
+        thread = self.thread
+        if thread is not None and thread.ident is not None:
+            thread.join(timeout)
+        else:
+            time.sleep(0.01 if timeout is None else min(timeout, 0.01))
+
+    @property
+    def ended(self) -> bool:
+        """Its thread started and is gone (``done`` says whether it finished its work)."""
+        return self.thread is not None and self.thread.ident is not None and not self.thread.is_alive()
+
     @property
     def elapsed(self) -> float:
         if self.result is not None:
@@ -265,13 +279,13 @@ class Jobs:
                 job = self.start(root, "files", paths)
             except IndexingBusyError:
                 current = self.running(root)
-                if current is not None and current.thread is not None:
-                    current.thread.join(timeout=1.0)
+                if current is not None:
+                    current.wait(1.0)
                 else:
                     stop.wait(1.0)  # another process's run
                 continue
-            if job.thread is not None:
-                job.thread.join()
+            while not job.done and not job.ended:
+                job.wait(1.0)
             return
 
     def settle(self, workspace: str | Path, timeout: float = 30.0) -> bool:
@@ -288,8 +302,8 @@ class Jobs:
                 return True
             if time.monotonic() >= deadline:
                 return False
-            if job is not None and job.thread is not None and not job.done:
-                job.thread.join(min(0.05, max(0.0, deadline - time.monotonic())))
+            if job is not None and not job.done:
+                job.wait(min(0.05, max(0.0, deadline - time.monotonic())))
             else:
                 time.sleep(0.01)
 
