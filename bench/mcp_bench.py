@@ -27,6 +27,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
 sys.path.insert(0, str(Path(__file__).parents[1] / "tests"))
@@ -152,27 +153,26 @@ import json, os, sys, tempfile
 from pathlib import Path
 sys.path.insert(0, {bench!r})
 os.environ["HF_HUB_OFFLINE"] = "1"
-import tiktoken
+from aintern.assemble.tokens import TokenEstimation, count_tokens
 from semble import SembleIndex
 from semble.utils import format_results
 from semble_data import load_repos
 from semble_side_by_side import export_static_model
-enc = tiktoken.get_encoding("cl100k_base")
 out = {{}}
 with tempfile.TemporaryDirectory() as tmp:
     os.environ["HOME"] = tmp
     model = export_static_model(Path(tmp) / "model")
     for repo in load_repos({repos!r}):
         index = SembleIndex.from_path(str(repo.root), model_path=model)
-        out[repo.name] = [len(enc.encode(json.dumps(format_results(q.text, index.search(q.text, top_k=5, max_snippet_lines=10),
-                          10, index.sources)))) for q in repo.queries]
+        out[repo.name] = [count_tokens(json.dumps(format_results(q.text, index.search(q.text, top_k=5, max_snippet_lines=10),
+                          10, index.sources)), TokenEstimation.TOKENIZER) for q in repo.queries]
 print(json.dumps(out))
 """
 
 
 def tokens(args: argparse.Namespace) -> None:
     from mcp import Client
-    from semble_data import load_repos
+    from semble_data import load_repos, ndcg_at_10
 
     from aintern.mcp import AinternMcp, McpConfig
     from aintern.workspace import Workspace
@@ -180,6 +180,8 @@ def tokens(args: argparse.Namespace) -> None:
     names = [n for n in args.repos.split(",") if n]
     repos = load_repos(names)
     ours: dict[str, dict[int, list[int]]] = {}
+    quality: dict[int, list[float]] = {5: [], 10: []}
+    counts: dict[int, list[int]] = {5: [], 10: []}
     with tempfile.TemporaryDirectory() as tmp:
         db = Path(tmp) / "a.db"
         for repo in repos:
@@ -188,13 +190,23 @@ def tokens(args: argparse.Namespace) -> None:
             ws.close()
             server = AinternMcp(McpConfig(db=db, workspace=repo.root, watch=False))
 
-            async def ask(server: AinternMcp = server, repo: object = repo) -> dict[int, list[int]]:
+            existing = {repo.prefix + p.relative_to(repo.root).as_posix() for p in repo.root.rglob("*") if p.is_file()}
+
+            async def ask(
+                server: AinternMcp = server, repo: Any = repo, existing: set[str] = existing
+            ) -> dict[int, list[int]]:
                 got: dict[int, list[int]] = {5: [], 10: []}
                 async with Client(server.server) as c:
-                    for q in repo.queries:  # type: ignore[attr-defined]
+                    for q in repo.queries:
                         for k in (5, 10):
-                            r = await c.call_tool("search", {"query": q.text, "k": k})
+                            asked = {"query": q.text, "k": k}
+                            if args.min_relevance is not None:
+                                asked["min_relevance"] = args.min_relevance
+                            r = await c.call_tool("search", asked)
                             got[k].append(int(r.structured_content["tokens"]))
+                            paths = [repo.prefix + h["path"] for h in r.structured_content["hits"]]
+                            quality[k].append(ndcg_at_10(paths, q.targets, existing))
+                            counts[k].append(len(paths))
                 return got
 
             ours[repo.name] = asyncio.run(ask())
@@ -214,6 +226,9 @@ def tokens(args: argparse.Namespace) -> None:
     if semble:
         line += f"; semble top_k=5 {statistics.median([t for v in semble.values() for t in v]):.0f}"
     print(line + f" tokens per search over {len(all5)} queries")
+    for k in (5, 10):
+        print(f"aintern k={k}: NDCG@10 of the hits {statistics.mean(quality[k]):.3f}, "
+              f"median {statistics.median(counts[k]):.0f} hits per search")  # fmt: skip
 
 
 def main() -> None:
@@ -229,6 +244,7 @@ def main() -> None:
     t = sub.add_parser("tokens")
     t.add_argument("--repos", default="flask,click,express,chi,gson,axum")
     t.add_argument("--semble-python", default="")
+    t.add_argument("--min-relevance", type=float, help="instead of the search tool's default")
     args = ap.parse_args()
     {"fresh": fresh, "load": load, "tokens": tokens}[args.what](args)
 
