@@ -172,7 +172,10 @@ def test_index_reports_progress_and_search_sees_an_edit_at_once(web_env: Path) -
     async def body(c: Client) -> None:
         started = await c.call_tool("index", {"path": str(root), "wait": False})
         assert not started.is_error and started.structured_content["done"] is False
+        job = server.jobs.job(root)
+        assert job is not None and job.id == started.structured_content["run_id"]
         done = await c.call_tool("index", {"path": str(root)}, progress_callback=on_progress)  # joins the run
+        assert done.structured_content["run_id"] == started.structured_content["run_id"]
         assert not done.is_error and done.structured_content["phase"] == "complete", text(done)
         assert progress and all(t == 300 for _, t, _ in progress) and progress[-1][0] <= 300
         status = await c.call_tool("status", {"path": str(root)})
@@ -260,3 +263,40 @@ def test_cli_and_web_search_several_repositories(two_repos: tuple[Path, Path, Pa
         weather_id = next(i["id"] for i in c.get("/api/indexes").json()["indexes"] if i["name"] == "weather")
         assert every[0]["repo"] == "weather" and every[0]["ws_id"] == weather_id
         assert c.get("/api/file", params={"ws": every[0]["ws_id"], "path": "forecast.py"}).status_code == 200
+
+
+def test_repositories_are_found_by_git_remote_and_a_second_clone_embeds_nothing(web_env: Path) -> None:
+    import shutil
+
+    from aintern.errors import NotIndexedError
+    from aintern.store import SqliteStore
+    from aintern.workspace import resolve_workspaces
+
+    db = web_env / "aintern.db"
+    https = make_workspace(web_env / "clone-https")
+    (https / ".git").mkdir()
+    (https / ".git" / "config").write_text(
+        '[core]\n\tbare = false\n[remote "origin"]\n\turl = https://github.com/acme/shop.git\n'
+    )
+    ws = Workspace(https, db)
+    first = ws.build_index()
+    ws.close()
+    assert first.chunks_embedded > 0
+    ssh = web_env / "clone-ssh"
+    shutil.copytree(https, ssh)
+    (ssh / ".git" / "config").write_text('[remote "origin"]\n    url = git@github.com:acme/shop\n')
+    ws = Workspace(ssh, db)
+    second = ws.build_index()
+    ws.close()
+    # The same files in a second clone: every vector comes from the content-hash cache.
+    assert second.chunks_created == first.chunks_created and second.chunks_embedded == 0
+    store = SqliteStore(db)
+    try:
+        for spec in ("github.com/acme/shop", "https://github.com/Acme/shop", "git@github.com:acme/shop.git"):
+            assert {i.workspace_path for i in resolve_workspaces(store, [spec])} == {str(https), str(ssh)}
+        assert [i.name for i in resolve_workspaces(store, ["clone-ssh"])] == ["clone-ssh"]
+        assert len(resolve_workspaces(store, ["all"])) == 2
+        with pytest.raises(NotIndexedError, match="clone-https"):
+            resolve_workspaces(store, ["github.com/acme/other"])
+    finally:
+        store.close()

@@ -149,6 +149,7 @@ class StatusResult(BaseModel, extra="allow"):
 
 class IndexResult(BaseModel):
     workspace: str
+    run_id: str = Field(description="The run (status shows its progress while it goes)")
     phase: str
     done: bool
     files_indexed: int | None = None
@@ -429,7 +430,7 @@ class AinternMcp:
                 await ctx.report_progress(p.processed_files, p.total_files, f"{p.phase.value}: {p.current_file or ''}")
         r = job.result
         result = IndexResult(
-            workspace=str(root), phase=job.phase, done=job.done, error=job.error,
+            workspace=str(root), run_id=job.id, phase=job.phase, done=job.done, error=job.error,
             files_indexed=r.files_indexed if r else None, files_unchanged=r.files_unchanged if r else None,
             files_removed=r.files_removed if r else None, chunks=r.chunks_created if r else None,
             seconds=round(r.duration, 2) if r else None,

@@ -11,6 +11,7 @@ import contextlib
 import logging
 import threading
 import time
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -53,6 +54,8 @@ class Job:
     error: str | None = None
     log: list[dict[str, Any]] = field(default_factory=list)
     thread: threading.Thread | None = None
+    #: Names the run for whoever started it (an MCP ``index`` call that did not wait).
+    id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
 
     @property
     def done(self) -> bool:
@@ -92,7 +95,7 @@ class Job:
         p = self.progress
         r = self.result
         return {
-            "workspace": self.workspace, "kind": self.kind, "phase": self.phase, "done": self.done,
+            "id": self.id, "workspace": self.workspace, "kind": self.kind, "phase": self.phase, "done": self.done,
             "started": self.started, "elapsed": round(self.elapsed, 2),
             "remaining": round(p.estimated_remaining, 1) if p and p.estimated_remaining is not None and not self.done
             else None,
