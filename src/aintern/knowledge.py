@@ -23,7 +23,7 @@ from aintern.retrieve import rerank
 from aintern.retrieve.cache import IndexStateCache, QueryCache
 from aintern.retrieve.hybrid import FULL_TIER, HybridConfig, hybrid_search, named_symbols
 from aintern.retrieve.keywords import find_highlights
-from aintern.retrieve.relevance import COEFFICIENTS, monotone, relevance
+from aintern.retrieve.relevance import evidence, monotone, relevance
 from aintern.retrieve.rerank import Ranked, RerankingStrategy
 from aintern.store import SqliteStore, VectorIndex, VectorSearchOptions, VectorTier
 from aintern.store.sqlite import overlaps
@@ -171,21 +171,16 @@ class KnowledgeIndexHealth:
         return "Up to date"
 
 
+#: More than this share of an index's files changed: a full re-index serves better (seed: NeedsReindex).
+REINDEX_STALE_SHARE = 0.3
+
 #: How strongly a repository's weaker evidence discounts its hits in a query over several (logits per
 #: unit of evidence): 3 and 4 were each chosen on one half of the dev repositories (bench/multi_repo.py).
 REPO_AFFINITY = 3.0
 
 
-def evidence(chunk: KnowledgeChunk, tier: str) -> float:
-    """The rank-free part of a hit's relevance logit: its cosine and term coverage, weighted."""
-    if chunk.evidence is None:
-        return -math.inf
-    _, b_cos, b_cov, _ = COEFFICIENTS[tier]
-    return b_cos * chunk.evidence[0] + b_cov * chunk.evidence[1]
-
-
-def _where(workspace: str | Sequence[str]) -> dict[str, Any]:
-    """The options that name one workspace, or several searched together."""
+def scope_options(workspace: str | Sequence[str]) -> dict[str, Any]:
+    """The KnowledgeQueryOptions fields that name one workspace, or several searched together."""
     return {"workspace_path": workspace} if isinstance(workspace, str) else {"workspace_paths": tuple(workspace)}
 
 
@@ -207,6 +202,8 @@ class KnowledgeService:
         #: The fusion of an index whose full tier is complete (its vectors deserve more say).
         self.hybrid_full = hybrid_full or FULL_TIER
         self.in_memory = in_memory
+        #: How much a repository's weaker evidence discounts its hits in a query over several (REPO_AFFINITY).
+        self.repo_affinity = REPO_AFFINITY
         self.cache: QueryCache[KnowledgeQueryResult] = QueryCache(max_size=100, ttl_seconds=300)
         #: Each index's vectors and keyword postings in memory, reloaded when the index changes.
         self.vector_matrices: IndexStateCache[VectorMatrix] = IndexStateCache()
@@ -444,9 +441,8 @@ class KnowledgeService:
             if len(chosen) >= options.max_results:
                 break
         chunks = self._knowledge_chunks(index, chosen, question, options)
-        ranks = {h.chunk_id: rank for rank, h in enumerate(hits, 1)}
         for k in chunks:
-            k.evidence = (cosines.get(k.chunk_id, 0.0), coverage.get(k.chunk_id, 0.0), ranks.get(k.chunk_id, 1))
+            k.evidence = evidence(cosines.get(k.chunk_id, 0.0), coverage.get(k.chunk_id, 0.0), model)
         result = KnowledgeQueryResult(
             chunks=chunks, relevant_files=list(dict.fromkeys(c.file_path for c in chunks)),
             query_time=time.perf_counter() - started, total_chunks_searched=index.chunk_count,
@@ -469,14 +465,13 @@ class KnowledgeService:
         for index in found:
             with self.store.snapshot():
                 one = self._query(question, replace(options, workspace_path=index.workspace_path, workspace_paths=()))
-            tier = "full" if self._tier(self.store, index) else "fast"
-            answers.append((index, one, max((evidence(c, tier) for c in one.chunks[:3]), default=-math.inf)))
+            answers.append((index, one, max((c.evidence or -math.inf for c in one.chunks[:3]), default=-math.inf)))
         best = max((a for _, _, a in answers), default=0.0)
         merged: list[tuple[float, int, KnowledgeChunk]] = []
         for index, one, affinity in answers:
             # A name two indexes share would not tell their hits apart: the folder's path does.
             repo = index.name if names.count(index.name) == 1 else index.workspace_path
-            discount = math.exp(REPO_AFFINITY * (affinity - best))
+            discount = math.exp(self.repo_affinity * (affinity - best))
             for rank, c in enumerate(one.chunks):
                 merged.append((c.relevance * discount, rank,
                                replace(c, relevance=c.relevance * discount, workspace=index.workspace_path, repo=repo)))  # fmt: skip
@@ -529,7 +524,7 @@ class KnowledgeService:
         """The context block for ``question`` from one workspace, or from several searched together."""
         o = options or ContextBuildOptions()
         result = self.query(question, KnowledgeQueryOptions(
-            **_where(workspace), max_results=o.max_chunks, min_relevance=o.min_relevance,
+            **scope_options(workspace), max_results=o.max_chunks, min_relevance=o.min_relevance,
             expand_context=o.expand_context, context_lines=o.context_lines, file_patterns=o.file_patterns,
             languages=o.languages, reranking=RerankingStrategy(o.reranking),
         ))  # fmt: skip
@@ -554,7 +549,7 @@ class KnowledgeService:
         marked ``below_threshold`` (a ranked list that does not collapse to two files when scores are modest).
         """
         result = self.query(query, KnowledgeQueryOptions(
-            **_where(workspace), max_results=max_files * 3, min_relevance=0.0 if fill else min_relevance,
+            **scope_options(workspace), max_results=max_files * 3, min_relevance=0.0 if fill else min_relevance,
             include_snippets=False, expand_context=False,
         ))  # fmt: skip
         groups: dict[str, list[KnowledgeChunk]] = {}  # in the order of each file's best chunk
@@ -595,7 +590,7 @@ class KnowledgeService:
         return KnowledgeIndexHealth(
             is_indexed=True, index_id=index.id, index_name=index.name, total_files=stats.file_count,
             total_chunks=stats.chunk_count, last_updated=index.updated_at, created_at=index.created_at,
-            stale_files=stale, needs_reindex=stale > stats.file_count * 0.3, embedding_model=index.embedding_model,
+            stale_files=stale, needs_reindex=stale > stats.file_count * REINDEX_STALE_SHARE, embedding_model=index.embedding_model,
             embedding_dimension=index.embedding_dimension, index_size_bytes=stats.index_size_bytes,
         )  # fmt: skip
 

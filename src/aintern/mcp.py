@@ -8,6 +8,7 @@ changes the watcher saw to be indexed, so an agent never gets the old lines of a
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 from collections.abc import Callable
@@ -28,7 +29,7 @@ from aintern.assemble.tokens import TokenEstimation, count_tokens
 from aintern.chunk.models import SymbolType
 from aintern.errors import AinternError
 from aintern.index.jobs import Jobs
-from aintern.knowledge import KnowledgeQueryOptions, KnowledgeService
+from aintern.knowledge import KnowledgeQueryOptions, KnowledgeService, scope_options
 from aintern.store import SqliteStore, VectorIndex
 
 log = logging.getLogger(__name__)
@@ -216,28 +217,30 @@ class AinternMcp:
             raise ToolError("nothing is indexed yet: call `index` with the repository's folder first")
         return found
 
-    def start_watching(self) -> None:
-        """Watch the default workspaces (re-indexing their changes where auto-index is on), after bringing
-        in what changed while no server was running."""
-        from aintern.config import Settings
+    def start_background(self) -> None:
+        """Load the default workspaces' indexes (so the first search does not wait) and watch them
+        (re-indexing their changes where auto-index is on), after bringing in what changed while no server
+        was running."""
         from aintern.errors import IndexingBusyError
 
-        if not self.config.watch:
-            return
         for index in self.default_indexes():
             root = index.workspace_path
             if not Path(root).is_dir():
                 continue
-            try:
-                auto = Settings.load(root).auto_index
-                self.jobs.watch(root, auto)
-                if auto and self.jobs.job(root) is None:
-                    self.jobs.start(root, "index")  # catch up: files changed since the last index
-            except IndexingBusyError:
-                pass  # another process is indexing it: its run brings the changes in
-            except Exception as exc:  # a broken .aintern.toml: searches still answer
-                log.warning("not watching %s: %s", root, exc)
             self.knowledge.preload(root)
+            if not self.config.watch:
+                continue
+            if self._watch(root) and self.jobs.job(root) is None:
+                with contextlib.suppress(IndexingBusyError):  # (another process's run brings the changes in)
+                    self.jobs.start(root, "index")  # catch up: files changed since the last index
+
+    def _watch(self, root: str | Path) -> bool:
+        """Watch ``root`` as its settings say; whether it re-indexes changes (auto-index)."""
+        try:
+            return self.jobs.watch(root)
+        except AinternError as exc:  # a broken .aintern.toml: searches still answer
+            log.warning("not watching %s: %s", root, exc)
+            return False
 
     def fresh(self, indexes: list[VectorIndex]) -> None:
         for index in indexes:
@@ -283,7 +286,7 @@ class AinternMcp:
         indexes = self.indexes(repos)
         several = len(indexes) > 1
         options = KnowledgeQueryOptions(
-            **_where(indexes), max_results=k, min_relevance=SEARCH_MIN_RELEVANCE if min_relevance is None else min_relevance,
+            **scope_options(_scope(indexes)), max_results=k, min_relevance=SEARCH_MIN_RELEVANCE if min_relevance is None else min_relevance,
             expand_context=False, languages=(language,) if language else (), file_patterns=(path,) if path else (),
             symbol_types=kinds,
         )  # fmt: skip
@@ -293,8 +296,8 @@ class AinternMcp:
             return self.knowledge.query(query, options).chunks
 
         chunks = await _call(run)
-        hits, text, truncated = _hits(chunks, several, max_tokens)
-        result = SearchResult(query=query, repos=[i.name for i in indexes], hits=hits, tokens=count_tokens(text, TokenEstimation.TOKENIZER),
+        hits, text, tokens, truncated = _hits(chunks, several, max_tokens)
+        result = SearchResult(query=query, repos=[i.name for i in indexes], hits=hits, tokens=tokens,
                               truncated=truncated)  # fmt: skip
         return _result(text, result)
 
@@ -422,7 +425,7 @@ class AinternMcp:
         except AinternError as exc:
             raise ToolError(str(exc)) from exc
         if self.config.watch:
-            self.jobs.watch(root, True)
+            self._watch(root)
         while wait and not job.done:
             await anyio.sleep(0.25)
             p = job.progress
@@ -544,11 +547,6 @@ def _scope(indexes: list[VectorIndex]) -> str | list[str]:
     return indexes[0].workspace_path if len(indexes) == 1 else [i.workspace_path for i in indexes]
 
 
-def _where(indexes: list[VectorIndex]) -> dict[str, Any]:
-    scope = _scope(indexes)
-    return {"workspace_path": scope} if isinstance(scope, str) else {"workspace_paths": tuple(scope)}
-
-
 async def _call(fn: Callable[[], Any]) -> Any:
     """Run blocking work in a thread; aintern's own errors reach the agent as tool errors."""
     try:
@@ -559,8 +557,8 @@ async def _call(fn: Callable[[], Any]) -> Any:
         raise ToolError(str(exc)) from exc
 
 
-def _hits(chunks: list[KnowledgeChunk], several: bool, max_tokens: int) -> tuple[list[Hit], str, bool]:
-    """The hits as structured results and as compact text, as many as fit ``max_tokens``."""
+def _hits(chunks: list[KnowledgeChunk], several: bool, max_tokens: int) -> tuple[list[Hit], str, int, bool]:
+    """The hits as structured results and as compact text (with its tokens), as many as fit ``max_tokens``."""
     hits: list[Hit] = []
     parts: list[str] = []
     used = 0
@@ -574,11 +572,11 @@ def _hits(chunks: list[KnowledgeChunk], several: bool, max_tokens: int) -> tuple
         part = f"{head}\n```{c.language or ''}\n{code}\n```"
         cost = count_tokens(part, TokenEstimation.TOKENIZER)
         if hits and used + cost > max_tokens:
-            return hits, "\n\n".join(parts), True
+            return hits, "\n\n".join(parts), used, True
         hits.append(hit)
         parts.append(part)
         used += cost
-    return hits, "\n\n".join(parts) or "No code matched.", False
+    return hits, "\n\n".join(parts) or "No code matched.", used, False
 
 
 def _result(text: str, structured: BaseModel | dict[str, Any]) -> CallToolResult:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from aintern.config import CONFIG_FILE, Settings
 from aintern.embed import DEFAULT_MODEL, RETIRED_MODELS, Embedder, embedder_for_model_id, get_embedder, model_id
 from aintern.errors import AinternError, NoDatabaseError, NotIndexedError, StoreError
-from aintern.knowledge import KnowledgeService
+from aintern.knowledge import REINDEX_STALE_SHARE, KnowledgeService
 from aintern.store import IndexStatistics, SqliteStore, VectorIndex, VectorTier
 
 # The indexing pipeline (tree-sitter, the scanner) and the LLM stack are imported by the methods that use
@@ -47,9 +47,6 @@ class IndexStatus:
 
 #: What a workspace's index is doing or how it compares with the files, worst first.
 STATES = ("indexing", "missing", "error", "needs_reindex", "stale", "behind_git", "up_to_date")
-
-#: More than this share of an index's files changed: a full re-index serves better (seed: NeedsReindex).
-REINDEX_STALE_SHARE = 0.3
 
 
 @dataclass

@@ -47,9 +47,9 @@ class KnowledgeChunk:
     #: The workspace the chunk is in and its index's name, when a query searched several.
     workspace: str | None = None
     repo: str | None = None
-    #: What its relevance was computed from: cosine, term coverage, rank in its index's list (a query
-    #: over several indexes ranks across them with these).
-    evidence: tuple[float, float, int] | None = field(default=None, repr=False)
+    #: The rank-free part of its relevance (retrieve.relevance.evidence): a query over several indexes
+    #: compares repositories with it.
+    evidence: float | None = field(default=None, repr=False)
 
     @property
     def display_path(self) -> str:

@@ -27,7 +27,7 @@ def mcp(
 
     server = AinternMcp(McpConfig(db=db, workspace=(workspace or Path.cwd()).resolve(), repos=repo or [],
                                   watch=not no_watch))  # fmt: skip
-    server.start_watching()
+    server.start_background()
     try:
         server.server.run("stdio")
     finally:

@@ -26,7 +26,7 @@ from aintern.cli.common import (
     open_scope,
     open_workspace,
 )
-from aintern.knowledge import KnowledgeQueryOptions
+from aintern.knowledge import KnowledgeQueryOptions, scope_options
 from aintern.retrieve.rerank import RerankingStrategy
 
 
@@ -56,9 +56,8 @@ def search(
     """Search the index: ranked `path:start-end` results with symbol, relevance and highlighted snippet."""
     question = checked_question(question)
     ws, where = open_scope(workspace, db, repo, all_repos)
-    scope = {"workspace_path": where} if isinstance(where, str) else {"workspace_paths": tuple(where)}
     options = KnowledgeQueryOptions(
-        **scope, max_results=max(1, k), min_relevance=min_relevance, reranking=rerank,
+        **scope_options(where), max_results=max(1, k), min_relevance=min_relevance, reranking=rerank,
         expand_context=False, symbol_types=tuple(symbol_type or ()), languages=tuple(lang or ()),
         file_patterns=tuple(path_glob or ()), directory_filters=tuple(directory or ()),
     )  # fmt: skip

@@ -18,6 +18,12 @@ def git_dir(workspace: Path) -> Path | None:
     return None
 
 
+def common_dir(gd: Path) -> Path:
+    """Where a worktree's shared refs and config are (its main repository's .git), else ``gd`` itself."""
+    commondir = gd / "commondir"
+    return (gd / commondir.read_text().strip()).resolve() if commondir.is_file() else gd
+
+
 def head_commit(workspace: str | Path) -> str | None:
     """The commit HEAD points to, or None outside a git repository (or on any read problem)."""
     try:
@@ -28,9 +34,7 @@ def head_commit(workspace: str | Path) -> str | None:
         if not head.startswith("ref:"):
             return head or None
         ref = head[4:].strip()
-        common = gd
-        if (gd / "commondir").is_file():
-            common = (gd / (gd / "commondir").read_text().strip()).resolve()
+        common = common_dir(gd)
         for base in (gd, common):
             if (base / ref).is_file():
                 return (base / ref).read_text().strip() or None
@@ -51,7 +55,7 @@ def remote_url(workspace: str | Path) -> str | None:
         gd = git_dir(Path(workspace).resolve())
         if gd is None:
             return None
-        common = (gd / (gd / "commondir").read_text().strip()).resolve() if (gd / "commondir").is_file() else gd
+        common = common_dir(gd)
         section = None
         for raw in (common / "config").read_text(errors="replace").splitlines():
             line = raw.strip()

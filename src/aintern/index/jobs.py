@@ -237,20 +237,24 @@ class Jobs:
 
     # -- watchers -----------------------------------------------------------------------------------
 
-    def watch(self, workspace: str | Path, auto_index: bool) -> None:
-        """Watch ``workspace``: changed files are re-indexed (``auto_index``) or only reported (a state
-        event, so a status badge can say "N files changed")."""
+    def watch(self, workspace: str | Path, auto_index: bool | None = None) -> bool:
+        """Watch ``workspace``: changed files are re-indexed (``auto_index``; None: as its settings say)
+        or only reported (a state event, so a status badge can say "N files changed"). Returns whether
+        it re-indexes; a broken .aintern.toml raises SettingsError and nothing is watched."""
+        from aintern.config import Settings
         from aintern.index.watch import watch
         from aintern.scan import Scanner
-        from aintern.workspace import Workspace
 
         root = str(Path(workspace).resolve())
+        settings = Settings.load(root)
+        if auto_index is None:
+            auto_index = settings.auto_index
         with self._lock:
             if root in self._watchers:
-                return
+                return auto_index
             stop = threading.Event()
             self._watchers[root] = stop
-        scanner = Scanner(root, Workspace(root, self.db).settings.scan_options())
+        scanner = Scanner(root, settings.scan_options())
 
         def changed(paths: set[str]) -> None:
             if auto_index:
@@ -274,6 +278,7 @@ class Jobs:
                     self._watchers.pop(root, None)
 
         threading.Thread(target=run, name="aintern-watch", daemon=True).start()
+        return auto_index
 
     def _reindex_when_free(self, root: str, paths: list[str], stop: threading.Event) -> None:
         """Re-index ``paths`` as a run of its own, after the run going on (if any) ends."""

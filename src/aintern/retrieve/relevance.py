@@ -22,9 +22,15 @@ COEFFICIENTS = {
 
 
 def relevance(cosine: float, coverage: float, rank: int, tier: str = "fast") -> float:
-    b0, b_cos, b_cov, b_rank = COEFFICIENTS[tier]
-    z = b0 + b_cos * cosine + b_cov * coverage + b_rank / max(rank, 1)
+    b0, _, _, b_rank = COEFFICIENTS[tier]
+    z = b0 + evidence(cosine, coverage, tier) + b_rank / max(rank, 1)
     return 1.0 / (1.0 + math.exp(-z))
+
+
+def evidence(cosine: float, coverage: float, tier: str = "fast") -> float:
+    """The part of the relevance logit that does not depend on the rank: comparable across indexes."""
+    _, b_cos, b_cov, _ = COEFFICIENTS[tier]
+    return b_cos * cosine + b_cov * coverage
 
 
 def monotone(scores: list[float]) -> list[float]:

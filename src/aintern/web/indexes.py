@@ -41,7 +41,7 @@ def start_background(web: WebState) -> None:
 
 def _watch(web: WebState, workspace: str) -> None:
     try:
-        web.jobs.watch(workspace, Settings.load(workspace).auto_index)
+        web.jobs.watch(workspace)
     except Exception as exc:  # a broken .aintern.toml: the page says so; the server goes on
         web.jobs.emit("state", workspace, {"error": str(exc)})
 

@@ -13,7 +13,7 @@ from starlette.routing import Route
 from aintern.assemble.context import ContextBuildOptions, ContextFormat, KnowledgeChunk
 from aintern.assemble.tokens import TokenEstimation
 from aintern.chunk.models import SymbolType
-from aintern.knowledge import KnowledgeQueryOptions
+from aintern.knowledge import KnowledgeQueryOptions, scope_options
 from aintern.retrieve.rerank import RerankingStrategy
 from aintern.store.text import clean_user_text
 from aintern.web.app import HTTPError, handler, page, state, wants_json
@@ -93,9 +93,8 @@ async def search_page(request: Request) -> Response:
     if question and index is not None:
         ids = {i.workspace_path: i.id for i in web.store.list_indexes()}
         scope: str | list[str] = list(ids) if everywhere and len(ids) > 1 else index.workspace_path
-        where = {"workspace_path": scope} if isinstance(scope, str) else {"workspace_paths": tuple(scope)}
         options = KnowledgeQueryOptions(
-            **where, max_results=k, min_relevance=min_relevance, reranking=rerank,
+            **scope_options(scope), max_results=k, min_relevance=min_relevance, reranking=rerank,
             expand_context=True, context_lines=5, languages=filters["lang"], file_patterns=filters["path"],
             directory_filters=filters["dir"], symbol_types=symbol_types,
         )  # fmt: skip
