@@ -3,8 +3,10 @@ database. Each query is answered twice through the knowledge service, over its o
 over all of them, and scored against its own repository's targets (a hit in another repository
 counts as a miss). The bar (issue 13): NDCG@10 falls by no more than 0.02.
 
-The repository discount (KnowledgeService.repo_affinity, tau) is run at several values; tau is then
-chosen on each half of the repositories (folds by repository) and reported on the other half.
+The repository discount is run at several settings: tau (KnowledgeService.repo_affinity, how strongly
+weaker evidence discounts) and beta (repo_likelihood, the weight of how well a repository's words
+explain the question; 0 leaves it out). Both are chosen on each half of the repositories (folds by
+repository) and reported on the other half.
 
     python bench/multi_repo.py [--repos flask,click] [--db /tmp/aintern-bench/all-repos.db]
 """
@@ -23,10 +25,11 @@ from semble_data import load_repos, ndcg_at_10
 from aintern.embed import get_embedder
 from aintern.index import Indexer, IndexingOptions
 from aintern.knowledge import REPO_AFFINITY, KnowledgeQueryOptions, KnowledgeService
+from aintern.retrieve.relevance import REPO_LIKELIHOOD
 from aintern.store import SqliteStore
 
-#: The discounts tried (0: merge by relevance alone).
-TAUS = (0.0, 0.5, 1.0, 2.0, 3.0, 4.0, 8.0)
+#: The settings tried, (tau, beta): tau 0 merges by relevance alone, beta 0 by the hits' evidence alone.
+GRID = [(0.0, 0.0)] + [(t, b) for t in (1.0, 1.5, 2.0, 3.0, 4.0) for b in (0.0, 0.25, 0.5, 1.0)]
 
 
 def main() -> None:
@@ -45,8 +48,9 @@ def main() -> None:
     service = KnowledgeService(store)
     everything = tuple(str(repo.root.resolve()) for repo in repos)
     alone: dict[str, list[float]] = defaultdict(list)
-    # together[tau][repo]: the scores over all repositories with that discount (0: none).
-    together: dict[float, dict[str, list[float]]] = {t: defaultdict(list) for t in TAUS}
+    # together[(tau, beta)][repo]: the scores over all repositories with that discount.
+    together: dict[tuple[float, float], dict[str, list[float]]] = {g: defaultdict(list) for g in GRID}
+    default = (REPO_AFFINITY, REPO_LIKELIHOOD)
     by_language: dict[str, list[tuple[float, float]]] = defaultdict(list)
     times: list[float] = []
     for repo in repos:
@@ -61,20 +65,20 @@ def main() -> None:
             own = service.query(q.text, options)
             a = ndcg_at_10([repo.prefix + c.file_path for c in own.chunks], q.targets, existing)
             alone[repo.name].append(a)
-            for tau in TAUS:
-                service.repo_affinity = tau
+            for tau, beta in GRID:
+                service.repo_affinity, service.repo_likelihood = tau, beta
                 t = time.perf_counter()
                 every = service.query(q.text, replace(options, workspace_paths=everything))
-                if tau == TAUS[0]:  # (later ones reuse each index's cached answer)
+                if (tau, beta) == GRID[0]:  # (later ones reuse each index's cached answer)
                     times.append(time.perf_counter() - t)
                 # A hit in another repository never matches this one's targets.
                 paths = [
                     repo.prefix + c.file_path if c.workspace == root else "\0" + c.display_path for c in every.chunks
                 ]
-                together[tau][repo.name].append(ndcg_at_10(paths, q.targets, existing))
-            by_language[repo.language].append((a, together[REPO_AFFINITY][repo.name][-1]))
+                together[(tau, beta)][repo.name].append(ndcg_at_10(paths, q.targets, existing))
+            by_language[repo.language].append((a, together[default][repo.name][-1]))
         print(f"{repo.name:12s} {repo.language:10s} alone={statistics.mean(alone[repo.name]):.3f} "
-              f"together={statistics.mean(together[REPO_AFFINITY][repo.name]):.3f}", flush=True)  # fmt: skip
+              f"together={statistics.mean(together[default][repo.name]):.3f}", flush=True)  # fmt: skip
     for language, pairs in sorted(by_language.items()):
         a = statistics.mean(p[0] for p in pairs)
         b = statistics.mean(p[1] for p in pairs)
@@ -84,18 +88,18 @@ def main() -> None:
         return statistics.mean(statistics.mean(scores[n]) for n in names)
 
     names = sorted(r.name for r in repos)
-    for tau in TAUS:
-        print(f"tau={tau:<4} together={mean(together[tau], names):.4f}")
+    for tau, beta in GRID:
+        print(f"tau={tau:<4} beta={beta:<5} together={mean(together[(tau, beta)], names):.4f}")
     folds = [names[0::2], names[1::2]]
     for i, fold in enumerate(folds):
         other = folds[1 - i]
-        best = max(TAUS, key=lambda t: mean(together[t], fold))
-        print(f"fold {i}: tau={best} chosen on {len(fold)} repositories; on the other {len(other)}: "
-              f"{mean(together[best], other):.4f} (no discount {mean(together[0.0], other):.4f}, alone "
+        best = max(GRID, key=lambda g: mean(together[g], fold))
+        print(f"fold {i}: (tau, beta)={best} chosen on {len(fold)} repositories; on the other {len(other)}: "
+              f"{mean(together[best], other):.4f} (no discount {mean(together[GRID[0]], other):.4f}, alone "
               f"{mean(alone, other):.4f})")  # fmt: skip
-    a, b = mean(alone, names), mean(together[REPO_AFFINITY], names)
+    a, b = mean(alone, names), mean(together[default], names)
     times.sort()
-    print(f"MEAN ndcg@10 alone={a:.4f} together={b:.4f} ({b - a:+.4f}, tau={REPO_AFFINITY}) over {len(repos)} "
+    print(f"MEAN ndcg@10 alone={a:.4f} together={b:.4f} ({b - a:+.4f}, tau={REPO_AFFINITY}, beta={REPO_LIKELIHOOD}) over {len(repos)} "
           f"repositories; query over all: p50 {times[len(times) // 2] * 1000:.0f} ms, "
           f"p95 {times[int(len(times) * 0.95)] * 1000:.0f} ms")  # fmt: skip
     store.close()

@@ -21,7 +21,11 @@ from mcp.client.streamable_http import streamable_http_client
 from web_server import WebServer
 from workspaces import make_workspace, many_files
 
+from aintern.knowledge import KnowledgeQueryOptions, KnowledgeService
 from aintern.mcp import AinternMcp, McpConfig
+from aintern.retrieve.relevance import repository_likelihood
+from aintern.store import SqliteStore
+from aintern.store.text import query_terms
 from aintern.workspace import Workspace
 
 TOOLS = {"search", "context", "files", "find_related", "symbols", "index", "status", "clear"}
@@ -300,3 +304,38 @@ def test_repositories_are_found_by_git_remote_and_a_second_clone_embeds_nothing(
             resolve_workspaces(store, ["github.com/acme/other"])
     finally:
         store.close()
+
+
+def test_the_repository_whose_words_the_question_uses_is_preferred(two_repos: tuple[Path, Path, Path]) -> None:
+    shop, weather, db = two_repos
+    store = SqliteStore(db)
+    try:
+        indexes = [store.get_index_for_workspace(str(root.resolve())) for root in (shop, weather)]
+        assert indexes[0] is not None and indexes[1] is not None
+        ids, sizes = [i.id for i in indexes], [i.chunk_count for i in indexes]
+        # "Barometric" is FTS5's "barometr" in the forecast's chunk only; "charging" is stemmed like "charge".
+        assert store.doc_frequencies(ids[1], ["barometric", "charging"]) == {"barometric": 1, "charging": 0}
+        assert store.doc_frequencies(ids[0], ["charging", "zzyzx"])["charging"] >= 1
+        terms = query_terms("barometric pressure")
+        likelihood = repository_likelihood([store.doc_frequencies(i, terms) for i in ids], sizes)
+        assert likelihood[1] > likelihood[0]
+        # A word one repository uses often and another rarely points to the first; one both use alike
+        # says nothing; words neither holds point nowhere (up to the repositories' sizes).
+        pool, common, neither = (
+            repository_likelihood([{t: a}, {t: b}], [500, 500])
+            for t, a, b in (("pool", 40, 1), ("connection", 50, 50), ("zzyzx", 0, 0))
+        )
+        assert pool[0] > pool[1] and common[0] == common[1] and neither[0] == neither[1]
+    finally:
+        store.close()
+    # The query over both: the discount leaves the other repository's hits below the asking one's.
+    service = KnowledgeService(SqliteStore(db))
+    try:
+        options = KnowledgeQueryOptions(
+            min_relevance=0.0, workspace_paths=(str(shop.resolve()), str(weather.resolve()))
+        )
+        hits = service.query("barometric pressure forecast", options).chunks
+        assert hits[0].repo == "weather" and hits[0].file_path == "forecast.py"
+        assert all(h.relevance < hits[0].relevance / 2 for h in hits if h.repo != "weather")
+    finally:
+        service.store.close()

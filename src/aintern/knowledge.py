@@ -23,11 +23,11 @@ from aintern.retrieve import rerank
 from aintern.retrieve.cache import IndexStateCache, QueryCache
 from aintern.retrieve.hybrid import FULL_TIER, HybridConfig, hybrid_search, named_symbols
 from aintern.retrieve.keywords import find_highlights
-from aintern.retrieve.relevance import evidence, monotone, relevance
+from aintern.retrieve.relevance import REPO_LIKELIHOOD, evidence, monotone, relevance, repository_likelihood
 from aintern.retrieve.rerank import Ranked, RerankingStrategy
 from aintern.store import SqliteStore, VectorIndex, VectorSearchOptions, VectorTier
 from aintern.store.sqlite import overlaps
-from aintern.store.text import clean_user_text
+from aintern.store.text import clean_user_text, query_terms
 
 log = logging.getLogger(__name__)
 
@@ -174,9 +174,10 @@ class KnowledgeIndexHealth:
 #: More than this share of an index's files changed: a full re-index serves better (seed: NeedsReindex).
 REINDEX_STALE_SHARE = 0.3
 
-#: How strongly a repository's weaker evidence discounts its hits in a query over several (logits per
-#: unit of evidence): 3 and 4 were each chosen on one half of the dev repositories (bench/multi_repo.py).
-REPO_AFFINITY = 3.0
+#: How strongly a repository's weaker evidence (its best hits' evidence plus REPO_LIKELIHOOD times how
+#: well its words explain the question) discounts its hits in a query over several, in logits per unit:
+#: chosen on each half of the dev repositories and checked on the other (bench/multi_repo.py).
+REPO_AFFINITY = 2.0
 
 
 def scope_options(workspace: str | Sequence[str]) -> dict[str, Any]:
@@ -204,6 +205,7 @@ class KnowledgeService:
         self.in_memory = in_memory
         #: How much a repository's weaker evidence discounts its hits in a query over several (REPO_AFFINITY).
         self.repo_affinity = REPO_AFFINITY
+        self.repo_likelihood = REPO_LIKELIHOOD
         self.cache: QueryCache[KnowledgeQueryResult] = QueryCache(max_size=100, ttl_seconds=300)
         #: Each index's vectors and keyword postings in memory, reloaded when the index changes.
         self.vector_matrices: IndexStateCache[VectorMatrix] = IndexStateCache()
@@ -454,10 +456,10 @@ class KnowledgeService:
 
     def _query_many(self, question: str, options: KnowledgeQueryOptions) -> KnowledgeQueryResult:
         """One ranking over several workspaces. Each index answers as it would alone; a hit's relevance
-        is then discounted by how much worse its repository's best evidence (cosine and term coverage of
-        its top hits, rank left out) is than the best repository's: most questions are about one
-        repository, and every index's own top hit looks good within it. docs/benchmarks.md has the
-        numbers (REPO_AFFINITY chosen out of fold, by repository)."""
+        is then discounted by how much worse its repository's evidence is than the best repository's: its
+        top hits' cosine and term coverage (rank left out) and how well its words explain the question
+        (repository_likelihood). Most questions are about one repository, and every index's own top hit
+        looks good within it. docs/benchmarks.md has the numbers (chosen out of fold, by repository)."""
         started = time.perf_counter()
         found = [i for i in (self._index(path) for path in dict.fromkeys(options.workspace_paths)) if i is not None]
         names = [i.name for i in found]
@@ -465,13 +467,19 @@ class KnowledgeService:
         for index in found:
             with self.store.snapshot():
                 one = self._query(question, replace(options, workspace_path=index.workspace_path, workspace_paths=()))
-            answers.append((index, one, max((c.evidence or -math.inf for c in one.chunks[:3]), default=-math.inf)))
-        best = max((a for _, _, a in answers), default=0.0)
+            top = [c.evidence for c in one.chunks[:3] if c.evidence is not None]
+            answers.append((index, one, max(top, default=-math.inf)))
+        terms = query_terms(question)
+        likelihood = repository_likelihood(
+            [self.store.doc_frequencies(index.id, terms) for index in found], [index.chunk_count for index in found]
+        )
+        affinity = [a + self.repo_likelihood * lik for (_, _, a), lik in zip(answers, likelihood)]
+        best = max(affinity, default=0.0)
         merged: list[tuple[float, int, KnowledgeChunk]] = []
-        for index, one, affinity in answers:
+        for (index, one, _), mine in zip(answers, affinity):
             # A name two indexes share would not tell their hits apart: the folder's path does.
             repo = index.name if names.count(index.name) == 1 else index.workspace_path
-            discount = math.exp(self.repo_affinity * (affinity - best))
+            discount = math.exp(self.repo_affinity * (mine - best)) if mine > -math.inf else 0.0
             for rank, c in enumerate(one.chunks):
                 merged.append((c.relevance * discount, rank,
                                replace(c, relevance=c.relevance * discount, workspace=index.workspace_path, repo=repo)))  # fmt: skip

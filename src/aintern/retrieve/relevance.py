@@ -39,3 +39,25 @@ def monotone(scores: list[float]) -> list[float]:
     for s in scores:
         out.append(min(s, out[-1]) if out else s)
     return out
+
+
+#: One question over several repositories: the Dirichlet smoothing of each repository's term
+#: frequencies, and the weight of that likelihood beside its hits' evidence (bench/multi_repo.py,
+#: chosen out of fold by repository).
+REPO_SMOOTHING = 100.0
+REPO_LIKELIHOOD = 0.5
+
+
+def repository_likelihood(frequencies: list[dict[str, int]], sizes: list[int]) -> list[float]:
+    """How well each repository's words explain the question: the mean log-likelihood of its terms under
+    each repository's document frequencies (``frequencies[i][term]`` of its ``sizes[i]`` chunks),
+    smoothed toward all of them together. A word common in one repository and rare in the others (its
+    own names, its domain) points to it; words every repository uses cancel out."""
+    terms = list(dict.fromkeys(t for f in frequencies for t in f))
+    total = sum(sizes) or 1
+    background = {t: (sum(f.get(t, 0) for f in frequencies) + 0.5) / total for t in terms}
+    return [
+        sum(math.log((f.get(t, 0) + REPO_SMOOTHING * background[t]) / (n + REPO_SMOOTHING)) for t in terms)
+        / max(1, len(terms))
+        for f, n in zip(frequencies, sizes)
+    ]

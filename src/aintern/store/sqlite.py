@@ -662,6 +662,10 @@ class SqliteStore(TierStorage):
         total = row[0] if row else 0
         if total < PRUNE_ABOVE_CHUNKS:
             return terms
+        return informative_terms(terms, self.doc_frequencies(index_id, terms), total)
+
+    def doc_frequencies(self, index_id: int, terms: list[str]) -> dict[str, int]:
+        """How many of the index's chunks hold each term (its most frequent stem), from FTS5's vocabulary."""
         vocab = f"temp.vocab_{int(index_id)}"
         self.conn.execute(
             f"CREATE VIRTUAL TABLE IF NOT EXISTS {vocab} USING fts5vocab(main, fts_{int(index_id)}, 'row')"
@@ -671,7 +675,7 @@ class SqliteStore(TierStorage):
             found = self.conn.execute(f"SELECT doc FROM {vocab} WHERE term = ?", (stem,)).fetchone()
             return int(found[0]) if found else 0
 
-        return informative_terms(terms, {t: max(map(doc_frequency, self.stems(t)), default=0) for t in terms}, total)
+        return {t: max(map(doc_frequency, self.stems(t)), default=0) for t in terms}
 
     def stems(self, term: str) -> list[str]:
         """``term`` as the keyword index holds it: FTS5's tokens of it, Porter-stemmed (``routing`` → ``rout``)."""
