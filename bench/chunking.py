@@ -11,8 +11,9 @@ import sysconfig
 import time
 from pathlib import Path
 
-from aintern.chunk import Chunker, decode_source
+from aintern.chunk import Chunker
 from aintern.embed import get_embedder
+from aintern.scan import decode_source
 
 
 def main() -> None:

@@ -220,22 +220,30 @@ def test_search_context_files_suggest(ws: Path, tmp_path: Path) -> None:
     assert run("suggest", "qqqqq", cwd=ws, db=db).returncode == 3
 
 
-def test_a_search_loads_only_what_it_needs(ws: Path, tmp_path: Path) -> None:
-    """`aintern search --json` answers without numpy, the Rust tokenizer, tree-sitter, the indexing
-    pipeline, the LLM stack or rich's console (issue 14: each of them costs a one-shot search its start-up)."""
-    db = tmp_path / "k.db"
-    assert run("index", cwd=ws, db=db).returncode == 0
-    heavy = ["numpy", "tokenizers", "tree_sitter", "onnxruntime", "httpx", "pathspec", "rich.console",
-             "aintern.index", "aintern.answer", "aintern.chunk.chunker", "aintern.retrieve.bm25"]  # fmt: skip
+def _loaded(argv: list[str], heavy: list[str], cwd: Path, db: Path) -> tuple[str, list[str]]:
+    """Run ``aintern ARGV`` in process: (its output, which of ``heavy`` it imported)."""
     code = (
         "import json, sys\n"
         "from aintern.cli import main\n"
-        "sys.argv = ['aintern', 'search', 'Where is the HTTP server started?', '--json']\n"
+        f"sys.argv = ['aintern', *{argv!r}]\n"
         "try:\n    main()\nexcept SystemExit as exc:\n    assert not exc.code, exc.code\n"
         f"print(json.dumps([m for m in {heavy!r} if m in sys.modules]), file=sys.stderr)\n"
     )
     env = {**os.environ, "AINTERN_DB": str(db)}
-    out = subprocess.run([sys.executable, "-c", code], cwd=ws, env=env, capture_output=True, text=True, timeout=120)
+    out = subprocess.run([sys.executable, "-c", code], cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
-    assert json.loads(out.stdout)[0]["path"]
-    assert json.loads(out.stderr.strip().splitlines()[-1]) == []
+    return out.stdout, json.loads(out.stderr.strip().splitlines()[-1])
+
+
+def test_a_search_loads_only_what_it_needs(ws: Path, tmp_path: Path) -> None:
+    """`aintern search --json` answers without numpy, the Rust tokenizer, tree-sitter, the indexing
+    pipeline, the LLM stack or rich's console (issue 14: each of them costs a one-shot search its start-up);
+    an update that finds nothing changed loads neither numpy nor the chunker."""
+    db = tmp_path / "k.db"
+    assert run("index", cwd=ws, db=db).returncode == 0
+    heavy = ["numpy", "tokenizers", "tree_sitter", "onnxruntime", "httpx", "pathspec", "rich.console",
+             "aintern.index", "aintern.answer", "aintern.chunk.chunker", "aintern.retrieve.bm25"]  # fmt: skip
+    out, loaded = _loaded(["search", "Where is the HTTP server started?", "--json"], heavy, ws, db)
+    assert json.loads(out)[0]["path"] and loaded == []
+    out, loaded = _loaded(["update"], ["numpy", "tokenizers", "tree_sitter", "aintern.chunk.chunker"], ws, db)
+    assert "0 files" in out and loaded == []

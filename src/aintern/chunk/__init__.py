@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from aintern._lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from aintern.chunk.chunker import DEFAULT_MAX_FILE_BYTES, Chunker, decode_source
+    from aintern.chunk.chunker import DEFAULT_MAX_FILE_BYTES, Chunker
     from aintern.chunk.languages import detect_language
     from aintern.chunk.lines import TokenCounter
     from aintern.chunk.models import (
@@ -33,14 +33,13 @@ __all__ = [
     "TextChunk",
     "TokenCounter",
     "chunk_definitions",
-    "decode_source",
     "detect_language",
 ]
 
 __getattr__, __dir__ = lazy_exports(
     globals(),
     {
-        "aintern.chunk.chunker": ("DEFAULT_MAX_FILE_BYTES", "Chunker", "decode_source"),
+        "aintern.chunk.chunker": ("DEFAULT_MAX_FILE_BYTES", "Chunker"),
         "aintern.chunk.languages": ("detect_language",),
         "aintern.chunk.lines": ("TokenCounter",),
         "aintern.chunk.models": ("ChunkResult", "ChunkType", "ChunkingOptions", "SymbolType", "TextChunk",

@@ -10,21 +10,10 @@ from aintern.chunk.languages import CODE_LANGUAGES, chunk_type_for, detect_langu
 from aintern.chunk.lines import Document, TokenCounter, Unit
 from aintern.chunk.models import ChunkingOptions, ChunkResult, ChunkType, TextChunk
 from aintern.chunk.text import line_units, markdown_units
+from aintern.scan import decode_source
 
 #: Files larger than this are not chunked (the indexer's scanner applies its own, configurable limit).
 DEFAULT_MAX_FILE_BYTES = 2_000_000
-_BINARY_PROBE = 8192
-
-
-def decode_source(data: bytes) -> tuple[str | None, str | None]:
-    """(text, None) for a UTF-8 text file, or (None, reason) for binary or undecodable bytes."""
-    if b"\x00" in data[:_BINARY_PROBE]:
-        return None, "binary file (NUL bytes)"
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        return None, f"undecodable: not UTF-8 (byte {exc.start})"
-    return text, None
 
 
 class Chunker:

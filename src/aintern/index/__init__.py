@@ -32,7 +32,15 @@ from aintern.index.models import (
     IndexingProgress,
     IndexingResult,
 )
-from aintern.scan import FileReadError, ScannedFile, Scanner, SkippedFile, generated_reason, read_regular_file
+from aintern.scan import (
+    FileReadError,
+    ScannedFile,
+    Scanner,
+    SkippedFile,
+    decode_source,
+    generated_reason,
+    read_regular_file,
+)
 from aintern.scan.secrets import redact
 from aintern.store import IndexedFile, VectorIndex, VectorStore
 
@@ -251,8 +259,6 @@ class Indexer:
         cancel: threading.Event,
     ) -> None:
         """Background thread: read, hash and chunk files; hand them to the writer."""
-        from aintern.chunk.chunker import decode_source as decode
-
         group: list[tuple[ScannedFile, str, str, str]] = []  # tokenised together, in parallel
         group_bytes = 0
         try:
@@ -274,7 +280,7 @@ class Indexer:
                 if old is not None and old.content_hash == digest and not self.options.force_reindex:
                     out.put(_Prepared(f, digest, old.language, None))  # touched, not changed
                     continue
-                text, reason = decode(data)
+                text, reason = decode_source(data)
                 language = detect_language(f.rel, text[:200].split("\n", 1)[0]) if text is not None else None
                 if text is not None and language is None:
                     reason = ""  # an extension-less file without a known shebang: not ours, silently

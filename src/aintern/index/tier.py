@@ -14,8 +14,6 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-import numpy as np
-
 from aintern.embed import Embedder, embedding_text
 from aintern.embed.cache import content_hash
 from aintern.store import SqliteStore
@@ -59,6 +57,8 @@ def fill_tier(
     if tier is None:
         return result
     missing = store.chunks_missing_tier(index_id, paths)
+    import numpy as np  # here: `aintern update` imports this module, and a run that changed nothing needs no numpy
+
     cache = store.embedding_cache()
     key = cache_key(embedder.model_id)
     embed = getattr(embedder, "embed_windows", embedder.embed_batch)

@@ -360,9 +360,10 @@ def _tied_ranks(ranked: list[tuple[int, float]]) -> list[tuple[int, int]]:
     previous: float | None = None
     rank = 0
     for position, (cid, score) in enumerate(ranked):
-        rounded = _tie_key(score)
-        if rounded != previous:
-            rank, previous = position, rounded
+        # Scores 1e-11 apart never round to one 12-digit key: only close ones are rounded (most are not).
+        if previous is None or abs(score - previous) >= 1e-11 or _tie_key(score) != _tie_key(previous):
+            rank = position
+        previous = score
         out.append((rank, cid))
     return out
 

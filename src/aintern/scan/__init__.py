@@ -313,6 +313,21 @@ class FileReadError(Exception):
     """A file that cannot be read as a regular file of bounded size; ``str()`` says why."""
 
 
+#: How far into a file a NUL byte marks it binary.
+_BINARY_PROBE = 8192
+
+
+def decode_source(data: bytes) -> tuple[str | None, str | None]:
+    """(text, None) for a UTF-8 text file, or (None, reason) for binary or undecodable bytes."""
+    if b"\x00" in data[:_BINARY_PROBE]:
+        return None, "binary file (NUL bytes)"
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        return None, f"undecodable: not UTF-8 (byte {exc.start})"
+    return text, None
+
+
 def read_regular_file(path: str | Path, max_bytes: int) -> bytes:
     """A file's bytes, refusing anything that is not a regular file at the moment it is opened.
 

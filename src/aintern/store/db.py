@@ -16,7 +16,7 @@ from aintern.errors import CorruptDatabaseError, NoDatabaseError, StoreError
 MMAP_BYTES = 1 << 30
 #: PRAGMA application_id of an aintern database ("AInt").
 APPLICATION_ID = 0x41496E74
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 #: Schema versions written only by development builds before the first release; they are not migrated.
 PRE_RELEASE_VERSIONS = {1}
 
@@ -164,6 +164,11 @@ MIGRATIONS: dict[int, str] = {
         updated_at TEXT NOT NULL
     );
     ALTER TABLE indexes ADD COLUMN last_error TEXT;
+    """,
+    # The chunks still without keyword statistics, found without reading every chunk's row: a run that
+    # changed nothing asked for them by a scan of the whole table (0.1 s at 112k chunks).
+    8: """
+    CREATE INDEX chunks_without_keyword_stats ON chunks(index_id) WHERE keyword_stats IS NULL;
     """,
 }
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import fnmatch
 import json
+import os
 import struct
 import threading
 from collections.abc import Callable, Iterator
@@ -248,7 +249,7 @@ class SqliteStore(TierStorage):
         return found[0] if found else None
 
     def get_index_for_workspace(self, workspace: str | Path) -> VectorIndex | None:
-        found = self._index_query("WHERE i.workspace_path = ?", (str(Path(workspace).resolve()),))
+        found = self._index_query("WHERE i.workspace_path = ?", (os.path.realpath(workspace),))
         return found[0] if found else None
 
     def find_index_above(self, directory: str | Path) -> VectorIndex | None:
