@@ -97,12 +97,15 @@ async function refreshBadge() {
     badge.title = `${s.name}: ${s.label}${why ? " — " + why : ""}`;
   } catch (e) { showBadge("error", "status unavailable"); }
 }
-function refreshBadgeSoon() { clearTimeout(badgeTimer); badgeTimer = setTimeout(refreshBadge, 250); }
+function refreshBadgeSoon(delay = 250) { clearTimeout(badgeTimer); badgeTimer = setTimeout(refreshBadge, delay); }
 onEvent((kind, data) => {
   if (kind === "progress" || kind === "run") {
     if (data.done) { refreshBadgeSoon(); return; }
     const pct = data.total_files ? ` ${Math.round(data.percent)} %` : "";
     showBadge("indexing", `${data.phase}${pct}`);
+    // A run's last progress event can arrive after its end (they come from different threads): when
+    // events stop, ask the server what the state is rather than keep showing a run that is over.
+    refreshBadgeSoon(2000);
   } else if (kind === "state") {
     refreshBadgeSoon();
   } else if (kind === "model") {  // the seed's ModelStateChanged
