@@ -300,7 +300,8 @@ def test_keyword_statistics_of_an_older_index_are_backfilled(static, tmp_path: P
     index_id = Indexer(store, static).index(ws).index_id
     assert KeywordMatrix.load(store, index_id) is not None
     store.conn.execute("UPDATE chunks SET keyword_stats = NULL")  # what migration 4 leaves behind
-    service = KnowledgeService(store)
+    # (Not a long-running service: at its first query it would compute them itself, in a thread.)
+    service = KnowledgeService(store, in_memory=False)
     before = service.query("server handler", opts(ws, min_relevance=0.0, expand_context=False))
     assert before.has_results and KeywordMatrix.load(store, index_id) is None
     result = Indexer(store, static).index(ws)  # nothing changed on disk
