@@ -106,7 +106,7 @@ onEvent((kind, data) => {
     // A run's last progress event can arrive after its end (they come from different threads): when
     // events stop, ask the server what the state is rather than keep showing a run that is over.
     refreshBadgeSoon(2000);
-  } else if (kind === "state") {
+  } else if (kind === "state" || kind === "open") {  // (open: what changed before the stream opened was not seen)
     refreshBadgeSoon();
   } else if (kind === "model") {  // the seed's ModelStateChanged
     if (data.state === "loading" && badge.dataset.state !== "indexing") showBadge("indexing", "loading model");
