@@ -97,15 +97,12 @@ async function refreshBadge() {
     badge.title = `${s.name}: ${s.label}${why ? " — " + why : ""}`;
   } catch (e) { showBadge("error", "status unavailable"); }
 }
-function refreshBadgeSoon(delay = 250) { clearTimeout(badgeTimer); badgeTimer = setTimeout(refreshBadge, delay); }
+function refreshBadgeSoon() { clearTimeout(badgeTimer); badgeTimer = setTimeout(refreshBadge, 250); }
 onEvent((kind, data) => {
   if (kind === "progress" || kind === "run") {
     if (data.done) { refreshBadgeSoon(); return; }
     const pct = data.total_files ? ` ${Math.round(data.percent)} %` : "";
     showBadge("indexing", `${data.phase}${pct}`);
-    // A run's last progress event can arrive after its end (they come from different threads): when
-    // events stop, ask the server what the state is rather than keep showing a run that is over.
-    refreshBadgeSoon(2000);
   } else if (kind === "state" || kind === "open") {  // (open: what changed before the stream opened was not seen)
     refreshBadgeSoon();
   } else if (kind === "model") {  // the seed's ModelStateChanged
