@@ -187,6 +187,12 @@ def test_a_question_embeds_without_numpy_as_with_it(static) -> None:
         light = fresh.embed_query(text)  # type: ignore[attr-defined]
         assert isinstance(light, array) and light.typecode == "f"
         np.testing.assert_allclose(np.asarray(light), static.embed(text), atol=2e-6)
+    # A server loads the whole table: its question vector (numpy's gather, a dict vocabulary) is the same
+    # to the bit, so a result never depends on which process answered.
+    loaded = get_embedder("static")
+    loaded.load()
+    for text in ["Where is the database connection handled?", "HTTPAdapter.send", "zzqxj", "", "Straße ÉCOLE"]:
+        assert list(loaded.embed_query(text)) == list(fresh.embed_query(text))  # type: ignore[attr-defined]
     code = (
         "import sys\nfrom aintern.embed.static import StaticEmbedder\n"
         "v = StaticEmbedder().embed_query('how are migrations applied')\n"

@@ -23,6 +23,7 @@ from aintern.retrieve import rerank
 from aintern.retrieve.cache import IndexStateCache, QueryCache
 from aintern.retrieve.hybrid import FULL_TIER, HybridConfig, hybrid_search, named_symbols
 from aintern.retrieve.keywords import find_highlights
+from aintern.retrieve.names import DefinedNames
 from aintern.retrieve.relevance import REPO_LIKELIHOOD, evidence, monotone, relevance, repository_likelihood
 from aintern.retrieve.rerank import Ranked, RerankingStrategy
 from aintern.store import SqliteStore, VectorIndex, VectorSearchOptions, VectorTier
@@ -211,6 +212,8 @@ class KnowledgeService:
         self.vector_matrices: IndexStateCache[VectorMatrix] = IndexStateCache()
         self.tier_matrices: IndexStateCache[VectorMatrix] = IndexStateCache()
         self.keyword_matrices: IndexStateCache[KeywordMatrix | None] = IndexStateCache()
+        #: Each index's defined names, sorted (the prefix lookups of spelled_names).
+        self.defined_names: IndexStateCache[DefinedNames] = IndexStateCache()
         #: Chunks read by earlier queries, per index state (emptied when it holds CHUNK_CACHE_SIZE).
         self.chunk_caches: IndexStateCache[dict[int, TextChunk]] = IndexStateCache()
         self._embedders: dict[str, Embedder] = {}
@@ -279,9 +282,10 @@ class KnowledgeService:
 
     def _in_memory(
         self, store: SqliteStore, index: VectorIndex, tier: VectorTier | None = None
-    ) -> tuple[VectorMatrix | None, KeywordMatrix | None]:
-        """The index's vectors (the full tier's, given one) and keyword postings in memory (loaded by the
-        first caller, then shared); None for what is reloading after a change (SQLite answers meanwhile)."""
+    ) -> tuple[VectorMatrix | None, KeywordMatrix | None, DefinedNames | None]:
+        """The index's vectors (the full tier's, given one), keyword postings and defined names in memory
+        (loaded by the first caller, then shared); None for what is reloading after a change (SQLite
+        answers meanwhile)."""
         from aintern.retrieve.bm25 import KeywordMatrix
         from aintern.retrieve.vectors import VectorMatrix
 
@@ -302,7 +306,8 @@ class KnowledgeService:
             threading.Thread(
                 target=self._keyword_stats, args=(index,), name="aintern-keyword-stats", daemon=True
             ).start()
-        return matrix, postings
+        names = self.defined_names.get(store, index.id, lambda s: DefinedNames.load(s, index.id), background)
+        return matrix, postings, names
 
     def _keyword_stats(self, index: VectorIndex) -> None:
         """Give a small index keyword statistics, so its BM25 and term coverage run in memory too (a
@@ -386,7 +391,7 @@ class KnowledgeService:
             directories=list(options.directory_filters), symbol_types=[s.value for s in options.symbol_types],
             deduplicate=options.deduplicate_chunks,
         )  # fmt: skip
-        matrix, postings = self._in_memory(self.store, index, tier) if self.in_memory else (None, None)
+        matrix, postings, names = self._in_memory(self.store, index, tier) if self.in_memory else (None, None, None)
         chunk_cache = self.chunk_caches.get(self.store, index.id, lambda s: {}) if self.in_memory else None
         if chunk_cache is not None and len(chunk_cache) > CHUNK_CACHE_SIZE:
             chunk_cache.clear()
@@ -402,6 +407,7 @@ class KnowledgeService:
             keyword_matrix=postings,
             chunk_cache=chunk_cache,
             tier=tier is not None,
+            names=names,
         )
         hit_ids = [h.chunk_id for h in hits]
         if matrix is not None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 from dataclasses import dataclass
@@ -45,16 +46,21 @@ class FileContextExpander:
 
         from aintern.scan import FileReadError, read_regular_file  # (the scanner: only when a file is read)
 
+        with self._lock:
+            hit = self._cache.get(rel)
+        if hit is not None:
+            # Only a path that was confined is cached, and what is returned is what was read then: the
+            # resolution (a realpath, the slow part) is skipped while the file is unchanged.
+            with contextlib.suppress(OSError, ValueError):
+                st = os.stat(self.root / rel)
+                if hit[0] == (st.st_mtime_ns, st.st_size):
+                    return hit[1], hit[2]
         path = self._resolve(rel)
         if path is None:
             return None
         try:
             st = path.stat()
             key = (st.st_mtime_ns, st.st_size)
-            with self._lock:
-                hit = self._cache.get(rel)
-                if hit is not None and hit[0] == key:
-                    return hit[1], hit[2]
             # Never blocks on a FIFO put in the file's place, never reads an unbounded device.
             data = read_regular_file(path, max(st.st_size, 0) + (1 << 20))
             text = data.decode("utf-8-sig")

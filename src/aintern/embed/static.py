@@ -3,8 +3,10 @@ question in plain Python, from rows read straight out of the table's file."""
 
 from __future__ import annotations
 
+import itertools
 import math
 import mmap
+import operator
 import re
 import struct
 from array import array
@@ -52,9 +54,13 @@ class NpyRows:
         if not ids:
             return array("f", bytes(4 * self.dimension))
         rows = [struct.unpack_from(self._format, self._map, self._offset + i * self._stride) for i in ids]
-        total = [sum(column) for column in zip(*rows)]  # (in double precision; the mean's scale cancels)
-        norm = max(math.sqrt(sum(x * x for x in total)), 1e-12)
-        return array("f", [x / norm for x in total])
+        return unit([sum(column) for column in zip(*rows)])  # (in double precision; the mean's scale cancels)
+
+
+def unit(total: list[float]) -> array[float]:
+    """``total`` scaled to unit length, as float32 (loops in C: map over operator's functions)."""
+    norm = max(math.sqrt(sum(map(operator.mul, total, total))), 1e-12)
+    return array("f", map(operator.truediv, total, itertools.repeat(norm)))
 
 
 class StaticEmbedder:
@@ -91,6 +97,8 @@ class StaticEmbedder:
         if not self._own_tokenizer.exists() and all(ord(c) < PLAIN_BELOW for c in text):
             if self._plain is None:
                 self._plain = PlainWordPiece(MODELS_DIR / "vocab.tsv")
+                if self._table is not None:
+                    self._plain.index_vocabulary()
             return self._plain.ids(text)
         return self.tokenizer.ids([text])[0]
 
@@ -103,7 +111,9 @@ class StaticEmbedder:
         import numpy as np
 
         if self._table is None:
-            self._table = self._rows().astype(np.float32)
+            self._table = np.array(self._rows(), dtype=np.float32)  # (a plain array: a memmap's indexing is slower)
+        if self._plain is not None:
+            self._plain.index_vocabulary()
 
     def _rows(self) -> np.ndarray:
         """The table as stored: a ``.npy`` file is memory-mapped, so one query reads only its tokens' rows
@@ -139,6 +149,12 @@ class StaticEmbedder:
         same vector in every process, whether or not it loaded the whole table)."""
         if self.path.suffix != ".npy":
             return self.embed(text)
+        if self._table is not None:  # loaded (a server): numpy gathers the rows, the sums are the same
+            ids = self._question_ids(text)
+            if not ids:
+                return array("f", bytes(4 * self.dimension))
+            # Row by row in double precision, as NpyRows.mean_unit adds them: the same vector to the bit.
+            return unit(self._table[ids].sum(axis=0, dtype="float64").tolist())
         if self._npy_rows is None:
             self._npy_rows = NpyRows(self.path)
         return self._npy_rows.mean_unit(self._question_ids(text))

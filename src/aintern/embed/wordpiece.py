@@ -94,8 +94,14 @@ def _is_chinese(cp: int) -> bool:
     )  # fmt: skip
 
 
+#: ASCII under BertNormalizer: control characters go, tab and line breaks become spaces.
+_ASCII_NORMAL = {cp: None for cp in [*range(32), 127]} | {ord("\t"): " ", ord("\n"): " ", ord("\r"): " "}
+
+
 def _normalize(text: str) -> str:
     """BertNormalizer: drop control characters, whitespace to spaces, space out CJK, lowercase, strip accents."""
+    if text.isascii():  # (most questions: no accents, no CJK, and only ASCII's controls to drop)
+        return text.translate(_ASCII_NORMAL).lower()
     out = []
     for ch in text:
         cp = ord(ch)
@@ -112,6 +118,7 @@ def _normalize(text: str) -> str:
 
 
 _WORDS = re.compile(r"\S+")
+_ASCII_PUNCTUATION = re.compile(r"[!-/:-@\[-`{-~]|[^!-/:-@\[-`{-~]+")
 #: Control, format, private-use and surrogate characters are dropped (unassigned ones are kept, as [UNK]).
 _REMOVED = {"Cc", "Cf", "Co", "Cs"}
 
@@ -121,6 +128,12 @@ class PlainWordPiece:
 
     def __init__(self, path: Path) -> None:
         self.vocab, self.unk, self.added, self.max_chars = _load(str(path))
+
+    def index_vocabulary(self) -> None:
+        """Look tokens up in a dict from now on (a long-running process: ~10 ms once, then a lookup costs
+        nothing next to the sorted file's binary search)."""
+        if isinstance(self.vocab, SortedVocab):
+            self.vocab = self.vocab.as_dict()
 
     def ids(self, text: str) -> list[int]:
         out: list[int] = []
@@ -152,6 +165,8 @@ class PlainWordPiece:
 
     @staticmethod
     def _punctuation_split(word: str) -> list[str]:
+        if word.isascii():  # ASCII punctuation is exactly _is_punctuation's ranges
+            return _ASCII_PUNCTUATION.findall(word)
         parts: list[str] = []
         current = ""
         for ch in word:

@@ -34,6 +34,8 @@ class KeywordMatrix:
         the postings number ~8 million, and each int64 copy of them is 64 MB.)"""
         self.chunk_ids = chunk_ids
         self._row: dict[int, int] | None = None  # chunk id -> row, made at the first coverage asked
+        #: Stems' term ids as the store gave them (None: unknown), for the index state these postings are of.
+        self._term_ids: dict[str, int | None] = {}
         n = len(chunk_ids)
         doc_of = np.repeat(np.arange(n, dtype=np.int32), lengths)
         tokens = np.bincount(doc_of, weights=columns[0].astype(np.int32) + columns[1] + columns[2], minlength=n)
@@ -85,8 +87,8 @@ class KeywordMatrix:
         stems = {t: store.stems(t) for t in terms}
         if any(len(s) != 1 for s in stems.values()):
             return None
-        ids = store.keyword_term_ids(sorted({s[0] for s in stems.values()}))
-        term_ids = {t: ids.get(stems[t][0]) for t in terms}
+        ids = self._ids_of(store, [s[0] for s in stems.values()])
+        term_ids = {t: ids[stems[t][0]] for t in terms}
         if len(terms) > 1:
             frequency = {t: self.doc_frequency(term_ids[t]) for t in terms}
             terms = informative_terms(terms, frequency, len(self.chunk_ids))
@@ -105,7 +107,9 @@ class KeywordMatrix:
             return None
         at = np.asarray(rows, dtype=np.int32)
         counts = np.zeros(len(ids), dtype=np.int64)
-        for wanted in store.term_ids_of(terms):
+        stems = [store.stems(t) for t in terms]
+        known = self._ids_of(store, [s for found in stems for s in found])
+        for wanted in ([known[s] for s in found] for found in stems):
             if not wanted or None in wanted:
                 continue
             held = np.ones(len(ids), dtype=bool)
@@ -118,7 +122,17 @@ class KeywordMatrix:
                 found = np.minimum(np.searchsorted(docs, at), len(docs) - 1)
                 held &= docs[found] == at
             counts += held
-        return {cid: int(n) / len(terms) for cid, n in zip(ids, counts)}
+        return {cid: n / len(terms) for cid, n in zip(ids, counts.tolist())}
+
+    def _ids_of(self, store: SqliteStore, stems: list[str]) -> dict[str, int | None]:
+        """Term ids of these stems (None for a stem the index lacks), asked of the store once each."""
+        new = sorted({s for s in stems if s not in self._term_ids})
+        if new:
+            found = store.keyword_term_ids(new)
+            if len(self._term_ids) > 100_000:
+                self._term_ids.clear()
+            self._term_ids.update((s, found.get(s)) for s in new)
+        return {s: self._term_ids[s] for s in stems}
 
     def rank(self, term_ids: list[int | None], k: int, weights: tuple[float, float, float]) -> list[tuple[int, float]]:
         """Each term scored like one FTS5 phrase (a term given twice counts twice, as in FTS5)."""
@@ -141,7 +155,7 @@ class KeywordMatrix:
         k = min(k, len(candidates))
         top = candidates[np.argpartition(-scores[candidates], k - 1)[:k]]
         top = top[np.lexsort((top, -scores[top]))]
-        return [(int(self.chunk_ids[i]), float(scores[i])) for i in top]
+        return list(zip(self.chunk_ids[top].tolist(), scores[top].tolist()))
 
 
 def _order_by(term: np.ndarray) -> np.ndarray:

@@ -19,6 +19,7 @@ from aintern.store.text import STOP_WORDS, identifier_parts
 if TYPE_CHECKING:  # the in-memory structures are numpy's: a search that does not load them never imports it
     from aintern.embed.base import QueryVector
     from aintern.retrieve.bm25 import KeywordMatrix
+    from aintern.retrieve.names import DefinedNames
     from aintern.retrieve.vectors import VectorMatrix
 
 
@@ -101,7 +102,9 @@ def named_symbols(question: str) -> set[str]:
 _ARTICLES = {"a", "an", "the"}
 
 
-def spelled_names(store: SqliteStore, index_id: int, question: str) -> dict[str, float]:
+def spelled_names(
+    store: SqliteStore, index_id: int, question: str, names: DefinedNames | None = None
+) -> dict[str, float]:
     """Defined names that runs of the question's words spell, in any case style, with the share of the
     question's content words each run uses: "how do I get a user by id" finds GetUserByIdAsync and
     get_user_by_id, share 1.0 (get, user and id are all its content words; "by" is a stop word).
@@ -121,8 +124,9 @@ def spelled_names(store: SqliteStore, index_id: int, question: str) -> dict[str,
             for form in (pascal, pascal[0].lower() + pascal[1:], "_".join(run)):
                 forms[form] = max(forms.get(form, 0.0), share)
     found: dict[str, float] = {}
-    for prefix, names in store.names_starting(index_id, list(forms)).items():
-        for name in names:
+    starting = names.starting(list(forms)) if names is not None else store.names_starting(index_id, list(forms))
+    for prefix, defined in starting.items():
+        for name in defined:
             rest = name[len(prefix) :]
             # The run is the whole name or a word-aligned start of it (GetUserById|Async, get_user|_or_404).
             if not rest or rest[0].isupper() or rest[0] in "_0123456789":
@@ -138,18 +142,11 @@ def symbol_query(question: str) -> str | None:
     return re.split(r"::|\\|->|\.", q)[-1]
 
 
-def path_penalty(path: str, content: str = "") -> float:
-    """Multiplicative prior against chunks that rarely hold the answer: tests, re-exports, examples, stubs."""
-    penalty = _path_prior(path)
-    if path.rsplit("/", 1)[-1] == "__init__.py" and _mostly_imports(content):
-        penalty *= 0.5
-    return penalty
-
-
 @functools.lru_cache(maxsize=1 << 16)
 def _path_prior(path: str) -> float:
-    """The part of ``path_penalty`` the path alone decides (a long-running process asks it of the same
-    files query after query)."""
+    """Multiplicative prior against files that rarely hold the answer: tests, examples, type stubs (a
+    long-running process asks it of the same files query after query). A package's ``__init__.py`` that
+    only re-exports is judged by its content, in ``hybrid_search``."""
     penalty = 1.0
     if _TEST_FILE.search(path) or _TEST_DIR.search(path):
         penalty *= 0.3
@@ -160,6 +157,7 @@ def _path_prior(path: str) -> float:
     return penalty
 
 
+@functools.lru_cache(maxsize=1 << 12)
 def _mostly_imports(content: str) -> bool:
     """A package's re-export list, not its code (an ``__init__.py`` may hold either)."""
     lines = [ln.strip() for ln in content.split("\n") if ln.strip() and not ln.strip().startswith("#")]
@@ -201,20 +199,36 @@ def _keywords(question: str) -> set[str]:
     return keywords
 
 
-def _matched(keywords: set[str], words: frozenset[str], abbreviations: bool = True) -> int:
-    """Query keywords found among path words; a shared prefix of 3+ letters counts (route ~ routing), and so
-    does a usual abbreviation (database ~ db)."""
-    n = 0
-    for k in keywords:
-        if abbreviations and ABBREVIATIONS.get(k, set()) & words:
-            n += 1
-            continue
+class _PathMatcher:
+    """The share of a query's keywords found among a file's path words: a shared prefix of 3+ letters
+    counts (route ~ routing), and so does a usual abbreviation (database ~ db). Each path word is
+    compared with the keywords once per query, however many files use it."""
+
+    def __init__(self, keywords: set[str], abbreviations: bool = True) -> None:
+        self.count = len(keywords)
+        # Per keyword: the words it matches exactly (itself, its 3+ letter prefixes, its abbreviations)
+        # and the start a longer word may have (itself, when 3+ letters).
+        self._keywords = [
+            (
+                k,
+                {k, *(k[:i] for i in range(3, len(k)))} | (ABBREVIATIONS.get(k, set()) if abbreviations else set()),
+                k if len(k) >= 3 else None,
+            )
+            for k in keywords
+        ]
+        self._by_word: dict[str, frozenset[str]] = {}
+
+    def share(self, words: frozenset[str]) -> float:
+        matched: set[str] = set()
+        by_word = self._by_word
         for w in words:
-            shorter, longer = (k, w) if len(k) <= len(w) else (w, k)
-            if k == w or (len(shorter) >= 3 and longer.startswith(shorter)):
-                n += 1
-                break
-    return n
+            found = by_word.get(w)
+            if found is None:
+                found = by_word[w] = frozenset(
+                    k for k, exact, start in self._keywords if w in exact or (start and w.startswith(start))
+                )
+            matched |= found
+        return len(matched) / self.count
 
 
 def hybrid_search(
@@ -229,10 +243,12 @@ def hybrid_search(
     keyword_matrix: KeywordMatrix | None = None,
     chunk_cache: dict[int, TextChunk] | None = None,
     tier: bool = False,
+    names: DefinedNames | None = None,
 ) -> list[Hit]:
     """Ranked hits for ``question``: both retrievers over the whole index, fused, boosted, diversified.
 
-    ``tier``: ``query_vector`` (and ``vectors``) are the full tier's, not the index's own."""
+    ``tier``: ``query_vector`` (and ``vectors``) are the full tier's, not the index's own. ``vectors``,
+    ``keyword_matrix``, ``chunk_cache`` and ``names``: what a long-running service holds in memory."""
     cfg = config or HybridConfig()
     symbol = symbol_query(question)
     words = len(re.findall(r"\w+", question))
@@ -265,12 +281,10 @@ def hybrid_search(
             # Every matched term is in over half the chunks (always so in a 2-chunk index): BM25 floors
             # their IDF, and what is left of its order is length noise. The matches stay candidates, tied.
             kw = [(cid, 0.0) for cid, _ in kw]
-    fused: dict[int, float] = {}
     # Equal scores share a rank, so the order in which an index happened to store equal chunks (their
     # ids, i.e. its history) cannot change the ranking.
     vec_ranks, kw_ranks = _tied_ranks(vec), _tied_ranks(kw)
-    for r, cid in vec_ranks:
-        fused[cid] = fused.get(cid, 0.0) + alpha / (cfg.rrf_k + r + 1)
+    fused = {cid: alpha / (cfg.rrf_k + r + 1) for r, cid in vec_ranks}  # (a chunk is once in each ranking)
     for r, cid in kw_ranks:
         fused[cid] = fused.get(cid, 0.0) + (1 - alpha) / (cfg.rrf_k + r + 1)
     if not fused:
@@ -290,7 +304,7 @@ def hybrid_search(
             fused.setdefault(cid, 0.0)
     spelled: dict[int, float] = {}
     if cfg.spelled_name_boost and not symbol:
-        for name, share in spelled_names(store, index_id, question).items():
+        for name, share in spelled_names(store, index_id, question, names).items():
             for cid in store.chunks_defining(index_id, name, options, limit=5):
                 spelled[cid] = max(spelled.get(cid, 0.0), share)
                 fused.setdefault(cid, 0.0)
@@ -300,42 +314,46 @@ def hybrid_search(
         missing = [cid for cid in fused if cid not in chunk_cache]
         if missing:
             chunk_cache.update(store.get_chunks(missing))
-        chunks = {cid: chunk_cache[cid] for cid in fused if cid in chunk_cache}
-    vscore, kscore = dict(vec), dict(kw)
-    vrank = {cid: r + 1 for r, cid in vec_ranks}
-    krank = {cid: r + 1 for r, cid in kw_ranks}
-    path_share: dict[str, float] = {}  # the path boost, per file (a file's chunks share it)
-    hits: list[Hit] = []
+        chunks = chunk_cache
+    # Scores first, as plain tuples; Hit objects only for what is returned (most candidates are not).
+    factors: dict[str, tuple[float, float, bool]] = {}  # per file: (path boost, path prior, a package's init)
+    boost_path = not symbol and cfg.path_boost and keywords
+    matches = _PathMatcher(keywords, cfg.abbreviations) if boost_path else None
+    scored: list[tuple[float, str, int, int]] = []
     for cid, score in fused.items():
         chunk = chunks.get(cid)
         if chunk is None:
             continue
+        path = chunk.file_path
+        factor = factors.get(path)
+        if factor is None:
+            share = matches.share(_path_words(path)) if matches is not None else 0.0
+            factor = factors[path] = (
+                best * cfg.path_boost * share if share >= 0.1 else 0.0,
+                _path_prior(path) if cfg.path_penalties else 1.0,
+                cfg.path_penalties and (path == "__init__.py" or path.endswith("/__init__.py")),
+            )
         if cid in definitions:
             # A symbol query's definition counts half again when its file is named after it.
-            stem = chunk.file_path.rsplit("/", 1)[-1].rsplit(".", 1)[0].lower().replace("_", "")
+            stem = path.rsplit("/", 1)[-1].rsplit(".", 1)[0].lower().replace("_", "")
             own_file = 1.5 if symbol and stem == definitions[cid].lower().replace("_", "") else 1.0
             score += best * weight * own_file
         if cid in spelled:
             score += best * cfg.spelled_name_boost * spelled[cid]
-        if not symbol and cfg.path_boost and keywords:
-            share = path_share.get(chunk.file_path, -1.0)
-            if share < 0:
-                share = _matched(keywords, _path_words(chunk.file_path), cfg.abbreviations) / len(keywords)
-                path_share[chunk.file_path] = share
-            if share >= 0.1:
-                score += best * cfg.path_boost * share
-        if cfg.path_penalties:
-            score *= path_penalty(chunk.file_path, chunk.content)
+        score = (score + factor[0]) * factor[1]
+        if factor[2] and _mostly_imports(chunk.content):
+            score *= 0.5
         if chunk.chunk_type in _PROSE:
             score *= cfg.prose_weight
-        hits.append(Hit(cid, chunk, score, vscore.get(cid), kscore.get(cid), vrank.get(cid), krank.get(cid)))
-    hits.sort(key=_order)
-    return _diversify(hits, cfg, top_k)
-
-
-def _order(hit: Hit) -> tuple[float, str, int]:
-    """Best first; equal scores by location, never by chunk id (which depends on the index's history)."""
-    return (-hit.score, hit.chunk.file_path, hit.chunk.start_line)
+        scored.append((-score, path, chunk.start_line, cid))
+    scored = _diversify(scored, cfg)[:top_k] if top_k else _diversify(scored, cfg)
+    vscore, kscore = dict(vec), dict(kw)
+    vrank = {cid: r + 1 for r, cid in vec_ranks}
+    krank = {cid: r + 1 for r, cid in kw_ranks}
+    return [
+        Hit(cid, chunks[cid], -neg, vscore.get(cid), kscore.get(cid), vrank.get(cid), krank.get(cid))
+        for neg, _, _, cid in scored
+    ]
 
 
 def _cut(ranked: list[tuple[int, float]], k: int) -> list[tuple[int, float]]:
@@ -374,15 +392,20 @@ def _filtered(options: VectorSearchOptions) -> bool:
     )
 
 
-def _diversify(hits: list[Hit], cfg: HybridConfig, top_k: int | None) -> list[Hit]:
-    """Decay every chunk of a file beyond the first ``file_saturation`` ones (hits sorted by score)."""
+def _diversify(scored: list[tuple[float, str, int, int]], cfg: HybridConfig) -> list[tuple[float, str, int, int]]:
+    """Decay every chunk of a file beyond the first ``file_saturation`` ones; ``scored`` holds
+    (−score, path, start line, chunk id), and is returned best first, equal scores by location (never
+    by chunk id, which depends on the index's history)."""
+    scored.sort()
     if cfg.file_saturation <= 0:
-        return hits
+        return scored
     per_file: dict[str, int] = {}
-    for h in hits:
-        seen = per_file.get(h.chunk.file_path, 0)
+    out = []
+    for neg, path, line, cid in scored:
+        seen = per_file.get(path, 0)
         if seen >= cfg.file_saturation:
-            h.score *= cfg.saturation_decay ** (seen - cfg.file_saturation + 1)
-        per_file[h.chunk.file_path] = seen + 1
-    hits.sort(key=_order)
-    return hits[:top_k] if top_k else hits
+            neg *= cfg.saturation_decay ** (seen - cfg.file_saturation + 1)
+        per_file[path] = seen + 1
+        out.append((neg, path, line, cid))
+    out.sort()
+    return out

@@ -46,7 +46,7 @@ class VectorMatrix:
         k = min(k, len(scores))
         top = np.argpartition(-scores, k - 1)[:k]
         top = top[np.argsort(-scores[top])]
-        return [(int(self.chunk_ids[i]), float(scores[i])) for i in top]
+        return list(zip(self.chunk_ids[top].tolist(), scores[top].tolist()))
 
     def cosine(self, query: QueryVector, chunk_ids: list[int]) -> dict[int, float]:
         rows = [(c, self._row[c]) for c in chunk_ids if c in self._row]
@@ -56,4 +56,4 @@ class VectorMatrix:
         sims = self.matrix[[r for _, r in rows]].astype(np.float64) @ np.asarray(query, dtype=np.float32).astype(
             np.float64
         )
-        return {c: float(s) for (c, _), s in zip(rows, sims)}
+        return dict(zip([c for c, _ in rows], sims.tolist()))

@@ -195,9 +195,11 @@ class SqliteStore(TierStorage):
             yield
             return
         conn.execute("BEGIN")
+        self._local.generations = {}  # (one state: an index's generation is asked once per snapshot)
         try:
             yield
         finally:
+            self._local.generations = None
             conn.execute("COMMIT")  # nothing was written: this only ends the read
 
     @contextlib.contextmanager
@@ -249,7 +251,13 @@ class SqliteStore(TierStorage):
         return found[0] if found else None
 
     def get_index_for_workspace(self, workspace: str | Path) -> VectorIndex | None:
-        found = self._index_query("WHERE i.workspace_path = ?", (os.path.realpath(workspace),))
+        """The index of this folder: a stored workspace path is resolved, so the path as given is tried
+        first (a server is asked about the same path query after query), then the path resolved."""
+        found = self._index_query("WHERE i.workspace_path = ?", (str(workspace),))
+        if not found:
+            resolved = os.path.realpath(workspace)
+            if resolved != str(workspace):
+                found = self._index_query("WHERE i.workspace_path = ?", (resolved,))
         return found[0] if found else None
 
     def find_index_above(self, directory: str | Path) -> VectorIndex | None:
@@ -695,8 +703,14 @@ class SqliteStore(TierStorage):
 
     def generation(self, index_id: int) -> tuple[object, ...]:
         """Changes whenever the index's content does: cached answers are keyed on it."""
+        known: dict[int, tuple[object, ...]] | None = getattr(self._local, "generations", None)
+        if known is not None and index_id in known:
+            return known[index_id]
         row = self.conn.execute("SELECT revision FROM indexes WHERE id = ?", (index_id,)).fetchone()
-        return (index_id, row[0] if row else None)
+        generation = (index_id, row[0] if row else None)
+        if known is not None:
+            known[index_id] = generation
+        return generation
 
     def _bump(self, index_id: int, files: int, chunks: int) -> None:
         self.conn.execute(
@@ -752,6 +766,13 @@ class SqliteStore(TierStorage):
             [symbol, index_id, symbol, *args, limit],
         ).fetchall()
         return [int(r[0]) for r in rows]
+
+    def defined_names(self, index_id: int) -> list[str]:
+        """Every name the index defines, once, sorted."""
+        rows = self.conn.execute(
+            "SELECT DISTINCT name FROM chunk_symbols WHERE index_id = ? ORDER BY name", (index_id,)
+        )
+        return [r[0] for r in rows]
 
     def names_starting(self, index_id: int, prefixes: list[str], limit: int = 20) -> dict[str, list[str]]:
         """Defined names that start with each prefix (case as given), by the name index: a range scan each."""
