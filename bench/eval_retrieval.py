@@ -9,6 +9,7 @@ Indexes each corpus once into /tmp/aintern-bench/<name>.db (rebuilt with --reind
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import statistics
 import time
@@ -79,6 +80,8 @@ for _a in (0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8):
 TABLE: Path | None = None
 #: --tier: each static index also gets the full tier (minilm vectors), and hybrid configs search with it.
 TIER = False
+#: Where indexes keep vectors and keyword search: "sqlite", or "milvus" (Milvus Lite, a file beside the database).
+STORE = "sqlite"
 
 
 def embedder_for(model: str):  # type: ignore[no-untyped-def]
@@ -90,6 +93,7 @@ def embedder_for(model: str):  # type: ignore[no-untyped-def]
 def open_index(name: str, root: Path, model: str, reindex: bool) -> tuple[SqliteStore, int, float]:
     CACHE.mkdir(exist_ok=True)
     tag = f"{name}-{model}-{TARGET}" + (f"-{TABLE.parent.name}-{TABLE.stem}" if TABLE and model == "static" else "")
+    tag += "-milvus" if STORE == "milvus" else ""
     db = CACHE / f"{tag}{'-tier' if TIER else ''}.db"
     kept: list[tuple[str, bytes, bytes]] = []
     if reindex:
@@ -98,6 +102,11 @@ def open_index(name: str, root: Path, model: str, reindex: bool) -> tuple[Sqlite
             kept = old.conn.execute(
                 "SELECT model_id, content_hash, vector FROM embedding_cache WHERE model_id LIKE '%#windows'"
             ).fetchall()
+            old.close()
+        if STORE == "milvus" and db.exists():
+            old = SqliteStore(db)
+            for index in old.list_indexes():
+                old.delete_index(index.id)  # (its Milvus collection too)
             old.close()
         for p in CACHE.glob(f"{db.name}*"):
             p.unlink()
@@ -117,7 +126,10 @@ def open_index(name: str, root: Path, model: str, reindex: bool) -> tuple[Sqlite
         target_chunk_size=TARGET, chunk_overlap=min(64, TARGET // 4), min_chunk_size=min(50, TARGET)
     )
     fast = get_embedder(model, path=TABLE) if TABLE is not None and model == "static" else get_embedder(model)
-    result = Indexer(store, fast, IndexingOptions(chunking=chunking)).index(root)
+    # (Milvus Lite takes file names under 36 characters.)
+    lite = CACHE / "milvus" / f"{hashlib.sha1(tag.encode()).hexdigest()[:16]}.db"
+    milvus = {"engine": "milvus", "milvus_uri": str(lite)} if STORE == "milvus" else {}
+    result = Indexer(store, fast, IndexingOptions(chunking=chunking, **milvus)).index(root)  # type: ignore[arg-type]
     if TIER:
         tier = get_embedder(TIER_MODEL)
         with store.transaction():
@@ -259,6 +271,7 @@ if __name__ == "__main__":
     )
     ap.add_argument("--target", type=int, default=TARGET, help="chunk target size in tokens")
     ap.add_argument("--prune-share", type=float, help="common-term cut-off of BM25 (store.sqlite.PRUNE_SHARE)")
+    ap.add_argument("--store", choices=["sqlite", "milvus"], default="sqlite", help="where indexes keep vectors")
     ap.add_argument("--prune-above", type=int, help="apply it from this many chunks (PRUNE_ABOVE_CHUNKS; 0: always)")
     a = ap.parse_args()
     if a.prune_share is not None:
@@ -268,4 +281,5 @@ if __name__ == "__main__":
     TARGET = a.target
     TABLE = a.table
     TIER = a.tier
+    STORE = a.store
     semble(a) if a.bench == "semble" else commits(a)

@@ -1,6 +1,6 @@
 """Warm in-process query latency, aintern against semble, one corpus, one run (issue 14's ratio).
 
-    /tmp/semblevenv/bin/python bench/warm_query.py /tmp/django/django-5.2.8/django [--rounds 5]
+    /tmp/semblevenv/bin/python bench/warm_query.py /tmp/django/django-5.2.8/django [--rounds 5] [--store milvus]
 
 (semble's venv as bench/semble_side_by_side.py makes it; without semble only aintern is timed.)
 aintern: ``KnowledgeService.query`` with default options (hybrid retrieval, relevance, context
@@ -62,10 +62,15 @@ def main() -> None:
         action="store_true",
         help="forget the chunks read before each query (as if every question were new)",
     )
+    ap.add_argument("--store", choices=["sqlite", "milvus"], default="sqlite", help="aintern's search engine")
     a = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         ws = Workspace(a.root, Path(tmp) / "w.db")
+        if a.store == "milvus":  # Milvus Lite in a file beside the database
+            ws.settings.store, ws.settings.milvus_uri = "milvus", str(Path(tmp) / "lite.db")
+        started = time.perf_counter()
         ws.build_index()
+        print(f"aintern index ({a.store}): {time.perf_counter() - started:.2f} s")
         service = KnowledgeService(SqliteStore(Path(tmp) / "w.db"))
         options = KnowledgeQueryOptions(workspace_path=str(a.root.resolve()))
         loading = service.preload(str(a.root.resolve()))  # as a server does when it starts

@@ -70,10 +70,11 @@ print("done", flush=True)
 """
 
 
-def index_and_kill(db: Path, workspace: Path, after_batches: int) -> None:
-    """Index ``workspace`` into ``db`` in another process and SIGKILL it after its Nth stored batch."""
+def index_and_kill(db: Path, workspace: Path, after_batches: int, script: str = CRASH_SCRIPT, *args: str) -> None:
+    """Index ``workspace`` into ``db`` in another process (``script``, given both and ``args``) and SIGKILL
+    it after its Nth stored batch."""
     proc = subprocess.Popen(
-        [sys.executable, "-c", CRASH_SCRIPT, str(db), str(workspace)], stdout=subprocess.PIPE, text=True
+        [sys.executable, "-c", script, str(db), str(workspace), *args], stdout=subprocess.PIPE, text=True
     )
     assert proc.stdout is not None
     seen = 0

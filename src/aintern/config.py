@@ -41,6 +41,9 @@ class Settings:
     llm_model = "qwen2.5-coder:7b"              # a model there, or a GGUF file run in-process
     llm_api_key_env = "OPENAI_API_KEY"          # the *name* of the variable holding the key
     llm_context_window = 8192                    # when the server does not say
+    store = "sqlite"                     # sqlite | milvus: where new indexes keep vectors and keyword search
+    milvus_uri = "~/.cache/aintern/milvus.db"    # a *.db path (Milvus Lite) or http://host:19530
+    milvus_token_env = "MILVUS_TOKEN"            # the *name* of the variable holding a server's token
     """
 
     db: Path | None = None
@@ -62,6 +65,9 @@ class Settings:
     llm_model: str | None = None
     llm_api_key_env: str | None = None
     llm_context_window: int | None = None
+    store: str | None = None
+    milvus_uri: str | None = None
+    milvus_token_env: str | None = None
 
     def scan_options(self) -> ScanOptions:
         """What the scanner takes from these settings (exclusions add to the defaults)."""
@@ -120,6 +126,9 @@ class Settings:
         if "db" in data and self.db is not None:
             db = Path(str(self.db)).expanduser()
             self.db = db if db.is_absolute() or base is None else base / db
+        if "milvus_uri" in data and self.milvus_uri and "://" not in self.milvus_uri:
+            local = Path(self.milvus_uri).expanduser()  # a Milvus Lite file, like db relative to the workspace
+            self.milvus_uri = str(local if local.is_absolute() or base is None else base / local)
 
     def from_workspace(self, key: str) -> bool:
         """True when ``key`` was set by the workspace's .aintern.toml (text a repository's author wrote)."""
@@ -170,6 +179,12 @@ SETTINGS: dict[str, SettingSpec] = {
     "llm_context_window": SettingSpec(int, "Context window when the server does not say", low=256,
                                       high=10_000_000, optional=True),
     "db": SettingSpec(Path, "Application database (default: the user data folder)", optional=True),
+    "store": SettingSpec(str, "Where new indexes keep vectors and keyword search", ("sqlite", "milvus"),
+                         optional=True),
+    "milvus_uri": SettingSpec(str, "Milvus for store = milvus: a *.db path (Milvus Lite) or a server's URL",
+                              optional=True),
+    "milvus_token_env": SettingSpec(str, "Name of the environment variable holding the Milvus token",
+                                    optional=True),
 }  # fmt: skip
 
 

@@ -292,6 +292,9 @@ class KnowledgeService:
         # A large index reloads beside the queries after a change (SQLite answers meanwhile); a small one
         # reloads at once (a fraction of a second), so its answers never depend on a reload's timing.
         background = index.chunk_count >= BACKGROUND_RELOAD_CHUNKS
+        names = self.defined_names.get(store, index.id, lambda s: DefinedNames.load(s, index.id), background)
+        if store.milvus(index.id) is not None:  # Milvus holds its vectors and keyword index
+            return None, None, names
         if tier is not None:
             matrix = self.tier_matrices.get(
                 store, index.id, lambda s: VectorMatrix.load(s, index.id, tier.dimension, tier=True), background
@@ -306,7 +309,6 @@ class KnowledgeService:
             threading.Thread(
                 target=self._keyword_stats, args=(index,), name="aintern-keyword-stats", daemon=True
             ).start()
-        names = self.defined_names.get(store, index.id, lambda s: DefinedNames.load(s, index.id), background)
         return matrix, postings, names
 
     def _keyword_stats(self, index: VectorIndex) -> None:

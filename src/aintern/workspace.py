@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING
 
 from aintern.config import CONFIG_FILE, Settings
 from aintern.embed import DEFAULT_MODEL, RETIRED_MODELS, Embedder, embedder_for_model_id, get_embedder, model_id
-from aintern.errors import AinternError, NoDatabaseError, NotIndexedError, StoreError
+from aintern.errors import AinternError, NoDatabaseError, NotIndexedError, SettingsError, StoreError
 from aintern.knowledge import REINDEX_STALE_SHARE, KnowledgeService
-from aintern.store import IndexStatistics, SqliteStore, VectorIndex, VectorTier
+from aintern.store import IndexStatistics, SqliteStore, VectorIndex, VectorTier, default_db_path
 
 # The indexing pipeline (tree-sitter, the scanner) and the LLM stack are imported by the methods that use
 # them: a command that only searches never loads them (issue: the CLI answers in under 200 ms).
@@ -267,6 +267,25 @@ class Workspace:
     def scan_options(self) -> ScanOptions:
         return self.settings.scan_options()
 
+    def search_engine(self) -> tuple[str | None, str | None, str | None]:
+        """(engine, Milvus URI, token variable) the settings ask new indexes to use. A repository's own
+        .aintern.toml may not send its code to a Milvus server (only to a local Milvus Lite file) unless
+        the user trusts it (`aintern trust`)."""
+        s = self.settings
+        uri = s.milvus_uri
+        if s.store == "milvus":
+            uri = uri or str(default_db_path().with_name("milvus.db"))
+            if "://" in uri and s.from_workspace("milvus_uri") and not s.trusted:
+                raise SettingsError(
+                    f"{self.root / '.aintern.toml'} names a Milvus server ({uri}); run `aintern trust` if you "
+                    "want this repository's code indexed there"
+                )
+        return s.store, uri if s.store == "milvus" else None, s.milvus_token_env
+
+    def engine_of(self, index: VectorIndex) -> str:
+        """Where an index keeps its vectors and keyword search: "milvus" or "sqlite"."""
+        return "milvus" if self.store.milvus(index.id) is not None else "sqlite"
+
     def chunking_options(self, force: bool = False) -> ChunkingOptions:
         """The chunk sizes to index with: the settings' for a new index or a forced run, else those the
         index was built with (a later update never silently chunks differently; ``notices`` says so)."""
@@ -337,16 +356,23 @@ class Workspace:
         def run(on_progress: ProgressCallback) -> IndexingResult:
             index = self.index
             replaced = index is not None and index.embedding_model in RETIRED_MODELS
-            if index is not None and (force or replaced) and index.embedding_model != self.embedder.model_id:
-                self.store.delete_index(index.id)  # a model change means every vector is recomputed anyway
+            engine, milvus_uri, token_env = self.search_engine()
+            moved = engine is not None and index is not None and engine != self.engine_of(index)
+            if index is not None and (
+                ((force or replaced) and index.embedding_model != self.embedder.model_id) or (force and moved)
+            ):
+                # A model change means every vector is recomputed anyway; so does a move to another engine.
+                self.store.delete_index(index.id)
             remember = force or self.index is None or "chunk_size" not in self.index.settings
             chunking = self.chunking_options(force)
             scan = self.scan_options()
             if include_secrets is not None:
                 scan.include_secrets = include_secrets
-            indexer = Indexer(
-                self.store, self.embedder, IndexingOptions(chunking=chunking, scan=scan, force_reindex=force)
-            )
+            options = IndexingOptions(
+                chunking=chunking, scan=scan, force_reindex=force, engine=engine, milvus_uri=milvus_uri,
+                milvus_token_env=token_env,
+            )  # fmt: skip
+            indexer = Indexer(self.store, self.embedder, options)
             indexer.on_file = on_file
             result = indexer.index(self.root, on_progress, cancel)
             if result.success and remember:

@@ -155,6 +155,14 @@ def index(
             "the fast index is searchable and used once complete (kept from then on).",
         ),
     ] = None,
+    store: Annotated[
+        str | None,
+        typer.Option("--store", help="Where a new index keeps vectors and keyword search: sqlite (default) or milvus."),
+    ] = None,
+    milvus_uri: Annotated[
+        str | None,
+        typer.Option("--milvus-uri", help="With --store milvus: a *.db path (Milvus Lite) or http://host:19530."),
+    ] = None,
     db: DbOption = None,
     as_json: JsonOption = False,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="List every skipped file.")] = False,
@@ -163,7 +171,13 @@ def index(
     """Index a workspace (incremental: only changed files are re-chunked and re-embedded)."""
     if tier is not None and tier not in TIERS:
         raise fail(f"--tier: choose one of {', '.join(TIERS)}", 2)
+    if store is not None and store not in ("sqlite", "milvus"):
+        raise fail("--store: choose sqlite or milvus", 2)
     ws = open_workspace(path, db, create=True, model=model)
+    if store is not None:
+        ws.settings.store = store
+    if milvus_uri is not None:
+        ws.settings.milvus_uri = milvus_uri if "://" in milvus_uri else str(Path(milvus_uri).expanduser().resolve())
     _index_and_tier(ws, force, include_secrets or None, tier, as_json, verbose, wait)
 
 

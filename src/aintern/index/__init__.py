@@ -142,7 +142,11 @@ class Indexer:
     ) -> tuple[Path, VectorIndex, IndexingResult, _Emitter, threading.Event]:
         """What every run starts with: the resolved root, the index (created if new), a result, the clock."""
         root = Path(workspace).resolve()
-        index = self.store.open_index(str(root), self.embedder.model_id, self.embedder.dimension)
+        o = self.options
+        milvus = (o.milvus_uri, o.milvus_token_env) if o.milvus_uri else None
+        index = self.store.open_index(str(root), self.embedder.model_id, self.embedder.dimension, o.engine, milvus)
+        # Rows an interrupted run wrote to Milvus but never committed here go first.
+        self.store.sweep_milvus(index.id)
         emit = _Emitter(progress, time.perf_counter())
         return root, index, IndexingResult(success=False, index_id=index.id), emit, cancel or threading.Event()
 

@@ -37,6 +37,12 @@ class IndexingOptions:
     force_reindex: bool = False
     #: Chunks embedded together; files are written in transactions of about this many chunks.
     batch_size: int = 256
+    #: Where a new index keeps its vectors and keyword index: "sqlite" (this database) or "milvus"
+    #: (``milvus_uri``: a ``*.db`` path for Milvus Lite or a server's URL; ``milvus_token_env``: the
+    #: variable holding its token). None: an existing index keeps its own, a new one uses SQLite.
+    engine: str | None = None
+    milvus_uri: str | None = None
+    milvus_token_env: str | None = None
 
 
 @dataclass(frozen=True)

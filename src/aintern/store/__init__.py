@@ -1,4 +1,5 @@
-"""Storage: where chunks, vectors and indexed-file records live. One backend today: SQLite."""
+"""Storage: where chunks, vectors and indexed-file records live. One SQLite file holds them; an index may
+keep its vectors and keyword search in Milvus instead (store.milvus), behind the same SqliteStore calls."""
 
 from __future__ import annotations
 
@@ -36,7 +37,16 @@ class VectorStore(Protocol):
     BM25 and symbol look-ups are where a second backend would differ most.
     """
 
-    def open_index(self, workspace: str, model_id: str, dimension: int) -> VectorIndex: ...
+    def open_index(
+        self,
+        workspace: str,
+        model_id: str,
+        dimension: int,
+        engine: str | None = None,
+        milvus: tuple[str, str | None] | None = None,
+    ) -> VectorIndex: ...
+
+    def sweep_milvus(self, index_id: int) -> int: ...
 
     def transaction(self) -> AbstractContextManager[None]: ...
 

@@ -5,9 +5,12 @@ from __future__ import annotations
 import contextlib
 import fnmatch
 import json
+import logging
 import os
+import secrets
 import struct
 import threading
+from array import array
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -26,6 +29,7 @@ from aintern.store.db import (
     now,
     quick_check,
 )  # fmt: skip
+from aintern.store.milvus import MilvusConfig, MilvusRow, MilvusSearch, expression
 from aintern.store.models import ChunkSearchResult, IndexedFile, IndexStatistics, VectorIndex, VectorSearchOptions
 from aintern.store.text import fts_match_terms, keyword_text, query_terms
 from aintern.store.tiers import TierStorage, create_vector_table, tier_table
@@ -42,6 +46,8 @@ _CHUNK_COLUMNS = (
 #: Column weights of bm25(): path, symbol names, content.
 BM25_WEIGHTS = (2.0, 3.0, 1.0)
 #: FTS5's tokenizer for keyword search: Porter stems of Unicode words, ``_`` kept inside identifiers.
+log = logging.getLogger(__name__)
+
 TOKENIZE = "porter unicode61 tokenchars '_'"
 #: A chunk's keyword statistics (chunks.keyword_stats): per term, its id and count in each keyword column.
 POSTING_FIELDS = [("term", "<i4"), ("path", "<u2"), ("symbol", "<u2"), ("body", "<u2")]
@@ -96,6 +102,10 @@ class SqliteStore(TierStorage):
         self._connections: list[tuple[threading.Thread, Any]] = []
         self._connections_lock = threading.Lock()
         self._stems: dict[str, list[str]] = {}
+        #: Each index's Milvus collection, for indexes whose search engine is Milvus (None: this file's).
+        self._milvus: dict[int, MilvusSearch | None] = {}
+        #: Milvus rows to delete once the SQLite transaction that dropped their chunks has committed.
+        self._milvus_deletes: list[tuple[MilvusSearch, list[int]]] = []
         self._closed = False
         self._verified = False
         self._check: threading.Thread | None = None
@@ -128,6 +138,11 @@ class SqliteStore(TierStorage):
     def close(self) -> None:
         """Close every thread's connection."""
         self._closed = True
+        self._flush_milvus_deletes()
+        for engine in self._milvus.values():
+            if engine is not None:
+                engine.close()
+        self._milvus.clear()
         with self._connections_lock:
             for _, conn in self._connections:
                 with contextlib.suppress(Exception):
@@ -206,19 +221,69 @@ class SqliteStore(TierStorage):
     def transaction(self) -> Iterator[None]:
         """One atomic write: everything in it is committed together or not at all."""
         self.conn.execute("BEGIN IMMEDIATE")
+        # The highest chunk id committed: chunks sent to Milvus in this transaction get ids above it, so a
+        # rolled-back write can never have overwritten the Milvus row of a chunk that is still here.
+        self._local.chunk_floor = self.conn.execute("SELECT max(id) FROM chunks").fetchone()[0] or 0
+        self._local.milvus_upserts = []
         try:
             yield
+            # Milvus gets the transaction's rows in one request, before the commit makes them count.
+            for engine, rows in self._local.milvus_upserts:
+                engine.upsert(rows)
         except BaseException:
             self.conn.execute("ROLLBACK")
+            self._milvus_deletes.clear()  # their chunks are back
             raise
+        finally:
+            self._local.milvus_upserts = None
         self.conn.execute("COMMIT")
+        self._flush_milvus_deletes()
+
+    # -- Milvus as an index's search engine (store.milvus) ---------------------------------------
+
+    def milvus(self, index_id: int) -> MilvusSearch | None:
+        """The index's Milvus collection when Milvus holds its vectors and keyword index, else None
+        (sqlite-vec and FTS5 in this file)."""
+        if index_id not in self._milvus:
+            row = self.conn.execute(
+                "SELECT settings_json, embedding_dimension FROM indexes WHERE id = ?", (index_id,)
+            ).fetchone()
+            config = MilvusConfig.from_settings(json.loads(row[0])) if row else None
+            self._milvus[index_id] = MilvusSearch(config, int(row[1])) if config is not None and row else None
+        return self._milvus[index_id]
+
+    def _flush_milvus_deletes(self) -> None:
+        pending, self._milvus_deletes = self._milvus_deletes, []
+        for engine, chunk_ids in pending:
+            try:
+                engine.delete(chunk_ids)
+            except Exception as exc:  # unreachable now: the next run's sweep deletes them
+                log.warning("Milvus rows of %d removed chunks left for the next run: %s", len(chunk_ids), exc)
+
+    def sweep_milvus(self, index_id: int) -> int:
+        """Delete the index's Milvus rows whose chunk this file does not have (left by a run that
+        stopped between its Milvus write and its commit). Cheap when nothing is left over: the counts agree."""
+        engine = self.milvus(index_id)
+        if engine is None:
+            return 0
+        known = self.conn.execute("SELECT count(*) FROM chunks WHERE index_id = ?", (index_id,)).fetchone()[0]
+        if engine.count() == known:
+            return 0
+        ids = {r[0] for r in self.conn.execute("SELECT id FROM chunks WHERE index_id = ?", (index_id,))}
+        return engine.sweep(ids)
 
     # -- indexes ---------------------------------------------------------------------------
 
     def create_index(
-        self, workspace: str | Path, model_id: str, dimension: int, name: str | None = None
+        self,
+        workspace: str | Path,
+        model_id: str,
+        dimension: int,
+        name: str | None = None,
+        milvus: tuple[str, str | None] | None = None,
     ) -> VectorIndex:
-        """A new, empty index of ``workspace``, named after its folder unless ``name`` is given."""
+        """A new, empty index of ``workspace``, named after its folder unless ``name`` is given.
+        ``milvus``: (uri, token variable) of the Milvus that holds its vectors and keyword index."""
         workspace = str(Path(workspace).resolve())
         name = name or Path(workspace).name or workspace
         stamp = now()
@@ -229,6 +294,15 @@ class SqliteStore(TierStorage):
                 (name, workspace, stamp, stamp, model_id, dimension),
             )
             index_id = int(cur.lastrowid)
+            if milvus is not None:
+                # A collection name of its own: one Milvus may serve the indexes of many databases.
+                collection = f"aintern_{index_id}_{secrets.token_hex(6)}"
+                config = MilvusConfig(milvus[0], collection, milvus[1])
+                self.conn.execute(
+                    "UPDATE indexes SET settings_json = ? WHERE id = ?",
+                    (json.dumps({"store": config.as_settings()}), index_id),
+                )
+                self._milvus.pop(index_id, None)
             # Keyword search, one table per index (no join needed to stay within the index): the chunk's
             # path, symbol names and content, identifiers also split into their parts (store.text).
             _create_keyword_table(self.conn, index_id)
@@ -272,11 +346,28 @@ class SqliteStore(TierStorage):
     def list_indexes(self) -> list[VectorIndex]:
         return self._index_query("", ())
 
-    def open_index(self, workspace: str | Path, model_id: str, dimension: int) -> VectorIndex:
-        """The workspace's index, created if needed; a different embedding model is an error."""
+    def open_index(
+        self,
+        workspace: str | Path,
+        model_id: str,
+        dimension: int,
+        engine: str | None = None,
+        milvus: tuple[str, str | None] | None = None,
+    ) -> VectorIndex:
+        """The workspace's index, created if needed; a different embedding model is an error, and so is a
+        different search engine (``engine``: "sqlite" or "milvus", with ``milvus`` its (uri, token
+        variable); None keeps the index's own)."""
         index = self.get_index_for_workspace(workspace)
+        if engine == "milvus" and milvus is None:
+            raise StoreError("the Milvus engine needs a milvus_uri (a *.db path for Milvus Lite, or a server's URL)")
         if index is None:
-            return self.create_index(workspace, model_id, dimension)
+            return self.create_index(workspace, model_id, dimension, milvus=milvus if engine == "milvus" else None)
+        has = "milvus" if self.milvus(index.id) is not None else "sqlite"
+        if engine is not None and engine != has:
+            raise ModelMismatchError(
+                f"the index of {index.workspace_path} keeps its vectors in {has}, not {engine}; "
+                "re-index it with `aintern index --force` to move it"
+            )
         if index.embedding_model != model_id or index.embedding_dimension != dimension:
             raise ModelMismatchError(
                 f"the index of {index.workspace_path} was built with {index.embedding_model} "
@@ -286,6 +377,10 @@ class SqliteStore(TierStorage):
         return index
 
     def delete_index(self, index_id: int) -> None:
+        engine = self.milvus(index_id)
+        if engine is not None:
+            engine.drop()
+            self._milvus.pop(index_id, None)
         with self.transaction():
             self.conn.execute("DELETE FROM chunk_symbols WHERE index_id = ?", (index_id,))
             self.conn.execute("DELETE FROM chunks WHERE index_id = ?", (index_id,))
@@ -300,6 +395,10 @@ class SqliteStore(TierStorage):
     def update_index(
         self, index_id: int, git_commit: str | None = None, settings: dict[str, object] | None = None
     ) -> None:
+        if settings is not None:  # where the index keeps its vectors is not a setting a run replaces
+            row = self.conn.execute("SELECT settings_json FROM indexes WHERE id = ?", (index_id,)).fetchone()
+            kept = json.loads(row[0]).get("store") if row else None
+            settings = {**settings, "store": kept} if kept else settings
         self.conn.execute(
             "UPDATE indexes SET updated_at = ?, git_commit = coalesce(?, git_commit), "
             "settings_json = coalesce(?, settings_json) WHERE id = ?",
@@ -335,14 +434,15 @@ class SqliteStore(TierStorage):
         )
         file_id = int(cur.lastrowid)
         vec_table = f"vec_{int(index_id)}"
+        engine = self.milvus(index_id)
         keyword_rows: list[tuple[int, str, str, str]] = []
         for chunk, vector in zip(chunks, vectors):
             cur = self.conn.execute(
-                "INSERT INTO chunks (index_id, file_id, content, start_line, end_line, start_offset, end_offset, chunk_type, "
-                "language, symbol_name, symbol_type, parent_symbol, token_count, metadata_json, content_hash) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO chunks (id, index_id, file_id, content, start_line, end_line, start_offset, end_offset, "
+                "chunk_type, language, symbol_name, symbol_type, parent_symbol, token_count, metadata_json, content_hash) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
-                    index_id, file_id, chunk.content, chunk.start_line, chunk.end_line, chunk.start_offset, chunk.end_offset,
+                    self._fresh_chunk_id() if engine is not None else None, index_id, file_id, chunk.content, chunk.start_line, chunk.end_line, chunk.start_offset, chunk.end_offset,
                     chunk.chunk_type.value, chunk.language, chunk.symbol_name,
                     chunk.symbol_type.value if chunk.symbol_type else None, chunk.parent_symbol, chunk.token_count,
                     json.dumps(chunk.metadata), content_hash(embedding_text(chunk)),
@@ -358,6 +458,8 @@ class SqliteStore(TierStorage):
                 [(chunk_id, index_id, n) for n in dict.fromkeys(filter(None, names))],
             )
             keyword_rows.append((chunk_id, *keyword_columns(file.path, chunk)))
+            if engine is not None:
+                continue
             self.conn.execute(
                 f"INSERT INTO {vec_table} (chunk_id, embedding, file_id, language, chunk_type, symbol_type) VALUES (?, ?, ?, ?, ?, ?)",
                 (
@@ -365,12 +467,49 @@ class SqliteStore(TierStorage):
                     chunk.chunk_type.value, chunk.symbol_type.value if chunk.symbol_type else "",
                 ),
             )  # fmt: skip
+        if engine is not None:
+            self._upsert_milvus(engine, file.path, chunks, vectors, keyword_rows)
+            return file_id
         self.conn.executemany(
             f"INSERT INTO fts_{int(index_id)} (rowid, path, symbol, body) VALUES (?, ?, ?, ?)", keyword_rows
         )
         return file_id
 
-    def _write_keyword_stats(self, rows: list[tuple[int, str, str, str]]) -> None:
+    def _fresh_chunk_id(self) -> int:
+        """An id no committed chunk has had since this transaction began (see ``transaction``)."""
+        floor = getattr(self._local, "chunk_floor", 0)
+        current = self.conn.execute("SELECT max(id) FROM chunks").fetchone()[0] or 0
+        return max(floor, current) + 1
+
+    def _upsert_milvus(
+        self,
+        engine: MilvusSearch,
+        path: str,
+        chunks: list[TextChunk],
+        vectors: np.ndarray,
+        keyword_rows: list[tuple[int, str, str, str]],
+    ) -> None:
+        """A file's chunks into its index's Milvus collection, before the transaction commits. Their keyword
+        statistics are kept here too (term coverage and relevance read them, as FTS5 is not there)."""
+        tokens = self._write_keyword_stats(keyword_rows)
+        rows = [
+            MilvusRow(
+                chunk_id=cid, vector=vector.tolist(), keyword_text=tokens.get(cid, ""), path=path,
+                language=chunk.language or "", chunk_type=chunk.chunk_type.value,
+                symbol_type=chunk.symbol_type.value if chunk.symbol_type else "", symbol=chunk.symbol_name or "",
+                start_line=chunk.start_line, end_line=chunk.end_line, content_hash=content_hash(embedding_text(chunk)).hex(),
+            )
+            for (cid, *_), chunk, vector in zip(keyword_rows, chunks, vectors)
+        ]  # fmt: skip
+        pending: list[tuple[MilvusSearch, list[MilvusRow]]] | None = getattr(self._local, "milvus_upserts", None)
+        if pending is None:  # (not inside ``transaction``: written now)
+            engine.upsert(rows)
+        elif pending and pending[-1][0] is engine:
+            pending[-1][1].extend(rows)
+        else:
+            pending.append((engine, rows))
+
+    def _write_keyword_stats(self, rows: list[tuple[int, str, str, str]]) -> dict[int, str]:
         """Store each chunk's term counts per keyword column, for the in-memory BM25 (retrieve.bm25).
 
         FTS5's own tokenizer counts them (a scratch table and its vocabulary), so they are the counts
@@ -415,6 +554,7 @@ class SqliteStore(TierStorage):
         self.conn.executemany(
             "UPDATE chunks SET keyword_stats = ? WHERE id = ?", [(stats.get(row[0], b""), row[0]) for row in rows]
         )
+        return _weighted_tokens(self.conn)
 
     def keyword_term_ids(self, terms: list[str]) -> dict[str, int]:
         """Ids of index terms (as FTS5 holds them: stemmed); unknown terms are left out."""
@@ -532,6 +672,12 @@ class SqliteStore(TierStorage):
             (file_id,),
         ).fetchall()
         self._bump(index_id, files=-1, chunks=-len(rows))
+        engine = self.milvus(index_id)
+        if engine is not None:  # (deleted from Milvus once this transaction commits)
+            self._milvus_deletes.append((engine, [r[0] for r in rows]))
+            self.conn.execute("DELETE FROM chunks WHERE file_id = ?", (file_id,))
+            self.conn.execute("DELETE FROM files WHERE id = ?", (file_id,))
+            return True
         self.conn.executemany(
             f"INSERT INTO fts_{int(index_id)} (fts_{int(index_id)}, rowid, path, symbol, body) "
             "VALUES ('delete', ?, ?, ?, ?)",
@@ -582,11 +728,26 @@ class SqliteStore(TierStorage):
             ids.append(file_id)
         return ids
 
+    def _milvus_filter(self, index_id: int, options: VectorSearchOptions) -> str | None:
+        """The search options as a Milvus filter (None: no file can match)."""
+        file_ids = self._matching_file_ids(index_id, options)
+        paths = None
+        if file_ids is not None:
+            if not file_ids:
+                return None
+            marks = ",".join("?" * len(file_ids))
+            paths = [r[0] for r in self.conn.execute(f"SELECT path FROM files WHERE id IN ({marks})", file_ids)]
+        return expression(options.languages, options.chunk_types, options.symbol_types, paths)
+
     def knn(
         self, index_id: int, query_vector: QueryVector, k: int, options: VectorSearchOptions, tier: bool = False
     ) -> list[tuple[int, float]]:
         """(chunk id, cosine similarity) of the ``k`` nearest chunks, best first, filtered inside the KNN
         (``tier``: by the full tier's vectors)."""
+        engine = None if tier else self.milvus(index_id)
+        if engine is not None:
+            where = self._milvus_filter(index_id, options)
+            return engine.knn(query_vector, k, where) if where is not None else []
         clauses, args = self._filters(index_id, options)
         if clauses is None or k <= 0:
             return []
@@ -609,6 +770,11 @@ class SqliteStore(TierStorage):
         terms = query_terms(query)
         if len(terms) > 1:
             terms = self._informative(index_id, terms)
+        engine = self.milvus(index_id)
+        if engine is not None:  # (its text holds the same stemmed tokens, weighted by repetition)
+            where = self._milvus_filter(index_id, options)
+            tokens = [stem for t in terms for stem in self.stems(t)]
+            return engine.bm25(tokens, k, where) if where is not None else []
         match = fts_match_terms(terms)
         if match is None or k <= 0:
             return []
@@ -669,12 +835,15 @@ class SqliteStore(TierStorage):
         """``terms`` without the very common ones, by FTS5's document frequencies (see informative_terms)."""
         row = self.conn.execute("SELECT chunk_count FROM indexes WHERE id = ?", (index_id,)).fetchone()
         total = row[0] if row else 0
-        if total < PRUNE_ABOVE_CHUNKS:
+        if total < PRUNE_ABOVE_CHUNKS or self.milvus(index_id) is not None:  # (pruning spares FTS5 long doclists)
             return terms
         return informative_terms(terms, self.doc_frequencies(index_id, terms), total)
 
     def doc_frequencies(self, index_id: int, terms: list[str]) -> dict[str, int]:
         """How many of the index's chunks hold each term (its most frequent stem), from FTS5's vocabulary."""
+        engine = self.milvus(index_id)
+        if engine is not None:
+            return {t: max(map(engine.doc_frequency, self.stems(t)), default=0) for t in terms}
         vocab = f"temp.vocab_{int(index_id)}"
         self.conn.execute(
             f"CREATE VIRTUAL TABLE IF NOT EXISTS {vocab} USING fts5vocab(main, fts_{int(index_id)}, 'row')"
@@ -732,6 +901,9 @@ class SqliteStore(TierStorage):
 
     def vectors(self, index_id: int, chunk_ids: list[int], tier: bool = False) -> dict[int, bytes]:
         """Stored vectors of these chunks as float32 bytes (``tier``: the full tier's)."""
+        engine = None if tier else self.milvus(index_id)
+        if engine is not None:
+            return {cid: array("f", v).tobytes() for cid, v in engine.vectors(chunk_ids).items()}
         out: dict[int, bytes] = {}
         for lo in range(0, len(chunk_ids), 500):
             part = chunk_ids[lo : lo + 500]
@@ -898,6 +1070,19 @@ def informative_terms(terms: list[str], doc_frequency: dict[str, int], total: in
         return terms
     kept = [t for t in terms if doc_frequency[t] <= total * PRUNE_SHARE]
     return kept or [min(terms, key=lambda t: doc_frequency[t])]
+
+
+def _weighted_tokens(conn: Any) -> dict[int, str]:
+    """Each chunk of the scratch keyword table (``_write_keyword_stats``) as its FTS5 tokens, each token
+    repeated its count times its column's BM25 weight: the text a Milvus BM25 field indexes."""
+    out: dict[int, list[str]] = {}
+    rows = conn.execute(
+        "SELECT doc, term, CASE col WHEN 'path' THEN 0 WHEN 'symbol' THEN 1 ELSE 2 END, count(*) "
+        "FROM temp.keyword_instances GROUP BY doc, term, col ORDER BY doc, min(offset)"
+    )
+    for doc, term, col, n in rows:
+        out.setdefault(int(doc), []).extend([term] * (int(n) * int(BM25_WEIGHTS[col])))
+    return {doc: " ".join(tokens) for doc, tokens in out.items()}
 
 
 def keyword_columns(path: str, chunk: TextChunk) -> tuple[str, str, str]:

@@ -1,0 +1,341 @@
+"""Milvus as an index's search engine: its vectors and its keyword index, for indexes that outgrow one
+SQLite file (Milvus Lite in a local file, or a Milvus server or cluster that a team shares).
+
+The SQLite database keeps what it keeps for every index — the index record, the files and their chunks
+(the commit point of each file, and what definitions, names, expansion and relevance read) — and
+Milvus holds, per chunk, the dense vector, the text its BM25 function indexes, and scalar fields to
+filter on (path, language, chunk and symbol type, lines, content hash). One collection per index.
+
+Keyword text: the same tokens FTS5 indexes (SqliteStore.keyword_tokens: porter-stemmed, identifiers
+split into their parts), each repeated by its column's weight (path 2, symbol 3, body 1), so Milvus's
+BM25 ranks on what the SQLite path ranks on; its standard tokenizer leaves those tokens whole.
+
+Crash safety without cross-system transactions: a file's rows are written to Milvus (upsert, keyed by
+the SQLite chunk id) before the SQLite transaction that records the file commits, and deleted only after
+a commit that removed them. A crash in between leaves rows SQLite does not know (never returned: a hit
+is only what SQLite has), and the next run deletes them (``sweep``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import warnings
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from aintern.errors import StoreError
+
+if TYPE_CHECKING:
+    from aintern.embed.base import QueryVector
+
+#: Milvus's VARCHAR limit, in bytes.
+_MAX_TEXT = 65_535
+_MAX_PATH = 4_096
+#: Ids per delete or query expression.
+_BATCH = 1_000
+
+
+@dataclass(frozen=True)
+class MilvusConfig:
+    """Where an index's Milvus collection lives: ``uri`` a ``*.db`` path (Milvus Lite) or a server's URL;
+    ``token_env`` the name of the environment variable holding its token, if it needs one."""
+
+    uri: str
+    collection: str
+    token_env: str | None = None
+
+    def as_settings(self) -> dict[str, str]:
+        out = {"engine": "milvus", "uri": self.uri, "collection": self.collection}
+        if self.token_env:
+            out["token_env"] = self.token_env
+        return out
+
+    @classmethod
+    def from_settings(cls, settings: dict[str, Any]) -> MilvusConfig | None:
+        store = settings.get("store")
+        if not isinstance(store, dict) or store.get("engine") != "milvus":
+            return None
+        return cls(str(store["uri"]), str(store["collection"]), store.get("token_env"))
+
+
+@dataclass(frozen=True)
+class MilvusRow:
+    """What Milvus holds of one chunk."""
+
+    chunk_id: int
+    vector: Sequence[float]
+    keyword_text: str
+    path: str
+    language: str
+    chunk_type: str
+    symbol_type: str
+    symbol: str
+    start_line: int
+    end_line: int
+    content_hash: str
+
+
+class MilvusSearch:
+    """One index's collection: upsert and delete rows, dense KNN and BM25 search with filters."""
+
+    def __init__(self, config: MilvusConfig, dimension: int) -> None:
+        self.config = config
+        self.dimension = dimension
+        self._client: Any = None
+        self._loaded = False
+        self._text_match: bool | None = None  # whether the server answers TEXT_MATCH (unknown until asked)
+
+    @property
+    def client(self) -> Any:
+        if self._client is None:
+            try:
+                with warnings.catch_warnings():  # (milvus-lite imports the deprecated pkg_resources)
+                    warnings.simplefilter("ignore", UserWarning)
+                    from pymilvus import MilvusClient
+            except ImportError as exc:  # the optional extra is not installed
+                raise StoreError(
+                    "this index is stored in Milvus: install aintern[milvus] (pymilvus, milvus-lite)"
+                ) from exc
+            token = os.environ.get(self.config.token_env, "") if self.config.token_env else ""
+            if self.config.token_env and not token:
+                raise StoreError(f"the Milvus token variable {self.config.token_env} is not set")
+            uri = self.config.uri
+            lite = uri.endswith(".db")
+            if lite:  # Milvus Lite: a local file, its folder made if needed
+                os.makedirs(os.path.dirname(os.path.abspath(uri)), exist_ok=True)
+            try:
+                with warnings.catch_warnings(), _stderr_to(uri + ".log" if lite else None):
+                    warnings.simplefilter("ignore", UserWarning)
+                    self._client = MilvusClient(uri=uri, token=token)
+            except Exception as exc:
+                hint = (
+                    " (Milvus Lite serves one process at a time: is another aintern using it?)"
+                    if lite and "opened by another" in str(exc)
+                    else ""
+                )
+                raise StoreError(f"cannot open Milvus at {uri}: {exc}{hint}") from exc
+        return self._client
+
+    def _ready(self) -> bool:
+        """Whether the collection exists, loaded for searching (a collection another process made, or one
+        Milvus released, is loaded first)."""
+        if self._loaded:
+            return True
+        if not self.client.has_collection(self.config.collection):
+            return False
+        state = self.client.get_load_state(self.config.collection).get("state")
+        if "Loaded" not in str(state):
+            self.client.load_collection(self.config.collection)
+        self._loaded = True
+        return True
+
+    def create(self) -> None:
+        """The collection, if it does not exist yet."""
+        from pymilvus import DataType, Function, FunctionType
+
+        name = self.config.collection
+        if self.client.has_collection(name):
+            return
+        schema = self.client.create_schema(auto_id=False)
+        schema.add_field("id", DataType.INT64, is_primary=True)
+        schema.add_field("dense", DataType.FLOAT_VECTOR, dim=self.dimension)
+        schema.add_field(
+            "text", DataType.VARCHAR, max_length=_MAX_TEXT, enable_analyzer=True, enable_match=True,
+            analyzer_params={"tokenizer": "standard"},
+        )  # fmt: skip
+        schema.add_field("sparse", DataType.SPARSE_FLOAT_VECTOR)
+        for field in ("path", "symbol"):
+            schema.add_field(field, DataType.VARCHAR, max_length=_MAX_PATH)
+        for field in ("language", "chunk_type", "symbol_type"):
+            schema.add_field(field, DataType.VARCHAR, max_length=64)
+        schema.add_field("content_hash", DataType.VARCHAR, max_length=64)
+        schema.add_field("start_line", DataType.INT64)
+        schema.add_field("end_line", DataType.INT64)
+        schema.add_function(
+            Function(
+                name="bm25", function_type=FunctionType.BM25, input_field_names=["text"], output_field_names=["sparse"]
+            )
+        )
+        indexes = self.client.prepare_index_params()
+        # Exact search (FLAT): the same neighbours as the SQLite path. A server at millions of chunks
+        # would take an approximate index (HNSW, IVF) instead; bench/scale.py measures that trade.
+        indexes.add_index("dense", index_type="FLAT", metric_type="IP")
+        indexes.add_index("sparse", index_type="SPARSE_INVERTED_INDEX", metric_type="BM25")
+        self.client.create_collection(name, schema=schema, index_params=indexes, consistency_level="Strong")
+        self._loaded = True
+
+    def drop(self) -> None:
+        if self.client.has_collection(self.config.collection):
+            self.client.drop_collection(self.config.collection)
+        self._loaded = False
+
+    def upsert(self, rows: Iterable[MilvusRow]) -> None:
+        data = [
+            {
+                "id": r.chunk_id, "dense": [float(x) for x in r.vector], "text": _clip(r.keyword_text, _MAX_TEXT),
+                "path": _clip(r.path, _MAX_PATH), "symbol": _clip(r.symbol, _MAX_PATH), "language": r.language[:64],
+                "chunk_type": r.chunk_type, "symbol_type": r.symbol_type, "content_hash": r.content_hash,
+                "start_line": r.start_line, "end_line": r.end_line,
+            }
+            for r in rows
+        ]  # fmt: skip
+        if data:
+            if not self._ready():
+                self.create()
+            self.client.upsert(self.config.collection, data)
+
+    def delete(self, chunk_ids: Sequence[int]) -> None:
+        if not chunk_ids or not self._ready():
+            return
+        for lo in range(0, len(chunk_ids), _BATCH):
+            self.client.delete(self.config.collection, ids=list(chunk_ids[lo : lo + _BATCH]))
+
+    def chunk_ids(self) -> set[int]:
+        """Every chunk id the collection holds (for ``sweep``)."""
+        if not self._ready():
+            return set()
+        found: set[int] = set()
+        # (Milvus Lite lacks the timestamp call the iterator starts with: pymilvus logs that and falls back.)
+        quiet = [logging.getLogger(name) for name in ("pymilvus", "grpc._server")]
+        levels = [q.level for q in quiet]
+        for q in quiet:
+            q.setLevel(logging.CRITICAL)
+        try:
+            iterator = self.client.query_iterator(
+                self.config.collection, batch_size=5_000, filter="", output_fields=["id"]
+            )
+            try:
+                while batch := iterator.next():
+                    found.update(int(r["id"]) for r in batch)
+            finally:
+                iterator.close()
+        finally:
+            for q, level in zip(quiet, levels):
+                q.setLevel(level)
+        return found
+
+    def sweep(self, known: set[int]) -> int:
+        """Delete the rows whose chunk SQLite does not have (left by a run that stopped between the two
+        writes); returns how many."""
+        orphans = sorted(self.chunk_ids() - known)
+        self.delete(orphans)
+        return len(orphans)
+
+    def knn(self, vector: QueryVector, k: int, expression: str) -> list[tuple[int, float]]:
+        """(chunk id, cosine) of the ``k`` nearest rows matching ``expression`` (vectors are unit length)."""
+        if k <= 0 or not self._ready():
+            return []
+        found = self.client.search(
+            self.config.collection, data=[[float(x) for x in vector]], anns_field="dense", limit=min(k, 16_384),
+            filter=expression, search_params={"metric_type": "IP"},
+        )  # fmt: skip
+        return [(int(hit["id"]), float(hit["distance"])) for hit in found[0]]
+
+    def bm25(self, tokens: list[str], k: int, expression: str) -> list[tuple[int, float]]:
+        """(chunk id, BM25 score, higher is better) of the ``k`` best rows for these index tokens."""
+        if not tokens or k <= 0 or not self._ready():
+            return []
+        found = self.client.search(
+            self.config.collection, data=[" ".join(tokens)], anns_field="sparse", limit=min(k, 16_384),
+            filter=expression, search_params={"metric_type": "BM25"},
+        )  # fmt: skip
+        # Milvus Lite reports BM25 as a distance (its negative); a server reports the score itself.
+        return [(int(hit["id"]), abs(float(hit["distance"]))) for hit in found[0]]
+
+    def doc_frequency(self, token: str) -> int:
+        """How many rows hold this index token: by the text index a server keeps (TEXT_MATCH), else (Milvus
+        Lite has none) by a scan for the token between the spaces that separate them."""
+        if not self._ready():
+            return 0
+        if self._text_match is not False:
+            try:
+                return self._count(f"TEXT_MATCH(text, '{_escape(token)}')")
+            except Exception:
+                self._text_match = False
+        word = _escape(token).replace("%", "\\%").replace("_", "\\_")
+        return self._count(
+            f"text == '{word}' or text like '{word} %' or text like '% {word}' or text like '% {word} %'"
+        )
+
+    def _count(self, where: str) -> int:
+        quiet = logging.getLogger("pymilvus")
+        level = quiet.level
+        quiet.setLevel(logging.CRITICAL)  # (a rejected TEXT_MATCH is answered, not logged)
+        try:
+            rows = self.client.query(self.config.collection, filter=where, output_fields=["count(*)"])
+        finally:
+            quiet.setLevel(level)
+        return int(rows[0]["count(*)"])
+
+    def vectors(self, chunk_ids: Sequence[int]) -> dict[int, list[float]]:
+        if not chunk_ids or not self._ready():
+            return {}
+        out: dict[int, list[float]] = {}
+        for lo in range(0, len(chunk_ids), _BATCH):
+            rows = self.client.query(
+                self.config.collection, ids=list(chunk_ids[lo : lo + _BATCH]), output_fields=["dense"]
+            )
+            out.update((int(r["id"]), list(r["dense"])) for r in rows)
+        return out
+
+    def count(self) -> int:
+        if not self._ready():
+            return 0
+        rows = self.client.query(self.config.collection, filter="", output_fields=["count(*)"])
+        return int(rows[0]["count(*)"])
+
+    def close(self) -> None:
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+
+
+@contextlib.contextmanager
+def _stderr_to(path: str | None) -> Iterator[None]:
+    """File descriptor 2 pointed at ``path`` meanwhile: the Milvus Lite server it starts inherits it, and
+    logs there (its text index writes a line per commit) instead of into the user's terminal."""
+    if path is None:
+        yield
+        return
+    saved = os.dup(2)
+    try:
+        with open(path, "ab") as log_file:
+            os.dup2(log_file.fileno(), 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
+def expression(
+    languages: Sequence[str] = (),
+    chunk_types: Sequence[str] = (),
+    symbol_types: Sequence[str] = (),
+    paths: Sequence[str] | None = None,
+) -> str:
+    """A Milvus filter for the search options (``paths``: the files a path filter allows, None for all)."""
+    parts = []
+    for field, values in (("language", languages), ("chunk_type", chunk_types), ("symbol_type", symbol_types)):
+        if values:
+            parts.append(f"{field} in [{', '.join(_quote(v) for v in values)}]")
+    if paths is not None:
+        parts.append(f"path in [{', '.join(_quote(p) for p in paths)}]")
+    return " and ".join(parts)
+
+
+def _quote(value: str) -> str:
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _escape(value: str) -> str:
+    """``value`` inside a quoted string of a Milvus expression (TEXT_MATCH takes single quotes)."""
+    return value.replace("\\", "\\\\").replace("'", "\\'")
+
+
+def _clip(text: str, limit: int) -> str:
+    """``text`` cut to ``limit`` UTF-8 bytes (at a character boundary)."""
+    data = text.encode("utf-8")
+    return text if len(data) <= limit else data[:limit].decode("utf-8", "ignore")

@@ -1,0 +1,190 @@
+"""Milvus as an index's search engine, for real: Milvus Lite in a temporary folder (pymilvus + milvus-lite),
+the static model, real files. The same questions are asked of a SQLite-backed index of the same files."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from samples import SAMPLES
+from workspaces import index_and_kill, make_workspace
+
+from aintern.errors import ModelMismatchError, SettingsError
+from aintern.index import Indexer, IndexingOptions
+from aintern.knowledge import KnowledgeQueryOptions, KnowledgeService
+from aintern.store import SqliteStore, VectorSearchOptions
+from aintern.workspace import Workspace
+
+pytest.importorskip("pymilvus", reason="the milvus extra is part of the test install")
+
+QUESTIONS = [
+    "Where is the database connection handled?",
+    "http server",
+    "NewServer",
+    "distance between points",
+    "makeSession",
+]
+
+
+def milvus_options(tmp_path: Path, **more: object) -> IndexingOptions:
+    return IndexingOptions(engine="milvus", milvus_uri=str(tmp_path / "milvus" / "lite.db"), **more)  # type: ignore[arg-type]
+
+
+def consistent(store: SqliteStore, index_id: int) -> None:
+    """Milvus holds a row for exactly the chunks SQLite has (the file records being the commit point)."""
+    engine = store.milvus(index_id)
+    assert engine is not None
+    known = {r[0] for r in store.conn.execute("SELECT id FROM chunks WHERE index_id = ?", (index_id,))}
+    assert engine.chunk_ids() == known
+
+
+def test_a_milvus_index_answers_as_the_sqlite_one(static, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    ws = make_workspace(tmp_path / "ws")
+    lite = SqliteStore(tmp_path / "milvus.db")
+    plain = SqliteStore(tmp_path / "sqlite.db")
+    m = Indexer(lite, static, milvus_options(tmp_path)).index(ws)
+    s = Indexer(plain, static).index(ws)
+    assert m.success and s.success and m.chunks_created == s.chunks_created
+    consistent(lite, m.index_id)
+    # Nothing of it went to this file's own vector and keyword tables.
+    assert lite.conn.execute(f"SELECT count(*) FROM vec_{m.index_id}").fetchone()[0] == 0
+    assert lite.conn.execute(f"SELECT count(*) FROM fts_{m.index_id}").fetchone()[0] == 0
+    a, b = KnowledgeService(lite), KnowledgeService(plain)
+    options = KnowledgeQueryOptions(workspace_path=str(ws), max_results=5, min_relevance=0.0)
+    for question in QUESTIONS:
+        got = [c.file_path for c in a.query(question, options).chunks]
+        want = [c.file_path for c in b.query(question, options).chunks]
+        assert got and got[0] == want[0], (question, got, want)
+        assert set(got[:3]) & set(want[:3]) == set(got[:3]) or len(set(got) & set(want)) >= 3, (question, got, want)
+    # Filters are applied by Milvus: languages, and paths through the files they allow.
+    v = static.embed("server")
+    hits = lite.search(m.index_id, v, VectorSearchOptions(top_k=20, languages=["go"]))
+    assert hits and {h.chunk.language for h in hits} == {"go"}
+    hits = lite.search(m.index_id, v, VectorSearchOptions(top_k=20, directories=["src/rust"]))
+    assert hits and all(h.chunk.file_path.startswith("src/rust/") for h in hits)
+    assert lite.search(m.index_id, v, VectorSearchOptions(top_k=5, directories=["nowhere"])) == []
+    keyword = lite.keyword_search(m.index_id, 'NewServer" OR (')  # FTS5 syntax in user text is just words
+    assert (
+        keyword and keyword[0].chunk.file_path == plain.keyword_search(s.index_id, 'NewServer" OR (')[0].chunk.file_path
+    )
+    # Term coverage and the repository likelihood read what Milvus and the keyword statistics hold.
+    assert (
+        lite.doc_frequencies(m.index_id, ["distance"])["distance"]
+        == plain.doc_frequencies(s.index_id, ["distance"])["distance"]
+        > 0
+    )
+    lite.close()
+    plain.close()
+
+
+def test_changes_reach_milvus_and_a_crash_leaves_nothing_behind(static, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    ws = make_workspace(tmp_path / "ws")
+    store = SqliteStore(tmp_path / "app.db")
+    indexer = Indexer(store, static, milvus_options(tmp_path))
+    first = indexer.index(ws)
+    consistent(store, first.index_id)
+    app_py = ws / "src" / "python" / "app.py"
+    app_py.write_text(app_py.read_text() + "\n\ndef brand_new_function_name():\n    return 42\n")
+    (ws / "src" / "go" / next(iter((ws / "src" / "go").iterdir())).name).unlink()
+    second = indexer.index(ws)
+    assert second.files_indexed == 1 and second.files_removed == 1
+    consistent(store, first.index_id)
+    found = store.keyword_search(first.index_id, "brand_new_function_name")
+    assert found and found[0].chunk.file_path == "src/python/app.py"
+    # A run that wrote a file's rows to Milvus and stopped before its SQLite commit: the rows are
+    # orphans (no hit can use them), and the next run deletes them.
+    engine = store.milvus(first.index_id)
+    assert engine is not None
+    file = store.get_files(first.index_id)["src/python/app.py"]
+    chunk = store.get_chunks([store.chunk_at(first.index_id, "src/python/app.py", 1) or 0])
+    write = engine.upsert
+
+    def write_then_die(rows):  # type: ignore[no-untyped-def]
+        write(rows)
+        raise RuntimeError("killed between the Milvus write and the commit")
+
+    engine.upsert = write_then_die  # type: ignore[method-assign]
+    with pytest.raises(RuntimeError), store.transaction():
+        store.upsert_file(first.index_id, file, list(chunk.values()), static.embed_batch(["x"]))
+    engine.upsert = write  # type: ignore[method-assign]
+    assert engine.count() > store.statistics(first.index_id).chunk_count
+    assert store.sweep_milvus(first.index_id) >= 1
+    consistent(store, first.index_id)
+    store.close()
+
+
+CRASH_SCRIPT = """
+import sys
+from aintern.embed import get_embedder
+from aintern.index import Indexer, IndexingOptions, IndexingPhase
+from aintern.store import SqliteStore
+
+def on_progress(p):
+    if p.phase is IndexingPhase.STORING:
+        print("batch", flush=True)
+
+store = SqliteStore(sys.argv[1])
+options = IndexingOptions(batch_size=4, engine="milvus", milvus_uri=sys.argv[3])
+Indexer(store, get_embedder("static"), options).index(sys.argv[2], progress=on_progress)
+print("done", flush=True)
+"""
+
+
+def test_sigkill_mid_run_leaves_every_file_complete_or_absent(static, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    ws = make_workspace(tmp_path / "ws", copies=4)
+    db, lite = tmp_path / "crash.db", tmp_path / "milvus" / "lite.db"
+    for kill_after in (2, 7):
+        index_and_kill(db, ws, kill_after, CRASH_SCRIPT, str(lite))
+        store = SqliteStore(db)
+        index = store.get_index_for_workspace(ws)
+        assert index is not None
+        engine = store.milvus(index.id)
+        assert engine is not None
+        known = {r[0] for r in store.conn.execute("SELECT id FROM chunks WHERE index_id = ?", (index.id,))}
+        assert known <= engine.chunk_ids(), "every committed file has its rows in Milvus"
+        store.close()
+    store = SqliteStore(db)
+    result = Indexer(store, static, IndexingOptions(engine="milvus", milvus_uri=str(lite))).index(ws)
+    assert result.success and len(store.get_files(result.index_id)) == 4 * len(SAMPLES) + 2
+    consistent(store, result.index_id)
+    store.close()
+
+
+def test_choosing_the_engine(static, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("AINTERN_CONFIG", str(tmp_path / "config.toml"))
+    ws = make_workspace(tmp_path / "ws")
+    db = tmp_path / "app.db"
+    lite = tmp_path / "m" / "lite.db"
+    env = {**os.environ, "AINTERN_DB": str(db), "COLUMNS": "200"}
+
+    def aintern(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "aintern", *args], cwd=ws, env=env, capture_output=True, text=True,
+                              timeout=180)  # fmt: skip
+
+    out = aintern("index", "--store", "milvus", "--milvus-uri", str(lite))
+    assert out.returncode == 0, out.stderr
+    found = aintern("search", "database connection", "-k", "3", "--json")
+    assert found.returncode == 0, found.stderr
+    hits = json.loads(found.stdout)
+    assert hits and all((ws / h["path"]).is_file() for h in hits), found.stdout
+    assert aintern("update").returncode == 0
+    # An index stays where it is unless a forced run moves it.
+    w = Workspace(ws, db)
+    w.settings.store = "sqlite"
+    with pytest.raises(ModelMismatchError, match="keeps its vectors in milvus"):
+        w.build_index()
+    result = w.build_index(force=True)
+    assert result.success and w.engine_of(w.require_index()) == "sqlite"
+    assert w.store.search(w.require_index().id, static.embed("database"), VectorSearchOptions(top_k=3))
+    w.close()
+    # A repository's own .aintern.toml may not send its code to a Milvus server it names.
+    (ws / ".aintern.toml").write_text('store = "milvus"\nmilvus_uri = "http://203.0.113.9:19530"\n')
+    with pytest.raises(SettingsError, match="aintern trust"):
+        Workspace(ws, tmp_path / "other.db").search_engine()
+    # ... but a local Milvus Lite file it names, relative to it, is fine.
+    (ws / ".aintern.toml").write_text('store = "milvus"\nmilvus_uri = ".aintern/lite.db"\n')
+    assert Workspace(ws, tmp_path / "other.db").search_engine() == ("milvus", str(ws / ".aintern" / "lite.db"), None)
