@@ -27,7 +27,7 @@ from aintern.knowledge import KnowledgeQueryOptions, KnowledgeService
 from aintern.retrieve.hybrid import HybridConfig, hybrid_search
 from aintern.retrieve.rerank import RerankingStrategy
 from aintern.store import SqliteStore, VectorSearchOptions
-from aintern.store import sqlite as sqlite_backend
+from aintern.store import keywords as sqlite_backend
 
 CACHE = Path("/tmp/aintern-bench")
 TARGET = ChunkingOptions().target_chunk_size
@@ -270,7 +270,7 @@ if __name__ == "__main__":
         "--tier", action="store_true", help="search with the full tier (minilm vectors of the static index)"
     )
     ap.add_argument("--target", type=int, default=TARGET, help="chunk target size in tokens")
-    ap.add_argument("--prune-share", type=float, help="common-term cut-off of BM25 (store.sqlite.PRUNE_SHARE)")
+    ap.add_argument("--prune-share", type=float, help="common-term cut-off of BM25 (store.keywords.PRUNE_SHARE)")
     ap.add_argument("--store", choices=["sqlite", "milvus"], default="sqlite", help="where indexes keep vectors")
     ap.add_argument("--prune-above", type=int, help="apply it from this many chunks (PRUNE_ABOVE_CHUNKS; 0: always)")
     a = ap.parse_args()

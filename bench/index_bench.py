@@ -62,7 +62,7 @@ def child(root: Path, model: str, n_queries: int, include_secrets: bool) -> None
                 latencies.append((time.perf_counter() - t) * 1000)
         latencies.sort()
         # What keyword statistics (kept from 20,000 chunks up) add to this repository's index time.
-        import aintern.store.sqlite as backend
+        import aintern.store.keywords as backend
 
         backend.KEYWORD_STATS_ABOVE_CHUNKS = 0
         t2 = time.perf_counter()

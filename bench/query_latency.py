@@ -31,7 +31,7 @@ from aintern.knowledge import KnowledgeQueryOptions, KnowledgeService
 from aintern.retrieve.bm25 import KeywordMatrix
 from aintern.retrieve.vectors import VectorMatrix
 from aintern.store import SqliteStore, VectorSearchOptions
-from aintern.store import sqlite as sqlite_backend
+from aintern.store import keywords as sqlite_backend
 
 QUESTIONS = [
     "Where is the database connection handled?", "how are settings loaded", "parse the command line arguments",
@@ -80,7 +80,7 @@ def main() -> None:
     ap.add_argument("corpus", type=Path)
     ap.add_argument("--copies", type=int, nargs="+", default=[2, 20])
     ap.add_argument("--rounds", type=int, default=5)
-    ap.add_argument("--prune-share", type=float, help="common-term cut-off of BM25 (store.sqlite.PRUNE_SHARE)")
+    ap.add_argument("--prune-share", type=float, help="common-term cut-off of BM25 (store.keywords.PRUNE_SHARE)")
     ap.add_argument("--configs", default="default", help="configurations of eval_retrieval.CONFIGS, comma-separated")
     a = ap.parse_args()
     from eval_retrieval import CONFIGS

@@ -192,7 +192,7 @@ KEYWORD_QUERIES = [
 @pytest.fixture
 def keyword_stats_always(monkeypatch: pytest.MonkeyPatch) -> None:
     """Keep keyword statistics however small the index (normally only from 20,000 chunks)."""
-    import aintern.store.sqlite as backend
+    import aintern.store.keywords as backend
 
     monkeypatch.setattr(backend, "KEYWORD_STATS_ABOVE_CHUNKS", 0)
 
@@ -200,7 +200,7 @@ def keyword_stats_always(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture(scope="module")
 def source_index(tmp_path_factory: pytest.TempPathFactory, static):  # type: ignore[no-untyped-def]
     """aintern's own source indexed: real code, a few hundred chunks, with keyword statistics."""
-    import aintern.store.sqlite as backend
+    import aintern.store.keywords as backend
 
     store = SqliteStore(tmp_path_factory.mktemp("src") / "src.db")
     result = Indexer(store, static).index(SOURCE)
@@ -244,7 +244,7 @@ def test_in_memory_bm25_ranks_like_fts5(source_index, weights: tuple[float, floa
 
 
 def test_in_memory_bm25_prunes_common_terms_like_fts5(source_index, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
-    import aintern.store.sqlite as backend
+    import aintern.store.keywords as backend
 
     store, index_id = source_index
     matrix = KeywordMatrix.load(store, index_id)
@@ -324,7 +324,7 @@ def test_keyword_statistics_of_an_older_index_are_backfilled(static, tmp_path: P
 def test_keyword_statistics_report_progress_and_stop_when_cancelled(  # type: ignore[no-untyped-def]
     static, tmp_path: Path, keyword_stats_always, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import aintern.store.sqlite as backend
+    import aintern.store.keywords as backend
 
     monkeypatch.setattr(backend, "_STATS_BATCH", 2)
     ws = make_workspace(tmp_path / "ws").resolve()

@@ -152,7 +152,7 @@ def test_threads_share_one_service_on_a_large_index_while_it_is_reindexed(tmp_pa
 
     import numpy
 
-    from aintern.store.sqlite import KEYWORD_STATS_ABOVE_CHUNKS
+    from aintern.store.keywords import KEYWORD_STATS_ABOVE_CHUNKS
 
     root = tmp_path / "big"
     source = Path(numpy.__file__).parent

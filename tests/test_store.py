@@ -224,7 +224,7 @@ def test_vector_blob_roundtrip(store: SqliteStore, filled, static) -> None:  # t
 
 
 def test_common_terms_pruned_on_large_indexes(store: SqliteStore, static, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
-    import aintern.store.sqlite as backend
+    import aintern.store.keywords as backend
 
     index = store.create_index("/big", static.model_id, static.dimension)
     chunks = [

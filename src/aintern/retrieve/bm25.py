@@ -16,7 +16,7 @@ import math
 import numpy as np
 
 from aintern.store import SqliteStore
-from aintern.store.sqlite import POSTING_FIELDS, informative_terms
+from aintern.store.keywords import POSTING_FIELDS, informative_terms
 from aintern.store.text import query_terms
 
 #: One chunk's keyword statistics: a record per term it holds.

@@ -8,10 +8,9 @@ import json
 import logging
 import os
 import secrets
-import struct
 import threading
 from array import array
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -29,9 +28,17 @@ from aintern.store.db import (
     now,
     quick_check,
 )  # fmt: skip
+from aintern.store.keywords import (
+    BM25_WEIGHTS,
+    KeywordStorage,
+    create_keyword_table,
+    keyword_columns,
+    keyword_row,
+    rebuild_keyword_tables,
+)
 from aintern.store.milvus import MilvusConfig, MilvusRow, MilvusSearch, expression
 from aintern.store.models import ChunkSearchResult, IndexedFile, IndexStatistics, VectorIndex, VectorSearchOptions
-from aintern.store.text import fts_match_terms, keyword_text, query_terms
+from aintern.store.text import fts_match_terms, query_terms
 from aintern.store.tiers import TierStorage, create_vector_table, tier_table
 
 if TYPE_CHECKING:
@@ -39,30 +46,12 @@ if TYPE_CHECKING:
 
     from aintern.embed.base import QueryVector
 
+log = logging.getLogger(__name__)
+
 _CHUNK_COLUMNS = (
     "c.id, f.path, c.content, c.start_line, c.end_line, c.start_offset, c.end_offset, c.chunk_type, c.language, "
     "c.symbol_name, c.symbol_type, c.parent_symbol, c.token_count, c.metadata_json"
 )
-#: Column weights of bm25(): path, symbol names, content.
-BM25_WEIGHTS = (2.0, 3.0, 1.0)
-#: FTS5's tokenizer for keyword search: Porter stems of Unicode words, ``_`` kept inside identifiers.
-log = logging.getLogger(__name__)
-
-TOKENIZE = "porter unicode61 tokenchars '_'"
-#: A chunk's keyword statistics (chunks.keyword_stats): per term, its id and count in each keyword column.
-POSTING_FIELDS = [("term", "<i4"), ("path", "<u2"), ("symbol", "<u2"), ("body", "<u2")]
-#: ... as a struct format (a search reads the term ids of a few chunks without numpy).
-POSTING_FORMAT = "<i3H"
-_KEYWORD_COLUMNS = ("path", "symbol", "body")
-
-#: Indexes larger than this drop very common query terms before BM25 (see SqliteStore._informative).
-PRUNE_ABOVE_CHUNKS = 20_000
-#: ... the terms found in more than this share of its chunks.
-PRUNE_SHARE = 0.3
-#: Indexes this large keep per-chunk keyword statistics for the in-memory BM25 (retrieve.bm25).
-KEYWORD_STATS_ABOVE_CHUNKS = 20_000
-#: Chunks whose keyword statistics are computed together.
-_STATS_BATCH = 500
 #: sqlite-vec's largest k.
 _MAX_K = 4096
 
@@ -89,7 +78,7 @@ def _index_from_row(row: Any) -> VectorIndex:
     )  # fmt: skip
 
 
-class SqliteStore(TierStorage):
+class SqliteStore(KeywordStorage, TierStorage):
     """All indexes of one application database file."""
 
     def __init__(self, path: str | Path | None = None, readonly: bool = False) -> None:
@@ -305,7 +294,7 @@ class SqliteStore(TierStorage):
                 self._milvus.pop(index_id, None)
             # Keyword search, one table per index (no join needed to stay within the index): the chunk's
             # path, symbol names and content, identifiers also split into their parts (store.text).
-            _create_keyword_table(self.conn, index_id)
+            create_keyword_table(self.conn, index_id)
             create_vector_table(self.conn, vector_table(index_id), dimension)
         index = self.get_index(index_id)
         assert index is not None
@@ -509,135 +498,6 @@ class SqliteStore(TierStorage):
         else:
             pending.append((engine, rows))
 
-    def _write_keyword_stats(self, rows: list[tuple[int, str, str, str]]) -> dict[int, str]:
-        """Store each chunk's term counts per keyword column, for the in-memory BM25 (retrieve.bm25).
-
-        FTS5's own tokenizer counts them (a scratch table and its vocabulary), so they are the counts
-        FTS5 keeps for its bm25(). SQLite does the counting; Python parses one string per chunk
-        (doing it term by term in Python took twice as long).
-        """
-        self.conn.execute(
-            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.keyword_tokens USING fts5(path, symbol, body, content='', "
-            f'tokenize="{TOKENIZE}")'
-        )
-        self.conn.execute(
-            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.keyword_instances USING fts5vocab(temp, keyword_tokens, 'instance')"
-        )
-        self.conn.execute(
-            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.keyword_vocabulary USING fts5vocab(temp, keyword_tokens, 'row')"
-        )
-        self.conn.execute("INSERT INTO temp.keyword_tokens (keyword_tokens) VALUES ('delete-all')")
-        self.conn.executemany("INSERT INTO temp.keyword_tokens (rowid, path, symbol, body) VALUES (?, ?, ?, ?)", rows)
-        self.conn.execute("INSERT OR IGNORE INTO keyword_terms (term) SELECT term FROM temp.keyword_vocabulary")
-        # One row per chunk: "term column count ..." for each term and column it has.
-        found = self.conn.execute(
-            "SELECT doc, count(*), group_concat(id || ' ' || col || ' ' || n, ' ') FROM ("
-            "  SELECT i.doc AS doc, k.id AS id, CASE i.col WHEN 'path' THEN 0 WHEN 'symbol' THEN 1 ELSE 2 END AS col,"
-            "    count(*) AS n"
-            "  FROM temp.keyword_instances i JOIN keyword_terms k ON k.term = i.term GROUP BY i.doc, i.term, i.col"
-            ") GROUP BY doc"
-        ).fetchall()
-        import numpy as np
-
-        triples = np.fromstring(" ".join(r[2] for r in found), dtype=np.int64, sep=" ").reshape(-1, 3)
-        chunk = np.repeat(np.arange(len(found)), [r[1] for r in found])
-        term, column, n = triples[:, 0], triples[:, 1], triples[:, 2]
-        span = int(term.max()) + 1 if len(term) else 1
-        pairs, which = np.unique(chunk * span + term, return_inverse=True)
-        counts = np.bincount(which * 3 + column, weights=n, minlength=len(pairs) * 3).reshape(-1, 3)
-        records = np.empty(len(pairs), dtype=np.dtype(POSTING_FIELDS))
-        records["term"] = pairs % span
-        for i, name in enumerate(_KEYWORD_COLUMNS):
-            records[name] = np.minimum(counts[:, i], 65535)
-        bounds = np.searchsorted(pairs // span, np.arange(len(found) + 1))
-        stats = {r[0]: records[bounds[i] : bounds[i + 1]].tobytes() for i, r in enumerate(found)}
-        self.conn.executemany(
-            "UPDATE chunks SET keyword_stats = ? WHERE id = ?", [(stats.get(row[0], b""), row[0]) for row in rows]
-        )
-        return _weighted_tokens(self.conn)
-
-    def keyword_term_ids(self, terms: list[str]) -> dict[str, int]:
-        """Ids of index terms (as FTS5 holds them: stemmed); unknown terms are left out."""
-        out: dict[str, int] = {}
-        for lo in range(0, len(terms), 500):
-            part = terms[lo : lo + 500]
-            rows = self.conn.execute(
-                f"SELECT term, id FROM keyword_terms WHERE term IN ({','.join('?' * len(part))})", part
-            )
-            out.update(rows)
-        return out
-
-    def keyword_stats(self, index_id: int) -> tuple[np.ndarray, bytearray, np.ndarray] | None:
-        """(chunk ids, their keyword statistics one after another, each one's size in bytes) of an index;
-        None unless every chunk has them. Read row by row into one buffer: at 100k chunks a list of the
-        rows and a join of it would hold the 80 MB twice more."""
-        import numpy as np
-
-        with self.snapshot():
-            missing = self.conn.execute(
-                "SELECT EXISTS (SELECT 1 FROM chunks WHERE index_id = ? AND keyword_stats IS NULL)", (index_id,)
-            ).fetchone()[0]
-            if missing:  # small indexes stop at their first chunk here, without reading the others
-                return None
-            count, total = self.conn.execute(
-                "SELECT count(*), coalesce(sum(length(keyword_stats)), 0) FROM chunks WHERE index_id = ?", (index_id,)
-            ).fetchone()
-            ids = np.empty(count, dtype=np.int64)
-            sizes = np.empty(count, dtype=np.int64)
-            buffer = bytearray(total)
-            at = 0
-            rows = self.conn.execute("SELECT id, keyword_stats FROM chunks WHERE index_id = ?", (index_id,))
-            for i, (chunk_id, blob) in enumerate(rows):
-                ids[i], sizes[i] = chunk_id, len(blob)
-                buffer[at : at + len(blob)] = blob
-                at += len(blob)
-        return ids, buffer, sizes
-
-    def keeps_keyword_stats(self, index_id: int) -> bool:
-        return bool(
-            self.conn.execute(
-                "SELECT EXISTS (SELECT 1 FROM chunks WHERE index_id = ? AND keyword_stats IS NOT NULL)", (index_id,)
-            ).fetchone()[0]
-        )
-
-    def update_keyword_stats(
-        self,
-        index_id: int,
-        cancel: threading.Event | None = None,
-        progress: Callable[[int, int], None] | None = None,
-        force: bool = False,
-    ) -> int:
-        """Compute the keyword statistics a large index's chunks lack (new, or indexed before schema 4).
-
-        Indexes of KEYWORD_STATS_ABOVE_CHUNKS chunks or more keep them: below that FTS5 ranks a query in
-        a few milliseconds and the statistics would only add index time (a third on Django). A smaller
-        index keeps them once a long-running service asked for them (``force``), so that it queries in
-        memory too; from then on every run computes those of its new chunks.
-        ``progress(done, total)`` after each batch; ``cancel`` stops between batches (the chunks left
-        get theirs next time; FTS5 ranks until then). Returns how many chunks were updated.
-        """
-        row = self.conn.execute("SELECT chunk_count FROM indexes WHERE id = ?", (index_id,)).fetchone()
-        if not row:
-            return 0
-        if row[0] < KEYWORD_STATS_ABOVE_CHUNKS and not force and not self.keeps_keyword_stats(index_id):
-            return 0
-        missing = [
-            r[0]
-            for r in self.conn.execute(
-                "SELECT id FROM chunks WHERE index_id = ? AND keyword_stats IS NULL", (index_id,)
-            ).fetchall()
-        ]
-        done = 0
-        for lo in range(0, len(missing), _STATS_BATCH):
-            if cancel is not None and cancel.is_set():
-                break
-            chunks = self.get_chunks(missing[lo : lo + _STATS_BATCH])
-            self._write_keyword_stats([(cid, *keyword_columns(c.file_path, c)) for cid, c in chunks.items()])
-            done += len(chunks)
-            if progress is not None:
-                progress(done, len(missing))
-        return done
-
     def get_skipped(self, index_id: int) -> dict[str, tuple[int, int, str]]:
         rows = self.conn.execute(
             "SELECT path, size, mtime_ns, reason FROM skipped_files WHERE index_id = ?", (index_id,)
@@ -681,7 +541,7 @@ class SqliteStore(TierStorage):
         self.conn.executemany(
             f"INSERT INTO fts_{int(index_id)} (fts_{int(index_id)}, rowid, path, symbol, body) "
             "VALUES ('delete', ?, ?, ?, ?)",
-            [(r[0], *_keyword_row(r[1], r[2], r[3], r[4], r[5])) for r in rows],
+            [(r[0], *keyword_row(r[1], r[2], r[3], r[4], r[5])) for r in rows],
         )
         # By primary key: a WHERE on a metadata column makes sqlite-vec scan the whole table (a forced
         # re-index of 21k chunks took 3.5x a cold one).
@@ -789,86 +649,6 @@ class SqliteStore(TierStorage):
             [match, *args, k],
         ).fetchall()
         return [(int(cid), -float(rank)) for cid, rank in rows]
-
-    def term_coverage(
-        self, index_id: int, query: str, chunk_ids: list[int], use_stats: bool = True
-    ) -> dict[int, float]:
-        """Share of the query's search terms each chunk holds (in any column): a keyword signal that,
-        unlike BM25's IDF, means the same in an index of 2 chunks and of 200,000.
-
-        A large index keeps each chunk's term ids (keyword_stats): reading those of ~30 hits is cheap,
-        where FTS5 walks the whole doclist of a common term ("return": 60 ms at 20k chunks). Small
-        indexes, and ``use_stats=False``, ask FTS5 one term at a time; both give the same answer.
-        """
-        terms = query_terms(query)
-        ids = list(dict.fromkeys(chunk_ids))
-        if not terms or not ids:
-            return {}
-        counts = dict.fromkeys(ids, 0)
-        marks = ",".join("?" * len(ids))
-        blobs = (
-            self.conn.execute(f"SELECT id, keyword_stats FROM chunks WHERE id IN ({marks})", ids).fetchall()
-            if use_stats
-            else []
-        )
-        if blobs and all(blob is not None for _, blob in blobs):
-            wanted = self.term_ids_of(terms)
-            for cid, blob in blobs:
-                held = {record[0] for record in struct.iter_unpack(POSTING_FORMAT, blob)}
-                counts[cid] = sum(1 for w in wanted if w and all(t in held for t in w))
-        else:
-            table = f"fts_{int(index_id)}"
-            for term in terms:
-                sql = f"SELECT rowid FROM {table} WHERE {table} MATCH ? AND rowid IN ({marks})"
-                for (cid,) in self.conn.execute(sql, [fts_match_terms([term]), *ids]):
-                    counts[cid] += 1
-        return {cid: n / len(terms) for cid, n in counts.items()}
-
-    def term_ids_of(self, terms: list[str]) -> list[list[int | None]]:
-        """Per search term, the keyword term ids of its FTS5 stems (None: a stem the index lacks); a chunk
-        holds the term when it holds all of them."""
-        stems = [self.stems(t) for t in terms]
-        known = self.keyword_term_ids(sorted({s for found in stems for s in found}))
-        return [[known.get(s) for s in found] for found in stems]
-
-    def _informative(self, index_id: int, terms: list[str]) -> list[str]:
-        """``terms`` without the very common ones, by FTS5's document frequencies (see informative_terms)."""
-        row = self.conn.execute("SELECT chunk_count FROM indexes WHERE id = ?", (index_id,)).fetchone()
-        total = row[0] if row else 0
-        if total < PRUNE_ABOVE_CHUNKS or self.milvus(index_id) is not None:  # (pruning spares FTS5 long doclists)
-            return terms
-        return informative_terms(terms, self.doc_frequencies(index_id, terms), total)
-
-    def doc_frequencies(self, index_id: int, terms: list[str]) -> dict[str, int]:
-        """How many of the index's chunks hold each term (its most frequent stem), from FTS5's vocabulary."""
-        engine = self.milvus(index_id)
-        if engine is not None:
-            return {t: max(map(engine.doc_frequency, self.stems(t)), default=0) for t in terms}
-        vocab = f"temp.vocab_{int(index_id)}"
-        self.conn.execute(
-            f"CREATE VIRTUAL TABLE IF NOT EXISTS {vocab} USING fts5vocab(main, fts_{int(index_id)}, 'row')"
-        )
-
-        def doc_frequency(stem: str) -> int:
-            found = self.conn.execute(f"SELECT doc FROM {vocab} WHERE term = ?", (stem,)).fetchone()
-            return int(found[0]) if found else 0
-
-        return {t: max(map(doc_frequency, self.stems(t)), default=0) for t in terms}
-
-    def stems(self, term: str) -> list[str]:
-        """``term`` as the keyword index holds it: FTS5's tokens of it, Porter-stemmed (``routing`` → ``rout``)."""
-        found = self._stems.get(term)
-        if found is not None:
-            return found
-        self.conn.execute(f'CREATE VIRTUAL TABLE IF NOT EXISTS temp.stemmer USING fts5(t, tokenize="{TOKENIZE}")')
-        self.conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.stemmer_vocab USING fts5vocab(temp, stemmer, 'row')")
-        self.conn.execute("DELETE FROM temp.stemmer")
-        self.conn.execute("INSERT INTO temp.stemmer (t) VALUES (?)", (term,))
-        found = [r[0] for r in self.conn.execute("SELECT term FROM temp.stemmer_vocab")]
-        if len(self._stems) > 10_000:
-            self._stems.clear()
-        self._stems[term] = found
-        return found
 
     def generation(self, index_id: int) -> tuple[object, ...]:
         """Changes whenever the index's content does: cached answers are keyed on it."""
@@ -1058,76 +838,6 @@ class SqliteStore(TierStorage):
 def vector_table(index_id: int, tier: bool = False) -> str:
     """The vec0 table of an index's vectors: the fast ones, or the full tier's."""
     return tier_table(index_id) if tier else f"vec_{int(index_id)}"
-
-
-def informative_terms(terms: list[str], doc_frequency: dict[str, int], total: int) -> list[str]:
-    """Query terms without those in more than PRUNE_SHARE of a large index's chunks.
-
-    Such terms have a BM25 weight near zero yet dominate the cost of ranking (``return`` is in
-    62 % of Django's chunks). Small indexes keep every term: there the cost is negligible.
-    """
-    if total < PRUNE_ABOVE_CHUNKS:
-        return terms
-    kept = [t for t in terms if doc_frequency[t] <= total * PRUNE_SHARE]
-    return kept or [min(terms, key=lambda t: doc_frequency[t])]
-
-
-def _weighted_tokens(conn: Any) -> dict[int, str]:
-    """Each chunk of the scratch keyword table (``_write_keyword_stats``) as its FTS5 tokens, each token
-    repeated its count times its column's BM25 weight: the text a Milvus BM25 field indexes."""
-    out: dict[int, list[str]] = {}
-    rows = conn.execute(
-        "SELECT doc, term, CASE col WHEN 'path' THEN 0 WHEN 'symbol' THEN 1 ELSE 2 END, count(*) "
-        "FROM temp.keyword_instances GROUP BY doc, term, col ORDER BY doc, min(offset)"
-    )
-    for doc, term, col, n in rows:
-        out.setdefault(int(doc), []).extend([term] * (int(n) * int(BM25_WEIGHTS[col])))
-    return {doc: " ".join(tokens) for doc, tokens in out.items()}
-
-
-def keyword_columns(path: str, chunk: TextChunk) -> tuple[str, str, str]:
-    """What keyword search indexes of a chunk: its path, the symbols it defines, its content.
-
-    Deleting a row recomputes these from the stored chunk (SqliteStore.remove_file), so a change to
-    what is indexed here needs a schema migration that rebuilds the keyword tables (rebuild_keyword_tables).
-    """
-    symbols = " ".join(filter(None, [chunk.parent_symbol, chunk.symbol_name, chunk.metadata.get("symbols")]))
-    return keyword_text(path), keyword_text(symbols), keyword_text(chunk.content)
-
-
-def _keyword_row(
-    path: str, content: str, symbol: str | None, parent: str | None, metadata_json: str
-) -> tuple[str, str, str]:
-    """keyword_columns of a stored chunk row."""
-    symbols = json.loads(metadata_json).get("symbols")
-    joined = " ".join(filter(None, [parent, symbol, symbols]))
-    return keyword_text(path), keyword_text(joined), keyword_text(content)
-
-
-def _create_keyword_table(conn: Any, index_id: int) -> None:
-    """Keyword search, one table per index (no join needed to stay within the index): the chunk's path,
-    symbol names and content, identifiers also split into their parts (store.text). Contentless, so the
-    text is not stored twice; rows are deleted with the values they were indexed with."""
-    conn.execute(
-        f"CREATE VIRTUAL TABLE fts_{int(index_id)} USING fts5(path, symbol, body, content='', tokenize=\"{TOKENIZE}\")"
-    )
-
-
-def rebuild_keyword_tables(conn: Any) -> None:
-    """Recreate every index's keyword table from its chunks (schema 5; inside the migration's transaction)."""
-    for (index_id,) in conn.execute("SELECT id FROM indexes").fetchall():
-        conn.execute(f"DROP TABLE IF EXISTS fts_{int(index_id)}")
-        _create_keyword_table(conn, index_id)
-        rows = conn.execute(
-            "SELECT c.id, f.path, c.content, c.symbol_name, c.parent_symbol, c.metadata_json FROM chunks c "
-            "JOIN files f ON f.id = c.file_id WHERE c.index_id = ?",
-            (index_id,),
-        )
-        while batch := rows.fetchmany(2000):
-            conn.executemany(
-                f"INSERT INTO fts_{int(index_id)} (rowid, path, symbol, body) VALUES (?, ?, ?, ?)",
-                [(r[0], *_keyword_row(r[1], r[2], r[3], r[4], r[5])) for r in batch],
-            )
 
 
 PYTHON_MIGRATIONS[5] = rebuild_keyword_tables
