@@ -339,3 +339,34 @@ def test_the_repository_whose_words_the_question_uses_is_preferred(two_repos: tu
         assert all(h.relevance < hits[0].relevance / 2 for h in hits if h.repo != "weather")
     finally:
         service.store.close()
+
+
+def test_repositories_of_different_models_are_searched_each_with_its_own_and_say_so(
+    two_repos: tuple[Path, Path, Path],
+) -> None:
+    shop, _, db = two_repos
+    third = shop.parent / "radio"
+    third.mkdir()
+    (third / "tuner.py").write_text(
+        'def tune_frequency(mhz):\n    """Tune the radio to a frequency."""\n    return mhz\n'
+    )
+    ws = Workspace(third, db, model="minilm")
+    try:
+        assert ws.build_index().success
+    finally:
+        ws.close()
+    service = KnowledgeService(SqliteStore(db))
+    try:
+        options = KnowledgeQueryOptions(min_relevance=0.0, workspace_paths=(str(shop.resolve()), str(third.resolve())))
+        result = service.query("tune the radio frequency", options)
+        assert result.chunks[0].repo == "radio" and result.chunks[0].file_path == "tuner.py"
+        assert len(result.notes) == 1 and "radio minilm" in result.notes[0] and "shop static" in result.notes[0]
+        alone = service.query("tune the radio frequency", KnowledgeQueryOptions(workspace_paths=(str(shop.resolve()),)))
+        assert not alone.notes, "one model, nothing to say"
+    finally:
+        service.store.close()
+    # The MCP search tool passes the note on, in text and in structured content.
+    server = AinternMcp(McpConfig(db=db, workspace=shop, repos=[str(third)], watch=False))
+    found = run(server, lambda c: c.call_tool("search", {"query": "tune the radio frequency", "min_relevance": 0}))
+    assert text(found).startswith("note: the repositories use different embedding models")
+    assert found.structured_content["notes"] == result.notes

@@ -100,6 +100,9 @@ class KnowledgeQueryResult:
     strategy: str = "hybrid"
     #: The model whose vectors were searched: the index's own, or its full tier's once complete.
     vector_model: str | None = None
+    #: What the caller should know about how the answer was made (a query over several repositories
+    #: whose indexes use different embedding models says so).
+    notes: list[str] = field(default_factory=list)
 
     @property
     def has_results(self) -> bool:
@@ -491,6 +494,15 @@ class KnowledgeService:
             for rank, c in enumerate(one.chunks):
                 merged.append((c.relevance * discount, rank,
                                replace(c, relevance=c.relevance * discount, workspace=index.workspace_path, repo=repo)))  # fmt: skip
+        models = {(index.name, one.vector_model) for index, one, _ in answers if one.vector_model}
+        notes = []
+        if len({m for _, m in models}) > 1:
+            # Each index is searched with its own model, and relevance is calibrated per model, so their
+            # hits rank together; the caller hears which model answered for which repository.
+            notes.append(
+                "the repositories use different embedding models, each searched with its own (relevance is "
+                "calibrated per model): " + ", ".join(f"{n} {m.rsplit('/', 1)[-1]}" for n, m in sorted(models))
+            )
         merged.sort(key=lambda m: (-m[0], m[1]))
         chunks = [c for score, _, c in merged if score >= options.min_relevance][: options.max_results]
         return KnowledgeQueryResult(
@@ -498,7 +510,7 @@ class KnowledgeService:
             query_time=time.perf_counter() - started, total_chunks_searched=sum(o.total_chunks_searched for _, o, _ in answers),
             chunks_above_threshold=sum(o.chunks_above_threshold for _, o, _ in answers),
             reranking_applied=RerankingStrategy(options.reranking),
-            cache_hit=bool(answers) and all(o.cache_hit for _, o, _ in answers),
+            cache_hit=bool(answers) and all(o.cache_hit for _, o, _ in answers), notes=notes,
         )  # fmt: skip
 
     def _knowledge_chunks(

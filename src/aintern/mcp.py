@@ -29,7 +29,7 @@ from aintern.assemble.tokens import TokenEstimation, count_tokens
 from aintern.chunk.models import SymbolType
 from aintern.errors import AinternError
 from aintern.index.jobs import Jobs
-from aintern.knowledge import KnowledgeQueryOptions, KnowledgeService, scope_options
+from aintern.knowledge import KnowledgeQueryOptions, KnowledgeQueryResult, KnowledgeService, scope_options
 from aintern.store import SqliteStore, VectorIndex
 
 log = logging.getLogger(__name__)
@@ -85,6 +85,7 @@ class SearchResult(BaseModel):
     hits: list[Hit]
     tokens: int = Field(description="Tokens of the text answer (cl100k estimate)")
     truncated: bool = Field(False, description="Hits were left out to stay within max_tokens")
+    notes: list[str] = Field(default_factory=list, description="How the answer was made, where it matters")
 
 
 class ContextResult(BaseModel):
@@ -291,14 +292,16 @@ class AinternMcp:
             symbol_types=kinds,
         )  # fmt: skip
 
-        def run() -> list[KnowledgeChunk]:
+        def run() -> KnowledgeQueryResult:
             self.fresh(indexes)
-            return self.knowledge.query(query, options).chunks
+            return self.knowledge.query(query, options)
 
-        chunks = await _call(run)
-        hits, text, tokens, truncated = _hits(chunks, several, max_tokens)
+        answer = await _call(run)
+        hits, text, tokens, truncated = _hits(answer.chunks, several, max_tokens)
+        if answer.notes:
+            text = "\n".join(f"note: {n}" for n in answer.notes) + "\n" + text
         result = SearchResult(query=query, repos=[i.name for i in indexes], hits=hits, tokens=tokens,
-                              truncated=truncated)  # fmt: skip
+                              truncated=truncated, notes=answer.notes)  # fmt: skip
         return _result(text, result)
 
     async def context(

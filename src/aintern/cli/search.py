@@ -62,6 +62,8 @@ def search(
         file_patterns=tuple(path_glob or ()), directory_filters=tuple(directory or ()),
     )  # fmt: skip
     result = ws.knowledge.query(question, options)
+    for note in result.notes:
+        err.print(f"[yellow]note:[/] {note}", highlight=False)
     if as_json:
         print(json.dumps([c.search_result() for c in result.chunks], indent=2))
         raise typer.Exit(0 if result.chunks else 3)
