@@ -178,13 +178,19 @@ def test_choosing_the_engine(static, tmp_path: Path, monkeypatch: pytest.MonkeyP
     with pytest.raises(ModelMismatchError, match="keeps its vectors in milvus"):
         w.build_index()
     result = w.build_index(force=True)
-    assert result.success and w.engine_of(w.require_index()) == "sqlite"
+    assert result.success and w.store.engine_of(w.require_index().id) == "sqlite"
     assert w.store.search(w.require_index().id, static.embed("database"), VectorSearchOptions(top_k=3))
     w.close()
     # A repository's own .aintern.toml may not send its code to a Milvus server it names.
     (ws / ".aintern.toml").write_text('store = "milvus"\nmilvus_uri = "http://203.0.113.9:19530"\n')
     with pytest.raises(SettingsError, match="aintern trust"):
         Workspace(ws, tmp_path / "other.db").search_engine()
+    # Nor may it choose which variable's value goes to the user's own Milvus server as a token.
+    (tmp_path / "config.toml").write_text('store = "milvus"\nmilvus_uri = "http://127.0.0.1:19530"\n')
+    (ws / ".aintern.toml").write_text('milvus_token_env = "GITHUB_TOKEN"\n')
+    with pytest.raises(SettingsError, match="aintern trust"):
+        Workspace(ws, tmp_path / "other.db").search_engine()
+    (tmp_path / "config.toml").unlink()
     # ... but a local Milvus Lite file it names, relative to it, is fine.
     (ws / ".aintern.toml").write_text('store = "milvus"\nmilvus_uri = ".aintern/lite.db"\n')
     assert Workspace(ws, tmp_path / "other.db").search_engine() == ("milvus", str(ws / ".aintern" / "lite.db"), None)

@@ -269,22 +269,19 @@ class Workspace:
 
     def search_engine(self) -> tuple[str | None, str | None, str | None]:
         """(engine, Milvus URI, token variable) the settings ask new indexes to use. A repository's own
-        .aintern.toml may not send its code to a Milvus server (only to a local Milvus Lite file) unless
-        the user trusts it (`aintern trust`)."""
+        .aintern.toml may not send its code to a Milvus server, nor pick the variable whose value goes
+        there as a token, unless the user trusts it (`aintern trust`); a local Milvus Lite file it may."""
         s = self.settings
         uri = s.milvus_uri
         if s.store == "milvus":
             uri = uri or str(default_db_path().with_name("milvus.db"))
-            if "://" in uri and s.from_workspace("milvus_uri") and not s.trusted:
+            named = s.from_workspace("milvus_uri") or s.from_workspace("milvus_token_env")
+            if "://" in uri and named and not s.trusted:
                 raise SettingsError(
-                    f"{self.root / '.aintern.toml'} names a Milvus server ({uri}); run `aintern trust` if you "
-                    "want this repository's code indexed there"
+                    f"{self.root / '.aintern.toml'} names a Milvus server or the variable holding its token; "
+                    f"run `aintern trust` if you want this repository's code indexed at {uri}"
                 )
         return s.store, uri if s.store == "milvus" else None, s.milvus_token_env
-
-    def engine_of(self, index: VectorIndex) -> str:
-        """Where an index keeps its vectors and keyword search: "milvus" or "sqlite"."""
-        return "milvus" if self.store.milvus(index.id) is not None else "sqlite"
 
     def chunking_options(self, force: bool = False) -> ChunkingOptions:
         """The chunk sizes to index with: the settings' for a new index or a forced run, else those the
@@ -357,7 +354,7 @@ class Workspace:
             index = self.index
             replaced = index is not None and index.embedding_model in RETIRED_MODELS
             engine, milvus_uri, token_env = self.search_engine()
-            moved = engine is not None and index is not None and engine != self.engine_of(index)
+            moved = engine is not None and index is not None and engine != self.store.engine_of(index.id)
             if index is not None and (
                 ((force or replaced) and index.embedding_model != self.embedder.model_id) or (force and moved)
             ):

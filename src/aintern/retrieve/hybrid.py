@@ -346,7 +346,9 @@ def hybrid_search(
         if chunk.chunk_type in _PROSE:
             score *= cfg.prose_weight
         scored.append((-score, path, chunk.start_line, cid))
-    scored = _diversify(scored, cfg)[:top_k] if top_k else _diversify(scored, cfg)
+    scored = _diversify(scored, cfg)
+    if top_k:
+        scored = scored[:top_k]
     vscore, kscore = dict(vec), dict(kw)
     vrank = {cid: r + 1 for r, cid in vec_ranks}
     krank = {cid: r + 1 for r, cid in kw_ranks}
@@ -394,8 +396,8 @@ def _filtered(options: VectorSearchOptions) -> bool:
 
 def _diversify(scored: list[tuple[float, str, int, int]], cfg: HybridConfig) -> list[tuple[float, str, int, int]]:
     """Decay every chunk of a file beyond the first ``file_saturation`` ones; ``scored`` holds
-    (−score, path, start line, chunk id), and is returned best first, equal scores by location (never
-    by chunk id, which depends on the index's history)."""
+    (−score, path, start line, chunk id), and is returned best first, equal scores by location (the
+    chunk id, which depends on the index's history, only parts two chunks at one place)."""
     scored.sort()
     if cfg.file_saturation <= 0:
         return scored

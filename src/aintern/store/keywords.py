@@ -49,7 +49,7 @@ class KeywordStorage:
     milvus: Callable[[int], MilvusSearch | None]
     get_chunks: Callable[[list[int]], dict[int, TextChunk]]
 
-    def _write_keyword_stats(self, rows: list[tuple[int, str, str, str]]) -> dict[int, str]:
+    def _write_keyword_stats(self, rows: list[tuple[int, str, str, str]]) -> None:
         """Store each chunk's term counts per keyword column, for the in-memory BM25 (retrieve.bm25).
 
         FTS5's own tokenizer counts them (a scratch table and its vocabulary), so they are the counts
@@ -94,7 +94,6 @@ class KeywordStorage:
         self.conn.executemany(
             "UPDATE chunks SET keyword_stats = ? WHERE id = ?", [(stats.get(row[0], b""), row[0]) for row in rows]
         )
-        return weighted_tokens(self.conn)
 
     def keyword_term_ids(self, terms: list[str]) -> dict[str, int]:
         """Ids of index terms (as FTS5 holds them: stemmed); unknown terms are left out."""
@@ -272,7 +271,7 @@ def informative_terms(terms: list[str], doc_frequency: dict[str, int], total: in
 
 
 def weighted_tokens(conn: Any) -> dict[int, str]:
-    """Each chunk of the scratch keyword table (``_write_keyword_stats``) as its FTS5 tokens, each token
+    """Each chunk of the scratch keyword table (just filled by ``_write_keyword_stats``) as its FTS5 tokens, each token
     repeated its count times its column's BM25 weight: the text a Milvus BM25 field indexes."""
     out: dict[int, list[str]] = {}
     rows = conn.execute(

@@ -175,7 +175,7 @@ class MilvusSearch:
     def upsert(self, rows: Iterable[MilvusRow]) -> None:
         data = [
             {
-                "id": r.chunk_id, "dense": [float(x) for x in r.vector], "text": _clip(r.keyword_text, _MAX_TEXT),
+                "id": r.chunk_id, "dense": list(r.vector), "text": _clip(r.keyword_text, _MAX_TEXT),
                 "path": _clip(r.path, _MAX_PATH), "symbol": _clip(r.symbol, _MAX_PATH), "language": r.language[:64],
                 "chunk_type": r.chunk_type, "symbol_type": r.symbol_type, "content_hash": r.content_hash,
                 "start_line": r.start_line, "end_line": r.end_line,

@@ -35,6 +35,7 @@ from aintern.store.keywords import (
     keyword_columns,
     keyword_row,
     rebuild_keyword_tables,
+    weighted_tokens,
 )
 from aintern.store.milvus import MilvusConfig, MilvusRow, MilvusSearch, expression
 from aintern.store.models import ChunkSearchResult, IndexedFile, IndexStatistics, VectorIndex, VectorSearchOptions
@@ -93,8 +94,6 @@ class SqliteStore(KeywordStorage, TierStorage):
         self._stems: dict[str, list[str]] = {}
         #: Each index's Milvus collection, for indexes whose search engine is Milvus (None: this file's).
         self._milvus: dict[int, MilvusSearch | None] = {}
-        #: Milvus rows to delete once the SQLite transaction that dropped their chunks has committed.
-        self._milvus_deletes: list[tuple[MilvusSearch, list[int]]] = []
         self._closed = False
         self._verified = False
         self._check: threading.Thread | None = None
@@ -221,7 +220,7 @@ class SqliteStore(KeywordStorage, TierStorage):
                 engine.upsert(rows)
         except BaseException:
             self.conn.execute("ROLLBACK")
-            self._milvus_deletes.clear()  # their chunks are back
+            self._local.milvus_deletes = []  # their chunks are back
             raise
         finally:
             self._local.milvus_upserts = None
@@ -241,8 +240,14 @@ class SqliteStore(KeywordStorage, TierStorage):
             self._milvus[index_id] = MilvusSearch(config, int(row[1])) if config is not None and row else None
         return self._milvus[index_id]
 
+    def engine_of(self, index_id: int) -> str:
+        """Where an index keeps its vectors and keyword search: "milvus" or "sqlite"."""
+        return "milvus" if self.milvus(index_id) is not None else "sqlite"
+
     def _flush_milvus_deletes(self) -> None:
-        pending, self._milvus_deletes = self._milvus_deletes, []
+        """Delete from Milvus the rows of chunks this thread's committed transaction removed."""
+        pending: list[tuple[MilvusSearch, list[int]]] = getattr(self._local, "milvus_deletes", [])
+        self._local.milvus_deletes = []
         for engine, chunk_ids in pending:
             try:
                 engine.delete(chunk_ids)
@@ -351,7 +356,7 @@ class SqliteStore(KeywordStorage, TierStorage):
             raise StoreError("the Milvus engine needs a milvus_uri (a *.db path for Milvus Lite, or a server's URL)")
         if index is None:
             return self.create_index(workspace, model_id, dimension, milvus=milvus if engine == "milvus" else None)
-        has = "milvus" if self.milvus(index.id) is not None else "sqlite"
+        has = self.engine_of(index.id)
         if engine is not None and engine != has:
             raise ModelMismatchError(
                 f"the index of {index.workspace_path} keeps its vectors in {has}, not {engine}; "
@@ -480,7 +485,8 @@ class SqliteStore(KeywordStorage, TierStorage):
     ) -> None:
         """A file's chunks into its index's Milvus collection, before the transaction commits. Their keyword
         statistics are kept here too (term coverage and relevance read them, as FTS5 is not there)."""
-        tokens = self._write_keyword_stats(keyword_rows)
+        self._write_keyword_stats(keyword_rows)
+        tokens = weighted_tokens(self.conn)
         rows = [
             MilvusRow(
                 chunk_id=cid, vector=vector.tolist(), keyword_text=tokens.get(cid, ""), path=path,
@@ -534,7 +540,9 @@ class SqliteStore(KeywordStorage, TierStorage):
         self._bump(index_id, files=-1, chunks=-len(rows))
         engine = self.milvus(index_id)
         if engine is not None:  # (deleted from Milvus once this transaction commits)
-            self._milvus_deletes.append((engine, [r[0] for r in rows]))
+            if not hasattr(self._local, "milvus_deletes"):
+                self._local.milvus_deletes = []
+            self._local.milvus_deletes.append((engine, [r[0] for r in rows]))
             self.conn.execute("DELETE FROM chunks WHERE file_id = ?", (file_id,))
             self.conn.execute("DELETE FROM files WHERE id = ?", (file_id,))
             return True
