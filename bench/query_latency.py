@@ -28,10 +28,10 @@ import numpy as np
 from aintern.embed import get_embedder
 from aintern.index import Indexer
 from aintern.knowledge import KnowledgeQueryOptions, KnowledgeService
-from aintern.retrieve.bm25 import KeywordMatrix
-from aintern.retrieve.vectors import VectorMatrix
 from aintern.store import SqliteStore, VectorSearchOptions
 from aintern.store import keywords as sqlite_backend
+from aintern.store.postings import KeywordMatrix
+from aintern.store.vectors import VectorMatrix
 
 QUESTIONS = [
     "Where is the database connection handled?", "how are settings loaded", "parse the command line arguments",
@@ -98,7 +98,7 @@ def main() -> None:
             result = Indexer(store, embedder).index(ws)
             index_s = time.perf_counter() - t0
             for name in a.configs.split(","):
-                ks = KnowledgeService(store, CONFIGS[name])
+                ks = KnowledgeService(SqliteStore(store.path), CONFIGS[name])  # (keeps its store's index in memory)
                 index = store.get_index(result.index_id)
                 assert index is not None
                 t = time.perf_counter()

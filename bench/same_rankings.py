@@ -31,13 +31,12 @@ def rankings(db: Path) -> dict[str, list[list[object]]]:
     for repo in repos:
         if store.get_index_for_workspace(repo.root) is None:
             Indexer(store, embedder, IndexingOptions()).index(repo.root)
-    service = KnowledgeService(store)
+    services = {"memory": KnowledgeService(SqliteStore(db)), "sqlite": KnowledgeService(store, in_memory=False)}
     out: dict[str, list[list[object]]] = {}
     for repo in repos:
         options = KnowledgeQueryOptions(workspace_path=str(repo.root.resolve()), max_results=10, min_relevance=0.0)
         for q in repo.queries:
-            for path in ("memory", "sqlite"):
-                service.in_memory = path == "memory"
+            for path, service in services.items():
                 result = service.query(q.text, options)
                 out[f"{repo.name}\t{path}\t{q.text}"] = [
                     [c.file_path, c.start_line, round(c.relevance, 12)] for c in result.chunks

@@ -2,6 +2,7 @@
 with each search engine, then queried warm in process.
 
     python bench/scale.py /tmp/django/django-5.2.8/django --copies 20 --stores sqlite,milvus
+    python bench/scale.py /tmp/django/django-5.2.8/django --copies 200 --stores milvus --milvus-index ivf_flat
 
 Django's ``django/`` package is ~5,050 chunks, so 20 copies is ~100k chunks, 60 ~300k, 200 ~1M. The
 copies are the same text, so after the first copy the embedding cache answers (content-hash dedup):
@@ -9,7 +10,11 @@ the index throughput here is scanning, chunking and storing, not the model (benc
 times the model). Each index is built in a child process, so its peak RSS is that process's (Milvus
 Lite's own server process is not counted; its data folder's size is). Reports per engine: index time
 and chunks/s, the size on disk, the indexing process's peak RSS, and query p50/p95 through
-``KnowledgeService.query`` (default options, warm: the first round is not counted).
+``KnowledgeService.query`` (default options, warm: the first round is not counted). For Milvus also
+each request a query makes (KNN, BM25) timed alone, and with ``--milvus-index ivf_flat`` the recall@10 of
+its approximate KNN against exact search (the same index with every cluster probed) over the
+questions and 200 chunks' first lines as queries. The copies hold each vector many times over, so
+recall counts a hit as found when it scores at least the exact 10th score (ties are the rule here).
 """
 
 from __future__ import annotations
@@ -28,14 +33,16 @@ from query_latency import QUESTIONS, pct
 
 from aintern.knowledge import KnowledgeQueryOptions, KnowledgeService
 from aintern.store import SqliteStore
+from aintern.store.milvus import MilvusSearch
+from aintern.store.text import query_terms
 
 INDEX_SCRIPT = """
 import resource, sys, time
 from aintern.embed import get_embedder
 from aintern.index import Indexer, IndexingOptions
 from aintern.store import SqliteStore
-db, root, engine, lite = sys.argv[1:5]
-options = IndexingOptions(engine=engine, milvus_uri=lite if engine == "milvus" else None)
+db, root, engine, lite, vector_index = sys.argv[1:6]
+options = IndexingOptions(engine=engine, milvus_uri=lite if engine == "milvus" else None, milvus_index=vector_index)
 t = time.perf_counter()
 result = Indexer(SqliteStore(db), get_embedder("static"), options).index(root)
 print(result.chunks_created, time.perf_counter() - t, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, flush=True)
@@ -54,6 +61,8 @@ def main() -> None:
     ap.add_argument("--copies", type=int, nargs="+", default=[20])
     ap.add_argument("--stores", default="sqlite,milvus")
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--milvus-index", default="flat", choices=["flat", "ivf_flat"])
+    ap.add_argument("--nprobe", type=int, nargs="+", default=[8, 16, 32, 64])
     a = ap.parse_args()
     for copies in a.copies:
         with tempfile.TemporaryDirectory() as tmp:
@@ -63,7 +72,7 @@ def main() -> None:
             for engine in a.stores.split(","):
                 db, lite = Path(tmp) / f"{engine}.db", Path(tmp) / "lite" / "milvus.db"
                 out = subprocess.run(
-                    [sys.executable, "-c", INDEX_SCRIPT, str(db), str(ws), engine, str(lite)],
+                    [sys.executable, "-c", INDEX_SCRIPT, str(db), str(ws), engine, str(lite), a.milvus_index],
                     capture_output=True, text=True, check=True,
                 )  # fmt: skip
                 chunks, seconds, rss = out.stdout.split()[-3:]
@@ -89,7 +98,52 @@ def main() -> None:
                     f"query p50 {statistics.median(times):.1f} ms p95 {pct(times, 0.95):.1f} ms",
                     flush=True,
                 )
+                milvus = store.milvus(store.get_index_for_workspace(ws).id)  # type: ignore[union-attr]
+                if milvus is not None:
+                    milvus_requests(service, store, milvus, a.nprobe)
                 store.close()
+
+
+def milvus_requests(service: KnowledgeService, store: SqliteStore, milvus: MilvusSearch, nprobes: list[int]) -> None:
+    """Each Milvus request of a query timed alone, and an IVF index's recall@10 against exact search."""
+    embedder = service.embedder(store.list_indexes()[0].embedding_model)
+    vectors = [embedder.embed(q) for q in QUESTIONS]
+    knn, bm25 = [], []
+    for _ in range(3):
+        for q, v in zip(QUESTIONS, vectors):
+            t = time.perf_counter()
+            milvus.knn(v, 101, "")
+            knn.append((time.perf_counter() - t) * 1000)
+            tokens = [stem for term in query_terms(q) for stem in store.stems(term)]
+            t = time.perf_counter()
+            milvus.bm25(tokens, 101, "")
+            bm25.append((time.perf_counter() - t) * 1000)
+    print(
+        f"        milvus KNN p50 {statistics.median(knn):.1f} ms p95 {pct(knn, 0.95):.1f}; "
+        f"BM25 p50 {statistics.median(bm25):.1f} ms p95 {pct(bm25, 0.95):.1f}",
+        flush=True,
+    )
+    if milvus.config.vector_index != "ivf_flat":
+        return
+    lines = [r[0] for r in store.conn.execute(
+        "SELECT substr(content, 1, instr(content || char(10), char(10)) - 1) FROM chunks "
+        "WHERE length(trim(content)) > 20 ORDER BY random() LIMIT 200"
+    )]  # fmt: skip
+    vectors += [embedder.embed(line) for line in lines]
+    exact = [milvus.knn(v, 10, "", nprobe=milvus.config.nlist) for v in vectors]
+    for nprobe in nprobes:
+        found, times = 0.0, []
+        for v, truth in zip(vectors, exact):
+            t = time.perf_counter()
+            hits = milvus.knn(v, 10, "", nprobe=nprobe)
+            times.append((time.perf_counter() - t) * 1000)
+            tenth = truth[-1][1] - 1e-6 if truth else 0.0
+            found += sum(1 for _, score in hits if score >= tenth) / max(1, len(truth))
+        print(
+            f"        ivf_flat nlist {milvus.config.nlist} nprobe {nprobe:3d}: recall@10 {found / len(vectors):.3f}, "
+            f"KNN p50 {statistics.median(times):.1f} ms p95 {pct(times, 0.95):.1f}",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

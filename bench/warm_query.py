@@ -81,8 +81,8 @@ def main() -> None:
         for round_ in range(a.rounds + 1):  # the first round warms both (loads, caches)
             for q in QUESTIONS:
                 service.cache.clear()
-                if a.no_chunk_cache:
-                    service.chunk_caches.discard(ws.require_index().id)
+                if a.no_chunk_cache and service.store.memory is not None:
+                    service.store.memory.chunks.discard(ws.require_index().id)
                 t = time.perf_counter()
                 service.query(q, options)
                 if round_:

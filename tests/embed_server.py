@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 from typing import Any
 
 from local_server import JsonHandler, LocalServer
@@ -12,9 +13,18 @@ from aintern.embed.static import StaticEmbedder
 
 class EmbeddingServer(LocalServer):
     def __init__(
-        self, embedder: StaticEmbedder, fail_first: int = 0, fail_status: int = 503, garbage: bool = False
+        self,
+        embedder: StaticEmbedder,
+        fail_first: int = 0,
+        fail_status: int = 503,
+        garbage: bool = False,
+        together: int = 0,
     ) -> None:
+        """``together``: the first this many requests are answered only once all of them have arrived
+        (a client that never has them in flight at once gets 503s after 10 s)."""
         self.embedder = embedder
+        self.barrier = threading.Barrier(together, timeout=10) if together > 1 else None
+        self.together_met: bool | None = None
         self.fail_first = fail_first
         self.fail_status = fail_status
         self.garbage = garbage
@@ -32,6 +42,14 @@ class EmbeddingServer(LocalServer):
                 if server.fail_first > 0:
                     server.fail_first -= 1
                     return self._send(server.fail_status, {"error": "busy"})
+                if server.barrier is not None and server.together_met is None:
+                    try:
+                        server.barrier.wait()
+                        server.together_met = True
+                    except threading.BrokenBarrierError:
+                        server.together_met = False
+                if server.together_met is False:
+                    return self._send(503, {"error": "never had the requests in flight at once"})
                 if server.garbage:
                     return self._send(200, {"unexpected": True})
                 inputs = body["input"] if isinstance(body["input"], list) else [body["input"]]

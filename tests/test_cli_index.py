@@ -242,7 +242,7 @@ def test_a_search_loads_only_what_it_needs(ws: Path, tmp_path: Path) -> None:
     db = tmp_path / "k.db"
     assert run("index", cwd=ws, db=db).returncode == 0
     heavy = ["numpy", "tokenizers", "tree_sitter", "onnxruntime", "httpx", "pathspec", "rich.console",
-             "aintern.index", "aintern.answer", "aintern.chunk.chunker", "aintern.retrieve.bm25"]  # fmt: skip
+             "aintern.index", "aintern.answer", "aintern.chunk.chunker", "aintern.store.postings", "aintern.store.vectors"]  # fmt: skip
     out, loaded = _loaded(["search", "Where is the HTTP server started?", "--json"], heavy, ws, db)
     assert json.loads(out)[0]["path"] and loaded == []
     out, loaded = _loaded(["update"], ["numpy", "tokenizers", "tree_sitter", "aintern.chunk.chunker"], ws, db)

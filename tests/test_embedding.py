@@ -224,6 +224,19 @@ def test_http_backend_serves_real_embeddings(static, monkeypatch: pytest.MonkeyP
         assert server.headers[0]["Authorization"] == "Bearer sk-local-test"
 
 
+def test_http_backend_keeps_several_requests_in_flight(static) -> None:
+    """Many texts go out as concurrent requests (a server with several workers or a GPU stays busy), and
+    the vectors come back in the order of the texts."""
+    texts = [f"def handler_{i}(request): return respond(request, {i})" for i in range(12)]
+    with EmbeddingServer(static, together=3) as server:
+        remote = OpenAIEmbedder(url=server.url, model="m", batch_size=2, concurrency=3, max_retries=0)
+        vectors = remote.embed_batch(texts)
+        assert server.together_met is True, "three requests were in flight at once"
+        assert len(server.requests) == 6
+        np.testing.assert_allclose(vectors, static.embed_batch(texts), atol=1e-5)
+        remote.unload()
+
+
 def test_http_backend_retries_then_succeeds(static) -> None:
     with EmbeddingServer(static, fail_first=2, fail_status=503) as server:
         remote = OpenAIEmbedder(url=server.url, model="m", backoff=0.01)

@@ -22,12 +22,12 @@ from aintern.index import Indexer
 from aintern.index.models import IndexingPhase, IndexingProgress
 from aintern.knowledge import KnowledgeQueryError, KnowledgeQueryOptions, KnowledgeService
 from aintern.retrieve import rerank
-from aintern.retrieve.bm25 import KeywordMatrix
 from aintern.retrieve.cache import QueryCache
 from aintern.retrieve.keywords import apply_highlights, extract_keywords, extract_quoted_phrases, find_highlights
 from aintern.retrieve.relevance import monotone, relevance
 from aintern.retrieve.rerank import HttpCrossEncoder, KeywordBoost, Ranked, ReciprocalRankFusion, RerankingStrategy
 from aintern.store import IndexedFile, SqliteStore, VectorSearchOptions
+from aintern.store.postings import KeywordMatrix
 
 
 @pytest.fixture
@@ -264,21 +264,27 @@ def test_in_memory_bm25_prunes_common_terms_like_fts5(source_index, monkeypatch:
 def test_service_answers_alike_with_and_without_the_in_memory_index(source_index) -> None:  # type: ignore[no-untyped-def]
     store, index_id = source_index
     workspace = store.get_index(index_id).workspace_path
-    with_memory, without = KnowledgeService(store), KnowledgeService(store, in_memory=False)
+    # (Stores of their own: whether a store keeps indexes in memory is the store's.)
+    with_memory = KnowledgeService(SqliteStore(store.path))
+    without = KnowledgeService(SqliteStore(store.path), in_memory=False)
     for q in KEYWORD_QUERIES[:7]:
         a = with_memory.query(q, opts(Path(workspace), min_relevance=0.0, max_results=8, expand_context=False))
         b = without.query(q, opts(Path(workspace), min_relevance=0.0, max_results=8, expand_context=False))
         assert [(c.file_path, c.start_line) for c in a.chunks] == [(c.file_path, c.start_line) for c in b.chunks], q
         assert np.allclose([c.relevance for c in a.chunks], [c.relevance for c in b.chunks], atol=1e-5)
-    assert with_memory.keyword_matrices.get(store, index_id, lambda s: None) is not None, "the fast path was used"
+    assert with_memory.store.memory.postings.peek(index_id) is not None, "the fast path was used"
+    assert without.store.memory is None
+    with_memory.store.close()
+    without.store.close()
 
 
 def test_preload_loads_the_in_memory_index_in_the_background(source_index) -> None:  # type: ignore[no-untyped-def]
     store, index_id = source_index
     workspace = store.get_index(index_id).workspace_path
-    service = KnowledgeService(store)
+    service = KnowledgeService(SqliteStore(store.path))
+    memory = service.store.memory
     thread = service.preload(workspace)
-    assert thread is not None
+    assert thread is not None and memory is not None
     # A query arriving meanwhile waits for the load in flight instead of loading a second time.
     assert service.query("KnowledgeService", opts(Path(workspace), expand_context=False)).has_results
     thread.join(60)
@@ -287,10 +293,11 @@ def test_preload_loads_the_in_memory_index_in_the_background(source_index) -> No
     def again(_: SqliteStore) -> None:
         pytest.fail("loaded twice")
 
-    assert service.keyword_matrices.get(store, index_id, again) is not None
-    assert service.vector_matrices.get(store, index_id, again) is not None
-    assert KnowledgeService(store, in_memory=False).preload(workspace) is None
+    assert memory.postings.get(service.store, index_id, again) is not None
+    assert memory.vectors.get(service.store, index_id, again) is not None
+    assert KnowledgeService(SqliteStore(store.path), in_memory=False).preload(workspace) is None
     assert service.preload("/nowhere/indexed") is None
+    service.store.close()
 
 
 def test_keyword_statistics_of_an_older_index_are_backfilled(static, tmp_path: Path, keyword_stats_always) -> None:  # type: ignore[no-untyped-def]
@@ -713,9 +720,9 @@ def test_a_saved_file_is_searchable_at_once_while_memory_reloads(  # type: ignor
     """In a long-running service, a change to a large index is answered from SQLite at once (the new
     function is found by the very next query) while the in-memory index reloads in the background,
     then from memory again."""
-    import aintern.knowledge
+    import aintern.store.memory
 
-    monkeypatch.setattr(aintern.knowledge, "BACKGROUND_RELOAD_CHUNKS", 1)  # this small index counts as large
+    monkeypatch.setattr(aintern.store.memory, "BACKGROUND_RELOAD_CHUNKS", 1)  # this small index counts as large
     ws = make_workspace(tmp_path / "ws").resolve()
     store = SqliteStore(tmp_path / "k.db")
     indexer = Indexer(store, static)
@@ -723,7 +730,8 @@ def test_a_saved_file_is_searchable_at_once_while_memory_reloads(  # type: ignor
     service = KnowledgeService(store)
     options = opts(ws, min_relevance=0.0, expand_context=False)
     assert service.query("NewServer", options).has_results
-    loaded = service.vector_matrices.get(store, index_id, lambda s: pytest.fail("not loaded"))
+    assert store.memory is not None
+    loaded = store.memory.vectors.get(store, index_id, lambda s: pytest.fail("not loaded"))
     assert loaded is not None
 
     app = ws / "src" / "python" / "app.py"
@@ -733,7 +741,7 @@ def test_a_saved_file_is_searchable_at_once_while_memory_reloads(  # type: ignor
     assert found.chunks[0].file_path == "src/python/app.py" and "freshly_saved_handler" in found.chunks[0].content
 
     deadline = time.monotonic() + 60
-    while (m := service.vector_matrices.get(store, index_id, lambda s: None, True)) is None or m is loaded:
+    while (m := store.memory.vectors.get(store, index_id, lambda s: None, True)) is None or m is loaded:
         assert time.monotonic() < deadline, "the in-memory index was not reloaded"
         time.sleep(0.05)
     service.cache.clear()
@@ -760,11 +768,12 @@ def test_a_service_gives_a_small_index_keyword_statistics_and_indexing_keeps_the
     app.write_text(app.read_text() + "\n\ndef reconnect_after_failover(pool):\n    return pool.connect()\n")
     assert indexer.index_files(ws, ["src/python/app.py"]).files_indexed == 1
     assert KeywordMatrix.load(store, index_id) is not None, "the new chunks got theirs"
-    one_shot = KnowledgeService(store, in_memory=False)
+    one_shot = KnowledgeService(SqliteStore(store.path), in_memory=False)
     for question in ["reconnect after failover", "database connection pool", "NewServer", "zzqx"]:
         a = service.query(question, opts(ws, min_relevance=0.0, expand_context=False))
         b = one_shot.query(question, opts(ws, min_relevance=0.0, expand_context=False))
         assert [(c.file_path, c.start_line) for c in a.chunks] == [(c.file_path, c.start_line) for c in b.chunks]
         assert np.allclose([c.relevance for c in a.chunks], [c.relevance for c in b.chunks], atol=1e-9)
-    assert service.keyword_matrices.get(store, index_id, lambda s: None) is not None, "answered from memory"
+    assert store.memory is not None and store.memory.postings.peek(index_id) is not None, "answered from memory"
+    one_shot.store.close()
     store.close()

@@ -13,7 +13,7 @@ import pytest
 from samples import SAMPLES
 from workspaces import index_and_kill, make_workspace
 
-from aintern.errors import ModelMismatchError, SettingsError
+from aintern.errors import ModelMismatchError, SettingsError, StoreError
 from aintern.index import Indexer, IndexingOptions
 from aintern.knowledge import KnowledgeQueryOptions, KnowledgeService
 from aintern.store import SqliteStore, VectorSearchOptions
@@ -194,3 +194,74 @@ def test_choosing_the_engine(static, tmp_path: Path, monkeypatch: pytest.MonkeyP
     # ... but a local Milvus Lite file it names, relative to it, is fine.
     (ws / ".aintern.toml").write_text('store = "milvus"\nmilvus_uri = ".aintern/lite.db"\n')
     assert Workspace(ws, tmp_path / "other.db").search_engine() == ("milvus", str(ws / ".aintern" / "lite.db"), None)
+
+
+def test_an_approximate_vector_index_for_large_collections(static, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """``milvus_index = "ivf_flat"`` gives a new collection an IVF index (the index records it, so later
+    runs and searches use it); searching every cluster is exact, and the configured share answers too."""
+    ws = make_workspace(tmp_path / "ws")
+    w = Workspace(ws, tmp_path / "app.db")
+    w.settings.store, w.settings.milvus_uri, w.settings.milvus_index = (
+        "milvus",
+        str(tmp_path / "m" / "lite.db"),
+        "ivf_flat",
+    )
+    assert w.build_index().success
+    index = w.require_index()
+    engine = w.store.milvus(index.id)
+    assert engine is not None and engine.config.vector_index == "ivf_flat" and engine.config.nprobe == 32
+    assert index.settings["store"]["vector_index"] == "ivf_flat"
+    described = engine.client.describe_index(engine.config.collection, "dense")
+    assert described["index_type"] == "IVF_FLAT" and int(described["nlist"]) == engine.config.nlist
+    v = static.embed("database connection")
+    exact = engine.knn(v, 10, "", nprobe=engine.config.nlist)
+    assert exact and engine.knn(v, 10, "") == exact  # (a small collection: every row is searched)
+    found = w.knowledge.query("database connection", KnowledgeQueryOptions(workspace_path=str(ws), min_relevance=0.0))
+    assert found.chunks
+    w.close()
+
+
+def test_a_milvus_server_over_the_network(static, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    """The server path (``http://host:port``, a token from the named variable): Milvus Lite's own server
+    binary listening on a TCP port of 127.0.0.1 speaks the gRPC API a Milvus standalone speaks."""
+    import socket
+    import time
+    import warnings
+
+    with warnings.catch_warnings():  # (it imports the deprecated pkg_resources)
+        warnings.simplefilter("ignore", UserWarning)
+        import milvus_lite
+
+    lib = Path(milvus_lite.__file__).parent / "lib"
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = {**os.environ, "LD_LIBRARY_PATH": str(lib)}
+    server = subprocess.Popen([str(lib / "milvus"), str(tmp_path / "server.db"), f"127.0.0.1:{port}", "ERROR"],
+                              env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    try:
+        deadline = time.monotonic() + 30
+        while socket.socket().connect_ex(("127.0.0.1", port)) != 0:
+            assert time.monotonic() < deadline and server.poll() is None, "the Milvus server did not start"
+            time.sleep(0.1)
+        monkeypatch.setenv("TEAM_MILVUS_TOKEN", "root:Milvus")
+        ws = make_workspace(tmp_path / "ws")
+        store = SqliteStore(tmp_path / "app.db")
+        options = IndexingOptions(
+            engine="milvus", milvus_uri=f"http://127.0.0.1:{port}", milvus_token_env="TEAM_MILVUS_TOKEN"
+        )
+        result = Indexer(store, static, options).index(ws)
+        assert result.success and store.engine_of(result.index_id) == "milvus"
+        consistent(store, result.index_id)
+        answer = KnowledgeService(store).query("NewServer", KnowledgeQueryOptions(workspace_path=str(ws)))
+        assert answer.chunks and answer.chunks[0].file_path.endswith(".go")
+        assert not (tmp_path / f"127.0.0.1:{port}.log").exists()  # (a server's logs are its own)
+        monkeypatch.delenv("TEAM_MILVUS_TOKEN")
+        fresh = SqliteStore(tmp_path / "app.db")
+        with pytest.raises(StoreError, match="TEAM_MILVUS_TOKEN is not set"):
+            fresh.knn(result.index_id, static.embed("server"), 5, VectorSearchOptions())
+        fresh.close()
+        store.close()
+    finally:
+        server.kill()
+        server.wait()

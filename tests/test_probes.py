@@ -172,7 +172,8 @@ def test_threads_share_one_service_on_a_large_index_while_it_is_reindexed(tmp_pa
                                                          expand_context=False))  # fmt: skip
         return [(c.file_path, c.start_line, c.end_line, round(c.relevance, 6)) for c in result.chunks]
 
-    assert service._in_memory(service.store, index)[1] is not None  # the in-memory BM25 is in use
+    assert service.store.memory is not None
+    assert service.store.memory.keyword_matrix(index.id) is not None  # the in-memory BM25 is in use
     # The one-shot CLI reads the same large index through SQLite (read-only, keyword pruning on).
     import subprocess
     import sys

@@ -13,7 +13,6 @@ from aintern.index import Indexer
 from aintern.index.tier import fill_tier
 from aintern.knowledge import KnowledgeQueryOptions, KnowledgeService
 from aintern.retrieve.hybrid import spelled_names
-from aintern.retrieve.names import DefinedNames
 from aintern.store import SqliteStore
 
 USER_SERVICE = """
@@ -152,9 +151,12 @@ def test_words_that_spell_a_definition_name_find_it(seed_workspace) -> None:  # 
     assert "UserService" not in spelled_names(store, index.id, "the user serv")
     assert spelled_names(store, index.id, "how does it work") == {}
     # A server holds the names in memory: the same lookups, the same answers.
-    names = DefinedNames.load(store, index.id)
+    resident = SqliteStore(store.path)
+    resident.keep_in_memory()
+    assert resident.memory is not None and resident.memory.defined_names(index.id) is not None
     prefixes = ["Get", "GetUser", "User", "u", "", "Zz", "GetUserByIdAsync", "GetUserByIdAsyncX"]
-    assert names.starting(prefixes) == store.names_starting(index.id, prefixes)
-    assert names.starting(prefixes, limit=1) == store.names_starting(index.id, prefixes, limit=1)
+    assert resident.names_starting(index.id, prefixes) == store.names_starting(index.id, prefixes)
+    assert resident.names_starting(index.id, prefixes, limit=1) == store.names_starting(index.id, prefixes, limit=1)
     for question in ["How do I get a user by ID?", "how to create a user", "the user serv"]:
-        assert spelled_names(store, index.id, question, names) == spelled_names(store, index.id, question)
+        assert spelled_names(resident, index.id, question) == spelled_names(store, index.id, question)
+    resident.close()

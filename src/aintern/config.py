@@ -44,6 +44,7 @@ class Settings:
     store = "sqlite"                     # sqlite | milvus: where new indexes keep vectors and keyword search
     milvus_uri = "~/.cache/aintern/milvus.db"    # a *.db path (Milvus Lite) or http://host:19530
     milvus_token_env = "MILVUS_TOKEN"            # the *name* of the variable holding a server's token
+    milvus_index = "flat"                        # flat (exact) | ivf_flat (approximate, millions of chunks)
     """
 
     db: Path | None = None
@@ -68,6 +69,7 @@ class Settings:
     store: str | None = None
     milvus_uri: str | None = None
     milvus_token_env: str | None = None
+    milvus_index: str | None = None
 
     def scan_options(self) -> ScanOptions:
         """What the scanner takes from these settings (exclusions add to the defaults)."""
@@ -185,6 +187,8 @@ SETTINGS: dict[str, SettingSpec] = {
                               optional=True),
     "milvus_token_env": SettingSpec(str, "Name of the environment variable holding the Milvus token",
                                     optional=True),
+    "milvus_index": SettingSpec(str, "Vector index of a new Milvus collection: exact or approximate",
+                                ("flat", "ivf_flat"), optional=True),
 }  # fmt: skip
 
 

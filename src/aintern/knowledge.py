@@ -14,28 +14,23 @@ from typing import TYPE_CHECKING, Any
 
 from aintern.assemble.context import ContextBuildOptions, ContextBuildResult, KnowledgeChunk, assemble
 from aintern.assemble.expand import FileContextExpander
-from aintern.chunk.models import SymbolType, TextChunk, chunk_definitions
+from aintern.chunk.models import SymbolType, chunk_definitions, overlaps
 from aintern.config import Settings
 from aintern.embed import Embedder, embedder_for_model_id
-from aintern.embed.base import dots
 from aintern.errors import AinternError
 from aintern.retrieve import rerank
-from aintern.retrieve.cache import IndexStateCache, QueryCache
+from aintern.retrieve.cache import QueryCache
 from aintern.retrieve.hybrid import FULL_TIER, HybridConfig, hybrid_search, named_symbols
 from aintern.retrieve.keywords import find_highlights
-from aintern.retrieve.names import DefinedNames
 from aintern.retrieve.relevance import REPO_LIKELIHOOD, evidence, monotone, relevance, repository_likelihood
 from aintern.retrieve.rerank import Ranked, RerankingStrategy
-from aintern.store import SqliteStore, VectorIndex, VectorSearchOptions, VectorTier
-from aintern.store.sqlite import overlaps
+from aintern.store import Store, VectorIndex, VectorSearchOptions, VectorTier
 from aintern.store.text import clean_user_text, query_terms
 
 log = logging.getLogger(__name__)
 
-if TYPE_CHECKING:  # numpy's: a search that does not keep the index in memory never imports them
+if TYPE_CHECKING:
     from aintern.embed.base import QueryVector
-    from aintern.retrieve.bm25 import KeywordMatrix
-    from aintern.retrieve.vectors import VectorMatrix
 
 #: Symbol names are short; a longer partial name cannot match one (and would make LIKE too complex).
 MAX_SYMBOL_CHARS = 200
@@ -43,12 +38,6 @@ MAX_SYMBOL_CHARS = 200
 
 class KnowledgeQueryError(AinternError):
     """A query could not be answered (the query embedding failed, the reranker failed...)."""
-
-
-#: Indexes this large reload their in-memory copy in the background after a change (~1 s at 20k chunks).
-BACKGROUND_RELOAD_CHUNKS = 20_000
-#: Chunks a long-running service keeps after reading them (~30 MB of code at most).
-CHUNK_CACHE_SIZE = 20_000
 
 
 @dataclass(frozen=True)
@@ -194,39 +183,39 @@ class KnowledgeService:
 
     def __init__(
         self,
-        store: SqliteStore,
+        store: Store,
         hybrid: HybridConfig | None = None,
         in_memory: bool = True,
         hybrid_full: HybridConfig | None = None,
     ) -> None:
-        """``in_memory``: hold each queried index's vectors and keyword postings in memory, loaded at its
-        first query (docs/benchmarks.md, 100k chunks: 2–3 s to load, then 19 ms a query instead of
-        165 ms). A process that asks one question is faster without (the CLI's one-shot commands)."""
+        """``in_memory``: have the store hold each queried index in memory from its first query on
+        (``SqliteStore.keep_in_memory``: store.memory). A process that asks one question is faster
+        without (the CLI's one-shot commands)."""
         self.store = store
         self.hybrid = hybrid or HybridConfig()
         #: The fusion of an index whose full tier is complete (its vectors deserve more say).
         self.hybrid_full = hybrid_full or FULL_TIER
-        self.in_memory = in_memory
+        if in_memory:
+            store.keep_in_memory()
         #: How much a repository's weaker evidence discounts its hits in a query over several (REPO_AFFINITY).
         self.repo_affinity = REPO_AFFINITY
         self.repo_likelihood = REPO_LIKELIHOOD
         self.cache: QueryCache[KnowledgeQueryResult] = QueryCache(max_size=100, ttl_seconds=300)
-        #: Each index's vectors and keyword postings in memory, reloaded when the index changes.
-        self.vector_matrices: IndexStateCache[VectorMatrix] = IndexStateCache()
-        self.tier_matrices: IndexStateCache[VectorMatrix] = IndexStateCache()
-        self.keyword_matrices: IndexStateCache[KeywordMatrix | None] = IndexStateCache()
-        #: Each index's defined names, sorted (the prefix lookups of spelled_names).
-        self.defined_names: IndexStateCache[DefinedNames] = IndexStateCache()
-        #: Chunks read by earlier queries, per index state (emptied when it holds CHUNK_CACHE_SIZE).
-        self.chunk_caches: IndexStateCache[dict[int, TextChunk]] = IndexStateCache()
         self._embedders: dict[str, Embedder] = {}
         #: Each embedding model's state, as the last ModelState event said (seed: ModelStateChanged).
         self.model_states: dict[str, ModelState] = {}
         self._model_listeners: list[Callable[[ModelState], None]] = []
         self._model_lock = threading.Lock()
-        self._keyword_stats_started: set[int] = set()
         self._expanders: dict[str, FileContextExpander] = {}
         self._lock = threading.Lock()
+
+    @property
+    def in_memory(self) -> bool:
+        return self.store.kept_in_memory
+
+    @in_memory.setter
+    def in_memory(self, keep: bool) -> None:
+        self.store.keep_in_memory(keep)
 
     # -- helpers --------------------------------------------------------------------------------
 
@@ -283,78 +272,24 @@ class KnowledgeService:
                 self._expanders[root] = FileContextExpander(root, redact_secrets=redact)
             return self._expanders[root]
 
-    def _in_memory(
-        self, store: SqliteStore, index: VectorIndex, tier: VectorTier | None = None
-    ) -> tuple[VectorMatrix | None, KeywordMatrix | None, DefinedNames | None]:
-        """The index's vectors (the full tier's, given one), keyword postings and defined names in memory
-        (loaded by the first caller, then shared); None for what is reloading after a change (SQLite
-        answers meanwhile)."""
-        from aintern.retrieve.bm25 import KeywordMatrix
-        from aintern.retrieve.vectors import VectorMatrix
-
-        # A large index reloads beside the queries after a change (SQLite answers meanwhile); a small one
-        # reloads at once (a fraction of a second), so its answers never depend on a reload's timing.
-        background = index.chunk_count >= BACKGROUND_RELOAD_CHUNKS
-        names = self.defined_names.get(store, index.id, lambda s: DefinedNames.load(s, index.id), background)
-        if store.milvus(index.id) is not None:  # Milvus holds its vectors and keyword index
-            return None, None, names
-        if tier is not None:
-            matrix = self.tier_matrices.get(
-                store, index.id, lambda s: VectorMatrix.load(s, index.id, tier.dimension, tier=True), background
-            )
-        else:
-            matrix = self.vector_matrices.get(
-                store, index.id, lambda s: VectorMatrix.load(s, index.id, index.embedding_dimension), background
-            )
-        postings = self.keyword_matrices.get(store, index.id, lambda s: KeywordMatrix.load(s, index.id), background)
-        if postings is None and not background and index.id not in self._keyword_stats_started:
-            self._keyword_stats_started.add(index.id)  # once per index and process, whatever happens
-            threading.Thread(
-                target=self._keyword_stats, args=(index,), name="aintern-keyword-stats", daemon=True
-            ).start()
-        return matrix, postings, names
-
-    def _keyword_stats(self, index: VectorIndex) -> None:
-        """Give a small index keyword statistics, so its BM25 and term coverage run in memory too (a
-        long-running service does this once; 2–3 s for Django's 5,000 chunks, in the background, while
-        FTS5 answers). A read-only database is left as it is."""
-        if self.store.readonly:
-            return
-        try:
-            store = SqliteStore(self.store.path)  # a connection of its own
-            try:
-                with store.transaction():
-                    store.update_keyword_stats(index.id, force=True)
-            finally:
-                store.close()
-        except Exception:  # busy, read-only file, the database went away: FTS5 keeps answering
-            return
-        self.keyword_matrices.discard(index.id)
-
-    def _tier(self, store: SqliteStore, index: VectorIndex) -> VectorTier | None:
+    def _tier(self, store: Store, index: VectorIndex) -> VectorTier | None:
         """The index's full tier if it covers every chunk (until then, queries use the fast vectors)."""
         tier = store.vector_tier(index.id)
         return tier if tier is not None and tier.complete and tier.vector_count else None
 
     def preload(self, workspace_path: str) -> threading.Thread | None:
-        """Load a workspace's in-memory index in a background thread (a chat or a server calls this when
-        it starts, so its first question does not wait). None when there is nothing to load."""
+        """Load a workspace's model, and its index into memory when the store keeps indexes there, in a
+        background thread (a chat or a server calls this when it starts, so its first question does not
+        wait). None when there is nothing to load."""
         index = self._index(workspace_path)
-        if not self.in_memory or index is None:
+        if index is None or not self.store.kept_in_memory:
             return None
 
         def load() -> None:
-            store = SqliteStore(self.store.path)  # a connection of its own: WAL lets it read alongside
-            try:
-                tier = self._tier(store, index)
-                with contextlib.suppress(Exception):  # (listeners heard the error; a query raises it again)
-                    self.load_model(tier.model_id if tier else index.embedding_model)
-                if index.chunk_count < BACKGROUND_RELOAD_CHUNKS and index.id not in self._keyword_stats_started:
-                    self._keyword_stats_started.add(index.id)
-                    self._keyword_stats(index)  # here, before the load: the loaded postings then include them
-                self._in_memory(store, index, tier)
-            finally:
-                store.close()
+            tier = self._tier(self.store, index)
+            with contextlib.suppress(Exception):  # (listeners heard the error; a query raises it again)
+                self.load_model(tier.model_id if tier else index.embedding_model)
+            self.store.preload(index.id, tier is not None)
 
         thread = threading.Thread(target=load, name="aintern-preload", daemon=True)
         thread.start()
@@ -396,34 +331,13 @@ class KnowledgeService:
             directories=list(options.directory_filters), symbol_types=[s.value for s in options.symbol_types],
             deduplicate=options.deduplicate_chunks,
         )  # fmt: skip
-        matrix, postings, names = self._in_memory(self.store, index, tier) if self.in_memory else (None, None, None)
-        chunk_cache = self.chunk_caches.get(self.store, index.id, lambda s: {}) if self.in_memory else None
-        if chunk_cache is not None and len(chunk_cache) > CHUNK_CACHE_SIZE:
-            chunk_cache.clear()
         hits = hybrid_search(
-            self.store,
-            index.id,
-            question,
-            query_vector,
-            search,
-            self.hybrid_full if tier else self.hybrid,
-            top_k=options.max_results * 3,
-            vectors=matrix,
-            keyword_matrix=postings,
-            chunk_cache=chunk_cache,
-            tier=tier is not None,
-            names=names,
-        )
+            self.store, index.id, question, query_vector, search, self.hybrid_full if tier else self.hybrid,
+            top_k=options.max_results * 3, tier=tier is not None,
+        )  # fmt: skip
         hit_ids = [h.chunk_id for h in hits]
-        if matrix is not None:
-            cosines = matrix.cosine(query_vector, hit_ids)
-        else:
-            # In double precision, as the matrix does: both paths give the same relevance to ~1e-15 (a
-            # service answers from SQLite while its matrix reloads).
-            cosines = dots(query_vector, self.store.vectors(index.id, hit_ids, tier=tier is not None))
-        coverage = postings.coverage(self.store, question, hit_ids) if postings is not None else None
-        if coverage is None:
-            coverage = self.store.term_coverage(index.id, question, hit_ids)
+        cosines = self.store.cosines(index.id, query_vector, hit_ids, tier=tier is not None)
+        coverage = self.store.term_coverage(index.id, question, hit_ids)
         model = "full" if tier else "fast"
         scores = monotone(
             [

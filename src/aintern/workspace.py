@@ -367,7 +367,7 @@ class Workspace:
                 scan.include_secrets = include_secrets
             options = IndexingOptions(
                 chunking=chunking, scan=scan, force_reindex=force, engine=engine, milvus_uri=milvus_uri,
-                milvus_token_env=token_env,
+                milvus_token_env=token_env, milvus_index=self.settings.milvus_index or "flat",
             )  # fmt: skip
             indexer = Indexer(self.store, self.embedder, options)
             indexer.on_file = on_file

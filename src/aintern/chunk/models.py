@@ -126,3 +126,8 @@ def chunk_definitions(chunk: TextChunk) -> list[tuple[str, str, int, int, str | 
     if not raw:
         return []
     return [(str(n), str(t), int(a), int(b), p) for n, t, a, b, p in json.loads(raw)]
+
+
+def overlaps(a: TextChunk, b: TextChunk) -> bool:
+    """Whether two chunks share a line of one file."""
+    return a.file_path == b.file_path and a.start_line <= b.end_line and b.start_line <= a.end_line

@@ -57,15 +57,11 @@ class EmbeddingCache:
         import numpy as np
 
         found: dict[bytes, np.ndarray] = {}
-        for lo in range(0, len(hashes), 500):
-            part = list(hashes[lo : lo + 500])
-            marks = ",".join("?" * len(part))
-            rows = self.conn.execute(
-                f"SELECT content_hash, vector FROM embedding_cache WHERE model_id = ? AND content_hash IN ({marks})",
-                [model_id, *part],
-            )
-            for h, blob in rows:
-                found[bytes(h)] = np.frombuffer(blob, dtype=np.float32)
+        from aintern.store.db import rows_in  # (here: the store package imports this module)
+
+        sql = "SELECT content_hash, vector FROM embedding_cache WHERE model_id = ? AND content_hash IN ({marks})"
+        for h, blob in rows_in(self.conn, sql, hashes, [model_id]):
+            found[bytes(h)] = np.frombuffer(blob, dtype=np.float32)
         return found
 
     def put_many(self, model_id: str, items: Sequence[tuple[bytes, np.ndarray]]) -> None:

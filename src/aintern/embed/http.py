@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import httpx
@@ -29,7 +30,10 @@ class OpenAIEmbedder:
         max_retries: int = 3,
         backoff: float = 0.5,
         transport: httpx.BaseTransport | None = None,
+        concurrency: int | None = None,
     ) -> None:
+        """``concurrency``: requests in flight at once while embedding many texts (default 4, or
+        AINTERN_EMBED_CONCURRENCY): a server with several workers or a GPU is kept busy."""
         self.url = (url or os.environ.get("AINTERN_EMBED_URL") or "http://127.0.0.1:11434/v1").rstrip("/")
         self.model = model or os.environ.get("AINTERN_EMBED_MODEL") or "nomic-embed-text"
         self.api_key_env = api_key_env or os.environ.get("AINTERN_EMBED_API_KEY_ENV") or "OPENAI_API_KEY"
@@ -37,6 +41,8 @@ class OpenAIEmbedder:
         self.max_tokens = max_tokens
         self.batch_size = batch_size
         self.max_retries = max_retries
+        self.concurrency = max(1, concurrency or int(os.environ.get("AINTERN_EMBED_CONCURRENCY") or 4))
+        self._pool: ThreadPoolExecutor | None = None
         self.backoff = backoff
         self.truncated_count = 0
         #: Used only to size chunks; the server applies its own tokenizer.
@@ -65,6 +71,9 @@ class OpenAIEmbedder:
             self._client = httpx.Client(timeout=self._timeout, headers=headers, transport=self._transport)
 
     def unload(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown()
+            self._pool = None
         if self._client is not None:
             self._client.close()
             self._client = None
@@ -78,12 +87,20 @@ class OpenAIEmbedder:
 
     def embed_batch(self, texts: Sequence[str], progress: ProgressCallback | None = None) -> np.ndarray:
         self.load()
+        batches = [list(texts[lo : lo + self.batch_size]) for lo in range(0, len(texts), self.batch_size)]
+        if len(batches) > 1 and self.concurrency > 1:
+            if self._pool is None:  # (httpx's client is safe to share between threads)
+                self._pool = ThreadPoolExecutor(self.concurrency, thread_name_prefix="aintern-embed")
+            answers = self._pool.map(self._post, batches)  # in order; up to ``concurrency`` in flight
+        else:
+            answers = map(self._post, batches)
         rows: list[np.ndarray] = []
-        for lo in range(0, len(texts), self.batch_size):
-            batch = list(texts[lo : lo + self.batch_size])
-            rows.append(self._post(batch))
+        done = 0
+        for batch, vectors in zip(batches, answers):
+            rows.append(vectors)
+            done += len(batch)
             if progress:
-                progress(EmbeddingProgress(min(lo + len(batch), len(texts)), len(texts)))
+                progress(EmbeddingProgress(done, len(texts)))
         if not rows:
             return np.zeros((0, self._dimension or 0), dtype=np.float32)
         result = normalize(np.vstack(rows))

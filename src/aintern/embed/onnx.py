@@ -22,14 +22,21 @@ class OnnxEmbedder:
     max_tokens = 254
 
     def __init__(
-        self, path: Path = MODELS_DIR / "minilm-l6-v2.int8.onnx", batch_size: int | None = None, device: str = "auto"
+        self,
+        path: Path = MODELS_DIR / "minilm-l6-v2.int8.onnx",
+        batch_size: int | None = None,
+        device: str = "auto",
+        threads: int | None = None,
     ) -> None:
+        """``threads``: onnxruntime's threads for one run (default: every core; a server running one
+        model per worker process gives each one)."""
         self.path = Path(path)
         # Dynamic int8 quantisation scales activations per batch, so a text's vector would depend on
         # its neighbours; one text per run keeps vectors batch-independent, at no measured cost on CPU
         # (docs/benchmarks.md). Float graphs batch normally.
         self.batch_size = batch_size or (1 if "int8" in self.path.name else 32)
         self.device = device
+        self.threads = threads
         self.truncated_count = 0
         self.tokenizer = WordPieceTokenizer()
         self._session: Any = None
@@ -58,7 +65,7 @@ class OnnxEmbedder:
 
         opts = ort.SessionOptions()
         opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        opts.intra_op_num_threads = os.cpu_count() or 1
+        opts.intra_op_num_threads = self.threads or os.cpu_count() or 1
         self._session = ort.InferenceSession(str(self.path), sess_options=opts, providers=self.providers)
 
     def unload(self) -> None:

@@ -42,7 +42,8 @@ from aintern.scan import (
     read_regular_file,
 )
 from aintern.scan.secrets import redact
-from aintern.store import IndexedFile, VectorIndex, VectorStore
+from aintern.store import IndexedFile, Store, VectorIndex
+from aintern.store.milvus import MilvusConfig
 
 if TYPE_CHECKING:
     import numpy as np
@@ -75,7 +76,7 @@ class _Prepared:
 class Indexer:
     """Indexes workspaces into a store with one embedding model."""
 
-    def __init__(self, store: VectorStore, embedder: Embedder, options: IndexingOptions | None = None) -> None:
+    def __init__(self, store: Store, embedder: Embedder, options: IndexingOptions | None = None) -> None:
         self.store = store
         self.options = options or IndexingOptions()
         self.embedder = CachedEmbedder(embedder, store.embedding_cache())
@@ -143,7 +144,11 @@ class Indexer:
         """What every run starts with: the resolved root, the index (created if new), a result, the clock."""
         root = Path(workspace).resolve()
         o = self.options
-        milvus = (o.milvus_uri, o.milvus_token_env) if o.milvus_uri else None
+        milvus = (
+            MilvusConfig(o.milvus_uri, token_env=o.milvus_token_env, vector_index=o.milvus_index)
+            if o.milvus_uri
+            else None
+        )
         index = self.store.open_index(str(root), self.embedder.model_id, self.embedder.dimension, o.engine, milvus)
         # Rows an interrupted run wrote to Milvus but never committed here go first.
         self.store.sweep_milvus(index.id)

@@ -43,6 +43,8 @@ class IndexingOptions:
     engine: str | None = None
     milvus_uri: str | None = None
     milvus_token_env: str | None = None
+    #: The Milvus collection's vector index: "flat" (exact) or "ivf_flat" (approximate, for millions of chunks).
+    milvus_index: str = "flat"
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from aintern.scan import Scanner, ScanOptions
-from aintern.store import SqliteStore
+from aintern.store import Store
 
 
 @dataclass
@@ -20,7 +20,7 @@ class Staleness:
         return len(self.changed) + len(self.new) + len(self.deleted)
 
 
-def staleness(store: SqliteStore, index_id: int, root: str | Path, options: ScanOptions | None = None) -> Staleness:
+def staleness(store: Store, index_id: int, root: str | Path, options: ScanOptions | None = None) -> Staleness:
     """Files changed (size or mtime), added or deleted since the index was last brought up to date."""
     known = store.get_files(index_id)
     skipped = store.get_skipped(index_id)

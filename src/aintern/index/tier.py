@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from aintern.embed import Embedder, embedding_text
 from aintern.embed.cache import content_hash
-from aintern.store import SqliteStore
+from aintern.store import Store
 
 #: The model of the full tier (a name for aintern.embed.get_embedder).
 TIER_MODEL = "minilm"
@@ -42,7 +42,7 @@ def cache_key(model_id: str) -> str:
 
 
 def fill_tier(
-    store: SqliteStore,
+    store: Store,
     index_id: int,
     embedder: Embedder,
     progress: Callable[[int, int], None] | None = None,

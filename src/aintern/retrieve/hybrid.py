@@ -13,14 +13,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from aintern.chunk.models import ChunkType, TextChunk
-from aintern.store import SqliteStore, VectorSearchOptions
+from aintern.store import Store, VectorSearchOptions
 from aintern.store.text import STOP_WORDS, identifier_parts
 
-if TYPE_CHECKING:  # the in-memory structures are numpy's: a search that does not load them never imports it
+if TYPE_CHECKING:
     from aintern.embed.base import QueryVector
-    from aintern.retrieve.bm25 import KeywordMatrix
-    from aintern.retrieve.names import DefinedNames
-    from aintern.retrieve.vectors import VectorMatrix
 
 
 @dataclass(frozen=True)
@@ -102,9 +99,7 @@ def named_symbols(question: str) -> set[str]:
 _ARTICLES = {"a", "an", "the"}
 
 
-def spelled_names(
-    store: SqliteStore, index_id: int, question: str, names: DefinedNames | None = None
-) -> dict[str, float]:
+def spelled_names(store: Store, index_id: int, question: str) -> dict[str, float]:
     """Defined names that runs of the question's words spell, in any case style, with the share of the
     question's content words each run uses: "how do I get a user by id" finds GetUserByIdAsync and
     get_user_by_id, share 1.0 (get, user and id are all its content words; "by" is a stop word).
@@ -124,7 +119,7 @@ def spelled_names(
             for form in (pascal, pascal[0].lower() + pascal[1:], "_".join(run)):
                 forms[form] = max(forms.get(form, 0.0), share)
     found: dict[str, float] = {}
-    starting = names.starting(list(forms)) if names is not None else store.names_starting(index_id, list(forms))
+    starting = store.names_starting(index_id, list(forms))
     for prefix, defined in starting.items():
         for name in defined:
             rest = name[len(prefix) :]
@@ -232,51 +227,32 @@ class _PathMatcher:
 
 
 def hybrid_search(
-    store: SqliteStore,
+    store: Store,
     index_id: int,
     question: str,
     query_vector: QueryVector | None,
     options: VectorSearchOptions,
     config: HybridConfig | None = None,
     top_k: int | None = None,
-    vectors: VectorMatrix | None = None,
-    keyword_matrix: KeywordMatrix | None = None,
-    chunk_cache: dict[int, TextChunk] | None = None,
     tier: bool = False,
-    names: DefinedNames | None = None,
 ) -> list[Hit]:
     """Ranked hits for ``question``: both retrievers over the whole index, fused, boosted, diversified.
 
-    ``tier``: ``query_vector`` (and ``vectors``) are the full tier's, not the index's own. ``vectors``,
-    ``keyword_matrix``, ``chunk_cache`` and ``names``: what a long-running service holds in memory."""
+    ``tier``: ``query_vector`` is the full tier's, not the index's own."""
     cfg = config or HybridConfig()
     symbol = symbol_query(question)
     words = len(re.findall(r"\w+", question))
     alpha = cfg.alpha_symbol if symbol else cfg.alpha_long if words >= cfg.long_query_words else cfg.alpha_natural
     vec: list[tuple[int, float]] = []
     if query_vector is not None and alpha > 0:
-        # The in-memory matrix answers unfiltered queries; filters are applied inside sqlite-vec's KNN.
-        if vectors is not None and not _filtered(options):
-            vec = vectors.knn(query_vector, cfg.candidates + 1)
-        else:
-            vec = store.knn(index_id, query_vector, cfg.candidates + 1, options, tier=tier)
-        vec = _cut(vec, cfg.candidates)
+        vec = _cut(store.knn(index_id, query_vector, cfg.candidates + 1, options, tier=tier), cfg.candidates)
     keywords = _keywords(question)
     keyword_query = question
     if cfg.abbreviations and not symbol:  # the code says "fs" where the question says "file system"
         keyword_query += " " + " ".join(sorted({a for k in keywords for a in ABBREVIATIONS.get(k, ())}))
     kw: list[tuple[int, float]] = []
     if alpha < 1:
-        # The in-memory postings rank exactly as FTS5 would, in a fraction of the time (retrieve.bm25).
-        found = None
-        if keyword_matrix is not None and not _filtered(options):
-            found = keyword_matrix.search(store, keyword_query, cfg.candidates + 1, cfg.bm25_weights)
-        kw = (
-            found
-            if found is not None
-            else store.bm25(index_id, keyword_query, cfg.candidates + 1, options, cfg.bm25_weights)
-        )
-        kw = _cut(kw, cfg.candidates)
+        kw = _cut(store.bm25(index_id, keyword_query, cfg.candidates + 1, options, cfg.bm25_weights), cfg.candidates)
         if kw and kw[0][1] < FLOOR_ONLY:
             # Every matched term is in over half the chunks (always so in a 2-chunk index): BM25 floors
             # their IDF, and what is left of its order is length noise. The matches stay candidates, tied.
@@ -304,17 +280,11 @@ def hybrid_search(
             fused.setdefault(cid, 0.0)
     spelled: dict[int, float] = {}
     if cfg.spelled_name_boost and not symbol:
-        for name, share in spelled_names(store, index_id, question, names).items():
+        for name, share in spelled_names(store, index_id, question).items():
             for cid in store.chunks_defining(index_id, name, options, limit=5):
                 spelled[cid] = max(spelled.get(cid, 0.0), share)
                 fused.setdefault(cid, 0.0)
-    if chunk_cache is None:
-        chunks = store.get_chunks(list(fused))
-    else:  # a long-running service keeps the chunks it read (of this index state): most come back
-        missing = [cid for cid in fused if cid not in chunk_cache]
-        if missing:
-            chunk_cache.update(store.get_chunks(missing))
-        chunks = chunk_cache
+    chunks = store.get_chunks(list(fused), index_id)
     # Scores first, as plain tuples; Hit objects only for what is returned (most candidates are not).
     factors: dict[str, tuple[float, float, bool]] = {}  # per file: (path boost, path prior, a package's init)
     boost_path = not symbol and cfg.path_boost and keywords
@@ -386,12 +356,6 @@ def _tied_ranks(ranked: list[tuple[int, float]]) -> list[tuple[int, int]]:
         previous = score
         out.append((rank, cid))
     return out
-
-
-def _filtered(options: VectorSearchOptions) -> bool:
-    return bool(
-        options.languages or options.chunk_types or options.symbol_types or options.file_patterns or options.directories
-    )
 
 
 def _diversify(scored: list[tuple[float, str, int, int]], cfg: HybridConfig) -> list[tuple[float, str, int, int]]:

@@ -8,9 +8,8 @@ import re
 from array import array
 from dataclasses import dataclass
 
-from aintern.chunk.models import TextChunk, chunk_definitions
-from aintern.store import SqliteStore, VectorIndex, VectorSearchOptions
-from aintern.store.sqlite import overlaps
+from aintern.chunk.models import TextChunk, chunk_definitions, overlaps
+from aintern.store import Store, VectorIndex, VectorSearchOptions
 
 IDENTIFIER = re.compile(r"[A-Za-z_$][\w$]*")
 
@@ -25,7 +24,7 @@ class RelatedChunk:
     score: float
 
 
-def find_related(store: SqliteStore, index: VectorIndex, path: str, line: int, k: int = 10) -> list[RelatedChunk]:
+def find_related(store: Store, index: VectorIndex, path: str, line: int, k: int = 10) -> list[RelatedChunk]:
     """Up to ``k`` chunks related to ``path:line``; ValueError when the file is not indexed."""
     chunk_id = store.chunk_at(index.id, path, line)
     if chunk_id is None:

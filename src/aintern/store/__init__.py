@@ -1,16 +1,18 @@
 """Storage: where chunks, vectors and indexed-file records live. One SQLite file holds them; an index may
-keep its vectors and keyword search in Milvus instead (store.milvus), behind the same SqliteStore calls."""
+keep its vectors and keyword search in Milvus instead (store.milvus), behind the same Store calls."""
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Callable
 from contextlib import AbstractContextManager
+from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from aintern.chunk.models import TextChunk
 from aintern.embed.cache import EmbeddingCache
 from aintern.store.db import default_db_path
+from aintern.store.milvus import MilvusConfig
 from aintern.store.models import (
     ChunkSearchResult,
     IndexedFile,
@@ -24,18 +26,30 @@ from aintern.store.sqlite import SqliteStore
 if TYPE_CHECKING:
     import numpy as np
 
+    from aintern.embed.base import QueryVector
+
 __all__ = [
-    "ChunkSearchResult", "IndexStatistics", "IndexedFile", "SqliteStore", "VectorIndex", "VectorSearchOptions",
-    "VectorStore", "VectorTier", "default_db_path",
+    "ChunkSearchResult",
+    "IndexStatistics",
+    "IndexedFile",
+    "SqliteStore",
+    "Store",
+    "VectorIndex",
+    "VectorSearchOptions",
+    "VectorTier",
+    "default_db_path",
 ]  # fmt: skip
 
 
-class VectorStore(Protocol):
-    """What the indexing pipeline needs from a store: the Indexer is written against this alone.
+class Store(Protocol):
+    """What the indexer and the retriever need of a store; they are written against this alone.
 
-    Retrieval (aintern.retrieve, aintern.knowledge) still talks to SqliteStore directly: its KNN,
-    BM25 and symbol look-ups are where a second backend would differ most.
+    SqliteStore is the one implementation: records of indexes, files and chunks in SQLite, and per index
+    a search engine: sqlite-vec and FTS5 in the same file (held in memory by a long-running process:
+    store.memory), or a Milvus collection (store.milvus). Which one answers is the store's business.
     """
+
+    # -- indexing (aintern.index) -----------------------------------------------------------------
 
     def open_index(
         self,
@@ -43,7 +57,7 @@ class VectorStore(Protocol):
         model_id: str,
         dimension: int,
         engine: str | None = None,
-        milvus: tuple[str, str | None] | None = None,
+        milvus: MilvusConfig | None = None,
     ) -> VectorIndex: ...
 
     def sweep_milvus(self, index_id: int) -> int: ...
@@ -82,3 +96,64 @@ class VectorStore(Protocol):
     def embedding_cache(self) -> EmbeddingCache: ...
 
     def prune_cache(self) -> int: ...
+
+    def chunks_missing_tier(self, index_id: int, paths: list[str] | None = None) -> list[int]: ...
+
+    def add_tier_vectors(self, index_id: int, chunk_ids: list[int], vectors: np.ndarray) -> int: ...
+
+    # -- retrieval (aintern.retrieve, aintern.knowledge) --------------------------------------------
+
+    def get_index_for_workspace(self, workspace: str | Path) -> VectorIndex | None: ...
+
+    def vector_tier(self, index_id: int) -> VectorTier | None: ...
+
+    def generation(self, index_id: int) -> tuple[object, ...]: ...
+
+    def snapshot(self) -> AbstractContextManager[None]: ...
+
+    def knn(
+        self, index_id: int, query_vector: QueryVector, k: int, options: VectorSearchOptions, tier: bool = False
+    ) -> list[tuple[int, float]]: ...
+
+    def bm25(
+        self, index_id: int, query: str, k: int, options: VectorSearchOptions, weights: tuple[float, float, float] = ...
+    ) -> list[tuple[int, float]]: ...
+
+    def keyword_search(
+        self, index_id: int, query: str, options: VectorSearchOptions | None = None
+    ) -> list[ChunkSearchResult]: ...
+
+    def chunks_defining(
+        self, index_id: int, symbol: str, options: VectorSearchOptions, limit: int = 20
+    ) -> list[int]: ...
+
+    def names_starting(self, index_id: int, prefixes: list[str], limit: int = 20) -> dict[str, list[str]]: ...
+
+    def search_symbols(self, index_id: int, partial: str, limit: int = 10) -> list[tuple[str, str | None, str]]: ...
+
+    def get_chunks(self, chunk_ids: list[int], index_id: int | None = None) -> dict[int, TextChunk]: ...
+
+    def chunk_at(self, index_id: int, path: str, line: int) -> int | None: ...
+
+    def vectors(self, index_id: int, chunk_ids: list[int], tier: bool = False) -> dict[int, bytes]: ...
+
+    def cosines(
+        self, index_id: int, query_vector: QueryVector, chunk_ids: list[int], tier: bool = False
+    ) -> dict[int, float]: ...
+
+    def term_coverage(
+        self, index_id: int, query: str, chunk_ids: list[int], use_stats: bool = True
+    ) -> dict[int, float]: ...
+
+    def doc_frequencies(self, index_id: int, terms: list[str]) -> dict[str, int]: ...
+
+    def file_hashes(self, index_id: int, paths: list[str]) -> dict[str, str]: ...
+
+    def statistics(self, index_id: int) -> IndexStatistics: ...
+
+    @property
+    def kept_in_memory(self) -> bool: ...
+
+    def keep_in_memory(self, keep: bool = True) -> None: ...
+
+    def preload(self, index_id: int, tier: bool = False) -> None: ...

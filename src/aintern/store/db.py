@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import urllib.parse
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -121,7 +121,7 @@ MIGRATIONS: dict[int, str] = {
     );
     CREATE INDEX messages_by_conversation ON messages(conversation_id, id);
     """,
-    # Each chunk's term counts, tokenised by FTS5 itself, for the in-memory BM25 (retrieve.bm25). NULL
+    # Each chunk's term counts, tokenised by FTS5 itself, for the in-memory BM25 (store.postings). NULL
     # = not computed yet: chunks indexed before this schema get theirs at the next `aintern index`.
     4: """
     ALTER TABLE chunks ADD COLUMN keyword_stats BLOB;
@@ -171,6 +171,18 @@ MIGRATIONS: dict[int, str] = {
     CREATE INDEX chunks_without_keyword_stats ON chunks(index_id) WHERE keyword_stats IS NULL;
     """,
 }
+
+
+#: Values per ``IN (...)`` list (SQLite allows 32,766 variables; 500 keeps each statement small).
+IN_BATCH = 500
+
+
+def rows_in(conn: Any, sql: str, values: Sequence[Any], before: Sequence[Any] = ()) -> Iterator[Any]:
+    """The rows of ``sql`` for every value: its ``{marks}`` is the placeholders of an ``IN`` list, run
+    ``IN_BATCH`` values at a time; ``before`` are the parameters ahead of the list."""
+    for lo in range(0, len(values), IN_BATCH):
+        part = list(values[lo : lo + IN_BATCH])
+        yield from conn.execute(sql.format(marks=",".join("?" * len(part))), [*before, *part])
 
 
 def now() -> str:

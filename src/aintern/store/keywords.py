@@ -1,5 +1,5 @@
 """Keyword search in SQLite: one FTS5 table per index, and each chunk's term counts (``keyword_stats``) for
-the in-memory BM25 (retrieve.bm25) and for term coverage. FTS5's own tokenizer decides what a term is
+the in-memory BM25 (store.postings) and for term coverage. FTS5's own tokenizer decides what a term is
 everywhere (the Milvus engine indexes the same tokens: ``weighted_tokens``)."""
 
 from __future__ import annotations
@@ -12,11 +12,13 @@ from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
 from aintern.chunk.models import TextChunk
+from aintern.store.db import rows_in
 from aintern.store.text import fts_match_terms, keyword_text, query_terms
 
 if TYPE_CHECKING:
     import numpy as np
 
+    from aintern.store.memory import InMemorySearch
     from aintern.store.milvus import MilvusSearch
 
 #: Column weights of bm25(): path, symbol names, content.
@@ -33,7 +35,7 @@ _KEYWORD_COLUMNS = ("path", "symbol", "body")
 PRUNE_ABOVE_CHUNKS = 20_000
 #: ... the terms found in more than this share of its chunks.
 PRUNE_SHARE = 0.3
-#: Indexes this large keep per-chunk keyword statistics for the in-memory BM25 (retrieve.bm25).
+#: Indexes this large keep per-chunk keyword statistics for the in-memory BM25 (store.postings).
 KEYWORD_STATS_ABOVE_CHUNKS = 20_000
 #: Chunks whose keyword statistics are computed together.
 _STATS_BATCH = 500
@@ -48,9 +50,10 @@ class KeywordStorage:
     snapshot: Callable[[], AbstractContextManager[None]]
     milvus: Callable[[int], MilvusSearch | None]
     get_chunks: Callable[[list[int]], dict[int, TextChunk]]
+    memory: InMemorySearch | None
 
     def _write_keyword_stats(self, rows: list[tuple[int, str, str, str]]) -> None:
-        """Store each chunk's term counts per keyword column, for the in-memory BM25 (retrieve.bm25).
+        """Store each chunk's term counts per keyword column, for the in-memory BM25 (store.postings).
 
         FTS5's own tokenizer counts them (a scratch table and its vocabulary), so they are the counts
         FTS5 keeps for its bm25(). SQLite does the counting; Python parses one string per chunk
@@ -97,14 +100,7 @@ class KeywordStorage:
 
     def keyword_term_ids(self, terms: list[str]) -> dict[str, int]:
         """Ids of index terms (as FTS5 holds them: stemmed); unknown terms are left out."""
-        out: dict[str, int] = {}
-        for lo in range(0, len(terms), 500):
-            part = terms[lo : lo + 500]
-            rows = self.conn.execute(
-                f"SELECT term, id FROM keyword_terms WHERE term IN ({','.join('?' * len(part))})", part
-            )
-            out.update(rows)
-        return out
+        return dict(rows_in(self.conn, "SELECT term, id FROM keyword_terms WHERE term IN ({marks})", terms))
 
     def keyword_stats(self, index_id: int) -> tuple[np.ndarray, bytearray, np.ndarray] | None:
         """(chunk ids, their keyword statistics one after another, each one's size in bytes) of an index;
@@ -185,8 +181,13 @@ class KeywordStorage:
 
         A large index keeps each chunk's term ids (keyword_stats): reading those of ~30 hits is cheap,
         where FTS5 walks the whole doclist of a common term ("return": 60 ms at 20k chunks). Small
-        indexes, and ``use_stats=False``, ask FTS5 one term at a time; both give the same answer.
+        indexes, and ``use_stats=False``, ask FTS5 one term at a time; the postings in memory (store.memory)
+        answer first; all give the same answer.
         """
+        postings = self.memory.keyword_matrix(index_id) if self.memory is not None and use_stats else None
+        found = postings.coverage(self, query, chunk_ids) if postings is not None else None
+        if found is not None:
+            return found
         terms = query_terms(query)
         ids = list(dict.fromkeys(chunk_ids))
         if not terms or not ids:

@@ -44,13 +44,20 @@ class MilvusConfig:
     ``token_env`` the name of the environment variable holding its token, if it needs one."""
 
     uri: str
-    collection: str
+    collection: str = ""
     token_env: str | None = None
+    #: The dense vectors' index: "flat" (exact, the default) or "ivf_flat" (approximate: ``nprobe`` of
+    #: ``nlist`` clusters searched), for collections of millions of chunks (bench/scale.py measures it).
+    vector_index: str = "flat"
+    nlist: int = 1024
+    nprobe: int = 32
 
-    def as_settings(self) -> dict[str, str]:
-        out = {"engine": "milvus", "uri": self.uri, "collection": self.collection}
+    def as_settings(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"engine": "milvus", "uri": self.uri, "collection": self.collection}
         if self.token_env:
             out["token_env"] = self.token_env
+        if self.vector_index != "flat":
+            out.update(vector_index=self.vector_index, nlist=self.nlist, nprobe=self.nprobe)
         return out
 
     @classmethod
@@ -58,7 +65,10 @@ class MilvusConfig:
         store = settings.get("store")
         if not isinstance(store, dict) or store.get("engine") != "milvus":
             return None
-        return cls(str(store["uri"]), str(store["collection"]), store.get("token_env"))
+        return cls(
+            str(store["uri"]), str(store["collection"]), store.get("token_env"),
+            str(store.get("vector_index", "flat")), int(store.get("nlist", 1024)), int(store.get("nprobe", 32)),
+        )  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -160,9 +170,13 @@ class MilvusSearch:
             )
         )
         indexes = self.client.prepare_index_params()
-        # Exact search (FLAT): the same neighbours as the SQLite path. A server at millions of chunks
-        # would take an approximate index (HNSW, IVF) instead; bench/scale.py measures that trade.
-        indexes.add_index("dense", index_type="FLAT", metric_type="IP")
+        # Exact search (FLAT) by default: the same neighbours as the SQLite path. At millions of chunks
+        # IVF_FLAT searches a share of the clusters instead (Milvus Lite has no HNSW); bench/scale.py
+        # measures its recall against exact search.
+        if self.config.vector_index == "ivf_flat":
+            indexes.add_index("dense", index_type="IVF_FLAT", metric_type="IP", params={"nlist": self.config.nlist})
+        else:
+            indexes.add_index("dense", index_type="FLAT", metric_type="IP")
         indexes.add_index("sparse", index_type="SPARSE_INVERTED_INDEX", metric_type="BM25")
         self.client.create_collection(name, schema=schema, index_params=indexes, consistency_level="Strong")
         self._loaded = True
@@ -224,13 +238,17 @@ class MilvusSearch:
         self.delete(orphans)
         return len(orphans)
 
-    def knn(self, vector: QueryVector, k: int, expression: str) -> list[tuple[int, float]]:
-        """(chunk id, cosine) of the ``k`` nearest rows matching ``expression`` (vectors are unit length)."""
+    def knn(self, vector: QueryVector, k: int, expression: str, nprobe: int | None = None) -> list[tuple[int, float]]:
+        """(chunk id, cosine) of the ``k`` nearest rows matching ``expression`` (vectors are unit length);
+        ``nprobe`` overrides the configured clusters searched by an IVF index (bench/scale.py's recall)."""
         if k <= 0 or not self._ready():
             return []
+        params: dict[str, Any] = {"metric_type": "IP"}
+        if self.config.vector_index == "ivf_flat":
+            params["params"] = {"nprobe": nprobe or self.config.nprobe}
         found = self.client.search(
             self.config.collection, data=[[float(x) for x in vector]], anns_field="dense", limit=min(k, 16_384),
-            filter=expression, search_params={"metric_type": "IP"},
+            filter=expression, search_params=params,
         )  # fmt: skip
         return [(int(hit["id"]), float(hit["distance"])) for hit in found[0]]
 

@@ -71,6 +71,11 @@ class VectorSearchOptions:
     over_fetch: int = 3
     deduplicate: bool = True
 
+    @property
+    def filtered(self) -> bool:
+        """Whether any filter narrows the search."""
+        return bool(self.languages or self.chunk_types or self.symbol_types or self.file_patterns or self.directories)
+
 
 @dataclass
 class ChunkSearchResult:

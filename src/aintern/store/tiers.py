@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from aintern.embed.base import vector_bytes
-from aintern.store.db import now
+from aintern.store.db import now, rows_in
 from aintern.store.models import VectorTier
 
 if TYPE_CHECKING:
@@ -69,14 +69,8 @@ class TierStorage:
         if paths is None:
             rows = self.conn.execute("SELECT id FROM chunks WHERE index_id = ? ORDER BY id", (index_id,)).fetchall()
         else:
-            rows = []
-            for lo in range(0, len(paths), 500):
-                part = paths[lo : lo + 500]
-                rows += self.conn.execute(
-                    f"SELECT c.id FROM chunks c JOIN files f ON f.id = c.file_id WHERE f.index_id = ? "
-                    f"AND f.path IN ({','.join('?' * len(part))}) ORDER BY c.id",
-                    [index_id, *part],
-                ).fetchall()
+            sql = "SELECT c.id FROM chunks c JOIN files f ON f.id = c.file_id WHERE f.index_id = ? AND f.path IN ({marks})"
+            rows = sorted(rows_in(self.conn, sql, paths, [index_id]))
         return [r[0] for r in rows if r[0] not in have]
 
     def add_tier_vectors(self, index_id: int, chunk_ids: list[int], vectors: np.ndarray) -> int:
@@ -118,3 +112,8 @@ class TierStorage:
             "UPDATE vector_tiers SET vector_count = max(vector_count - ?, 0) WHERE index_id = ?",
             (int(cur.rowcount or 0), index_id),
         )
+
+
+def vector_table(index_id: int, tier: bool = False) -> str:
+    """The vec0 table of an index's vectors: the fast ones, or the full tier's."""
+    return tier_table(index_id) if tier else f"vec_{int(index_id)}"

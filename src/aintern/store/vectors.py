@@ -12,11 +12,11 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from aintern.store import SqliteStore
-from aintern.store.sqlite import vector_table
+from aintern.store.tiers import vector_table
 
 if TYPE_CHECKING:
     from aintern.embed.base import QueryVector
+    from aintern.store.sqlite import SqliteStore
 
 
 class VectorMatrix:
@@ -40,9 +40,10 @@ class VectorMatrix:
         return cls(ids, matrix)
 
     def knn(self, query: QueryVector, k: int) -> list[tuple[int, float]]:
-        if not len(self.chunk_ids) or k <= 0:
-            return []
-        scores = self.matrix @ np.asarray(query, dtype=np.float32)
+        vector = np.asarray(query, dtype=np.float32)
+        if not len(self.chunk_ids) or k <= 0 or not vector.any():
+            return []  # (a zero vector, a question of no known token, has no neighbours: as in sqlite-vec)
+        scores = self.matrix @ vector
         k = min(k, len(scores))
         top = np.argpartition(-scores, k - 1)[:k]
         top = top[np.argsort(-scores[top])]

@@ -12,12 +12,24 @@ FTS5 splits into phrases, and indexes whose statistics are not all computed yet 
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
-from aintern.store import SqliteStore
 from aintern.store.keywords import POSTING_FIELDS, informative_terms
 from aintern.store.text import query_terms
+
+if TYPE_CHECKING:
+    from aintern.store.sqlite import SqliteStore
+
+
+class Vocabulary(Protocol):
+    """The store's side of a search: its stems of a word, and their term ids."""
+
+    def stems(self, term: str) -> list[str]: ...
+
+    def keyword_term_ids(self, terms: list[str]) -> dict[str, int]: ...
+
 
 #: One chunk's keyword statistics: a record per term it holds.
 POSTING = np.dtype(POSTING_FIELDS)
@@ -77,7 +89,7 @@ class KeywordMatrix:
         return int(self.starts[term_id + 1] - self.starts[term_id])
 
     def search(
-        self, store: SqliteStore, query: str, k: int, weights: tuple[float, float, float]
+        self, store: Vocabulary, query: str, k: int, weights: tuple[float, float, float]
     ) -> list[tuple[int, float]] | None:
         """Like ``store.bm25`` without filters: (chunk id, BM25 score) of the ``k`` best chunks, best first.
 
@@ -94,7 +106,7 @@ class KeywordMatrix:
             terms = informative_terms(terms, frequency, len(self.chunk_ids))
         return self.rank([term_ids[t] for t in terms], k, weights)
 
-    def coverage(self, store: SqliteStore, query: str, chunk_ids: list[int]) -> dict[int, float] | None:
+    def coverage(self, store: Vocabulary, query: str, chunk_ids: list[int]) -> dict[int, float] | None:
         """``store.term_coverage`` from the postings in memory (the same answer; None for a chunk they lack)."""
         terms = query_terms(query)
         ids = list(dict.fromkeys(chunk_ids))
@@ -124,7 +136,7 @@ class KeywordMatrix:
             counts += held
         return {cid: n / len(terms) for cid, n in zip(ids, counts.tolist())}
 
-    def _ids_of(self, store: SqliteStore, stems: list[str]) -> dict[str, int | None]:
+    def _ids_of(self, store: Vocabulary, stems: list[str]) -> dict[str, int | None]:
         """Term ids of these stems (None for a stem the index lacks), asked of the store once each."""
         new = sorted({s for s in stems if s not in self._term_ids})
         if new:

@@ -1,0 +1,235 @@
+"""The SQLite backend's search held in memory, for a long-running process (a server, a chat, MCP).
+
+Per index: its vectors as one matrix (store.vectors), its keyword postings (store.postings), its defined
+names, and the chunks queries have read; each loaded once per index state (``store.generation``) and
+answering unfiltered searches as sqlite-vec and FTS5 would (tests/test_knowledge.py compares them), in
+a fraction of the time (docs/benchmarks.md: 100k chunks, 2–3 s to load, then ~15 ms a query instead of
+~165 ms). ``SqliteStore.keep_in_memory`` turns it on; the store's search methods consult it first, so
+the retriever never knows whether it is on. A process that asks one question is faster without it.
+"""
+
+from __future__ import annotations
+
+import bisect
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Generic, TypeVar
+
+from aintern.chunk.models import TextChunk
+
+if TYPE_CHECKING:
+    from aintern.store.postings import KeywordMatrix
+    from aintern.store.sqlite import SqliteStore
+    from aintern.store.vectors import VectorMatrix
+
+T = TypeVar("T")
+
+#: Indexes this large reload their in-memory copy in the background after a change (~1 s at 20k chunks).
+BACKGROUND_RELOAD_CHUNKS = 20_000
+#: Chunks kept after a query read them (~30 MB of code at most).
+CHUNK_CACHE_SIZE = 20_000
+
+
+class IndexStateCache(Generic[T]):
+    """One value per index (an in-memory matrix of it), rebuilt when the index changes.
+
+    After a change, a large index's value can reload in a background thread while callers get None
+    (and answer from SQLite directly): a saved file is searchable at once, not after the seconds a
+    100k-chunk matrix takes to load."""
+
+    def __init__(self) -> None:
+        self._items: dict[int, tuple[tuple[object, ...], T]] = {}
+        self._lock = threading.Lock()
+        #: One load at a time per index: a query arriving during a background preload waits for it.
+        self._loading: dict[int, threading.Lock] = {}
+        self._refreshing: set[int] = set()
+
+    def get(
+        self, store: SqliteStore, index_id: int, load: Callable[[SqliteStore], T], background: bool = False
+    ) -> T | None:
+        """The value for the index's current state. ``background``: a changed index's value reloads in a
+        background thread, and this returns None meanwhile (else it reloads here)."""
+        generation = store.generation(index_id)
+        with self._lock:
+            loading = self._loading.setdefault(index_id, threading.Lock())
+            hit = self._items.get(index_id)
+            if hit is not None and hit[0] == generation:
+                return hit[1]
+            if background and hit is not None:
+                if index_id not in self._refreshing:
+                    self._refreshing.add(index_id)
+                    threading.Thread(
+                        target=self._refresh, args=(store, index_id, load), name="aintern-reload", daemon=True
+                    ).start()
+                return None
+        with loading:
+            with self._lock:
+                hit = self._items.get(index_id)
+                if hit is not None and hit[0] == generation:  # loaded meanwhile (a preload)
+                    return hit[1]
+            value = load(store)
+            with self._lock:
+                self._items[index_id] = (generation, value)
+            return value
+
+    def peek(self, index_id: int) -> T | None:
+        """The value held now, of whatever state (None: none loaded)."""
+        with self._lock:
+            hit = self._items.get(index_id)
+        return hit[1] if hit is not None else None
+
+    def discard(self, index_id: int) -> None:
+        """Forget the index's value: the next ``get`` loads it again."""
+        with self._lock:
+            self._items.pop(index_id, None)
+
+    def _refresh(self, store: SqliteStore, index_id: int, load: Callable[[SqliteStore], T]) -> None:
+        try:
+            own = type(store)(store.path)  # a connection of its own: WAL lets it read beside the queries
+            try:
+                with self._loading[index_id]:
+                    generation = own.generation(index_id)
+                    value = load(own)
+                    with self._lock:
+                        self._items[index_id] = (generation, value)
+            finally:
+                own.close()
+        except Exception:  # the index went away, the database is busy: the next query loads it itself
+            with self._lock:
+                self._items.pop(index_id, None)
+        finally:
+            with self._lock:
+                self._refreshing.discard(index_id)
+
+
+class DefinedNames:
+    """The distinct names an index defines, sorted as SQLite sorts them (by code point, as UTF-8 bytes):
+    ``starting`` answers what ``SqliteStore.names_starting`` does, without a range scan per prefix."""
+
+    def __init__(self, names: list[str]) -> None:
+        self.names = names
+
+    def starting(self, prefixes: list[str], limit: int = 20) -> dict[str, list[str]]:
+        out: dict[str, list[str]] = {}
+        names = self.names
+        for prefix in prefixes:
+            lo = bisect.bisect_left(names, prefix)
+            hi = bisect.bisect_left(names, prefix + "\U0010ffff", lo, min(len(names), lo + limit))
+            if hi > lo:
+                out[prefix] = names[lo:hi]
+        return out
+
+
+class InMemorySearch:
+    """What one store holds in memory, per index (see the module's docstring)."""
+
+    def __init__(self, store: SqliteStore) -> None:
+        self.store = store
+        self.vectors: IndexStateCache[VectorMatrix | None] = IndexStateCache()
+        self.tier_vectors: IndexStateCache[VectorMatrix | None] = IndexStateCache()
+        self.postings: IndexStateCache[KeywordMatrix | None] = IndexStateCache()
+        self.names: IndexStateCache[DefinedNames] = IndexStateCache()
+        #: Chunks read by earlier queries, per index state (emptied when it holds CHUNK_CACHE_SIZE).
+        self.chunks: IndexStateCache[dict[int, TextChunk]] = IndexStateCache()
+        self._sizes: dict[int, tuple[tuple[object, ...], int]] = {}
+        self._keyword_stats_started: set[int] = set()
+
+    def _large(self, store: SqliteStore, index_id: int) -> bool:
+        """Whether the index reloads in the background after a change; a small one reloads at once (a
+        fraction of a second), so its answers never depend on a reload's timing."""
+        generation = store.generation(index_id)
+        known = self._sizes.get(index_id)
+        if known is None or known[0] != generation:
+            index = store.get_index(index_id)
+            known = self._sizes[index_id] = (generation, index.chunk_count if index else 0)
+        return known[1] >= BACKGROUND_RELOAD_CHUNKS
+
+    def vector_matrix(self, index_id: int, tier: bool = False, store: SqliteStore | None = None) -> VectorMatrix | None:
+        """The index's vectors (``tier``: the full tier's); None for an index whose vectors are in Milvus,
+        or while they reload after a change."""
+        from aintern.store.vectors import VectorMatrix
+
+        store = store or self.store
+
+        def load(s: SqliteStore) -> VectorMatrix | None:
+            if s.milvus(index_id) is not None and not tier:
+                return None
+            if tier:
+                found = s.vector_tier(index_id)
+                dimension = found.dimension if found is not None else 0
+            else:
+                index = s.get_index(index_id)
+                dimension = index.embedding_dimension if index is not None else 0
+            return VectorMatrix.load(s, index_id, dimension, tier=tier) if dimension else None
+
+        cache = self.tier_vectors if tier else self.vectors
+        return cache.get(store, index_id, load, self._large(store, index_id))
+
+    def keyword_matrix(self, index_id: int, store: SqliteStore | None = None) -> KeywordMatrix | None:
+        """The index's keyword postings; None while some chunk has no keyword statistics (a small index
+        gets them once, in the background), for a Milvus index, or while they reload after a change."""
+        from aintern.store.postings import KeywordMatrix
+
+        store = store or self.store
+        large = self._large(store, index_id)
+
+        def load(s: SqliteStore) -> KeywordMatrix | None:
+            return None if s.milvus(index_id) is not None else KeywordMatrix.load(s, index_id)
+
+        postings = self.postings.get(store, index_id, load, large)
+        if postings is None and not large and index_id not in self._keyword_stats_started:
+            self._keyword_stats_started.add(index_id)  # once per index and process, whatever happens
+            if store.milvus(index_id) is None:
+                threading.Thread(
+                    target=self.add_keyword_stats, args=(index_id,), name="aintern-keyword-stats", daemon=True
+                ).start()
+        return postings
+
+    def defined_names(self, index_id: int, store: SqliteStore | None = None) -> DefinedNames | None:
+        store = store or self.store
+        return self.names.get(
+            store, index_id, lambda s: DefinedNames(s.defined_names(index_id)), self._large(store, index_id)
+        )
+
+    def chunk_cache(self, index_id: int) -> dict[int, TextChunk]:
+        """The chunks queries of the index's current state have read (most come back)."""
+        found = self.chunks.get(self.store, index_id, lambda s: {})
+        assert found is not None  # (loaded here, never in the background)
+        if len(found) > CHUNK_CACHE_SIZE:
+            found.clear()
+        return found
+
+    def add_keyword_stats(self, index_id: int) -> None:
+        """Give a small index keyword statistics, so its BM25 and term coverage run in memory too (once
+        per index; 2–3 s for Django's 5,000 chunks, in the background, while FTS5 answers). A read-only
+        database is left as it is."""
+        if self.store.readonly:
+            return
+        try:
+            store = type(self.store)(self.store.path)  # a connection of its own
+            try:
+                with store.transaction():
+                    store.update_keyword_stats(index_id, force=True)
+            finally:
+                store.close()
+        except Exception:  # busy, read-only file, the database went away: FTS5 keeps answering
+            return
+        self.postings.discard(index_id)
+
+    def preload(self, index_id: int, tier: bool, path: Path) -> None:
+        """Load everything of the index, through a connection of its own (a server or a chat calls this
+        in a background thread when it starts, so its first question does not wait)."""
+        store = type(self.store)(path)
+        try:
+            index = store.get_index(index_id)
+            if index is None:
+                return
+            if not self._large(store, index_id) and index_id not in self._keyword_stats_started:
+                self._keyword_stats_started.add(index_id)
+                self.add_keyword_stats(index_id)  # before the load: the loaded postings then include them
+            self.defined_names(index_id, store)
+            self.vector_matrix(index_id, tier, store)
+            self.keyword_matrix(index_id, store)
+        finally:
+            store.close()
