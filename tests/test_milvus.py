@@ -265,3 +265,31 @@ def test_a_milvus_server_over_the_network(static, tmp_path: Path, monkeypatch: p
     finally:
         server.kill()
         server.wait()
+
+
+def test_collections_beyond_the_loaded_limit_are_released(
+    static, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:  # type: ignore[no-untyped-def]
+    """A process keeps at most MAX_LOADED collections loaded (each holds memory on the server); searching
+    another releases the least recently used, which loads again when it is next searched."""
+    import aintern.store.milvus
+
+    monkeypatch.setattr(aintern.store.milvus, "MAX_LOADED", 1)
+    store = SqliteStore(tmp_path / "app.db")
+    first, second = make_workspace(tmp_path / "one"), make_workspace(tmp_path / "two")
+    ids = [Indexer(store, static, milvus_options(tmp_path)).index(ws).index_id for ws in (first, second)]
+    engines = [store.milvus(i) for i in ids]
+    assert engines[0] is not None and engines[1] is not None
+    service = KnowledgeService(store, in_memory=False)
+
+    def state(engine: object) -> str:
+        return str(engines[1].client.get_load_state(engine.config.collection)["state"])  # type: ignore[union-attr,attr-defined]
+
+    assert service.query("NewServer", KnowledgeQueryOptions(workspace_path=str(first))).chunks
+    assert "NotLoad" in state(engines[1]) and "Loaded" in state(engines[0])
+    assert service.query("NewServer", KnowledgeQueryOptions(workspace_path=str(second))).chunks
+    assert "NotLoad" in state(engines[0]) and "Loaded" in state(engines[1])
+    service.cache.clear()
+    again = service.query("NewServer", KnowledgeQueryOptions(workspace_path=str(first)))
+    assert again.chunks and not again.cache_hit and "Loaded" in state(engines[0])
+    store.close()

@@ -21,7 +21,10 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import threading
 import warnings
+import weakref
+from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -36,6 +39,12 @@ _MAX_TEXT = 65_535
 _MAX_PATH = 4_096
 #: Ids per delete or query expression.
 _BATCH = 1_000
+#: Collections a process keeps loaded at once (a loaded collection holds memory: ~33 MB each in Milvus
+#: Lite, even empty; docs/benchmarks.md section 17); the least recently used beyond this are released
+#: and load again when next searched. AINTERN_MILVUS_LOADED overrides it.
+MAX_LOADED = int(os.environ.get("AINTERN_MILVUS_LOADED") or 64)
+_loaded: OrderedDict[tuple[str, str], weakref.WeakSet[MilvusSearch]] = OrderedDict()
+_loaded_lock = threading.Lock()
 
 
 @dataclass(frozen=True)
@@ -131,8 +140,9 @@ class MilvusSearch:
 
     def _ready(self) -> bool:
         """Whether the collection exists, loaded for searching (a collection another process made, or one
-        Milvus released, is loaded first)."""
+        released, is loaded first)."""
         if self._loaded:
+            self._used()
             return True
         if not self.client.has_collection(self.config.collection):
             return False
@@ -140,7 +150,44 @@ class MilvusSearch:
         if "Loaded" not in str(state):
             self.client.load_collection(self.config.collection)
         self._loaded = True
+        self._used()
         return True
+
+    def _used(self) -> None:
+        """Mark the collection used now, releasing the least recently used ones beyond MAX_LOADED."""
+        key = (self.config.uri, self.config.collection)
+        with _loaded_lock:
+            _loaded.setdefault(key, weakref.WeakSet()).add(self)
+            _loaded.move_to_end(key)
+            idle = [_loaded.popitem(last=False)[1] for _ in range(max(0, len(_loaded) - MAX_LOADED))]
+        for users in idle:
+            for other in list(users):  # every object of this process that searches that collection
+                other._release()
+
+    def release(self) -> None:
+        """Free the memory the loaded collection holds on the server (its next use loads it again)."""
+        with _loaded_lock:
+            users = _loaded.pop((self.config.uri, self.config.collection), weakref.WeakSet())
+        users.add(self)
+        for other in list(users):
+            other._release()
+
+    def _forget(self) -> None:
+        """This object no longer counts among the collection's users (it is closed, or it dropped it)."""
+        key = (self.config.uri, self.config.collection)
+        with _loaded_lock:
+            users = _loaded.get(key)
+            if users is not None:
+                users.discard(self)
+                if not users:
+                    del _loaded[key]
+
+    def _release(self) -> None:
+        if self._loaded and self._client is not None:
+            self._loaded = False
+            with contextlib.suppress(Exception):  # (gone, or the server is: the next use says so)
+                self._client.release_collection(self.config.collection)
+        self._loaded = False
 
     def create(self) -> None:
         """The collection, if it does not exist yet."""
@@ -180,10 +227,12 @@ class MilvusSearch:
         indexes.add_index("sparse", index_type="SPARSE_INVERTED_INDEX", metric_type="BM25")
         self.client.create_collection(name, schema=schema, index_params=indexes, consistency_level="Strong")
         self._loaded = True
+        self._used()
 
     def drop(self) -> None:
         if self.client.has_collection(self.config.collection):
             self.client.drop_collection(self.config.collection)
+        self._forget()
         self._loaded = False
 
     def upsert(self, rows: Iterable[MilvusRow]) -> None:
@@ -306,6 +355,8 @@ class MilvusSearch:
         return int(rows[0]["count(*)"])
 
     def close(self) -> None:
+        self._forget()
+        self._loaded = False
         if self._client is not None:
             self._client.close()
             self._client = None
