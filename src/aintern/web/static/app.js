@@ -143,15 +143,18 @@ function setupIndexes() {
   const dialog = $("#add-dialog");
   const pathInput = $("#add-path");
   const browser = $("#browser");
+  let browsing = 0;  // only the latest request's answer is shown: an earlier one may arrive after it
   async function browse(path) {
+    const mine = ++browsing;
     try {
       const data = await api("GET", `/api/browse?path=${encodeURIComponent(path)}`);
+      if (mine !== browsing) return;
       $("#browse-here").textContent = data.path;
       browser.dataset.parent = data.parent || "";
       $("#browse-list").innerHTML = data.folders.map(f => `<li data-path="${esc(f.path)}">${esc(f.name)}</li>`).join("")
         || '<li class="muted">no folders here</li>';
       pathInput.value = data.path;
-    } catch (e) { $("#add-error").textContent = e.message; }
+    } catch (e) { if (mine === browsing) $("#add-error").textContent = e.message; }
   }
   $("#add-open").addEventListener("click", () => { $("#add-error").textContent = ""; dialog.showModal(); browse(pathInput.value || browser.dataset.home); });
   $("#add-cancel").addEventListener("click", () => dialog.close());
