@@ -3,8 +3,7 @@
 Per index: its vectors as one matrix (store.vectors), its keyword postings (store.postings), its defined
 names, and the chunks queries have read; each loaded once per index state (``store.generation``) and
 answering unfiltered searches as sqlite-vec and FTS5 would (tests/test_knowledge.py compares them), in
-a fraction of the time (docs/benchmarks.md: 100k chunks, 2–3 s to load, then ~15 ms a query instead of
-~165 ms). ``SqliteStore.keep_in_memory`` turns it on; the store's search methods consult it first, so
+a fraction of the time (docs/benchmarks.md, sections 4 and 15). ``SqliteStore.keep_in_memory`` turns it on; the store's search methods consult it first, so
 the retriever never knows whether it is on. A process that asks one question is faster without it.
 """
 

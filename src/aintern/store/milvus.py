@@ -39,8 +39,8 @@ _MAX_TEXT = 65_535
 _MAX_PATH = 4_096
 #: Ids per delete or query expression.
 _BATCH = 1_000
-#: Collections a process keeps loaded at once (a loaded collection holds memory: ~33 MB each in Milvus
-#: Lite, even empty; docs/benchmarks.md section 17); the least recently used beyond this are released
+#: Collections a process keeps loaded at once (a loaded collection holds memory: ~30 MB each in Milvus
+#: Lite; docs/benchmarks.md section 17); the least recently used beyond this are released
 #: and load again when next searched. AINTERN_MILVUS_LOADED overrides it.
 MAX_LOADED = int(os.environ.get("AINTERN_MILVUS_LOADED") or 64)
 _loaded: OrderedDict[tuple[str, str], weakref.WeakSet[MilvusSearch]] = OrderedDict()
@@ -184,7 +184,6 @@ class MilvusSearch:
 
     def _release(self) -> None:
         if self._loaded and self._client is not None:
-            self._loaded = False
             with contextlib.suppress(Exception):  # (gone, or the server is: the next use says so)
                 self._client.release_collection(self.config.collection)
         self._loaded = False

@@ -72,8 +72,7 @@ class SearchStorage:
         if file_ids is not None:
             if not file_ids:
                 return None
-            marks = ",".join("?" * len(file_ids))
-            paths = [r[0] for r in self.conn.execute(f"SELECT path FROM files WHERE id IN ({marks})", file_ids)]
+            paths = [r[0] for r in rows_in(self.conn, "SELECT path FROM files WHERE id IN ({marks})", file_ids)]
         return expression(options.languages, options.chunk_types, options.symbol_types, paths)
 
     def knn(
