@@ -57,6 +57,10 @@ CONFIGS = {
     "prose1": replace(HybridConfig(), prose_weight=1.0),
     "named.5": replace(HybridConfig(), named_symbol_boost=0.5),
     "prose.7": replace(HybridConfig(), prose_weight=0.7),
+    "cand200": replace(HybridConfig(), candidates=200),
+    "cand400": replace(HybridConfig(), candidates=400),
+    "prose.35": replace(HybridConfig(), prose_weight=0.35),
+    "prose.25": replace(HybridConfig(), prose_weight=0.25),
     "a.2": replace(HybridConfig(), alpha_natural=0.2),
     "pb1.5": replace(HybridConfig(), path_boost=1.5),
     "def3": replace(HybridConfig(), definition_boost=3.0),
@@ -64,6 +68,8 @@ CONFIGS = {
     "w111": replace(HybridConfig(), bm25_weights=(1.0, 1.0, 1.0)),
     "w431": replace(HybridConfig(), bm25_weights=(4.0, 3.0, 1.0)),
 }
+CONFIGS["copies"] = replace(HybridConfig(), demote_generated=False)  # (+ dropped copies)
+CONFIGS["pre-copies"] = replace(HybridConfig(), demote_generated=False, drop_copies=False)
 for _w in (0.25, 0.5, 1.0, 2.0):
     CONFIGS[f"spelled{_w}"] = replace(HybridConfig(), spelled_name_boost=_w)
 # The vector ranking's weight for sentences only (symbol queries keep theirs), and for long questions.
@@ -174,12 +180,18 @@ def rank(store: SqliteStore, index_id: int, embedder, question: str, cfg: Hybrid
 
 def semble(args: argparse.Namespace) -> None:
     repos = load_repos([n for n in args.repos.split(",") if n] or None)
+    if args.whole:  # the whole repository instead of its benchmark_root: larger trees, tests and docs among them
+        repos = [
+            replace(r, root=r.root.parents[len(Path(r.prefix).parts) - 1], prefix="") if r.prefix else r for r in repos
+        ]
     embedder = embedder_for(args.model)
     configs: dict[str, HybridConfig | str] = {n: n if n in SERVICE else CONFIGS[n] for n in args.config.split(",")}
     table: dict[str, dict[str, float]] = defaultdict(dict)
     by_cat: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     for repo in repos:
-        store, index_id, _ = open_index(repo.name, repo.root, args.model, args.reindex)
+        store, index_id, _ = open_index(
+            repo.name + ("-whole" if args.whole else ""), repo.root, args.model, args.reindex
+        )
         existing = {repo.prefix + p for p in store.get_files(index_id)}
         for name, cfg in configs.items():
             scores = []
@@ -262,6 +274,7 @@ if __name__ == "__main__":
         "--config", default="vector,bm25,rrf,alpha,+def,+path,+pen,+sat2,+sat1,+prose,default,keyword,rrf-rerank"
     )
     ap.add_argument("--reindex", action="store_true")
+    ap.add_argument("--whole", action="store_true", help="semble: index each whole repository, not its benchmark_root")
     ap.add_argument("--oof", action="store_true", help="pick among --config out of fold (folds by repository)")
     ap.add_argument("--corpora", default="/tmp/commits-bench", help="commit sets: the folder holding each set's tree")
     ap.add_argument("--sets", default="", help="commit sets: query files (default: the shared flask and click)")

@@ -216,6 +216,22 @@ def test_scanner_accepts_matches_scan(tmp_path: Path) -> None:
     assert not scanner.accepts("node_modules/x/index.js")
 
 
+def test_monorepo_packages_are_source_nuget_packages_are_not(store, static, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    # A JavaScript monorepo keeps its code in packages/<name>/src; NuGet restores into packages/<Id>.<ver>/.
+    ws = tmp_path / "ws"
+    (ws / "packages/server/src").mkdir(parents=True)
+    (ws / "packages/server/src/router.ts").write_text("export function createRouter() { return {}; }\n")
+    (ws / "dotnet/packages/Newtonsoft.Json.13.0.1/lib").mkdir(parents=True)
+    (ws / "dotnet/packages/Newtonsoft.Json.13.0.1/newtonsoft.json.13.0.1.nupkg").write_bytes(b"PK\x03\x04")
+    (ws / "dotnet/packages/Newtonsoft.Json.13.0.1/lib/readme.txt").write_text("package readme\n")
+    (ws / "dotnet/App.cs").write_text("class App { }\n")
+    files = set(store.get_files(indexer(store, static).index(ws).index_id))
+    assert files == {"packages/server/src/router.ts", "dotnet/App.cs"}
+    scanner = Scanner(ws)
+    assert scanner.accepts("packages/server/src/router.ts")
+    assert not scanner.accepts("dotnet/packages/Newtonsoft.Json.13.0.1/lib/readme.txt")
+
+
 def test_sigkill_at_any_moment_leaves_a_consistent_index(static, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     ws = make_workspace(tmp_path / "ws", copies=8)
     db = tmp_path / "crash.db"

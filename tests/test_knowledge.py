@@ -777,3 +777,29 @@ def test_a_service_gives_a_small_index_keyword_statistics_and_indexing_keeps_the
     assert store.memory is not None and store.memory.postings.peek(index_id) is not None, "answered from memory"
     one_shot.store.close()
     store.close()
+
+
+def test_copies_are_shown_once_and_generated_files_follow_the_source(static, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A file copied into several places (generated clients, versioned docs) takes one result, not one per
+    copy, and the hand-written source ranks above generated code (issue 11: larger repositories)."""
+    ws = tmp_path / "ws"
+    stream = (
+        "export function streamServerSentEvents(response, events) {\n"
+        "  for (const event of events) {\n    response.write(`data: ${JSON.stringify(event)}\\n\\n`);\n  }\n"
+        "  response.end();\n}\n"
+    )
+    (ws / "src").mkdir(parents=True)
+    (ws / "src/sse.ts").write_text(stream.replace("streamServerSentEvents", "writeServerSentEvents"))
+    for client in ("alpha", "beta", "gamma"):
+        (ws / f"clients/{client}/core").mkdir(parents=True)
+        (ws / f"clients/{client}/core/serverSentEvents.gen.ts").write_text(stream)
+    (ws / "src/other.ts").write_text("export function parseHeaders(raw) {\n  return raw.split('\\n');\n}\n")
+    store = SqliteStore(tmp_path / "c.db")
+    Indexer(store, static).index(ws)
+    found = KnowledgeService(store).query(
+        "server sent events stream", opts(ws.resolve(), max_results=10, min_relevance=0.0, expand_context=False)
+    )
+    paths = [c.file_path for c in found.chunks]
+    assert sum(p.endswith("serverSentEvents.gen.ts") for p in paths) == 1, paths
+    assert paths[0] == "src/sse.ts", paths
+    store.close()

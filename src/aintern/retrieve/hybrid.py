@@ -49,6 +49,10 @@ class HybridConfig:
     saturation_decay: float = 0.5
     #: Query words also match their usual abbreviations in code (file system ~ fs, database ~ db).
     abbreviations: bool = True
+    #: A chunk whose text is that of a better-ranked one (a copied or generated file) is left out.
+    drop_copies: bool = True
+    #: Generated files (``*.gen.ts``, ``*_pb2.py``, ``__generated__/``) count as little as tests.
+    demote_generated: bool = True
 
 
 #: The fusion of an index whose full tier (the transformer's vectors) is complete: its vectors get more say
@@ -79,6 +83,9 @@ _TEST_FILE = re.compile(
 )
 _TEST_DIR = re.compile(r"(^|/)(tests?|__tests__|spec|specs|testing)/")
 _DEMOTED_DIR = re.compile(r"(^|/)(_?compat|legacy|_?examples?|docs?_src)/")
+_GENERATED = re.compile(
+    r"(^|/)(__generated__|generated)/|\.(gen|generated|g|pb|pb2|pb\.gw)\.\w+$|_pb2(_grpc)?\.pyi?$|_(gen|generated)\.go$"
+)
 
 
 #: A best BM25 score below this came from floored IDFs only (a real term scores well above 0.1).
@@ -138,7 +145,7 @@ def symbol_query(question: str) -> str | None:
 
 
 @functools.lru_cache(maxsize=1 << 16)
-def _path_prior(path: str) -> float:
+def _path_prior(path: str, generated: bool = True) -> float:
     """Multiplicative prior against files that rarely hold the answer: tests, examples, type stubs (a
     long-running process asks it of the same files query after query). A package's ``__init__.py`` that
     only re-exports is judged by its content, in ``hybrid_search``."""
@@ -149,6 +156,8 @@ def _path_prior(path: str) -> float:
         penalty *= 0.3
     if path.endswith(".d.ts"):
         penalty *= 0.7
+    if generated and _GENERATED.search(path):
+        penalty *= 0.3
     return penalty
 
 
@@ -300,7 +309,7 @@ def hybrid_search(
             share = matches.share(_path_words(path)) if matches is not None else 0.0
             factor = factors[path] = (
                 best * cfg.path_boost * share if share >= 0.1 else 0.0,
-                _path_prior(path) if cfg.path_penalties else 1.0,
+                _path_prior(path, cfg.demote_generated) if cfg.path_penalties else 1.0,
                 cfg.path_penalties and (path == "__init__.py" or path.endswith("/__init__.py")),
             )
         if cid in definitions:
@@ -317,6 +326,8 @@ def hybrid_search(
             score *= cfg.prose_weight
         scored.append((-score, path, chunk.start_line, cid))
     scored = _diversify(scored, cfg)
+    if cfg.drop_copies:
+        scored = _without_copies(scored, chunks, top_k)
     if top_k:
         scored = scored[:top_k]
     vscore, kscore = dict(vec), dict(kw)
@@ -355,6 +366,25 @@ def _tied_ranks(ranked: list[tuple[int, float]]) -> list[tuple[int, int]]:
             rank = position
         previous = score
         out.append((rank, cid))
+    return out
+
+
+def _without_copies(
+    scored: list[tuple[float, str, int, int]], chunks: dict[int, TextChunk], limit: int | None
+) -> list[tuple[float, str, int, int]]:
+    """``scored`` (best first, the first ``limit``) without chunks whose text, blank lines and indentation
+    aside, a better one already has: copies of a file (vendored, versioned, generated twice) would fill
+    the results."""
+    seen: set[str] = set()
+    out: list[tuple[float, str, int, int]] = []
+    for item in scored:
+        if limit and len(out) == limit:
+            break
+        text = "\n".join(line.strip() for line in chunks[item[3]].content.splitlines() if line.strip())
+        if text in seen:
+            continue
+        seen.add(text)
+        out.append(item)
     return out
 
 

@@ -15,10 +15,13 @@ from aintern.chunk.languages import detect_language
 if TYPE_CHECKING:
     from pathspec import GitIgnoreSpec
 
-#: Seed defaults plus the usual dependency, build and cache folders of other ecosystems.
+#: Seed defaults plus the usual dependency, build and cache folders of other ecosystems. The seed's
+#: "**/packages/**" (NuGet's restore folder) is not among them: in a JavaScript or TypeScript monorepo
+#: packages/ holds the source itself; a packages folder of NuGet packages is left out by its content
+#: (see _nuget_packages).
 DEFAULT_EXCLUDES = [
     "**/node_modules/**", "**/bin/**", "**/obj/**", "**/.git/**", "**/dist/**", "**/build/**",
-    "**/*.min.js", "**/*.min.css", "**/*.map", "**/packages/**", "**/vendor/**",
+    "**/*.min.js", "**/*.min.css", "**/*.map", "**/vendor/**",
     "**/.vs/**", "**/.idea/**", "**/.vscode/**",
     "**/__pycache__/**", "**/.venv/**", "**/venv/**", "**/.tox/**", "**/.mypy_cache/**", "**/.pytest_cache/**",
     "**/.ruff_cache/**", "**/target/**", "**/.gradle/**", "**/*.lock", "**/package-lock.json", "**/*.pyc",
@@ -216,7 +219,7 @@ class Scanner:
                 if target.startswith(base) and spec.match_file(target[len(base) :]):
                     return ""
         if is_dir:
-            return None
+            return "" if name.lower() == "packages" and _nuget_packages(self.root / rel) else None
         if _SECRET_NAME.match(os.path.normcase(name.lower())):
             # Reported even when hidden: the user should know why .env is not searchable.
             return (
@@ -259,6 +262,20 @@ class Scanner:
     @staticmethod
     def _real(path: Path) -> Path:
         return Path(os.path.realpath(path))
+
+
+def _nuget_packages(directory: Path) -> bool:
+    """Is ``directory`` NuGet's restore folder (packages/<Id>.<version>/<id>.<version>.nupkg)?"""
+    try:
+        with os.scandir(directory) as entries:
+            children = [e.path for e in entries if e.is_dir(follow_symlinks=False)][:20]
+        for child in children:
+            with os.scandir(child) as entries:
+                if any(e.name.lower().endswith(".nupkg") for e in entries):
+                    return True
+    except OSError:
+        pass
+    return False
 
 
 _NAMED_GROUP = re.compile(r"\(\?P<\w+>")
