@@ -37,8 +37,11 @@ TUNED = {"alpha_natural": 0.3, "alpha_symbol": 0.3, "alpha_long": 0.15}
 PLAIN = HybridConfig(
     alpha_natural=0.5, alpha_symbol=0.5, alpha_long=0.5, definition_boost=0, path_boost=0, path_penalties=False,
     file_saturation=0, prose_weight=1.0, named_symbol_boost=0.0, spelled_name_boost=0.0,
+    drop_copies=False, demote_generated=False, symbol_file_boost=0.0,
 )  # fmt: skip
-NO_SPELLED = HybridConfig(spelled_name_boost=0.0)
+#: The default before the rules of docs/benchmarks.md section 18 (copies, generated files, a symbol's file).
+SPELLED = HybridConfig(drop_copies=False, demote_generated=False, symbol_file_boost=0.0)
+NO_SPELLED = replace(SPELLED, spelled_name_boost=0.0)
 CONFIGS = {
     "vector": replace(PLAIN, alpha_natural=1.0, alpha_symbol=1.0, alpha_long=1.0),
     "bm25": replace(PLAIN, alpha_natural=0.0, alpha_symbol=0.0, alpha_long=0.0),
@@ -52,13 +55,16 @@ CONFIGS = {
     "+prose": replace(NO_SPELLED, named_symbol_boost=0.0, abbreviations=False),
     "+named": replace(NO_SPELLED, abbreviations=False),
     "+abbrev": NO_SPELLED,
-    "default": HybridConfig(),  # + spelled names
+    "+spelled": SPELLED,
+    "default": HybridConfig(),  # + copies once, generated files demoted, a symbol's own file
     # Sensitivity checks quoted in docs/benchmarks.md.
     "prose1": replace(HybridConfig(), prose_weight=1.0),
     "named.5": replace(HybridConfig(), named_symbol_boost=0.5),
     "prose.7": replace(HybridConfig(), prose_weight=0.7),
     "cand200": replace(HybridConfig(), candidates=200),
     "cand400": replace(HybridConfig(), candidates=400),
+    "symfile0": replace(HybridConfig(), symbol_file_boost=0.0),
+    "symfile1": replace(HybridConfig(), symbol_file_boost=1.0),
     "prose.35": replace(HybridConfig(), prose_weight=0.35),
     "prose.25": replace(HybridConfig(), prose_weight=0.25),
     "a.2": replace(HybridConfig(), alpha_natural=0.2),
@@ -68,8 +74,8 @@ CONFIGS = {
     "w111": replace(HybridConfig(), bm25_weights=(1.0, 1.0, 1.0)),
     "w431": replace(HybridConfig(), bm25_weights=(4.0, 3.0, 1.0)),
 }
-CONFIGS["copies"] = replace(HybridConfig(), demote_generated=False)  # (+ dropped copies)
-CONFIGS["pre-copies"] = replace(HybridConfig(), demote_generated=False, drop_copies=False)
+CONFIGS["copies"] = replace(SPELLED, drop_copies=True)
+CONFIGS["generated"] = replace(SPELLED, drop_copies=True, demote_generated=True)
 for _w in (0.25, 0.5, 1.0, 2.0):
     CONFIGS[f"spelled{_w}"] = replace(HybridConfig(), spelled_name_boost=_w)
 # The vector ranking's weight for sentences only (symbol queries keep theirs), and for long questions.

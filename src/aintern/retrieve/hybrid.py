@@ -53,6 +53,9 @@ class HybridConfig:
     drop_copies: bool = True
     #: Generated files (``*.gen.ts``, ``*_pb2.py``, ``__generated__/``) count as little as tests.
     demote_generated: bool = True
+    #: A symbol query's path boost (the share of words matched, as ``path_boost``'s) for a file named
+    #: after the symbol (``Tokenizer`` -> tokenizer.py), defined there or not.
+    symbol_file_boost: float = 0.5
 
 
 #: The fusion of an index whose full tier (the transformer's vectors) is complete: its vectors get more say
@@ -307,6 +310,8 @@ def hybrid_search(
         factor = factors.get(path)
         if factor is None:
             share = matches.share(_path_words(path)) if matches is not None else 0.0
+            if symbol and cfg.symbol_file_boost and _stem(path) == symbol.lower().replace("_", ""):
+                share = cfg.symbol_file_boost
             factor = factors[path] = (
                 best * cfg.path_boost * share if share >= 0.1 else 0.0,
                 _path_prior(path, cfg.demote_generated) if cfg.path_penalties else 1.0,
@@ -314,8 +319,7 @@ def hybrid_search(
             )
         if cid in definitions:
             # A symbol query's definition counts half again when its file is named after it.
-            stem = path.rsplit("/", 1)[-1].rsplit(".", 1)[0].lower().replace("_", "")
-            own_file = 1.5 if symbol and stem == definitions[cid].lower().replace("_", "") else 1.0
+            own_file = 1.5 if symbol and _stem(path) == definitions[cid].lower().replace("_", "") else 1.0
             score += best * weight * own_file
         if cid in spelled:
             score += best * cfg.spelled_name_boost * spelled[cid]
@@ -367,6 +371,11 @@ def _tied_ranks(ranked: list[tuple[int, float]]) -> list[tuple[int, int]]:
         previous = score
         out.append((rank, cid))
     return out
+
+
+def _stem(path: str) -> str:
+    """A file's name without extension, lower case, underscores dropped (``http_client.py`` -> httpclient; only the last extension goes)."""
+    return path.rsplit("/", 1)[-1].rsplit(".", 1)[0].lower().replace("_", "")
 
 
 def _without_copies(
