@@ -63,14 +63,14 @@ def main() -> None:
         for q in repo.queries:
             qv = embedder.embed(q.text)
             hits = hybrid_search(store, index_id, q.text, qv, VectorSearchOptions(), config, top_k=20, tier=tier)
-            vectors = store.vectors(index_id, [h.chunk_id for h in hits], tier=tier)
-            fast_qv = fast.embed(q.text)
-            fast_vectors = store.vectors(index_id, [h.chunk_id for h in hits])
-            coverage = store.term_coverage(index_id, q.text, [h.chunk_id for h in hits])
+            ids = [h.chunk_id for h in hits]
+            cosines = store.cosines(index_id, qv, ids, tier=tier)
+            fast_cosines = store.cosines(index_id, fast.embed(q.text), ids)
+            coverage = store.term_coverage(index_id, q.text, ids)
             for rank, h in enumerate(hits, 1):
-                cos = float(vectors[h.chunk_id] @ qv) if h.chunk_id in vectors else 0.0
+                cos = cosines.get(h.chunk_id, 0.0)
                 bm = (h.keyword_score or 0.0) / ((h.keyword_score or 0.0) + BM25_HALF)
-                fast_cos = float(fast_vectors[h.chunk_id] @ fast_qv) if h.chunk_id in fast_vectors else 0.0
+                fast_cos = fast_cosines.get(h.chunk_id, 0.0)
                 vrank = 1.0 / h.vector_rank if h.vector_rank else 0.0
                 rows.append((1.0, cos, coverage.get(h.chunk_id, 0.0), bm, 1.0 / rank, fast_cos, vrank))
                 path = repo.prefix + h.chunk.file_path

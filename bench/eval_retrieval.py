@@ -37,10 +37,10 @@ TUNED = {"alpha_natural": 0.3, "alpha_symbol": 0.3, "alpha_long": 0.15}
 PLAIN = HybridConfig(
     alpha_natural=0.5, alpha_symbol=0.5, alpha_long=0.5, definition_boost=0, path_boost=0, path_penalties=False,
     file_saturation=0, prose_weight=1.0, named_symbol_boost=0.0, spelled_name_boost=0.0,
-    drop_copies=False, demote_generated=False, symbol_file_boost=0.0,
+    drop_copies=False, demote_generated=False, symbol_file_boost=0.0, file_evidence=0.0,
 )  # fmt: skip
 #: The default before the rules of docs/benchmarks.md section 18 (copies, generated files, a symbol's file).
-SPELLED = HybridConfig(drop_copies=False, demote_generated=False, symbol_file_boost=0.0)
+SPELLED = HybridConfig(drop_copies=False, demote_generated=False, symbol_file_boost=0.0, file_evidence=0.0)
 NO_SPELLED = replace(SPELLED, spelled_name_boost=0.0)
 CONFIGS = {
     "vector": replace(PLAIN, alpha_natural=1.0, alpha_symbol=1.0, alpha_long=1.0),
@@ -56,14 +56,18 @@ CONFIGS = {
     "+named": replace(NO_SPELLED, abbreviations=False),
     "+abbrev": NO_SPELLED,
     "+spelled": SPELLED,
-    "default": HybridConfig(),  # + copies once, generated files demoted, a symbol's own file
+    "+symfile": replace(
+        HybridConfig(), file_evidence=0.0
+    ),  # + copies once, generated files demoted, a symbol's own file
+    "default": HybridConfig(),  # + file evidence
     # Sensitivity checks quoted in docs/benchmarks.md.
     "prose1": replace(HybridConfig(), prose_weight=1.0),
     "named.5": replace(HybridConfig(), named_symbol_boost=0.5),
     "prose.7": replace(HybridConfig(), prose_weight=0.7),
     "cand200": replace(HybridConfig(), candidates=200),
     "cand400": replace(HybridConfig(), candidates=400),
-    "symfile0": replace(HybridConfig(), symbol_file_boost=0.0),
+    "kwonly": replace(HybridConfig(), alpha_natural=0.0, alpha_symbol=0.0, alpha_long=0.0),
+    "symfile0": replace(HybridConfig(), symbol_file_boost=0.0, file_evidence=0.0),
     "symfile1": replace(HybridConfig(), symbol_file_boost=1.0),
     "prose.35": replace(HybridConfig(), prose_weight=0.35),
     "prose.25": replace(HybridConfig(), prose_weight=0.25),
@@ -74,6 +78,10 @@ CONFIGS = {
     "w111": replace(HybridConfig(), bm25_weights=(1.0, 1.0, 1.0)),
     "w431": replace(HybridConfig(), bm25_weights=(4.0, 3.0, 1.0)),
 }
+# File evidence: weight w, counted among the best T chunks (T = 0: all candidates); docs section 18's grid.
+for _w in (0.025, 0.05, 0.075, 0.1, 0.15):
+    for _t in (0, 20, 30, 50):
+        CONFIGS[f"fe{_w}-{_t}"] = replace(HybridConfig(), file_evidence=_w, evidence_top=_t)
 CONFIGS["copies"] = replace(SPELLED, drop_copies=True)
 CONFIGS["generated"] = replace(SPELLED, drop_copies=True, demote_generated=True)
 for _w in (0.25, 0.5, 1.0, 2.0):

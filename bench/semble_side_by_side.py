@@ -5,7 +5,9 @@ which is unreachable here, so semble is given aintern's MiniLM-distilled static 
 model2vec format — the "hybrid with a MiniLM-distilled static model" configuration):
 
     python -m venv /tmp/semblevenv && /tmp/semblevenv/bin/pip install semble==0.7.0 -e .
-    /tmp/semblevenv/bin/python bench/semble_side_by_side.py
+    /tmp/semblevenv/bin/python bench/semble_side_by_side.py [--whole]
+
+``--whole``: each repository indexed whole, as ``eval_retrieval.py semble --whole``.
 
 Prints per repo: semble's cold index time, NDCG@10 of its BM25+ranking mode (alpha 0) and of its
 hybrid mode (alpha auto).
@@ -18,6 +20,7 @@ import statistics
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -41,6 +44,7 @@ def export_static_model(directory: Path) -> str:
 
 
 def main() -> None:
+    whole = "--whole" in sys.argv[1:]
     with tempfile.TemporaryDirectory() as tmp:
         os.environ["HOME"] = tmp  # a cold, empty semble cache
         os.environ["XDG_CACHE_HOME"] = str(Path(tmp) / "cache")
@@ -50,6 +54,8 @@ def main() -> None:
         model_dir = export_static_model(Path(tmp) / "model")
         bm25_scores, hybrid_scores, times = [], [], []
         for repo in load_repos():
+            if whole and repo.prefix:
+                repo = replace(repo, root=repo.root.parents[len(Path(repo.prefix).parts) - 1], prefix="")
             t0 = time.perf_counter()
             index = SembleIndex.from_path(str(repo.root), model_path=model_dir)
             seconds = time.perf_counter() - t0

@@ -827,3 +827,29 @@ def test_a_symbol_query_finds_the_file_named_after_it(static, tmp_path: Path) ->
     )
     assert found.chunks[0].file_path == "lib/tokenizer.py", [c.file_path for c in found.chunks]
     store.close()
+
+
+def test_the_file_most_of_the_evidence_comes_from_ranks_first(static, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Six chunks about sessions in one file outweigh one slightly better chunk elsewhere: the file that
+    much of the best evidence comes from is central to the question (issue 11, file evidence)."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    functions = []
+    for verb in ("load", "save", "clear", "rotate", "expire", "refresh"):
+        body = "\n".join(f"    value_{i} = backend.{verb}_entry(key, field_{i})" for i in range(45))
+        functions.append(
+            f'def {verb}_session(backend, key):\n    """{verb.capitalize()} one session."""\n{body}\n    return key\n'
+        )
+    (ws / "backend.py").write_text("\n\n".join(functions))
+    (ws / "web.py").write_text(
+        "def store_user_session(response, user_session):\n"
+        '    """Store the user session: the session store keeps each user session in a cookie."""\n'
+        "    response.set_cookie('user_session', user_session, httponly=True)\n    return response\n"
+    )
+    store = SqliteStore(tmp_path / "e.db")
+    Indexer(store, static).index(ws)
+    found = KnowledgeService(store).query(
+        "session handling", opts(ws.resolve(), max_results=3, min_relevance=0.0, expand_context=False)
+    )
+    assert [c.file_path for c in found.chunks][:2] == ["backend.py", "web.py"]
+    store.close()

@@ -7,7 +7,9 @@ on its own (docs/benchmarks.md has the ablation table that justifies each defaul
 from __future__ import annotations
 
 import functools
+import heapq
 import itertools
+import math
 import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -53,6 +55,11 @@ class HybridConfig:
     drop_copies: bool = True
     #: Generated files (``*.gen.ts``, ``*_pb2.py``, ``__generated__/``) count as little as tests.
     demote_generated: bool = True
+    #: Scores of a file's chunks × (1 + this × ln(n)), n = how many of the ``evidence_top`` best chunks are
+    #: the file's (0: of all candidates): a file that much of the best evidence comes from is central to
+    #: the question, more than a file with one lucky chunk.
+    file_evidence: float = 0.05
+    evidence_top: int = 30
     #: A symbol query's path boost (the share of words matched, as ``path_boost``'s) for a file named
     #: after the symbol (``Tokenizer`` -> tokenizer.py), defined there or not.
     symbol_file_boost: float = 0.5
@@ -329,6 +336,8 @@ def hybrid_search(
         if chunk.chunk_type in _PROSE:
             score *= cfg.prose_weight
         scored.append((-score, path, chunk.start_line, cid))
+    if cfg.file_evidence:
+        scored = _with_file_evidence(scored, cfg.file_evidence, cfg.evidence_top)
     scored = _diversify(scored, cfg)
     if cfg.drop_copies:
         scored = _without_copies(scored, chunks, top_k)
@@ -371,6 +380,17 @@ def _tied_ranks(ranked: list[tuple[int, float]]) -> list[tuple[int, int]]:
         previous = score
         out.append((rank, cid))
     return out
+
+
+def _with_file_evidence(
+    scored: list[tuple[float, str, int, int]], weight: float, top: int
+) -> list[tuple[float, str, int, int]]:
+    """``scored`` (−score, path, line, chunk id) with each file's scores raised by how many of the ``top``
+    best chunks it holds."""
+    per_file: dict[str, int] = {}
+    for _, path, _, _ in heapq.nsmallest(top, scored) if top else scored:
+        per_file[path] = per_file.get(path, 0) + 1
+    return [(neg * (1 + weight * math.log(per_file.get(path, 1))), path, line, cid) for neg, path, line, cid in scored]
 
 
 def _stem(path: str) -> str:
