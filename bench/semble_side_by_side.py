@@ -8,6 +8,7 @@ model2vec format — the "hybrid with a MiniLM-distilled static model" configura
     /tmp/semblevenv/bin/python bench/semble_side_by_side.py [--whole]
 
 ``--whole``: each repository indexed whole, as ``eval_retrieval.py semble --whole``.
+``--time PATH``: only semble's cold index time of PATH, three runs (next to ``bench/index_bench.py PATH``).
 
 Prints per repo: semble's cold index time, NDCG@10 of its BM25+ranking mode (alpha 0) and of its
 hybrid mode (alpha auto).
@@ -52,6 +53,13 @@ def main() -> None:
         from semble import SembleIndex
 
         model_dir = export_static_model(Path(tmp) / "model")
+        if "--time" in sys.argv:
+            path = sys.argv[sys.argv.index("--time") + 1]
+            for _ in range(3):
+                t0 = time.perf_counter()
+                index = SembleIndex.from_path(path, model_path=model_dir)
+                print(f"semble cold index {path}: {time.perf_counter() - t0:.2f}s, {index.stats}")
+            return
         bm25_scores, hybrid_scores, times = [], [], []
         for repo in load_repos():
             if whole and repo.prefix:

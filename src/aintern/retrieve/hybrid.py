@@ -394,7 +394,7 @@ def _with_file_evidence(
 
 
 def _stem(path: str) -> str:
-    """A file's name without extension, lower case, underscores dropped (``http_client.py`` -> httpclient; only the last extension goes)."""
+    """A file's name without its last extension, lower case, underscores dropped (http_client.py: httpclient)."""
     return path.rsplit("/", 1)[-1].rsplit(".", 1)[0].lower().replace("_", "")
 
 
