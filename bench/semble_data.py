@@ -9,7 +9,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 SHARED = Path(os.environ.get("AINTERN_SHARED", Path(__file__).resolve().parents[2] / "shared"))
-SEMBLE = SHARED / "bench" / "semble"
+#: The query set: the shared semble-derived dev split, or another folder of the same shape (SEMBLE_SET),
+#: such as bench/sets/own.
+SEMBLE = Path(os.environ.get("SEMBLE_SET", SHARED / "bench" / "semble"))
 CORPORA = Path(os.environ.get("SEMBLE_CORPORA", "/tmp/semble/corpora"))
 
 
