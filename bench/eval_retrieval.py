@@ -37,10 +37,12 @@ TUNED = {"alpha_natural": 0.3, "alpha_symbol": 0.3, "alpha_long": 0.15}
 PLAIN = HybridConfig(
     alpha_natural=0.5, alpha_symbol=0.5, alpha_long=0.5, definition_boost=0, path_boost=0, path_penalties=False,
     file_saturation=0, prose_weight=1.0, named_symbol_boost=0.0, spelled_name_boost=0.0,
-    drop_copies=False, demote_generated=False, symbol_file_boost=0.0, file_evidence=0.0,
+    drop_copies=False, demote_generated=False, symbol_file_boost=0.0, file_evidence=0.0, demote_samples=False,
 )  # fmt: skip
-#: The default before the rules of docs/benchmarks.md section 18 (copies, generated files, a symbol's file).
-SPELLED = HybridConfig(drop_copies=False, demote_generated=False, symbol_file_boost=0.0, file_evidence=0.0)
+#: The default before the rules of docs/benchmarks.md section 18.
+SPELLED = HybridConfig(
+    drop_copies=False, demote_generated=False, symbol_file_boost=0.0, file_evidence=0.0, demote_samples=False
+)
 NO_SPELLED = replace(SPELLED, spelled_name_boost=0.0)
 CONFIGS = {
     "vector": replace(PLAIN, alpha_natural=1.0, alpha_symbol=1.0, alpha_long=1.0),
@@ -56,16 +58,17 @@ CONFIGS = {
     "+named": replace(NO_SPELLED, abbreviations=False),
     "+abbrev": NO_SPELLED,
     "+spelled": SPELLED,
-    "+symfile": replace(
-        HybridConfig(), file_evidence=0.0
-    ),  # + copies once, generated files demoted, a symbol's own file
-    "default": HybridConfig(),  # + file evidence
+    # + copies once, generated files demoted, a symbol's own file; + file evidence; + samples demoted (default)
+    "+symfile": replace(HybridConfig(), file_evidence=0.0, demote_samples=False),
+    "+evidence": replace(HybridConfig(), demote_samples=False),
+    "default": HybridConfig(),
     # Sensitivity checks quoted in docs/benchmarks.md.
     "prose1": replace(HybridConfig(), prose_weight=1.0),
     "named.5": replace(HybridConfig(), named_symbol_boost=0.5),
     "prose.7": replace(HybridConfig(), prose_weight=0.7),
     "cand200": replace(HybridConfig(), candidates=200),
     "cand400": replace(HybridConfig(), candidates=400),
+    "no-samples": replace(HybridConfig(), demote_samples=False),
     "kwonly": replace(HybridConfig(), alpha_natural=0.0, alpha_symbol=0.0, alpha_long=0.0),
     "symfile0": replace(HybridConfig(), symbol_file_boost=0.0, file_evidence=0.0),
     "symfile1": replace(HybridConfig(), symbol_file_boost=1.0),

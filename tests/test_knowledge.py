@@ -781,7 +781,7 @@ def test_a_service_gives_a_small_index_keyword_statistics_and_indexing_keeps_the
 
 def test_copies_are_shown_once_and_generated_files_follow_the_source(static, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """A file copied into several places (generated clients, versioned docs) takes one result, not one per
-    copy, and the hand-written source ranks above generated code (issue 11: larger repositories)."""
+    copy, and the hand-written source ranks above generated code and samples (issue 11: larger trees)."""
     ws = tmp_path / "ws"
     stream = (
         "export function streamServerSentEvents(response, events) {\n"
@@ -794,6 +794,10 @@ def test_copies_are_shown_once_and_generated_files_follow_the_source(static, tmp
         (ws / f"clients/{client}/core").mkdir(parents=True)
         (ws / f"clients/{client}/core/serverSentEvents.gen.ts").write_text(stream)
     (ws / "src/other.ts").write_text("export function parseHeaders(raw) {\n  return raw.split('\\n');\n}\n")
+    (ws / "samples").mkdir()  # a sample that says it all, and is not the implementation
+    (ws / "samples/server_sent_events.ts").write_text(
+        "// Sample: a server sent events stream\n" + stream.replace("response.end();", "response.end(); // stream done")
+    )
     store = SqliteStore(tmp_path / "c.db")
     Indexer(store, static).index(ws)
     found = KnowledgeService(store).query(

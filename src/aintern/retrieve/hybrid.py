@@ -55,6 +55,8 @@ class HybridConfig:
     drop_copies: bool = True
     #: Generated files (``*.gen.ts``, ``*_pb2.py``, ``__generated__/``) count as little as tests.
     demote_generated: bool = True
+    #: Samples and benchmarks (``samples/``, ``benchmarks/``, ``bench/``) count as little as examples.
+    demote_samples: bool = True
     #: Scores of a file's chunks × (1 + this × ln(n)), n = how many of the ``evidence_top`` best chunks are
     #: the file's (0: of all candidates): a file that much of the best evidence comes from is central to
     #: the question, more than a file with one lucky chunk.
@@ -93,6 +95,7 @@ _TEST_FILE = re.compile(
 )
 _TEST_DIR = re.compile(r"(^|/)(tests?|__tests__|spec|specs|testing)/")
 _DEMOTED_DIR = re.compile(r"(^|/)(_?compat|legacy|_?examples?|docs?_src)/")
+_SAMPLES_DIR = re.compile(r"(^|/)(samples?|benchmarks?|bench|benches)/")
 _GENERATED = re.compile(
     r"(^|/)(__generated__|generated)/|\.(gen|generated|g|pb|pb2|pb\.gw)\.\w+$|_pb2(_grpc)?\.pyi?$|_(gen|generated)\.go$"
 )
@@ -155,7 +158,7 @@ def symbol_query(question: str) -> str | None:
 
 
 @functools.lru_cache(maxsize=1 << 16)
-def _path_prior(path: str, generated: bool = True) -> float:
+def _path_prior(path: str, generated: bool = True, samples: bool = True) -> float:
     """Multiplicative prior against files that rarely hold the answer: tests, examples, type stubs (a
     long-running process asks it of the same files query after query). A package's ``__init__.py`` that
     only re-exports is judged by its content, in ``hybrid_search``."""
@@ -167,6 +170,8 @@ def _path_prior(path: str, generated: bool = True) -> float:
     if path.endswith(".d.ts"):
         penalty *= 0.7
     if generated and _GENERATED.search(path):
+        penalty *= 0.3
+    if samples and _SAMPLES_DIR.search(path):
         penalty *= 0.3
     return penalty
 
@@ -321,7 +326,7 @@ def hybrid_search(
                 share = cfg.symbol_file_boost
             factor = factors[path] = (
                 best * cfg.path_boost * share if share >= 0.1 else 0.0,
-                _path_prior(path, cfg.demote_generated) if cfg.path_penalties else 1.0,
+                _path_prior(path, cfg.demote_generated, cfg.demote_samples) if cfg.path_penalties else 1.0,
                 cfg.path_penalties and (path == "__init__.py" or path.endswith("/__init__.py")),
             )
         if cid in definitions:
