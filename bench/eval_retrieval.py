@@ -69,6 +69,7 @@ CONFIGS = {
     "cand200": replace(HybridConfig(), candidates=200),
     "cand400": replace(HybridConfig(), candidates=400),
     "no-samples": replace(HybridConfig(), demote_samples=False),
+    "tier-before": replace(SPELLED, alpha_natural=0.6),  # FULL_TIER before section 18's rules
     "kwonly": replace(HybridConfig(), alpha_natural=0.0, alpha_symbol=0.0, alpha_long=0.0),
     "symfile0": replace(HybridConfig(), symbol_file_boost=0.0, file_evidence=0.0),
     "symfile1": replace(HybridConfig(), symbol_file_boost=1.0),
