@@ -81,6 +81,9 @@ CONFIGS = {
     "short-only": replace(HybridConfig(), alpha_long=0.3),
     "w111": replace(HybridConfig(), bm25_weights=(1.0, 1.0, 1.0)),
     "w431": replace(HybridConfig(), bm25_weights=(4.0, 3.0, 1.0)),
+    "w131": replace(HybridConfig(), bm25_weights=(1.0, 3.0, 1.0)),
+    "w331": replace(HybridConfig(), bm25_weights=(3.0, 3.0, 1.0)),
+    "w221": replace(HybridConfig(), bm25_weights=(2.0, 2.0, 1.0)),
 }
 # File evidence: weight w, counted among the best T chunks (T = 0: all candidates); docs section 18's grid.
 for _w in (0.025, 0.05, 0.075, 0.1, 0.15):
