@@ -78,17 +78,14 @@ CONFIGS = {
     "a.2": replace(HybridConfig(), alpha_natural=0.2),
     "pb1.5": replace(HybridConfig(), path_boost=1.5),
     "def3": replace(HybridConfig(), definition_boost=3.0),
-    "short-only": replace(HybridConfig(), alpha_long=0.3),
-    "w111": replace(HybridConfig(), bm25_weights=(1.0, 1.0, 1.0)),
-    "w431": replace(HybridConfig(), bm25_weights=(4.0, 3.0, 1.0)),
-    "long0.05": replace(HybridConfig(), alpha_long=0.05),
-    "long0.3": replace(HybridConfig(), alpha_long=0.3),
     "decay.3": replace(HybridConfig(), saturation_decay=0.3),
     "decay.7": replace(HybridConfig(), saturation_decay=0.7),
-    "w131": replace(HybridConfig(), bm25_weights=(1.0, 3.0, 1.0)),
-    "w331": replace(HybridConfig(), bm25_weights=(3.0, 3.0, 1.0)),
-    "w221": replace(HybridConfig(), bm25_weights=(2.0, 2.0, 1.0)),
 }
+# BM25 column weights (path, symbols, content), e.g. "w431"; the long-question vector weight, e.g. "long0.3".
+for _weights in ((1, 1, 1), (4, 3, 1), (1, 3, 1), (3, 3, 1), (2, 2, 1)):
+    CONFIGS["w" + "".join(map(str, _weights))] = replace(HybridConfig(), bm25_weights=tuple(map(float, _weights)))
+for _l in (0.05, 0.3):
+    CONFIGS[f"long{_l}"] = replace(HybridConfig(), alpha_long=_l)
 # File evidence: weight w, counted among the best T chunks (T = 0: all candidates); docs section 18's grid.
 for _w in (0.025, 0.05, 0.075, 0.1, 0.15):
     for _t in (0, 20, 30, 50):
@@ -204,11 +201,8 @@ def rank(store: SqliteStore, index_id: int, embedder, question: str, cfg: Hybrid
 
 
 def semble(args: argparse.Namespace) -> None:
-    repos = load_repos([n for n in args.repos.split(",") if n] or None)
-    if args.whole:  # the whole repository instead of its benchmark_root: larger trees, tests and docs among them
-        repos = [
-            replace(r, root=r.root.parents[len(Path(r.prefix).parts) - 1], prefix="") if r.prefix else r for r in repos
-        ]
+    # --whole: each whole repository instead of its benchmark_root (larger trees, tests and docs among them).
+    repos = load_repos([n for n in args.repos.split(",") if n] or None, whole=args.whole)
     embedder = embedder_for(args.model)
     configs: dict[str, HybridConfig | str] = {n: n if n in SERVICE else CONFIGS[n] for n in args.config.split(",")}
     table: dict[str, dict[str, float]] = defaultdict(dict)

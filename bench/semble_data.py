@@ -31,12 +31,13 @@ class Repo:
     queries: list[Query]
 
 
-def load_repos(names: list[str] | None = None) -> list[Repo]:
+def load_repos(names: list[str] | None = None, whole: bool = False) -> list[Repo]:
+    """The set's repositories (``names``: only these); ``whole``: each indexed whole, not its benchmark_root."""
     repos = []
     for entry in json.loads((SEMBLE / "repos.json").read_text()):
         if names and entry["name"] not in names:
             continue
-        root_rel = entry.get("benchmark_root") or ""
+        root_rel = "" if whole else entry.get("benchmark_root") or ""
         root = CORPORA / entry["name"] / root_rel if root_rel not in ("", ".") else CORPORA / entry["name"]
         prefix = "" if root_rel in ("", ".") else root_rel.rstrip("/") + "/"
         queries = []

@@ -21,7 +21,6 @@ import statistics
 import sys
 import tempfile
 import time
-from dataclasses import replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -61,9 +60,7 @@ def main() -> None:
                 print(f"semble cold index {path}: {time.perf_counter() - t0:.2f}s, {index.stats}")
             return
         bm25_scores, hybrid_scores, times = [], [], []
-        for repo in load_repos():
-            if whole and repo.prefix:
-                repo = replace(repo, root=repo.root.parents[len(Path(repo.prefix).parts) - 1], prefix="")
+        for repo in load_repos(whole=whole):
             t0 = time.perf_counter()
             index = SembleIndex.from_path(str(repo.root), model_path=model_dir)
             seconds = time.perf_counter() - t0

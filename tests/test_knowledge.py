@@ -806,6 +806,11 @@ def test_copies_are_shown_once_and_generated_files_follow_the_source(static, tmp
     paths = [c.file_path for c in found.chunks]
     assert sum(p.endswith("serverSentEvents.gen.ts") for p in paths) == 1, paths
     assert paths[0] == "src/sse.ts", paths
+    every = KnowledgeService(store).query(
+        "server sent events stream",
+        opts(ws.resolve(), max_results=10, min_relevance=0.0, expand_context=False, deduplicate_chunks=False),
+    )
+    assert sum(c.file_path.endswith("serverSentEvents.gen.ts") for c in every.chunks) == 3, "asked for duplicates"
     store.close()
 
 

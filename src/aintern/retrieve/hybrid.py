@@ -51,7 +51,8 @@ class HybridConfig:
     saturation_decay: float = 0.5
     #: Query words also match their usual abbreviations in code (file system ~ fs, database ~ db).
     abbreviations: bool = True
-    #: A chunk whose text is that of a better-ranked one (a copied or generated file) is left out.
+    #: A chunk whose text is that of a better-ranked one (a copied or generated file) is left out, as
+    #: overlapping chunks are, unless the search asks for duplicates (``VectorSearchOptions.deduplicate``).
     drop_copies: bool = True
     #: Generated files (``*.gen.ts``, ``*_pb2.py``, ``__generated__/``) count as little as tests.
     demote_generated: bool = True
@@ -344,7 +345,7 @@ def hybrid_search(
     if cfg.file_evidence:
         scored = _with_file_evidence(scored, cfg.file_evidence, cfg.evidence_top)
     scored = _diversify(scored, cfg)
-    if cfg.drop_copies:
+    if cfg.drop_copies and options.deduplicate:
         scored = _without_copies(scored, chunks, top_k)
     if top_k:
         scored = scored[:top_k]
