@@ -38,12 +38,16 @@ PLAIN = HybridConfig(
     alpha_natural=0.5, alpha_symbol=0.5, alpha_long=0.5, definition_boost=0, path_boost=0, path_penalties=False,
     file_saturation=0, prose_weight=1.0, named_symbol_boost=0.0, spelled_name_boost=0.0,
     drop_copies=False, demote_generated=False, symbol_file_boost=0.0, file_evidence=0.0, demote_samples=False,
+    platform_weight=1.0,
 )  # fmt: skip
 #: The default before the rules of docs/benchmarks.md section 18.
 SPELLED = HybridConfig(
-    drop_copies=False, demote_generated=False, symbol_file_boost=0.0, file_evidence=0.0, demote_samples=False
-)
+    drop_copies=False, demote_generated=False, symbol_file_boost=0.0, file_evidence=0.0, demote_samples=False,
+    platform_weight=1.0,
+)  # fmt: skip
 NO_SPELLED = replace(SPELLED, spelled_name_boost=0.0)
+#: The default of section 18 (before platform variants were demoted): its sensitivity checks vary it.
+BASE18 = replace(HybridConfig(), platform_weight=1.0)
 CONFIGS = {
     "vector": replace(PLAIN, alpha_natural=1.0, alpha_symbol=1.0, alpha_long=1.0),
     "bm25": replace(PLAIN, alpha_natural=0.0, alpha_symbol=0.0, alpha_long=0.0),
@@ -58,50 +62,53 @@ CONFIGS = {
     "+named": replace(NO_SPELLED, abbreviations=False),
     "+abbrev": NO_SPELLED,
     "+spelled": SPELLED,
-    # + copies once, generated files demoted, a symbol's own file; + file evidence; + samples demoted (default)
-    "+symfile": replace(HybridConfig(), file_evidence=0.0, demote_samples=False),
-    "+evidence": replace(HybridConfig(), demote_samples=False),
+    # + copies once, generated files demoted, a symbol's own file; + file evidence; + samples demoted;
+    # + platform variants demoted (default)
+    "+symfile": replace(BASE18, file_evidence=0.0, demote_samples=False),
+    "+evidence": replace(BASE18, demote_samples=False),
+    "+samples": BASE18,
     "default": HybridConfig(),
     # Sensitivity checks quoted in docs/benchmarks.md.
-    "prose1": replace(HybridConfig(), prose_weight=1.0),
-    "named.5": replace(HybridConfig(), named_symbol_boost=0.5),
-    "prose.7": replace(HybridConfig(), prose_weight=0.7),
-    "cand200": replace(HybridConfig(), candidates=200),
-    "cand400": replace(HybridConfig(), candidates=400),
-    "no-samples": replace(HybridConfig(), demote_samples=False),
+    "prose1": replace(BASE18, prose_weight=1.0),
+    "named.5": replace(BASE18, named_symbol_boost=0.5),
+    "prose.7": replace(BASE18, prose_weight=0.7),
+    "cand200": replace(BASE18, candidates=200),
+    "cand400": replace(BASE18, candidates=400),
+    "no-samples": replace(BASE18, demote_samples=False),
     "tier-before": replace(SPELLED, alpha_natural=0.6),  # FULL_TIER before section 18's rules
-    "kwonly": replace(HybridConfig(), alpha_natural=0.0, alpha_symbol=0.0, alpha_long=0.0),
-    "symfile0": replace(HybridConfig(), symbol_file_boost=0.0, file_evidence=0.0),
-    "symfile1": replace(HybridConfig(), symbol_file_boost=1.0),
-    "prose.35": replace(HybridConfig(), prose_weight=0.35),
-    "prose.25": replace(HybridConfig(), prose_weight=0.25),
-    "a.2": replace(HybridConfig(), alpha_natural=0.2),
-    "pb1.5": replace(HybridConfig(), path_boost=1.5),
-    "def3": replace(HybridConfig(), definition_boost=3.0),
-    "decay.3": replace(HybridConfig(), saturation_decay=0.3),
-    "decay.7": replace(HybridConfig(), saturation_decay=0.7),
+    "kwonly": replace(BASE18, alpha_natural=0.0, alpha_symbol=0.0, alpha_long=0.0),
+    "symfile0": replace(BASE18, symbol_file_boost=0.0, file_evidence=0.0),
+    "symfile1": replace(BASE18, symbol_file_boost=1.0),
+    "prose.35": replace(BASE18, prose_weight=0.35),
+    "prose.25": replace(BASE18, prose_weight=0.25),
+    **{f"plat{w}": replace(HybridConfig(), platform_weight=w) for w in (1.0, 0.8, 0.7, 0.5, 0.3)},
+    "a.2": replace(BASE18, alpha_natural=0.2),
+    "pb1.5": replace(BASE18, path_boost=1.5),
+    "def3": replace(BASE18, definition_boost=3.0),
+    "decay.3": replace(BASE18, saturation_decay=0.3),
+    "decay.7": replace(BASE18, saturation_decay=0.7),
 }
 # BM25 column weights (path, symbols, content), e.g. "w431"; the long-question vector weight, e.g. "long0.3".
 for _weights in ((1, 1, 1), (4, 3, 1), (1, 3, 1), (3, 3, 1), (2, 2, 1)):
-    CONFIGS["w" + "".join(map(str, _weights))] = replace(HybridConfig(), bm25_weights=tuple(map(float, _weights)))
+    CONFIGS["w" + "".join(map(str, _weights))] = replace(BASE18, bm25_weights=tuple(map(float, _weights)))
 for _l in (0.05, 0.3):
-    CONFIGS[f"long{_l}"] = replace(HybridConfig(), alpha_long=_l)
+    CONFIGS[f"long{_l}"] = replace(BASE18, alpha_long=_l)
 # File evidence: weight w, counted among the best T chunks (T = 0: all candidates); docs section 18's grid.
 for _w in (0.025, 0.05, 0.075, 0.1, 0.15):
     for _t in (0, 20, 30, 50):
-        CONFIGS[f"fe{_w}-{_t}"] = replace(HybridConfig(), file_evidence=_w, evidence_top=_t)
+        CONFIGS[f"fe{_w}-{_t}"] = replace(BASE18, file_evidence=_w, evidence_top=_t)
 CONFIGS["copies"] = replace(SPELLED, drop_copies=True)
 CONFIGS["generated"] = replace(SPELLED, drop_copies=True, demote_generated=True)
 for _w in (0.25, 0.5, 1.0, 2.0):
-    CONFIGS[f"spelled{_w}"] = replace(HybridConfig(), spelled_name_boost=_w)
+    CONFIGS[f"spelled{_w}"] = replace(BASE18, spelled_name_boost=_w)
 # The vector ranking's weight for sentences only (symbol queries keep theirs), and for long questions.
 for _a in (0.4, 0.5, 0.6, 0.7):
-    CONFIGS[f"nat{_a}"] = replace(HybridConfig(), alpha_natural=_a)
+    CONFIGS[f"nat{_a}"] = replace(BASE18, alpha_natural=_a)
     for _l in (0.05, 0.3):
-        CONFIGS[f"nat{_a}-long{_l}"] = replace(HybridConfig(), alpha_natural=_a, alpha_long=_l)
+        CONFIGS[f"nat{_a}-long{_l}"] = replace(BASE18, alpha_natural=_a, alpha_long=_l)
 # The fusion weight of the vector ranking, for a model's own fit (--oof picks it out of fold).
 for _a in (0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8):
-    CONFIGS[f"alpha{_a}"] = replace(HybridConfig(), alpha_natural=_a, alpha_symbol=_a, alpha_long=_a / 2)
+    CONFIGS[f"alpha{_a}"] = replace(BASE18, alpha_natural=_a, alpha_symbol=_a, alpha_long=_a / 2)
 
 
 #: --table: a static token table to use instead of the installed one (an A/B of tables in the full ranking).

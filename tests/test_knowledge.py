@@ -23,6 +23,7 @@ from aintern.index.models import IndexingPhase, IndexingProgress
 from aintern.knowledge import KnowledgeQueryError, KnowledgeQueryOptions, KnowledgeService
 from aintern.retrieve import rerank
 from aintern.retrieve.cache import QueryCache
+from aintern.retrieve.hybrid import HybridConfig, hybrid_search
 from aintern.retrieve.keywords import apply_highlights, extract_keywords, extract_quoted_phrases, find_highlights
 from aintern.retrieve.relevance import monotone, relevance
 from aintern.retrieve.rerank import HttpCrossEncoder, KeywordBoost, Ranked, ReciprocalRankFusion, RerankingStrategy
@@ -861,4 +862,43 @@ def test_the_file_most_of_the_evidence_comes_from_ranks_first(static, tmp_path: 
         "session handling", opts(ws.resolve(), max_results=3, min_relevance=0.0, expand_context=False)
     )
     assert [c.file_path for c in found.chunks][:2] == ["backend.py", "web.py"]
+    store.close()
+
+
+def test_a_platform_variant_follows_the_shared_code_unless_the_question_names_its_platform(
+    static, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    """Twin files for two platforms share every word; a question that names no platform means the main
+    one (src/unix/tcp.c, not src/win/tcp.c), one that says "Windows" means the Windows port (issue 11:
+    platform variants)."""
+    ws = tmp_path / "ws"
+    (ws / "src/unix").mkdir(parents=True)
+    (ws / "src/win").mkdir(parents=True)
+    accept = (
+        "int uv_tcp_accept(uv_tcp_t* server, uv_tcp_t* client) {\n"
+        "  /* accept the pending TCP connection of the listening socket */\n"
+        "  int fd = accept_connection(server->socket);\n  return tcp_stream_open(client, fd);\n}\n"
+    )
+    (ws / "src/unix/tcp.c").write_text(accept)
+    # The Windows twin says it a little better (one more "connection"): alone, it would rank first.
+    (ws / "src/win/tcp.c").write_text(accept.replace("pending TCP", "pending TCP connection: the"))
+    (ws / "src/timer.c").write_text("int uv_timer_start(uv_timer_t* timer, uint64_t timeout) {\n  return 0;\n}\n")
+    store = SqliteStore(tmp_path / "p.db")
+    Indexer(store, static).index(ws)
+    service = KnowledgeService(store)
+
+    def first(question: str) -> str:
+        found = service.query(question, opts(ws.resolve(), max_results=3, min_relevance=0.0, expand_context=False))
+        return found.chunks[0].file_path
+
+    assert first("accept a TCP connection") == "src/unix/tcp.c"
+    assert first("accept a TCP connection on Windows") == "src/win/tcp.c"
+    index = store.get_index_for_workspace(ws.resolve())
+    assert index is not None
+    question = "accept a TCP connection"
+    ranked = hybrid_search(
+        store, index.id, question, static.embed(question), VectorSearchOptions(top_k=3),
+        HybridConfig(platform_weight=1.0),
+    )  # fmt: skip
+    assert ranked[0].chunk.file_path == "src/win/tcp.c", "without the rule the better-worded twin wins"
     store.close()

@@ -66,6 +66,10 @@ class HybridConfig:
     #: A symbol query's path boost (the share of words matched, as ``path_boost``'s) for a file named
     #: after the symbol (``Tokenizer`` -> tokenizer.py), defined there or not.
     symbol_file_boost: float = 0.5
+    #: Multiplier for files of one platform among several (``win/``, ``*_windows.go``, ``sunos.c``) unless
+    #: the question names that platform: a question about the event loop means the code every platform
+    #: shares, or the main one, more than a port's variant of it.
+    platform_weight: float = 0.5
 
 
 #: The fusion of an index whose full tier (the transformer's vectors) is complete: its vectors get more say
@@ -100,6 +104,46 @@ _SAMPLES_DIR = re.compile(r"(^|/)(samples?|benchmarks?|bench|benches)/")
 _GENERATED = re.compile(
     r"(^|/)(__generated__|generated)/|\.(gen|generated|g|pb|pb2|pb\.gw)\.\w+$|_pb2(_grpc)?\.pyi?$|_(gen|generated)\.go$"
 )
+
+
+#: Platform-specific file and folder names, by the platform a question would name.
+_PLATFORMS = {
+    "windows": {"win", "win32", "win64", "windows", "winnt", "mingw", "msvc"},
+    "solaris": {"sunos", "solaris", "illumos"},
+    "zos": {"os390", "zos"},
+    "aix": {"aix"},
+    "ibmi": {"ibmi", "os400"},
+    "haiku": {"haiku"},
+    "qnx": {"qnx"},
+    "cygwin": {"cygwin", "msys"},
+    "hurd": {"hurd"},
+    "bsd": {"netbsd", "openbsd", "freebsd", "dragonfly", "dragonflybsd"},
+    "vxworks": {"vxworks"},
+    "plan9": {"plan9"},
+    "emscripten": {"emscripten"},
+    "fuchsia": {"fuchsia"},
+}  # fmt: skip
+_PLATFORM_OF = {name: platform for platform, names in _PLATFORMS.items() for name in names}
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _platform(path: str) -> str | None:
+    """The platform a file is written for, by its folders' or its name's words (src/win/tcp.c,
+    terminal_check_windows.go, os390-syscalls.c), or None."""
+    *folders, name = path.lower().split("/")
+    for word in [*folders, *re.split(r"[-_.]", name)[:-1]]:
+        if word in _PLATFORM_OF:
+            return _PLATFORM_OF[word]
+    return None
+
+
+def _platforms_named(question: str) -> set[str]:
+    words = {w.lower() for w in re.findall(r"[A-Za-z0-9]+", question)}
+    named = {_PLATFORM_OF[w] for w in words if w in _PLATFORM_OF}
+    named |= {p for p in _PLATFORMS if p in words}
+    if "bsd" in words or "kqueue" in words:
+        named.add("bsd")
+    return named
 
 
 #: A best BM25 score below this came from floored IDFs only (a real term scores well above 0.1).
@@ -314,6 +358,7 @@ def hybrid_search(
     factors: dict[str, tuple[float, float, bool]] = {}  # per file: (path boost, path prior, a package's init)
     boost_path = not symbol and cfg.path_boost and keywords
     matches = _PathMatcher(keywords, cfg.abbreviations) if boost_path else None
+    named_platforms = _platforms_named(question) if cfg.platform_weight != 1.0 else set()
     scored: list[tuple[float, str, int, int]] = []
     for cid, score in fused.items():
         chunk = chunks.get(cid)
@@ -325,9 +370,12 @@ def hybrid_search(
             share = matches.share(_path_words(path)) if matches is not None else 0.0
             if symbol and cfg.symbol_file_boost and _stem(path) == symbol.lower().replace("_", ""):
                 share = cfg.symbol_file_boost
+            prior = _path_prior(path, cfg.demote_generated, cfg.demote_samples) if cfg.path_penalties else 1.0
+            if cfg.platform_weight != 1.0 and _platform(path) not in (None, *named_platforms):
+                prior *= cfg.platform_weight
             factor = factors[path] = (
                 best * cfg.path_boost * share if share >= 0.1 else 0.0,
-                _path_prior(path, cfg.demote_generated, cfg.demote_samples) if cfg.path_penalties else 1.0,
+                prior,
                 cfg.path_penalties and (path == "__init__.py" or path.endswith("/__init__.py")),
             )
         if cid in definitions:
