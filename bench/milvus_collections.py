@@ -51,7 +51,7 @@ def main() -> None:
             created.append(time.perf_counter() - t)
             vectors = rng.standard_normal((a.rows, 256)).astype(np.float32)
             vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-            engine.upsert(
+            engine.write(
                 MilvusRow(j, vectors[j], f"tok{j} word{j % 97} path{i}", f"src/f{j}.py", "python", "code", "function",
                           f"f{j}", 1, 9, "h")
                 for j in range(a.rows)

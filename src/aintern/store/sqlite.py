@@ -231,18 +231,18 @@ class SqliteStore(SearchStorage, KeywordStorage, TierStorage):
         # The highest chunk id committed: chunks sent to Milvus in this transaction get ids above it, so a
         # rolled-back write can never have overwritten the Milvus row of a chunk that is still here.
         self._local.chunk_floor = self.conn.execute("SELECT max(id) FROM chunks").fetchone()[0] or 0
-        self._local.milvus_upserts = []
+        self._local.milvus_writes = {}
         try:
             yield
-            # Milvus gets the transaction's rows in one request, before the commit makes them count.
-            for engine, rows in self._local.milvus_upserts:
-                engine.upsert(rows)
+            # Milvus gets the transaction's rows in one request per index, before the commit makes them count.
+            for engine, rows in self._local.milvus_writes.items():
+                engine.write(rows, above=self._local.chunk_floor)
         except BaseException:
             self.conn.execute("ROLLBACK")
             self._local.milvus_deletes = []  # their chunks are back
             raise
         finally:
-            self._local.milvus_upserts = None
+            self._local.milvus_writes = None
         self.conn.execute("COMMIT")
         self._flush_milvus_deletes()
 
@@ -475,13 +475,11 @@ class SqliteStore(SearchStorage, KeywordStorage, TierStorage):
             )
             for (cid, *_), chunk, vector in zip(keyword_rows, chunks, vectors)
         ]  # fmt: skip
-        pending: list[tuple[MilvusSearch, list[MilvusRow]]] | None = getattr(self._local, "milvus_upserts", None)
+        pending: dict[MilvusSearch, list[MilvusRow]] | None = getattr(self._local, "milvus_writes", None)
         if pending is None:  # (not inside ``transaction``: written now)
-            engine.upsert(rows)
-        elif pending and pending[-1][0] is engine:
-            pending[-1][1].extend(rows)
+            engine.write(rows)
         else:
-            pending.append((engine, rows))
+            pending.setdefault(engine, []).extend(rows)
 
     def get_skipped(self, index_id: int) -> dict[str, tuple[int, int, str]]:
         rows = self.conn.execute(

@@ -1,0 +1,163 @@
+"""Milvus Lite on its own, without aintern's pipeline: how writes slow as a collection grows (insert or
+upsert, batch size, with or without the BM25 text field), and the recall and latency of IVF_FLAT against
+exact search at a million distinct vectors.
+
+    python bench/milvus_alone.py vectors --from DB [DB ...]     # distinct static vectors of indexed code
+    python bench/milvus_alone.py ingest --mode full-insert --rows 200000 --batch 256
+    python bench/milvus_alone.py recall --nlist 1024 128 0      # 0: FLAT (exact)
+
+``vectors`` gathers the distinct vectors of the given aintern databases' embedding caches (index real code
+with the static model first, e.g. the dev corpora and a virtualenv's site-packages) and grows them to
+1,000,000 with noisy copies (each copy = a vector + N(0, 0.03) per dimension, renormalised: cosine ~0.9
+to its source, so every row is distinct, unlike bench/scale.py's exact copies). Files go to /tmp/milvus-alone.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sqlite3
+import time
+from pathlib import Path
+
+import numpy as np
+
+WORK = Path("/tmp/milvus-alone")
+DIMENSION = 256
+
+
+def gather(a: argparse.Namespace) -> None:
+    seen: dict[bytes, bytes] = {}
+    texts: list[str] = []
+    for db in a.dbs:
+        conn = sqlite3.connect(db)
+        for digest, blob in conn.execute("SELECT content_hash, vector FROM embedding_cache"):
+            if len(blob) == DIMENSION * 4:
+                seen.setdefault(bytes(digest), blob)
+        texts += [r[0][:8000] for r in conn.execute("SELECT content FROM chunks LIMIT 100000")]
+    base = np.stack([np.frombuffer(v, dtype=np.float32) for v in seen.values()])
+    norms = np.linalg.norm(base, axis=1)
+    base = np.unique((base[norms > 0] / norms[norms > 0, None]).round(5), axis=0).astype(np.float32)
+    rng = np.random.default_rng(1)
+    parts, total = [base], len(base)
+    while total < a.rows:
+        noisy = base + rng.normal(0, 0.03, base.shape).astype(np.float32)
+        parts.append(noisy / np.linalg.norm(noisy, axis=1, keepdims=True))
+        total += len(base)
+    WORK.mkdir(exist_ok=True)
+    np.save(WORK / "vectors.npy", np.concatenate(parts)[: a.rows].astype(np.float32))
+    (WORK / "texts.txt").write_text("\0".join(texts[:100_000]))
+    print(f"{len(base):,} distinct vectors, grown to {a.rows:,}; {min(len(texts), 100_000):,} chunk texts")
+
+
+def collection(path: Path, full: bool, nlist: int, text_match: bool = True):  # type: ignore[no-untyped-def]
+    from pymilvus import DataType, Function, FunctionType, MilvusClient
+
+    if path.exists():
+        os.remove(path)
+    client = MilvusClient(str(path))
+    schema = client.create_schema(auto_id=False)
+    schema.add_field("id", DataType.INT64, is_primary=True)
+    schema.add_field("dense", DataType.FLOAT_VECTOR, dim=DIMENSION)
+    indexes = client.prepare_index_params()
+    if nlist:
+        indexes.add_index("dense", index_type="IVF_FLAT", metric_type="IP", params={"nlist": nlist})
+    else:
+        indexes.add_index("dense", index_type="FLAT", metric_type="IP")
+    if full:  # the text aintern's collections have: analysed, with Milvus's BM25 function over it
+        schema.add_field(
+            "text", DataType.VARCHAR, max_length=65_535, enable_analyzer=True, enable_match=text_match,
+            analyzer_params={"tokenizer": "standard"},
+        )  # fmt: skip
+        schema.add_field("sparse", DataType.SPARSE_FLOAT_VECTOR)
+        schema.add_function(
+            Function(
+                name="bm25", function_type=FunctionType.BM25, input_field_names=["text"], output_field_names=["sparse"]
+            )
+        )
+        indexes.add_index("sparse", index_type="SPARSE_INVERTED_INDEX", metric_type="BM25")
+    client.create_collection("v", schema=schema, index_params=indexes, consistency_level="Strong")
+    return client
+
+
+def ingest(a: argparse.Namespace) -> None:
+    vectors = np.load(WORK / "vectors.npy", mmap_mode="r")
+    texts = (WORK / "texts.txt").read_text().split("\0")
+    full = a.mode.startswith("full")
+    client = collection(WORK / f"ingest-{a.mode}-{a.batch}.db", full, 1024, not a.no_text_match)
+    write = client.upsert if a.mode.endswith("upsert") else client.insert
+    started = mark = time.perf_counter()
+    done = 0
+    for lo in range(0, a.rows, a.batch):
+        rows = []
+        for j in range(lo, min(lo + a.batch, a.rows)):
+            row = {"id": j, "dense": vectors[j].tolist()}
+            if full:
+                row["text"] = texts[j % len(texts)]
+            rows.append(row)
+        write("v", rows)
+        if (lo + a.batch) // a.every > done // a.every:
+            now = time.perf_counter()
+            rate = (lo + a.batch - done) / (now - mark)
+            print(
+                f"{a.mode} batch {a.batch}: {lo + a.batch:>9,} rows  {rate:>6,.0f} rows/s since the last line",
+                flush=True,
+            )
+            done, mark = lo + a.batch, now
+    print(f"{a.mode} batch {a.batch}: {a.rows:,} rows in {time.perf_counter() - started:.0f} s")
+
+
+def recall(a: argparse.Namespace) -> None:
+    vectors = np.load(WORK / "vectors.npy")
+    rng = np.random.default_rng(0)
+    queries = vectors[rng.choice(len(vectors), a.queries, replace=False)]
+    queries = queries + rng.normal(0, 0.02, queries.shape).astype(np.float32)
+    queries /= np.linalg.norm(queries, axis=1, keepdims=True)
+    exact = np.argsort(-(queries @ vectors.T), axis=1)[:, :10]
+    for nlist in a.nlist:
+        client = collection(WORK / f"recall-{nlist}.db", False, nlist)
+        started = time.perf_counter()
+        for lo in range(0, len(vectors), 5_000):
+            client.insert(
+                "v", [{"id": j, "dense": vectors[j].tolist()} for j in range(lo, min(lo + 5_000, len(vectors)))]
+            )
+        client.flush("v")
+        loaded = time.perf_counter() - started
+        times, found = [], []
+        for q, truth in zip(queries, exact):
+            t = time.perf_counter()
+            hits = client.search(
+                "v", data=[q.tolist()], anns_field="dense", limit=10, search_params={"metric_type": "IP"}
+            )
+            times.append(time.perf_counter() - t)
+            found.append(len({h["id"] for h in hits[0]} & set(truth.tolist())) / 10)
+        kind = f"IVF_FLAT nlist {nlist}" if nlist else "FLAT"
+        print(
+            f"{len(vectors):,} vectors, {kind}: loaded in {loaded:.0f} s, recall@10 {np.mean(found):.3f}, "
+            f"KNN p50 {np.median(times) * 1000:.1f} ms, p95 {np.percentile(times, 95) * 1000:.1f} ms",
+            flush=True,
+        )
+        client.close()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    sub = ap.add_subparsers(dest="command", required=True)
+    v = sub.add_parser("vectors")
+    v.add_argument("--from", dest="dbs", nargs="+", required=True)
+    v.add_argument("--rows", type=int, default=1_000_000)
+    i = sub.add_parser("ingest")
+    i.add_argument("--mode", choices=["dense-insert", "dense-upsert", "full-insert", "full-upsert"], required=True)
+    i.add_argument("--rows", type=int, default=200_000)
+    i.add_argument("--batch", type=int, default=256)
+    i.add_argument("--every", type=int, default=20_000)
+    i.add_argument("--no-text-match", action="store_true", help="without the text index TEXT_MATCH uses")
+    r = sub.add_parser("recall")
+    r.add_argument("--nlist", type=int, nargs="+", default=[1024, 128, 0])
+    r.add_argument("--queries", type=int, default=200)
+    a = ap.parse_args()
+    {"vectors": gather, "ingest": ingest, "recall": recall}[a.command](a)
+
+
+if __name__ == "__main__":
+    main()
