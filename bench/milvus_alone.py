@@ -5,6 +5,7 @@ exact search at a million distinct vectors.
     python bench/milvus_alone.py vectors --from DB [DB ...]     # distinct static vectors of indexed code
     python bench/milvus_alone.py ingest --mode full-insert --rows 200000 --batch 256
     python bench/milvus_alone.py recall --nlist 1024 128 0      # 0: FLAT (exact)
+    python bench/milvus_alone.py load --mode full-insert --batch 256  # a fresh process opens ingest's collection
 
 ``vectors`` gathers the distinct vectors of the given aintern databases' embedding caches (index real code
 with the static model first, e.g. the dev corpora and a virtualenv's site-packages) and grows them to
@@ -50,7 +51,7 @@ def gather(a: argparse.Namespace) -> None:
     print(f"{len(base):,} distinct vectors, grown to {a.rows:,}; {min(len(texts), 100_000):,} chunk texts")
 
 
-def collection(path: Path, full: bool, nlist: int, text_match: bool = True):  # type: ignore[no-untyped-def]
+def collection(path: Path, full: bool, nlist: int, text_match: bool = True, algo: str = ""):  # type: ignore[no-untyped-def]
     from pymilvus import DataType, Function, FunctionType, MilvusClient
 
     if path.exists():
@@ -75,7 +76,8 @@ def collection(path: Path, full: bool, nlist: int, text_match: bool = True):  # 
                 name="bm25", function_type=FunctionType.BM25, input_field_names=["text"], output_field_names=["sparse"]
             )
         )
-        indexes.add_index("sparse", index_type="SPARSE_INVERTED_INDEX", metric_type="BM25")
+        params = {"inverted_index_algo": algo} if algo else {}
+        indexes.add_index("sparse", index_type="SPARSE_INVERTED_INDEX", metric_type="BM25", params=params)
     client.create_collection("v", schema=schema, index_params=indexes, consistency_level="Strong")
     return client
 
@@ -84,7 +86,7 @@ def ingest(a: argparse.Namespace) -> None:
     vectors = np.load(WORK / "vectors.npy", mmap_mode="r")
     texts = (WORK / "texts.txt").read_text().split("\0")
     full = a.mode.startswith("full")
-    client = collection(WORK / f"ingest-{a.mode}-{a.batch}.db", full, 1024, not a.no_text_match)
+    client = collection(_ingest_path(a), full, 1024, not a.no_text_match, a.sparse_algo)
     write = client.upsert if a.mode.endswith("upsert") else client.insert
     started = mark = time.perf_counter()
     done = 0
@@ -93,7 +95,7 @@ def ingest(a: argparse.Namespace) -> None:
         for j in range(lo, min(lo + a.batch, a.rows)):
             row = {"id": j, "dense": vectors[j].tolist()}
             if full:
-                row["text"] = texts[j % len(texts)]
+                row["text"] = texts[j % len(texts)][: a.text_chars]
             rows.append(row)
         write("v", rows)
         if (lo + a.batch) // a.every > done // a.every:
@@ -105,6 +107,34 @@ def ingest(a: argparse.Namespace) -> None:
             )
             done, mark = lo + a.batch, now
     print(f"{a.mode} batch {a.batch}: {a.rows:,} rows in {time.perf_counter() - started:.0f} s")
+
+
+def _ingest_path(a: argparse.Namespace) -> Path:
+    # (Milvus Lite takes file names under 36 characters)
+    algo = a.sparse_algo.split("_")[-1].lower()
+    cut = f"-t{a.text_chars}" if a.text_chars != 8_000 else ""
+    return WORK / f"{a.mode}-{a.batch}{'-nm' if a.no_text_match else ''}{'-' + algo if algo else ''}{cut}.db"
+
+
+def load(a: argparse.Namespace) -> None:
+    """How long a new process waits before its first search of a collection ``ingest`` wrote and closed."""
+    from pymilvus import MilvusClient
+
+    vectors = np.load(WORK / "vectors.npy", mmap_mode="r")
+    started = time.perf_counter()
+    client = MilvusClient(str(_ingest_path(a)))
+    opened = time.perf_counter()
+    client.load_collection("v")
+    loaded = time.perf_counter()
+    client.search("v", data=[vectors[7].tolist()], anns_field="dense", limit=10, search_params={"metric_type": "IP"})
+    rows = client.query("v", filter="", output_fields=["count(*)"])[0]["count(*)"]
+    print(
+        f"{_ingest_path(a).name}: {rows:,} rows; open {opened - started:.1f} s, load {loaded - opened:.1f} s, "
+        f"first search {(time.perf_counter() - loaded) * 1000:.0f} ms"
+    )
+    if a.flush:  # (whether a flushed collection loads faster: it does not)
+        client.flush("v")
+    client.close()
 
 
 def recall(a: argparse.Namespace) -> None:
@@ -146,17 +176,20 @@ def main() -> None:
     v = sub.add_parser("vectors")
     v.add_argument("--from", dest="dbs", nargs="+", required=True)
     v.add_argument("--rows", type=int, default=1_000_000)
-    i = sub.add_parser("ingest")
-    i.add_argument("--mode", choices=["dense-insert", "dense-upsert", "full-insert", "full-upsert"], required=True)
-    i.add_argument("--rows", type=int, default=200_000)
-    i.add_argument("--batch", type=int, default=256)
-    i.add_argument("--every", type=int, default=20_000)
-    i.add_argument("--no-text-match", action="store_true", help="without the text index TEXT_MATCH uses")
+    for i in (sub.add_parser("ingest"), sub.add_parser("load")):
+        i.add_argument("--mode", choices=["dense-insert", "dense-upsert", "full-insert", "full-upsert"], required=True)
+        i.add_argument("--rows", type=int, default=200_000)
+        i.add_argument("--batch", type=int, default=256)
+        i.add_argument("--every", type=int, default=20_000)
+        i.add_argument("--no-text-match", action="store_true", help="without the text index TEXT_MATCH uses")
+        i.add_argument("--sparse-algo", default="", help="the BM25 index's inverted_index_algo (default: Milvus's)")
+        i.add_argument("--flush", action="store_true", help="load: flush the collection before closing it")
+        i.add_argument("--text-chars", type=int, default=8_000, help="each row's text cut to this many characters")
     r = sub.add_parser("recall")
     r.add_argument("--nlist", type=int, nargs="+", default=[1024, 128, 0])
     r.add_argument("--queries", type=int, default=200)
     a = ap.parse_args()
-    {"vectors": gather, "ingest": ingest, "recall": recall}[a.command](a)
+    {"vectors": gather, "ingest": ingest, "load": load, "recall": recall}[a.command](a)
 
 
 if __name__ == "__main__":

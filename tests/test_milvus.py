@@ -44,6 +44,14 @@ def consistent(store: SqliteStore, index_id: int) -> None:
     assert engine.count() == len(known), "an id holds two rows"
 
 
+def text_match_index(store: SqliteStore, index_id: int) -> bool:
+    """Whether the collection keeps the text index TEXT_MATCH reads (a server answers it, Milvus Lite does not)."""
+    engine = store.milvus(index_id)
+    assert engine is not None
+    fields = engine.client.describe_collection(engine.config.collection)["fields"]
+    return next(f for f in fields if f["name"] == "text")["params"].get("enable_match") == "true"
+
+
 def test_a_milvus_index_answers_as_the_sqlite_one(static, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     ws = make_workspace(tmp_path / "ws")
     lite = SqliteStore(tmp_path / "milvus.db")
@@ -52,6 +60,7 @@ def test_a_milvus_index_answers_as_the_sqlite_one(static, tmp_path: Path) -> Non
     s = Indexer(plain, static).index(ws)
     assert m.success and s.success and m.chunks_created == s.chunks_created
     consistent(lite, m.index_id)
+    assert not text_match_index(lite, m.index_id)  # (Lite would load it with the collection, and never use it)
     # Nothing of it went to this file's own vector and keyword tables.
     assert lite.conn.execute(f"SELECT count(*) FROM vec_{m.index_id}").fetchone()[0] == 0
     assert lite.conn.execute(f"SELECT count(*) FROM fts_{m.index_id}").fetchone()[0] == 0
@@ -267,6 +276,7 @@ def test_a_milvus_server_over_the_network(static, tmp_path: Path, monkeypatch: p
         result = Indexer(store, static, options).index(ws)
         assert result.success and store.engine_of(result.index_id) == "milvus"
         consistent(store, result.index_id)
+        assert text_match_index(store, result.index_id)
         answer = KnowledgeService(store).query("NewServer", KnowledgeQueryOptions(workspace_path=str(ws)))
         assert answer.chunks and answer.chunks[0].file_path.endswith(".go")
         assert not (tmp_path / f"127.0.0.1:{port}.log").exists()  # (a server's logs are its own)
@@ -306,4 +316,22 @@ def test_collections_beyond_the_loaded_limit_are_released(
     service.cache.clear()
     again = service.query("NewServer", KnowledgeQueryOptions(workspace_path=str(first)))
     assert again.chunks and not again.cache_hit and "Loaded" in state(engines[0])
+    store.close()
+
+
+def test_a_server_loads_the_collection_when_it_starts(static, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A long-running process preloads a Milvus index's collection in the background (Milvus Lite reads it
+    whole on load: seconds at 100k chunks), so its first question does not wait for it."""
+    ws = make_workspace(tmp_path / "ws")
+    store = SqliteStore(tmp_path / "app.db")
+    index_id = Indexer(store, static, milvus_options(tmp_path)).index(ws).index_id
+    engine = store.milvus(index_id)
+    assert engine is not None
+    engine.release()
+    collection = engine.config.collection
+    assert "NotLoad" in str(engine.client.get_load_state(collection)["state"])
+    loading = KnowledgeService(store, in_memory=True).preload(str(ws))
+    assert loading is not None
+    loading.join(timeout=120)
+    assert "Loaded" in str(engine.client.get_load_state(collection)["state"])
     store.close()

@@ -138,11 +138,14 @@ def _platform(path: str) -> str | None:
 
 
 def _platforms_named(question: str) -> set[str]:
+    """The platforms a question names ("... on Windows", "kqueue" for the BSDs, "z/OS")."""
     words = {w.lower() for w in re.findall(r"[A-Za-z0-9]+", question)}
     named = {_PLATFORM_OF[w] for w in words if w in _PLATFORM_OF}
     named |= {p for p in _PLATFORMS if p in words}
-    if "bsd" in words or "kqueue" in words:
+    if "kqueue" in words:  # the BSDs' event interface
         named.add("bsd")
+    if "z/os" in question.lower():
+        named.add("zos")
     return named
 
 

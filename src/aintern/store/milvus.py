@@ -107,7 +107,10 @@ class MilvusSearch:
         self.dimension = dimension
         self._client: Any = None
         self._loaded = False
-        self._text_match: bool | None = None  # whether the server answers TEXT_MATCH (unknown until asked)
+        self._lite = config.uri.endswith(".db")
+        # Whether the server answers TEXT_MATCH (unknown until asked). Milvus Lite does not, though it
+        # would keep the text index for it (docs/benchmarks.md section 21: a fifth of a collection's load).
+        self._text_match: bool | None = False if self._lite else None
 
     @property
     def client(self) -> Any:
@@ -123,8 +126,7 @@ class MilvusSearch:
             token = os.environ.get(self.config.token_env, "") if self.config.token_env else ""
             if self.config.token_env and not token:
                 raise StoreError(f"the Milvus token variable {self.config.token_env} is not set")
-            uri = self.config.uri
-            lite = uri.endswith(".db")
+            uri, lite = self.config.uri, self._lite
             if lite:  # Milvus Lite: a local file, its folder made if needed
                 os.makedirs(os.path.dirname(os.path.abspath(uri)), exist_ok=True)
             try:
@@ -139,6 +141,12 @@ class MilvusSearch:
                 )
                 raise StoreError(f"cannot open Milvus at {uri}: {exc}{hint}") from exc
         return self._client
+
+    def load(self) -> None:
+        """Load the collection for searching now, if it exists. Milvus Lite reads the whole collection in
+        then (9 s for 200k rows, most of it the BM25 field's; docs/benchmarks.md section 21): a server
+        calls this when it starts (SqliteStore.preload), so its first question does not wait."""
+        self._ready()
 
     def _ready(self) -> bool:
         """Whether the collection exists, loaded for searching (a collection another process made, or one
@@ -201,7 +209,7 @@ class MilvusSearch:
         schema.add_field("id", DataType.INT64, is_primary=True)
         schema.add_field("dense", DataType.FLOAT_VECTOR, dim=self.dimension)
         schema.add_field(
-            "text", DataType.VARCHAR, max_length=_MAX_TEXT, enable_analyzer=True, enable_match=True,
+            "text", DataType.VARCHAR, max_length=_MAX_TEXT, enable_analyzer=True, enable_match=not self._lite,
             analyzer_params={"tokenizer": "standard"},
         )  # fmt: skip
         schema.add_field("sparse", DataType.SPARSE_FLOAT_VECTOR)
@@ -241,7 +249,7 @@ class MilvusSearch:
         highest id committed in SQLite): rows above it are deleted and the new ones inserted, since a write
         whose commit never came may have left rows with the ids these reuse. Without it, an upsert. An
         upsert looks each id up among all the rows already there, so its cost grows with the collection
-        (Milvus Lite: 2,700 rows/s into an empty one, 456/s at 180k; inserts hold ~3,000/s: docs section 20)."""
+        (Milvus Lite: 4,238 rows/s over the first 40k, 1,208/s at 200k; inserts hold ~5,000/s: docs section 20)."""
         data = [
             {
                 "id": r.chunk_id, "dense": list(r.vector), "text": _clip(r.keyword_text, _MAX_TEXT),

@@ -138,9 +138,12 @@ class SqliteStore(SearchStorage, KeywordStorage, TierStorage):
 
     def preload(self, index_id: int, tier: bool = False) -> None:
         """Load what the store keeps in memory of the index now (through a connection of its own: a
-        server or a chat calls this in a background thread when it starts)."""
+        server or a chat calls this in a background thread when it starts), and its Milvus collection."""
         if self.memory is not None:
             self.memory.preload(index_id, tier, self.path)
+        engine = self.milvus(index_id)
+        if engine is not None:  # (the collection is loaded by the engine the questions will use)
+            engine.load()
 
     def close(self) -> None:
         """Close every thread's connection."""
