@@ -335,3 +335,40 @@ def test_a_server_loads_the_collection_when_it_starts(static, tmp_path: Path) ->
     loading.join(timeout=120)
     assert "Loaded" in str(engine.client.get_load_state(collection)["state"])
     store.close()
+
+
+def test_a_server_whose_milvus_is_down_starts_and_says_so_when_asked(static, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """The preload of an index whose Milvus server does not answer ends quietly (no traceback from a
+    background thread); the question then gets a clear StoreError."""
+    import json
+    import socket
+    import threading
+
+    ws = make_workspace(tmp_path / "ws")
+    store = SqliteStore(tmp_path / "app.db")
+    index_id = Indexer(store, static, milvus_options(tmp_path)).index(ws).index_id
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    settings = json.loads(
+        store.conn.execute("SELECT settings_json FROM indexes WHERE id = ?", (index_id,)).fetchone()[0]
+    )
+    settings["store"]["uri"] = f"http://127.0.0.1:{port}"
+    with store.transaction():
+        store.conn.execute("UPDATE indexes SET settings_json = ? WHERE id = ?", (json.dumps(settings), index_id))
+    store.close()
+    store = SqliteStore(tmp_path / "app.db")
+    failures: list[BaseException | None] = []
+    previous = threading.excepthook
+    threading.excepthook = lambda args: failures.append(args.exc_value)
+    try:
+        service = KnowledgeService(store, in_memory=True)
+        loading = service.preload(str(ws))
+        assert loading is not None
+        loading.join(timeout=120)
+        assert not loading.is_alive() and failures == []
+        with pytest.raises(StoreError, match=f"cannot open Milvus at http://127.0.0.1:{port}"):
+            service.query("NewServer", KnowledgeQueryOptions(workspace_path=str(ws)))
+    finally:
+        threading.excepthook = previous
+        store.close()

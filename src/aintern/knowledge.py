@@ -289,7 +289,8 @@ class KnowledgeService:
             tier = self._tier(self.store, index)
             with contextlib.suppress(Exception):  # (listeners heard the error; a query raises it again)
                 self.load_model(tier.model_id if tier else index.embedding_model)
-            self.store.preload(index.id, tier is not None)
+            with contextlib.suppress(Exception):  # (a Milvus server down, a damaged file: a query says so)
+                self.store.preload(index.id, tier is not None)
 
         thread = threading.Thread(target=load, name="aintern-preload", daemon=True)
         thread.start()
