@@ -5,6 +5,7 @@ exact search at a million distinct vectors.
     python bench/milvus_alone.py vectors --from DB [DB ...]     # distinct static vectors of indexed code
     python bench/milvus_alone.py ingest --mode full-insert --rows 200000 --batch 256
     python bench/milvus_alone.py recall --nlist 1024 128 0      # 0: FLAT (exact)
+    python bench/milvus_alone.py recall --nlist 1024 --questions  # queries: the semble dev questions
     python bench/milvus_alone.py load --mode full-insert --batch 256  # a fresh process opens ingest's collection
 
 ``vectors`` gathers the distinct vectors of the given aintern databases' embedding caches (index real code
@@ -139,9 +140,18 @@ def load(a: argparse.Namespace) -> None:
 
 def recall(a: argparse.Namespace) -> None:
     vectors = np.load(WORK / "vectors.npy")
-    rng = np.random.default_rng(0)
-    queries = vectors[rng.choice(len(vectors), a.queries, replace=False)]
-    queries = queries + rng.normal(0, 0.02, queries.shape).astype(np.float32)
+    if a.questions:  # the semble dev split's questions, embedded as a search embeds them
+        from semble_data import load_repos
+
+        from aintern.embed import get_embedder
+
+        static = get_embedder("static")
+        texts = [q.text for repo in load_repos() for q in repo.queries]
+        queries = np.stack([np.asarray(static.embed_query(t), dtype=np.float32) for t in texts])
+    else:  # stored vectors with noise: cosine ~0.95 to one of them (closer than a question is to code)
+        rng = np.random.default_rng(0)
+        queries = vectors[rng.choice(len(vectors), a.queries, replace=False)]
+        queries = queries + rng.normal(0, 0.02, queries.shape).astype(np.float32)
     queries /= np.linalg.norm(queries, axis=1, keepdims=True)
     exact = np.argsort(-(queries @ vectors.T), axis=1)[:, :10]
     for nlist in a.nlist:
@@ -153,20 +163,22 @@ def recall(a: argparse.Namespace) -> None:
             )
         client.flush("v")
         loaded = time.perf_counter() - started
-        times, found = [], []
-        for q, truth in zip(queries, exact):
-            t = time.perf_counter()
-            hits = client.search(
-                "v", data=[q.tolist()], anns_field="dense", limit=10, search_params={"metric_type": "IP"}
+        for nprobe in a.nprobe or [None]:
+            params: dict = {"metric_type": "IP"}
+            if nprobe:
+                params["params"] = {"nprobe": nprobe}
+            times, found = [], []
+            for q, truth in zip(queries, exact):
+                t = time.perf_counter()
+                hits = client.search("v", data=[q.tolist()], anns_field="dense", limit=10, search_params=params)
+                times.append(time.perf_counter() - t)
+                found.append(len({h["id"] for h in hits[0]} & set(truth.tolist())) / 10)
+            kind = f"IVF_FLAT nlist {nlist}" + (f" nprobe {nprobe}" if nprobe else "") if nlist else "FLAT"
+            print(
+                f"{len(vectors):,} vectors, {kind}: loaded in {loaded:.0f} s, recall@10 {np.mean(found):.3f}, "
+                f"KNN p50 {np.median(times) * 1000:.1f} ms, p95 {np.percentile(times, 95) * 1000:.1f} ms",
+                flush=True,
             )
-            times.append(time.perf_counter() - t)
-            found.append(len({h["id"] for h in hits[0]} & set(truth.tolist())) / 10)
-        kind = f"IVF_FLAT nlist {nlist}" if nlist else "FLAT"
-        print(
-            f"{len(vectors):,} vectors, {kind}: loaded in {loaded:.0f} s, recall@10 {np.mean(found):.3f}, "
-            f"KNN p50 {np.median(times) * 1000:.1f} ms, p95 {np.percentile(times, 95) * 1000:.1f} ms",
-            flush=True,
-        )
         client.close()
 
 
@@ -188,6 +200,8 @@ def main() -> None:
     r = sub.add_parser("recall")
     r.add_argument("--nlist", type=int, nargs="+", default=[1024, 128, 0])
     r.add_argument("--queries", type=int, default=200)
+    r.add_argument("--questions", action="store_true", help="query with the semble dev questions instead")
+    r.add_argument("--nprobe", type=int, nargs="*", help="clusters searched (default: Milvus's)")
     a = ap.parse_args()
     {"vectors": gather, "ingest": ingest, "load": load, "recall": recall}[a.command](a)
 
