@@ -488,6 +488,9 @@ def test_ctrl_c_stops_the_answer_not_the_session(cli_ws: tuple[Path, Path], gguf
         [sys.executable, "-m", "aintern", "chat", "--model", str(gguf), "--no-rag", "--max-tokens", "400",
          "--temperature", "0"], cwd=ws, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
         stderr=subprocess.PIPE, text=True,
+        # As in a terminal: SIGINT handled even when the tests run in a background job, whose children
+        # inherit it ignored (and Python then installs no KeyboardInterrupt handler).
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )  # fmt: skip
     assert proc.stdin is not None and proc.stdout is not None
     # A question the small model answers at length (~4 s here; a story request got a one-line answer,
