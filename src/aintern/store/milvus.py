@@ -146,7 +146,7 @@ class MilvusSearch:
 
     def load(self) -> None:
         """Load the collection for searching now, if it exists. Milvus Lite reads the whole collection in
-        then (9 s for 200k rows, most of it the BM25 field's; docs/benchmarks.md section 21): a server
+        then (7.3 s for 200k rows, most of it the BM25 field's; docs/benchmarks.md section 21): a server
         calls this when it starts (SqliteStore.preload), so its first question does not wait."""
         self._ready()
 
