@@ -23,7 +23,7 @@ from aintern.index.models import IndexingPhase, IndexingProgress
 from aintern.knowledge import KnowledgeQueryError, KnowledgeQueryOptions, KnowledgeService
 from aintern.retrieve import rerank
 from aintern.retrieve.cache import QueryCache
-from aintern.retrieve.hybrid import HybridConfig, hybrid_search
+from aintern.retrieve.hybrid import HybridConfig, _platforms_named, hybrid_search
 from aintern.retrieve.keywords import apply_highlights, extract_keywords, extract_quoted_phrases, find_highlights
 from aintern.retrieve.relevance import monotone, relevance
 from aintern.retrieve.rerank import HttpCrossEncoder, KeywordBoost, Ranked, ReciprocalRankFusion, RerankingStrategy
@@ -902,3 +902,7 @@ def test_a_platform_variant_follows_the_shared_code_unless_the_question_names_it
     )  # fmt: skip
     assert ranked[0].chunk.file_path == "src/win/tcp.c", "without the rule the better-worded twin wins"
     store.close()
+    # Named by a platform's other names: its interface, a variant, the way it is written.
+    assert _platforms_named("the kqueue backend") == {"bsd"} == _platforms_named("build on FreeBSD")
+    assert _platforms_named("EBCDIC conversion on z/OS") == {"zos"} and _platforms_named("win32 handles") == {"windows"}
+    assert _platforms_named("accept a TCP connection") == set()

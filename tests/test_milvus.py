@@ -337,7 +337,9 @@ def test_a_server_loads_the_collection_when_it_starts(static, tmp_path: Path) ->
     store.close()
 
 
-def test_a_server_whose_milvus_is_down_starts_and_says_so_when_asked(static, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_a_server_whose_milvus_is_down_starts_and_says_so_when_asked(
+    static, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:  # type: ignore[no-untyped-def]
     """The preload of an index whose Milvus server does not answer ends quietly (no traceback from a
     background thread); the question then gets a clear StoreError."""
     import json
@@ -359,16 +361,12 @@ def test_a_server_whose_milvus_is_down_starts_and_says_so_when_asked(static, tmp
     store.close()
     store = SqliteStore(tmp_path / "app.db")
     failures: list[BaseException | None] = []
-    previous = threading.excepthook
-    threading.excepthook = lambda args: failures.append(args.exc_value)
-    try:
-        service = KnowledgeService(store, in_memory=True)
-        loading = service.preload(str(ws))
-        assert loading is not None
-        loading.join(timeout=120)
-        assert not loading.is_alive() and failures == []
-        with pytest.raises(StoreError, match=f"cannot open Milvus at http://127.0.0.1:{port}"):
-            service.query("NewServer", KnowledgeQueryOptions(workspace_path=str(ws)))
-    finally:
-        threading.excepthook = previous
-        store.close()
+    monkeypatch.setattr(threading, "excepthook", lambda args: failures.append(args.exc_value))
+    service = KnowledgeService(store, in_memory=True)
+    loading = service.preload(str(ws))
+    assert loading is not None
+    loading.join(timeout=120)
+    assert not loading.is_alive() and failures == []
+    with pytest.raises(StoreError, match=f"cannot open Milvus at http://127.0.0.1:{port}"):
+        service.query("NewServer", KnowledgeQueryOptions(workspace_path=str(ws)))
+    store.close()
