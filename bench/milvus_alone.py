@@ -6,7 +6,9 @@ exact search at a million distinct vectors.
     python bench/milvus_alone.py ingest --mode full-insert --rows 200000 --batch 256
     python bench/milvus_alone.py recall --nlist 1024 128 0      # 0: FLAT (exact)
     python bench/milvus_alone.py recall --nlist 1024 --questions  # queries: the semble dev questions
+    python bench/milvus_alone.py recall --hnsw --ef 64 128 --questions  # HNSW (Milvus Lite 3, a server)
     python bench/milvus_alone.py load --mode full-insert --batch 256  # a fresh process opens ingest's collection
+    python bench/milvus_alone.py interim --nlist 100 --nprobe 4   # a model of Lite 2.5's index (needs faiss)
 
 ``vectors`` gathers the distinct vectors of the given aintern databases' embedding caches (index real code
 with the static model first, e.g. the dev corpora and a virtualenv's site-packages) and grows them to
@@ -52,7 +54,7 @@ def gather(a: argparse.Namespace) -> None:
     print(f"{len(base):,} distinct vectors, grown to {a.rows:,}; {min(len(texts), 100_000):,} chunk texts")
 
 
-def collection(path: Path, full: bool, nlist: int, text_match: bool = True, algo: str = ""):  # type: ignore[no-untyped-def]
+def collection(path: Path, full: bool, nlist: int, text_match: bool = True, algo: str = "", hnsw: bool = False):  # type: ignore[no-untyped-def]
     from pymilvus import DataType, Function, FunctionType, MilvusClient
 
     if path.exists():
@@ -62,7 +64,9 @@ def collection(path: Path, full: bool, nlist: int, text_match: bool = True, algo
     schema.add_field("id", DataType.INT64, is_primary=True)
     schema.add_field("dense", DataType.FLOAT_VECTOR, dim=DIMENSION)
     indexes = client.prepare_index_params()
-    if nlist:
+    if hnsw:
+        indexes.add_index("dense", index_type="HNSW", metric_type="IP", params={"M": 16, "efConstruction": 200})
+    elif nlist:
         indexes.add_index("dense", index_type="IVF_FLAT", metric_type="IP", params={"nlist": nlist})
     else:
         indexes.add_index("dense", index_type="FLAT", metric_type="IP")
@@ -138,24 +142,35 @@ def load(a: argparse.Namespace) -> None:
     client.close()
 
 
-def recall(a: argparse.Namespace) -> None:
-    vectors = np.load(WORK / "vectors.npy")
-    if a.questions:  # the semble dev split's questions, embedded as a search embeds them
+def _questions() -> np.ndarray:
+    """The dev questions' static vectors, kept in WORK so that another virtualenv (another Milvus Lite)
+    can use them without aintern installed."""
+    saved = WORK / "questions.npy"
+    if not saved.exists():
         from semble_data import load_repos
 
         from aintern.embed import get_embedder
 
         static = get_embedder("static")
         texts = [q.text for repo in load_repos() for q in repo.queries]
-        queries = np.stack([np.asarray(static.embed_query(t), dtype=np.float32) for t in texts])
+        np.save(saved, np.stack([np.asarray(static.embed_query(t), dtype=np.float32) for t in texts]))
+    return np.load(saved)
+
+
+def recall(a: argparse.Namespace) -> None:
+    vectors = np.load(WORK / "vectors.npy")
+    if a.questions:  # the semble dev split's questions, embedded as a search embeds them
+        queries = _questions()
     else:  # stored vectors with noise: cosine ~0.95 to one of them (closer than a question is to code)
         rng = np.random.default_rng(0)
         queries = vectors[rng.choice(len(vectors), a.queries, replace=False)]
         queries = queries + rng.normal(0, 0.02, queries.shape).astype(np.float32)
     queries /= np.linalg.norm(queries, axis=1, keepdims=True)
     exact = np.argsort(-(queries @ vectors.T), axis=1)[:, :10]
-    for nlist in a.nlist:
-        client = collection(WORK / f"recall-{nlist}.db", False, nlist)
+    for nlist in [0] if a.hnsw else a.nlist:
+        client = collection(
+            WORK / (f"recall-{nlist}.db" if not a.hnsw else "recall-hnsw.db"), False, nlist, hnsw=a.hnsw
+        )
         started = time.perf_counter()
         for lo in range(0, len(vectors), 5_000):
             client.insert(
@@ -163,10 +178,10 @@ def recall(a: argparse.Namespace) -> None:
             )
         client.flush("v")
         loaded = time.perf_counter() - started
-        for nprobe in a.nprobe or [None]:
+        for nprobe in (a.ef if a.hnsw else a.nprobe) or [None]:  # HNSW: the search's ef instead
             params: dict = {"metric_type": "IP"}
             if nprobe:
-                params["params"] = {"nprobe": nprobe}
+                params["params"] = {"ef": nprobe} if a.hnsw else {"nprobe": nprobe}
             times, found = [], []
             for q, truth in zip(queries, exact):
                 t = time.perf_counter()
@@ -174,12 +189,43 @@ def recall(a: argparse.Namespace) -> None:
                 times.append(time.perf_counter() - t)
                 found.append(len({h["id"] for h in hits[0]} & set(truth.tolist())) / 10)
             kind = f"IVF_FLAT nlist {nlist}" + (f" nprobe {nprobe}" if nprobe else "") if nlist else "FLAT"
+            if a.hnsw:
+                kind = "HNSW M 16 efConstruction 200" + (f" ef {nprobe}" if nprobe else "")
             print(
                 f"{len(vectors):,} vectors, {kind}: loaded in {loaded:.0f} s, recall@10 {np.mean(found):.3f}, "
                 f"KNN p50 {np.median(times) * 1000:.1f} ms, p95 {np.percentile(times, 95) * 1000:.1f} ms",
                 flush=True,
             )
         client.close()
+
+
+def interim(a: argparse.Namespace) -> None:
+    """A model of what Milvus Lite 2.5 searches: its one growing segment's interim index, an IVF index per
+    chunk of rows with segcore's own nlist and nprobe, trained on a share of each chunk (faiss: install
+    faiss-cpu, e.g. in the virtualenv that has Milvus Lite 3)."""
+    import faiss
+
+    vectors = np.load(WORK / "vectors.npy")
+    queries = _questions()
+    queries /= np.linalg.norm(queries, axis=1, keepdims=True)
+    exact = np.argsort(-(queries @ vectors.T), axis=1)[:, :10]
+    scores, ids = [], []
+    for lo in range(0, len(vectors), a.chunk_rows):
+        part = vectors[lo : lo + a.chunk_rows]
+        index = faiss.IndexIVFFlat(faiss.IndexFlatIP(DIMENSION), DIMENSION, a.nlist, faiss.METRIC_INNER_PRODUCT)
+        index.train(part[:: a.train_every])
+        index.add(part)
+        index.nprobe = a.nprobe
+        d, i = index.search(queries, 10)
+        scores.append(d)
+        ids.append(np.where(i >= 0, i + lo, -1))
+    merged, distances = np.hstack(ids), np.hstack(scores)
+    top = np.take_along_axis(merged, np.argsort(-distances, axis=1)[:, :10], axis=1)
+    found = np.mean([len(set(t) & set(e)) / 10 for t, e in zip(top.tolist(), exact.tolist())])
+    print(
+        f"IVF per {a.chunk_rows:,}-row chunk, nlist {a.nlist}, nprobe {a.nprobe}, trained on 1 row in "
+        f"{a.train_every}: recall@10 {found:.3f} for {len(queries)} questions"
+    )
 
 
 def main() -> None:
@@ -203,8 +249,15 @@ def main() -> None:
     r.add_argument("--queries", type=int, default=200)
     r.add_argument("--questions", action="store_true", help="query with the semble dev questions instead")
     r.add_argument("--nprobe", type=int, nargs="*", help="clusters searched (default: Milvus's)")
+    r.add_argument("--hnsw", action="store_true", help="an HNSW index instead (Milvus Lite 3 or a server)")
+    r.add_argument("--ef", type=int, nargs="*", help="HNSW: candidates searched (default: Milvus's)")
+    m = sub.add_parser("interim")
+    m.add_argument("--chunk-rows", type=int, default=32_768)
+    m.add_argument("--nlist", type=int, default=100)
+    m.add_argument("--nprobe", type=int, default=4)
+    m.add_argument("--train-every", type=int, default=10, help="train each chunk's clusters on 1 row in N")
     a = ap.parse_args()
-    {"vectors": gather, "ingest": ingest, "load": load, "recall": recall}[a.command](a)
+    {"vectors": gather, "ingest": ingest, "load": load, "recall": recall, "interim": interim}[a.command](a)
 
 
 if __name__ == "__main__":

@@ -59,7 +59,8 @@ class MilvusConfig:
     token_env: str | None = None
     #: The dense vectors' index: "flat" (exact, the default) or "ivf_flat" (approximate: ``nprobe`` of
     #: ``nlist`` clusters searched), for collections of millions of chunks (bench/scale.py measures it).
-    #: Milvus Lite ignores both numbers (recall@10 0.68 for questions at 1M: docs section 21); a server
+    #: Milvus Lite 2.5 ignores both: it searches every collection through segcore's interim index, whose
+    #: own nlist and nprobe give recall@10 0.68 for questions at 1M (docs sections 21-22); a server
     #: honours them.
     vector_index: str = "flat"
     nlist: int = 1024
