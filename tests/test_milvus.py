@@ -179,7 +179,10 @@ def test_choosing_the_engine(static, tmp_path: Path, monkeypatch: pytest.MonkeyP
     ws = make_workspace(tmp_path / "ws")
     db = tmp_path / "app.db"
     lite = tmp_path / "m" / "lite.db"
-    env = {**os.environ, "AINTERN_DB": str(db), "COLUMNS": "200"}
+    temp = tmp_path / "tmp"  # (where glog, Milvus Lite's logging, writes files unless told otherwise)
+    temp.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GLOG_")}
+    env.update(AINTERN_DB=str(db), COLUMNS="200", TMPDIR=str(temp))
 
     def aintern(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run([sys.executable, "-m", "aintern", *args], cwd=ws, env=env, capture_output=True, text=True,
@@ -192,6 +195,14 @@ def test_choosing_the_engine(static, tmp_path: Path, monkeypatch: pytest.MonkeyP
     hits = json.loads(found.stdout)
     assert hits and all((ws / h["path"]).is_file() for h in hits), found.stdout
     assert aintern("update").returncode == 0
+    # Each of those processes started a Milvus Lite server, whose glog logging wrote a few files into the
+    # temporary folder every time; it now goes to the log beside the database, errors only ...
+    assert not [p.name for p in temp.iterdir() if p.name.startswith("milvus")]
+    assert lite.with_name("lite.db.log").exists()
+    # ... unless the user's own GLOG_ settings say otherwise.
+    env.update(GLOG_log_dir=str(tmp_path), GLOG_logtostderr="0", GLOG_minloglevel="0")
+    assert aintern("search", "database connection", "-k", "1").returncode == 0
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith("milvus") and ".log." in p.name]
     # An index stays where it is unless a forced run moves it.
     w = Workspace(ws, db)
     w.settings.store = "sqlite"
@@ -259,7 +270,7 @@ def test_a_milvus_server_over_the_network(static, tmp_path: Path, monkeypatch: p
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    env = {**os.environ, "LD_LIBRARY_PATH": str(lib)}
+    env = {**os.environ, "LD_LIBRARY_PATH": str(lib), "GLOG_logtostderr": "1"}  # (not into /tmp)
     server = subprocess.Popen([str(lib / "milvus"), str(tmp_path / "server.db"), f"127.0.0.1:{port}", "ERROR"],
                               env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
     try:

@@ -133,7 +133,7 @@ class MilvusSearch:
             if lite:  # Milvus Lite: a local file, its folder made if needed
                 os.makedirs(os.path.dirname(os.path.abspath(uri)), exist_ok=True)
             try:
-                with warnings.catch_warnings(), _stderr_to(uri + ".log" if lite else None):
+                with warnings.catch_warnings(), _lite_server_output(uri + ".log" if lite else None):
                     warnings.simplefilter("ignore", UserWarning)
                     self._client = MilvusClient(uri=uri, token=token)
             except Exception as exc:
@@ -384,21 +384,32 @@ class MilvusSearch:
             self._client = None
 
 
+#: Where the Milvus Lite server's own logging (glog) goes unless the user says otherwise: to its standard
+#: error (the log file beside the database), errors only. By default glog writes files into /tmp at
+#: every start of the server, i.e. at every one-shot `aintern search` (hundreds of them after a day).
+_LITE_GLOG = {"GLOG_logtostderr": "1", "GLOG_minloglevel": "2"}
+
+
 @contextlib.contextmanager
-def _stderr_to(path: str | None) -> Iterator[None]:
-    """File descriptor 2 pointed at ``path`` meanwhile: the Milvus Lite server it starts inherits it, and
-    logs there (its text index writes a line per commit) instead of into the user's terminal."""
+def _lite_server_output(path: str | None) -> Iterator[None]:
+    """File descriptor 2 pointed at ``path`` meanwhile, and glog told to write there: the Milvus Lite
+    server started meanwhile inherits both, and logs there (its text index writes a line per commit)
+    instead of into the user's terminal and /tmp."""
     if path is None:
         yield
         return
+    added = {name: value for name, value in _LITE_GLOG.items() if name not in os.environ}
     saved = os.dup(2)
     try:
+        os.environ.update(added)
         with open(path, "ab") as log_file:
             os.dup2(log_file.fileno(), 2)
         yield
     finally:
         os.dup2(saved, 2)
         os.close(saved)
+        for name in added:
+            os.environ.pop(name, None)
 
 
 def expression(
