@@ -195,6 +195,21 @@ def test_choosing_the_engine(static, tmp_path: Path, monkeypatch: pytest.MonkeyP
     hits = json.loads(found.stdout)
     assert hits and all((ws / h["path"]).is_file() for h in hits), found.stdout
     assert aintern("update").returncode == 0
+    # Milvus Lite serves one process at a time: while another holds the file (a server, say), a search says so.
+    holder = subprocess.Popen(
+        [sys.executable, "-c", f"import time; from pymilvus import MilvusClient; MilvusClient({str(lite)!r}); "
+                               "print('ready', flush=True); time.sleep(120)"],
+        env={**env, "GLOG_logtostderr": "1"}, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+    )  # fmt: skip
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "ready"
+        for _ in range(2):  # (Milvus Lite's own failed attempt deleted the holder's lock file: the next opened)
+            busy = aintern("search", "database connection", "-k", "1")
+            assert busy.returncode != 0 and "in use by another process" in busy.stderr, busy.stderr
+        assert (lite.parent / ".lite.db.lock").exists()
+    finally:
+        holder.kill()
+        holder.wait()
     # Each of those processes started a Milvus Lite server, whose glog logging wrote a few files into the
     # temporary folder every time; it now goes to the log beside the database, errors only ...
     assert not [p.name for p in temp.iterdir() if p.name.startswith("milvus")]

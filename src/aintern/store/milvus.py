@@ -29,6 +29,7 @@ import weakref
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from aintern.errors import StoreError
@@ -132,17 +133,18 @@ class MilvusSearch:
             uri, lite = self.config.uri, self._lite
             if lite:  # Milvus Lite: a local file, its folder made if needed
                 os.makedirs(os.path.dirname(os.path.abspath(uri)), exist_ok=True)
+                if not _lock_lite_file(uri):
+                    raise StoreError(
+                        f"Milvus Lite at {uri} is in use by another process (aintern serve, mcp, chat or watch?): "
+                        "Milvus Lite serves one process at a time. Stop that process or ask it (aintern serve "
+                        "answers /api/search), or keep the index in a Milvus server"
+                    )
             try:
                 with warnings.catch_warnings(), _lite_server_output(uri + ".log" if lite else None):
                     warnings.simplefilter("ignore", UserWarning)
                     self._client = MilvusClient(uri=uri, token=token)
             except Exception as exc:
-                hint = (
-                    " (Milvus Lite serves one process at a time: is another aintern using it?)"
-                    if lite and "opened by another" in str(exc)
-                    else ""
-                )
-                raise StoreError(f"cannot open Milvus at {uri}: {exc}{hint}") from exc
+                raise StoreError(f"cannot open Milvus at {uri}: {exc}") from exc
         return self._client
 
     def load(self) -> None:
@@ -382,6 +384,39 @@ class MilvusSearch:
         if self._client is not None:
             self._client.close()
             self._client = None
+
+
+#: Milvus Lite lock files this process holds (a descriptor each, open while the process lives).
+_lite_locks: dict[str, int] = {}
+
+
+def _lock_lite_file(uri: str) -> bool:
+    """Take the lock Milvus Lite takes on a database file (its server serves one process at a time) before
+    it does; False if another process holds it. Milvus Lite 2.5 only ever tries once, and its failed attempt
+    deletes the lock file the other process holds (Server.__del__), so that a third process would then open
+    the same database beside the running server (reproduced; docs/benchmarks.md section 24). Asking first
+    means a busy file is never opened, and holding the lock from here on leaves no gap for another process
+    between this check and the server's own lock (which, in the same process, succeeds)."""
+    import fcntl
+
+    db = Path(uri).absolute().resolve()
+    path = str(db.parent / f".{db.name}.lock")
+    held = _lite_locks.get(path)
+    if held is not None:
+        try:
+            if os.fstat(held).st_ino == os.stat(path).st_ino:
+                fcntl.lockf(held, fcntl.LOCK_EX | fcntl.LOCK_NB)  # (still this process's: a no-op)
+                return True
+        except OSError:
+            pass  # the file went with a server this process stopped: lock it anew (the old descriptor stays open)
+    descriptor = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.lockf(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(descriptor)  # (this process held no lock on the file: closing it releases nothing)
+        return False
+    _lite_locks[path] = descriptor
+    return True
 
 
 #: Where the Milvus Lite server's own logging (glog) goes unless the user says otherwise: to its standard
