@@ -154,6 +154,39 @@ print("done", flush=True)
 """
 
 
+def test_rows_lost_from_milvus_are_reported_and_written_again(static, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A Milvus collection that is gone (its Milvus Lite file deleted or moved, the collection dropped) while
+    SQLite still has the index's chunks is an error for a search, not "no results"; the next run writes the
+    files Milvus lacks again, from the embedding cache, and only those."""
+    ws = make_workspace(tmp_path / "ws")
+    store = SqliteStore(tmp_path / "app.db")
+    first = Indexer(store, static, milvus_options(tmp_path)).index(ws)
+    options = KnowledgeQueryOptions(workspace_path=str(ws), max_results=3, min_relevance=0.0)
+    before = [c.file_path for c in KnowledgeService(store).query("http server", options).chunks]
+    engine = store.milvus(first.index_id)
+    assert engine is not None and before
+    engine.drop()
+    store.close()
+    store = SqliteStore(tmp_path / "app.db")
+    with pytest.raises(StoreError, match="aintern update"):
+        KnowledgeService(store).query("http server", options)
+    again = Indexer(store, static, milvus_options(tmp_path)).index(ws)
+    assert again.success and again.files_indexed == first.files_indexed and again.chunks_embedded == 0
+    consistent(store, first.index_id)
+    assert [c.file_path for c in KnowledgeService(store).query("http server", options).chunks] == before
+    # Rows of one file lost: that file alone is written again.
+    engine = store.milvus(first.index_id)
+    assert engine is not None
+    lost = store.conn.execute(
+        "SELECT c.id FROM chunks c JOIN files f ON f.id = c.file_id WHERE f.path = ?", (before[0],)
+    ).fetchall()
+    engine.delete([r[0] for r in lost])
+    third = Indexer(store, static, milvus_options(tmp_path)).index(ws)
+    assert third.success and third.files_indexed == 1 and third.files_unchanged == first.files_indexed - 1
+    consistent(store, first.index_id)
+    store.close()
+
+
 def test_sigkill_mid_run_leaves_every_file_complete_or_absent(static, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     ws = make_workspace(tmp_path / "ws", copies=4)
     db, lite = tmp_path / "crash.db", tmp_path / "milvus" / "lite.db"

@@ -109,6 +109,11 @@ class Indexer:
         known = self.store.get_files(index.id)
         known_skipped = self.store.get_skipped(index.id)
         gone = (known.keys() | known_skipped.keys()) - {f.rel for f in scan.files}
+        # Files whose rows Milvus lacks (its Milvus Lite file deleted, say) are written again, as new ones.
+        lost = self.store.milvus_missing(index.id)
+        if lost:
+            emit(IndexingPhase.SCANNING, message=f"{len(lost)} files are missing from Milvus: writing them again")
+            known = {path: f for path, f in known.items() if path not in lost}
         return self._update(root, index.id, scan.files, gone, known, known_skipped, result, emit, cancel, full=True)
 
     def index_files(
@@ -123,6 +128,8 @@ class Indexer:
         scanning the rest of the workspace. A path that is a directory brings a full run instead (a folder
         moved in or out shows up as one event)."""
         root, index, result, emit, cancel = self._begin(workspace, progress, cancel)
+        if self.store.milvus_missing(index.id):  # (a full run writes them again)
+            return self.index(root, progress, cancel)
         known = self.store.get_files(index.id)
         known_skipped = self.store.get_skipped(index.id)
         wanted = list(dict.fromkeys(paths))

@@ -147,11 +147,11 @@ class MilvusSearch:
                 raise StoreError(f"cannot open Milvus at {uri}: {exc}") from exc
         return self._client
 
-    def load(self) -> None:
-        """Load the collection for searching now, if it exists. Milvus Lite reads the whole collection in
-        then (7.3 s for 200k rows, most of it the BM25 field's; docs/benchmarks.md section 21): a server
-        calls this when it starts (SqliteStore.preload), so its first question does not wait."""
-        self._ready()
+    def load(self) -> bool:
+        """Load the collection for searching now, if it exists (whether it does). Milvus Lite reads the whole
+        collection in then (7.3 s for 200k rows, most of it the BM25 field's; docs/benchmarks.md section 21):
+        a server calls this when it starts (SqliteStore.preload), so its first question does not wait."""
+        return self._ready()
 
     def _ready(self) -> bool:
         """Whether the collection exists, loaded for searching (a collection another process made, or one

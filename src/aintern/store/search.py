@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from aintern.chunk.models import TextChunk, overlaps
 from aintern.embed.base import dots, vector_bytes
+from aintern.errors import StoreError
 from aintern.store.db import rows_in
 from aintern.store.keywords import BM25_WEIGHTS
 from aintern.store.milvus import MilvusConfig, MilvusSearch, expression
@@ -43,6 +44,7 @@ class SearchStorage:
     conn: Any
     memory: InMemorySearch | None
     _milvus: dict[int, MilvusSearch | None]
+    _milvus_present: set[int]
     _local: threading.local
 
     get_chunks: Callable[..., dict[int, TextChunk]]
@@ -84,7 +86,7 @@ class SearchStorage:
             matrix = self.memory.vector_matrix(index_id, tier)
             if matrix is not None:
                 return matrix.knn(query_vector, k)
-        engine = None if tier else self.milvus(index_id)
+        engine = None if tier else self._milvus_to_search(index_id)
         if engine is not None:
             where = self._milvus_filter(index_id, options)
             return engine.knn(query_vector, k, where) if where is not None else []
@@ -115,7 +117,7 @@ class SearchStorage:
         terms = query_terms(query)
         if len(terms) > 1:
             terms = self._informative(index_id, terms)
-        engine = self.milvus(index_id)
+        engine = self._milvus_to_search(index_id)
         if engine is not None:  # (its text holds the same stemmed tokens, weighted by repetition)
             where = self._milvus_filter(index_id, options)
             tokens = [stem for t in terms for stem in self.stems(t)]
@@ -277,6 +279,39 @@ class SearchStorage:
             config = MilvusConfig.from_settings(json.loads(row[0])) if row else None
             self._milvus[index_id] = MilvusSearch(config, int(row[1])) if config is not None and row else None
         return self._milvus[index_id]
+
+    def _milvus_to_search(self, index_id: int) -> MilvusSearch | None:
+        """The index's Milvus collection, for a search. One that is gone while this file has chunks for it
+        (its Milvus Lite file deleted or moved, the collection dropped) is an error, not an empty index."""
+        engine = self.milvus(index_id)
+        if engine is None or index_id in self._milvus_present:
+            return engine
+        if (
+            not engine.load()
+            and self.conn.execute("SELECT 1 FROM chunks WHERE index_id = ? LIMIT 1", (index_id,)).fetchone()
+        ):
+            raise StoreError(
+                f"this index's Milvus collection {engine.config.collection} is not in {engine.config.uri} "
+                "(was the file deleted or moved?): `aintern update` writes it again, from the embedding cache"
+            )
+        self._milvus_present.add(index_id)
+        return engine
+
+    def milvus_missing(self, index_id: int) -> set[str]:
+        """Paths of the files some of whose chunks the index's Milvus collection lacks (its Milvus Lite file
+        deleted or replaced, the collection dropped by hand): a full run writes them again. Cheap when
+        nothing is missing: the counts agree (after ``sweep_milvus``)."""
+        engine = self.milvus(index_id)
+        if engine is None:
+            return set()
+        known = self.conn.execute("SELECT count(*) FROM chunks WHERE index_id = ?", (index_id,)).fetchone()[0]
+        if engine.count() >= known:
+            return set()
+        have = engine.chunk_ids()
+        rows = self.conn.execute(
+            "SELECT c.id, f.path FROM chunks c JOIN files f ON f.id = c.file_id WHERE c.index_id = ?", (index_id,)
+        )
+        return {path for chunk_id, path in rows if chunk_id not in have}
 
     def engine_of(self, index_id: int) -> str:
         """Where an index keeps its vectors and keyword search: "milvus" or "sqlite"."""

@@ -93,6 +93,8 @@ class SqliteStore(SearchStorage, KeywordStorage, TierStorage):
         self._stems: dict[str, list[str]] = {}
         #: Each index's Milvus collection, for indexes whose search engine is Milvus (None: this file's).
         self._milvus: dict[int, MilvusSearch | None] = {}
+        #: Milvus indexes whose collection a search found there (checked once per store).
+        self._milvus_present: set[int] = set()
         #: What a long-running process holds in memory to search faster (None: everything from the file).
         self.memory: InMemorySearch | None = None
         self._closed = False
