@@ -228,6 +228,9 @@ def test_choosing_the_engine(static, tmp_path: Path, monkeypatch: pytest.MonkeyP
     hits = json.loads(found.stdout)
     assert hits and all((ws / h["path"]).is_file() for h in hits), found.stdout
     assert aintern("update").returncode == 0
+    status = json.loads(aintern("status", "--json").stdout)
+    assert status["engine"] == "milvus" and status["milvus"]["uri"] == str(lite), status
+    assert f"Milvus Lite at {lite}" in " ".join(aintern("status").stdout.split())
     # Milvus Lite serves one process at a time: while another holds the file (a server, say), a search says so.
     holder = subprocess.Popen(
         [sys.executable, "-c", f"import time; from pymilvus import MilvusClient; MilvusClient({str(lite)!r}); "

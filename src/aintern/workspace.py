@@ -532,6 +532,13 @@ class Workspace:
         st = st or self.status()
         s = st.statistics
         run = active_run(self.store, self.root)
+        milvus = self.store.milvus(st.index.id)
+        where = (
+            {"uri": milvus.config.uri, "collection": milvus.config.collection,
+             "vector_index": milvus.config.vector_index}
+            if milvus is not None
+            else None
+        )  # fmt: skip
         return {
             "workspace": str(self.root), "database": str(self.store.path), "files": s.file_count, "chunks": s.chunk_count,
             "source_bytes": s.total_bytes, "index_bytes": s.index_size_bytes, "model": s.embedding_model,
@@ -540,6 +547,7 @@ class Workspace:
             "new": st.new_files, "deleted": st.deleted_files, "git_commit_indexed": s.git_commit,
             "git_commit_current": st.current_commit, "behind_git": st.behind_git, "tier": self.tier_dict(),
             "name": st.index.name, "last_error": st.index.last_error, "run": run.to_dict() if run else None,
+            "engine": "milvus" if milvus is not None else "sqlite", "milvus": where,
         }  # fmt: skip
 
     def clear(self) -> bool:

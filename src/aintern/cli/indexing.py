@@ -232,6 +232,12 @@ def status(path: PathArg = None, db: DbOption = None, as_json: JsonOption = Fals
     table.add_row("chunks", f"{s.chunk_count:,}")
     table.add_row("index size", human_size(s.index_size_bytes))
     table.add_row("model", f"{s.embedding_model} ({s.embedding_dimension}-d)")
+    milvus = data["milvus"]
+    if isinstance(milvus, dict):
+        kind = "Milvus Lite" if str(milvus["uri"]).endswith(".db") else "Milvus"
+        table.add_row("search engine", f"{kind} at {milvus['uri']}, collection {milvus['collection']}")
+    else:
+        table.add_row("search engine", "SQLite (this database)")
     line = _tier_line(ws)
     if line:
         table.add_row("full tier", line.removeprefix("full tier: "))
