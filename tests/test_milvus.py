@@ -106,6 +106,23 @@ def test_changes_reach_milvus_and_a_crash_leaves_nothing_behind(static, tmp_path
     consistent(store, first.index_id)
     found = store.keyword_search(first.index_id, "brand_new_function_name")
     assert found and found[0].chunk.file_path == "src/python/app.py"
+    # What `aintern watch` runs for saved and deleted files reaches Milvus as well.
+    app_py.write_text(app_py.read_text().replace("brand_new_function_name", "renamed_by_the_watcher"))
+    (ws / "src" / "python" / "added_later.py").write_text("def added_by_the_watcher():\n    return 1\n")
+    (ws / "src" / "rust").joinpath(next(iter((ws / "src" / "rust").iterdir())).name).unlink()
+    rust_gone = {p for p in store.get_files(first.index_id) if p.startswith("src/rust/")} - {
+        f"src/rust/{p.name}" for p in (ws / "src" / "rust").iterdir()
+    }
+    watched = indexer.index_files(ws, ["src/python/app.py", "src/python/added_later.py", *rust_gone])
+    assert watched.files_indexed == 2 and watched.files_removed == 1
+    consistent(store, first.index_id)
+    for name, path in (
+        ("renamed_by_the_watcher", "src/python/app.py"),
+        ("added_by_the_watcher", "src/python/added_later.py"),
+    ):
+        hits = store.keyword_search(first.index_id, name)
+        assert hits and hits[0].chunk.file_path == path
+    assert all("brand_new_function_name" not in h.chunk.content for h in store.keyword_search(first.index_id, "brand"))
     # A run that wrote a file's rows to Milvus and stopped before its SQLite commit: the rows are
     # orphans (no hit can use them), and the next run deletes them.
     engine = store.milvus(first.index_id)
