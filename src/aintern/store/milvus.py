@@ -392,7 +392,7 @@ _lite_locks: dict[str, int] = {}
 
 def _lock_lite_file(uri: str) -> bool:
     """Take the lock Milvus Lite takes on a database file (its server serves one process at a time) before
-    it does; False if another process holds it. Milvus Lite 2.5 only ever tries once, and its failed attempt
+    it does; False if another process holds it. When Milvus Lite 2.5 fails to get it, cleaning up after itself
     deletes the lock file the other process holds (Server.__del__), so that a third process would then open
     the same database beside the running server (reproduced; docs/benchmarks.md section 24). Asking first
     means a busy file is never opened, and holding the lock from here on leaves no gap for another process
