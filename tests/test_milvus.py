@@ -248,6 +248,7 @@ def test_choosing_the_engine(static, tmp_path: Path, monkeypatch: pytest.MonkeyP
     status = json.loads(aintern("status", "--json").stdout)
     assert status["engine"] == "milvus" and status["milvus"]["uri"] == str(lite), status
     assert f"Milvus Lite at {lite}" in " ".join(aintern("status").stdout.split())
+    assert "milvus" in aintern("list").stdout
     # Milvus Lite serves one process at a time: while another holds the file (a server, say), a search says so.
     holder = subprocess.Popen(
         [sys.executable, "-c", f"import time; from pymilvus import MilvusClient; MilvusClient({str(lite)!r}); "
@@ -414,6 +415,21 @@ def test_a_server_loads_the_collection_when_it_starts(static, tmp_path: Path) ->
     loading.join(timeout=120)
     assert "Loaded" in str(engine.client.get_load_state(collection)["state"])
     store.close()
+
+
+def test_the_web_app_searches_a_milvus_index_and_says_where_it_lives(static, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    from web_server import WebServer
+
+    ws = make_workspace(tmp_path / "ws")
+    store = SqliteStore(tmp_path / "app.db")
+    Indexer(store, static, milvus_options(tmp_path)).index(ws)
+    store.close()
+    with WebServer(tmp_path / "app.db", workspace=ws, watch=False) as server, server.client() as http:
+        page = http.get("/indexes")
+        assert page.status_code == 200 and ">milvus</span>" in page.text
+        found = http.get("/api/search", params={"q": "Where is the database connection handled?", "k": 3})
+        assert found.status_code == 200, found.text
+        assert [r["path"] for r in found.json()["results"]][0].startswith("src/")
 
 
 def test_a_server_whose_milvus_is_down_starts_and_says_so_when_asked(
