@@ -429,7 +429,8 @@ def test_the_web_app_searches_a_milvus_index_and_says_where_it_lives(static, tmp
         assert page.status_code == 200 and ">milvus</span>" in page.text
         found = http.get("/api/search", params={"q": "Where is the database connection handled?", "k": 3})
         assert found.status_code == 200, found.text
-        assert [r["path"] for r in found.json()["results"]][0].startswith("src/")
+        results = found.json()["results"]
+        assert results and results[0]["path"].startswith("src/")
 
 
 def test_a_server_whose_milvus_is_down_starts_and_says_so_when_asked(
