@@ -258,12 +258,6 @@ def status(path: PathArg = None, db: DbOption = None, as_json: JsonOption = Fals
     console.print(table)
 
 
-def _in_milvus(settings: dict[str, object]) -> bool:
-    """Whether an index's settings send its vectors and keyword search to Milvus."""
-    store = settings.get("store")
-    return isinstance(store, dict) and store.get("engine") == "milvus"
-
-
 @app.command(name="list")
 def list_indexes(db: DbOption = None, as_json: JsonOption = False) -> None:
     """Every index in the application database: state, files, chunks, size, model, last update."""
@@ -289,7 +283,8 @@ def list_indexes(db: DbOption = None, as_json: JsonOption = False) -> None:
         table.add_row(
             f"[bold]{w.index.name}[/]\n[dim]{w.index.workspace_path}[/]", f"[{colour.get(w.state, 'red')}]{w.label}[/]",
             f"{w.index.file_count:,}", f"{w.index.chunk_count:,}", human_size(w.index_bytes or 0),
-            w.index.embedding_model.rsplit("/", 1)[-1] + (" [cyan]milvus[/]" if _in_milvus(w.index.settings) else ""),
+            w.index.embedding_model.rsplit("/", 1)[-1]
+            + (" [cyan]milvus[/]" if store.engine_of(w.index.id) == "milvus" else ""),
             w.index.updated_at[:16].replace("T", " "),
         )  # fmt: skip
     console.print(table)
