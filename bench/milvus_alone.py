@@ -27,6 +27,9 @@ from pathlib import Path
 import numpy as np
 
 WORK = Path("/tmp/milvus-alone")
+# Milvus Lite's server logs through glog, into files in /tmp at every start unless told otherwise.
+os.environ.setdefault("GLOG_logtostderr", "1")
+os.environ.setdefault("GLOG_minloglevel", "2")
 DIMENSION = 256
 
 
