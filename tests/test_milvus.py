@@ -204,6 +204,56 @@ def test_rows_lost_from_milvus_are_reported_and_written_again(static, tmp_path: 
     store.close()
 
 
+def test_one_store_closing_leaves_another_on_the_same_milvus_searching(static, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A server searches through one store while indexing runs (a catch-up, a watched change) open and close
+    their own: pymilvus shared one connection among all clients of a URI, so the first store to close cut
+    the server's off (the MCP server's searches failed after its catch-up run)."""
+    ws = make_workspace(tmp_path / "ws")
+    serving = SqliteStore(tmp_path / "app.db")
+    Indexer(serving, static, milvus_options(tmp_path)).index(ws)
+    options = KnowledgeQueryOptions(workspace_path=str(ws), max_results=3, min_relevance=0.0)
+    first = [c.file_path for c in KnowledgeService(serving).query("http server", options).chunks]
+    indexing = SqliteStore(tmp_path / "app.db")
+    assert Indexer(indexing, static, milvus_options(tmp_path)).index(ws).success
+    indexing.close()
+    assert [c.file_path for c in KnowledgeService(serving).query("http server", options).chunks] == first
+    serving.close()
+
+
+def test_the_mcp_server_searches_a_milvus_index_after_catching_up(tmp_path: Path) -> None:
+    """`aintern mcp` over stdio on a Milvus Lite index: it first indexes what changed while it was not running
+    (a run with its own store, closed when done), then answers searches through its own store."""
+    import asyncio
+
+    from mcp import Client, StdioServerParameters
+
+    ws = make_workspace(tmp_path / "ws")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GLOG_")}
+    env.update(AINTERN_DB=str(tmp_path / "app.db"), HF_HUB_OFFLINE="1")
+    lite = tmp_path / "m" / "lite.db"
+    made = subprocess.run([sys.executable, "-m", "aintern", "index", "--store", "milvus", "--milvus-uri", str(lite)],
+                          cwd=ws, env=env, capture_output=True, text=True, timeout=180)  # fmt: skip
+    assert made.returncode == 0, made.stderr
+    (ws / "src" / "python" / "caught_up.py").write_text("def caught_up_while_away():\n    return 1\n")
+
+    async def main() -> None:
+        params = StdioServerParameters(command=sys.executable, args=["-m", "aintern", "mcp"], cwd=str(ws), env=env)
+        async with Client(params) as c:
+            for _ in range(100):  # the catch-up run indexes the new file, then closes its store
+                found = await c.call_tool("search", {"query": "caught_up_while_away", "k": 1})
+                assert not found.is_error, found.content
+                hits = found.structured_content["hits"]
+                if hits and hits[0]["path"] == "src/python/caught_up.py":
+                    break
+                await asyncio.sleep(0.2)
+            else:
+                raise AssertionError("the catch-up run's file was never found")
+            again = await c.call_tool("search", {"query": "Where is the database connection handled?", "k": 2})
+            assert not again.is_error and again.structured_content["hits"], again.content
+
+    asyncio.run(main())
+
+
 def test_sigkill_mid_run_leaves_every_file_complete_or_absent(static, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     ws = make_workspace(tmp_path / "ws", copies=4)
     db, lite = tmp_path / "crash.db", tmp_path / "milvus" / "lite.db"

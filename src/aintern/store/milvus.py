@@ -24,6 +24,7 @@ import contextlib
 import logging
 import os
 import threading
+import uuid
 import warnings
 import weakref
 from collections import OrderedDict
@@ -142,7 +143,10 @@ class MilvusSearch:
             try:
                 with warnings.catch_warnings(), _lite_server_output(uri + ".log" if lite else None):
                     warnings.simplefilter("ignore", UserWarning)
-                    self._client = MilvusClient(uri=uri, token=token)
+                    # A connection of its own: pymilvus names a connection after its URI, so every client of
+                    # one URI would share one, and closing any of them (a store that indexed, in a server)
+                    # would cut off the others ("should create connection first").
+                    self._client = MilvusClient(uri=uri, token=token, alias=f"aintern-{uuid.uuid4().hex}")
             except Exception as exc:
                 raise StoreError(f"cannot open Milvus at {uri}: {exc}") from exc
         return self._client
