@@ -484,10 +484,10 @@ def test_the_web_app_searches_a_milvus_index_and_says_where_it_lives(static, tmp
 
 
 def test_a_server_whose_milvus_is_down_starts_and_says_so_when_asked(
-    static, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    static, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:  # type: ignore[no-untyped-def]
     """The preload of an index whose Milvus server does not answer ends quietly (no traceback from a
-    background thread); the question then gets a clear StoreError."""
+    background thread); the question then gets a clear StoreError, and pymilvus logs nothing of its own."""
     import json
     import socket
     import threading
@@ -513,6 +513,8 @@ def test_a_server_whose_milvus_is_down_starts_and_says_so_when_asked(
     assert loading is not None
     loading.join(timeout=120)
     assert not loading.is_alive() and failures == []
+    caplog.clear()
     with pytest.raises(StoreError, match=f"cannot open Milvus at http://127.0.0.1:{port}"):
         service.query("NewServer", KnowledgeQueryOptions(workspace_path=str(ws)))
+    assert not [r for r in caplog.records if r.name.startswith("pymilvus")], caplog.text
     store.close()

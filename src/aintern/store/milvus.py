@@ -141,7 +141,12 @@ class MilvusSearch:
                         "answers /api/search), or keep the index in a Milvus server"
                     )
             try:
-                with warnings.catch_warnings(), _lite_server_output(uri + ".log" if lite else None):
+                # (A failure is raised below with the URI; pymilvus would also log it, naming the connection.)
+                with (
+                    warnings.catch_warnings(),
+                    _lite_server_output(uri + ".log" if lite else None),
+                    _quiet("pymilvus", "pymilvus.milvus_client"),
+                ):
                     warnings.simplefilter("ignore", UserWarning)
                     # A connection of its own: pymilvus names a connection after its URI, so every client of
                     # one URI would share one, and closing any of them (a store that indexed, in a server)
@@ -290,11 +295,7 @@ class MilvusSearch:
             return set()
         found: set[int] = set()
         # (Milvus Lite lacks the timestamp call the iterator starts with: pymilvus logs that and falls back.)
-        quiet = [logging.getLogger(name) for name in ("pymilvus", "grpc._server")]
-        levels = [q.level for q in quiet]
-        for q in quiet:
-            q.setLevel(logging.CRITICAL)
-        try:
+        with _quiet("pymilvus", "grpc._server"):
             iterator = self.client.query_iterator(
                 self.config.collection, batch_size=5_000, filter="", output_fields=["id"]
             )
@@ -303,9 +304,6 @@ class MilvusSearch:
                     found.update(int(r["id"]) for r in batch)
             finally:
                 iterator.close()
-        finally:
-            for q, level in zip(quiet, levels):
-                q.setLevel(level)
         return found
 
     def sweep(self, known: set[int]) -> int:
@@ -356,13 +354,8 @@ class MilvusSearch:
         )
 
     def _count(self, where: str) -> int:
-        quiet = logging.getLogger("pymilvus")
-        level = quiet.level
-        quiet.setLevel(logging.CRITICAL)  # (a rejected TEXT_MATCH is answered, not logged)
-        try:
+        with _quiet("pymilvus"):  # (a rejected TEXT_MATCH is answered, not logged)
             rows = self.client.query(self.config.collection, filter=where, output_fields=["count(*)"])
-        finally:
-            quiet.setLevel(level)
         return int(rows[0]["count(*)"])
 
     def vectors(self, chunk_ids: Sequence[int]) -> dict[int, list[float]]:
@@ -427,6 +420,20 @@ def _lock_lite_file(uri: str) -> bool:
 #: error (the log file beside the database), errors only. By default glog writes files into /tmp at
 #: every start of the server, i.e. at every one-shot `aintern search` (hundreds of them after a day).
 _LITE_GLOG = {"GLOG_logtostderr": "1", "GLOG_minloglevel": "2"}
+
+
+@contextlib.contextmanager
+def _quiet(*loggers: str) -> Iterator[None]:
+    """These loggers silent meanwhile (what they would say reaches the user as an error of ours, or not at all)."""
+    quiet = [logging.getLogger(name) for name in loggers]
+    levels = [q.level for q in quiet]
+    for q in quiet:
+        q.setLevel(logging.CRITICAL)
+    try:
+        yield
+    finally:
+        for q, level in zip(quiet, levels):
+            q.setLevel(level)
 
 
 @contextlib.contextmanager
