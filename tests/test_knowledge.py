@@ -592,13 +592,17 @@ def test_formats_exactly_as_the_seed() -> None:
         == '<code-context file="src/a.py" lines="3-4" language="python" relevance="0.87">\nx = 1 &lt; 2\ny = \'&amp;\'\n</code-context>'
     )
     js = json.loads(assemble([chunk], ContextBuildOptions(format=ContextFormat.JSON)).context)
-    assert js == {
-        "file": "src/a.py",
-        "content": "x = 1 < 2\ny = '&'",
-        "startLine": 3,
-        "endLine": 4,
-        "language": "python",
-    }
+    assert js == [
+        {"file": "src/a.py", "content": "x = 1 < 2\ny = '&'", "startLine": 3, "endLine": 4, "language": "python"}
+    ]
+    # Several chunks are one JSON document too (the seed joined objects with the separator: not JSON).
+    two = [chunk, kc("src/b.py", 1, 2, 0.5)]
+    assert [c["file"] for c in json.loads(assemble(two, ContextBuildOptions(format=ContextFormat.JSON)).context)] == [
+        "src/a.py",
+        "src/b.py",
+    ]
+    framed_json = assemble(two, ContextBuildOptions(format=ContextFormat.JSON, context_header="Code:"))
+    assert json.loads(framed_json.context)["header"] == "Code:" and len(json.loads(framed_json.context)["chunks"]) == 2
     plain = assemble([chunk], ContextBuildOptions(format=ContextFormat.PLAIN)).context
     assert plain == "File: src/a.py (lines 3-4)\n" + "-" * 40 + "\nx = 1 < 2\ny = '&'"
     framed = assemble(

@@ -233,6 +233,17 @@ def _fit(
     return replace(bare, content="\n".join(lines[:lo]), end_line=bare.start_line + lo - 1)
 
 
+def _json_context(parts: list[str], o: ContextBuildOptions) -> str:
+    """The JSON context: one document a program can parse, an array of the chunks' objects (the seed joined
+    the objects with the chunk separator, which is not JSON once there are two), inside an object with the
+    header and footer when they are set."""
+    chunks = "[\n" + ",\n".join(parts) + "\n]" if parts else "[]"
+    if not o.context_header and not o.context_footer:
+        return chunks
+    header, footer = json.dumps(o.context_header), json.dumps(o.context_footer)
+    return f'{{\n"header": {header},\n"chunks": {chunks},\n"footer": {footer}\n}}'
+
+
 def assemble(chunks: list[KnowledgeChunk], options: ContextBuildOptions | None = None) -> ContextBuildResult:
     """Format chunks into one context that never exceeds ``options.max_tokens`` (by its own estimator)."""
     o = options or ContextBuildOptions()
@@ -249,6 +260,8 @@ def assemble(chunks: list[KnowledgeChunk], options: ContextBuildOptions | None =
         chunks = sorted(chunks, key=lambda c: -c.relevance)
 
     def render(parts: list[str]) -> str:
+        if o.format is ContextFormat.JSON:
+            return _json_context(parts, o)
         text = (o.context_header + "\n\n" if o.context_header else "") + o.chunk_separator.join(parts)
         if o.context_footer:
             text += "\n" + o.context_footer + "\n"
