@@ -249,6 +249,22 @@ def test_two_runs_on_one_workspace_conflict_and_cancel_keeps_what_is_done(server
         assert c.get(f"/api/indexes/{wid}").json()["files"] == 1500
 
 
+def test_a_watched_folder_that_disappears_keeps_its_index(server: WebServer, env: Path) -> None:
+    """A watched workspace whose folder goes away (deleted, a drive unmounted) keeps its index and says
+    "folder missing"; the watcher does not start a run that would remove every file from it."""
+    kept = make_workspace(env / "kept")
+    with server.client() as c:
+        wid = c.post("/api/indexes", json={"path": str(kept)}).json()["id"]
+        assert server.wait_idle(kept)["phase"] == "complete"
+        files = c.get(f"/api/indexes/{wid}").json()["files"]
+        assert files > 0
+        shutil.rmtree(kept)
+        time.sleep(3)  # (the watcher's events for the deleted files arrive within a second or two)
+        state = c.get(f"/api/indexes/{wid}").json()
+        assert state["state"] == "missing" and state["files"] == files, state
+        assert (state["job"] or {}).get("kind") != "files", state["job"]
+
+
 def test_a_workspace_deleted_while_indexing_ends_the_run_cleanly(server: WebServer, env: Path) -> None:
     doomed = many_files(env / "doomed", 1500)
     with server.client() as c:

@@ -281,8 +281,12 @@ class Jobs:
         return auto_index
 
     def _reindex_when_free(self, root: str, paths: list[str], stop: threading.Event) -> None:
-        """Re-index ``paths`` as a run of its own, after the run going on (if any) ends."""
+        """Re-index ``paths`` as a run of its own, after the run going on (if any) ends. Not when the
+        workspace folder itself is gone (deleted, an unmounted drive): the index keeps what it has, and
+        says "folder missing", instead of a run removing every file from it."""
         while not stop.is_set():
+            if not Path(root).is_dir():
+                return
             try:
                 job = self.start(root, "files", paths)
             except IndexingBusyError:
