@@ -133,3 +133,42 @@ def test_index_files_matches_a_full_scan(static, tmp_path: Path) -> None:  # typ
     (ws / "newpkg/mod.py").write_text("def in_new_folder(): pass\n")
     full = indexer.index_files(ws, ["newpkg"])
     assert full.files_indexed == 1 and full.files_unchanged > 10
+
+
+def test_watching_stops_and_keeps_the_index_when_the_folder_goes(static, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A workspace folder deleted (or its drive unmounted) while watched: watching stops with a clear error and
+    no run removes every file from the index (`aintern watch` and the server's watcher alike)."""
+    import shutil
+
+    ws = make_workspace(tmp_path / "ws").resolve()
+    store = SqliteStore(tmp_path / "w.db")
+    indexer = Indexer(store, static)
+    index_id = indexer.index(ws).index_id
+    before = set(store.get_files(index_id))
+    runs: list[set[str]] = []
+    raised: list[BaseException] = []
+
+    def watching() -> None:
+        try:
+            watch(
+                ws,
+                lambda paths: runs.append(paths) or indexer.index_files(ws, paths),
+                Scanner(ws),
+                stop,
+                None,
+                None,
+                100,
+            )
+        except BaseException as exc:
+            raised.append(exc)
+
+    stop = threading.Event()
+    thread = threading.Thread(target=watching, daemon=True)
+    thread.start()
+    time.sleep(0.5)
+    shutil.rmtree(ws)
+    thread.join(timeout=20)
+    stop.set()
+    assert not thread.is_alive() and raised and isinstance(raised[0], FileNotFoundError), raised
+    assert "is gone" in str(raised[0]) and runs == []
+    assert set(SqliteStore(store.path).get_files(index_id)) == before

@@ -368,8 +368,11 @@ def watch(path: PathArg = None, db: DbOption = None) -> None:
     def on_error(exc: Exception) -> None:
         err.print(f"[yellow]re-indexing failed: {exc}; still watching[/]")
 
-    watch_workspace(
-        ws.root, lambda paths: ws.index_files(paths, cancel=stop), Scanner(ws.root, ws.scan_options()), stop,
-        on_result, on_error,
-    )  # fmt: skip
+    try:
+        watch_workspace(
+            ws.root, lambda paths: ws.index_files(paths, cancel=stop), Scanner(ws.root, ws.scan_options()), stop,
+            on_result, on_error,
+        )  # fmt: skip
+    except FileNotFoundError as exc:
+        raise fail(str(exc)) from None
     console.print("stopped")

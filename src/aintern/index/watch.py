@@ -29,7 +29,8 @@ def watch(
     Creations, edits, deletions and renames (including editors' save-by-rename, which shows up as
     a delete plus an add) end in one run over the changed workspace-relative paths
     (``Workspace.index_files``), which touches only the files whose size, mtime or content changed. Changes the scanner would not index (ignored, hidden, excluded)
-    do not trigger anything. An error in one run is reported and watching goes on.
+    do not trigger anything. An error in one run is reported and watching goes on. If the workspace folder
+    itself goes away, watching stops (FileNotFoundError) and the index keeps what it has.
     """
     from watchfiles import watch as watch_changes
 
@@ -54,6 +55,10 @@ def watch(
     ):
         if stop.is_set():
             break
+        if not root.is_dir():  # (a run now would remove every file from the index)
+            raise FileNotFoundError(
+                f"{root} is gone (deleted, moved or unmounted): stopped watching; its index is kept"
+            )
         paths = {Path(p).resolve().relative_to(root).as_posix() for _, p in changes}
         pending |= paths
         try:
