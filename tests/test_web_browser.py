@@ -61,6 +61,35 @@ def no_script_errors(page: Page) -> None:
     assert page.errors == []  # type: ignore[attr-defined]
 
 
+def test_a_path_typed_while_the_first_listing_loads_is_not_overwritten(browser: Browser, env: Path) -> None:
+    """The Add dialog lists the home folder when it opens; a path typed before that listing arrives stays, and
+    its own listing is shown (the late answer used to overwrite the typed path, and then list the home
+    folder instead: a race CI met once)."""
+    make_workspace(env / "demo")
+    with WebServer(env / "aintern.db") as server:
+        page = new_page(browser)
+        page.goto(server.url + "/indexes")
+        held = []
+
+        def hold_the_first(route):  # type: ignore[no-untyped-def]
+            if held or f"path={str(env).replace('/', '%2F')}" in route.request.url:
+                route.continue_()
+            else:
+                held.append(route)
+
+        page.route("**/api/browse*", hold_the_first)
+        page.get_by_role("button", name="Add workspace").click()
+        page.wait_for_timeout(300)
+        assert held, "the dialog's first listing was not requested"
+        page.fill("#add-path", str(env))
+        held[0].continue_()  # the home folder's listing arrives after the typing
+        page.wait_for_timeout(500)
+        page.dispatch_event("#add-path", "change")
+        expect(page.locator("#browse-list li", has_text="demo")).to_be_visible()
+        expect(page.locator("#add-path")).to_have_value(str(env))
+        no_script_errors(page)
+
+
 def test_add_a_workspace_and_watch_its_progress_to_completion(browser: Browser, env: Path, shots: Path) -> None:
     folder = make_workspace(env / "demo")
     with WebServer(env / "aintern.db") as server:

@@ -160,6 +160,8 @@ function setupIndexes() {
   $("#add-cancel").addEventListener("click", () => dialog.close());
   $("#browse-up").addEventListener("click", () => browser.dataset.parent && browse(browser.dataset.parent));
   $("#browse-list").addEventListener("click", e => { const li = e.target.closest("li[data-path]"); if (li) browse(li.dataset.path); });
+  // Typing makes any listing still on its way stale: its answer would overwrite the path being typed.
+  pathInput.addEventListener("input", () => { browsing++; });
   pathInput.addEventListener("change", () => browse(pathInput.value));
   // Only the options the user changed: the rest stay as the folder's own .aintern.toml (or defaults) say.
   function changedOptions() {
