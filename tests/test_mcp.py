@@ -145,7 +145,7 @@ def test_bad_input_is_a_tool_error_and_the_server_goes_on(indexed: tuple[Path, P
             ("search", {"query": "store", "k": 10_000}, "k: between"),
             ("search", {"query": "store", "repos": ["no-such-repo"]}, "no index matches"),
             ("search", {"query": "store", "symbol_type": "spaceship"}, "symbol_type"),
-            ("index", {"path": str(web_env / "missing")}, "absolute path of a folder"),
+            ("index", {"path": str(web_env / "missing")}, "no such folder"),
             ("index", {"path": "relative/path"}, "absolute path of a folder"),
             ("find_related", {"path": "no/such/file.py", "line": 3}, "not indexed"),
             ("find_related", {"path": "../../etc/passwd", "line": 1}, "not indexed"),

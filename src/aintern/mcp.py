@@ -420,8 +420,10 @@ class AinternMcp:
         force: Annotated[bool, Field(description="Re-index every file, not just the changed ones")] = False,
     ) -> Annotated[CallToolResult, IndexResult]:
         root = Path(path).expanduser()
-        if not root.is_absolute() or not root.is_dir():
+        if not root.is_absolute():
             raise ToolError(f"{path}: give the absolute path of a folder")
+        if not root.is_dir():
+            raise ToolError(f"{path}: {'not a folder' if root.exists() else 'no such folder'}")
         root = root.resolve()
         try:
             job = self.jobs.running(root) or self.jobs.start(root, "reindex" if force else "index")
