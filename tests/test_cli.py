@@ -48,3 +48,10 @@ def test_embed_json_and_stdin() -> None:
     assert data["dimension"] == 256 and len(data["vectors"]) == 2
     out = run("embed", "-", "--model", "minilm", stdin="open a database\nsqlite connect\n")
     assert out.returncode == 0 and "dimension 384" in out.stdout
+
+
+def test_a_workspace_path_that_is_not_a_folder_is_named_as_such(tmp_path: Path) -> None:
+    (tmp_path / "file.txt").write_text("x")
+    for path, said in ((tmp_path / "missing", "no such folder"), (tmp_path / "file.txt", "not a folder")):
+        out = run("status", str(path))
+        assert out.returncode != 0 and said in out.stderr, out.stderr

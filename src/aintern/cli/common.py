@@ -74,7 +74,7 @@ def open_workspace(
     """
     if path is not None:
         if not path.is_dir():
-            raise fail(f"{path}: not a directory")
+            raise fail(f"{path}: {'not a folder' if path.exists() else 'no such folder'}")
         return Workspace(path, db, model, readonly)
     if create:
         try:
