@@ -55,3 +55,11 @@ def test_a_workspace_path_that_is_not_a_folder_is_named_as_such(tmp_path: Path) 
     for path, said in ((tmp_path / "missing", "no such folder"), (tmp_path / "file.txt", "not a folder")):
         out = run("status", str(path))
         assert out.returncode != 0 and said in out.stderr, out.stderr
+
+
+def test_no_conversations_yet_is_said_not_drawn_as_an_empty_table(tmp_path: Path) -> None:
+    out = subprocess.run(
+        [sys.executable, "-m", "aintern", "conversations", "list", "--db", str(tmp_path / "none.db")],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert out.returncode == 0 and "no conversations yet" in out.stderr and "┏" not in out.stdout, out

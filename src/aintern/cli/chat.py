@@ -265,6 +265,9 @@ def conversations_list(
     if as_json:
         print(json.dumps([{k: v for k, v in c.to_dict().items() if k != "messages"} for c in found], indent=2))
         return
+    if not found:
+        err.print("no conversations yet: `aintern chat` starts one")
+        return
     table = Table("id", "title", "messages", "updated", "workspace")
     for c in found:
         table.add_row(c.id[:8], c.title, str(c.message_count), c.updated_at[:19], c.workspace_path or "")
