@@ -143,7 +143,7 @@ def test_changes_reach_milvus_and_a_crash_leaves_nothing_behind(static, tmp_path
         assert engine.count() > store.statistics(first.index_id).chunk_count
 
     die_midway()
-    assert store.sweep_milvus(first.index_id) >= 1
+    assert store.sweep_milvus(first.index_id)[0] >= 1
     consistent(store, first.index_id)
     # Rows are inserted, not upserted (an upsert's cost grows with the collection): the next transaction
     # reuses the orphans' ids, and replaces them rather than adding a second row for each.

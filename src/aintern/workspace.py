@@ -533,12 +533,7 @@ class Workspace:
         s = st.statistics
         run = active_run(self.store, self.root)
         milvus = self.store.milvus(st.index.id)
-        where = (
-            {"uri": milvus.config.uri, "collection": milvus.config.collection,
-             "vector_index": milvus.config.vector_index}
-            if milvus is not None
-            else None
-        )  # fmt: skip
+        where = {**milvus.config.as_settings(), "lite": milvus.config.lite} if milvus is not None else None
         return {
             "workspace": str(self.root), "database": str(self.store.path), "files": s.file_count, "chunks": s.chunk_count,
             "source_bytes": s.total_bytes, "index_bytes": s.index_size_bytes, "model": s.embedding_model,

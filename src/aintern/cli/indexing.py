@@ -234,7 +234,7 @@ def status(path: PathArg = None, db: DbOption = None, as_json: JsonOption = Fals
     table.add_row("model", f"{s.embedding_model} ({s.embedding_dimension}-d)")
     milvus = data["milvus"]
     if isinstance(milvus, dict):
-        kind = "Milvus Lite" if str(milvus["uri"]).endswith(".db") else "Milvus"
+        kind = "Milvus Lite" if milvus["lite"] else "Milvus"
         table.add_row("search engine", f"{kind} at {milvus['uri']}, collection {milvus['collection']}")
     else:
         table.add_row("search engine", "SQLite (this database)")

@@ -100,7 +100,7 @@ class Indexer:
         cancel: threading.Event | None = None,
     ) -> IndexingResult:
         """Bring the workspace's index up to date (everything, with ``force_reindex``)."""
-        root, index, result, emit, cancel = self._begin(workspace, progress, cancel)
+        root, index, result, emit, cancel, lost = self._begin(workspace, progress, cancel)
         # The database check (before any write) runs beside the scan; a run with nothing to write stops it.
         self.store.start_verify()
         emit(IndexingPhase.SCANNING, message=f"scanning {root}")
@@ -110,7 +110,6 @@ class Indexer:
         known_skipped = self.store.get_skipped(index.id)
         gone = (known.keys() | known_skipped.keys()) - {f.rel for f in scan.files}
         # Files whose rows Milvus lacks (its Milvus Lite file deleted, say) are written again, as new ones.
-        lost = self.store.milvus_missing(index.id)
         if lost:
             emit(IndexingPhase.SCANNING, message=f"{len(lost)} files are missing from Milvus: writing them again")
             known = {path: f for path, f in known.items() if path not in lost}
@@ -127,8 +126,8 @@ class Indexer:
         re-indexed, or removed (deleted, now ignored, too large) by the same rules as a full run, without
         scanning the rest of the workspace. A path that is a directory brings a full run instead (a folder
         moved in or out shows up as one event)."""
-        root, index, result, emit, cancel = self._begin(workspace, progress, cancel)
-        if self.store.milvus_missing(index.id):  # (a full run writes them again)
+        root, index, result, emit, cancel, lost = self._begin(workspace, progress, cancel)
+        if lost:  # (a full run writes them again)
             return self.index(root, progress, cancel)
         known = self.store.get_files(index.id)
         known_skipped = self.store.get_skipped(index.id)
@@ -147,8 +146,9 @@ class Indexer:
 
     def _begin(
         self, workspace: str | Path, progress: ProgressCallback | None, cancel: threading.Event | None
-    ) -> tuple[Path, VectorIndex, IndexingResult, _Emitter, threading.Event]:
-        """What every run starts with: the resolved root, the index (created if new), a result, the clock."""
+    ) -> tuple[Path, VectorIndex, IndexingResult, _Emitter, threading.Event, set[str]]:
+        """What every run starts with: the resolved root, the index (created if new), a result, the clock, and
+        the files whose rows its Milvus collection lacks."""
         root = Path(workspace).resolve()
         o = self.options
         milvus = (
@@ -158,9 +158,10 @@ class Indexer:
         )
         index = self.store.open_index(str(root), self.embedder.model_id, self.embedder.dimension, o.engine, milvus)
         # Rows an interrupted run wrote to Milvus but never committed here go first.
-        self.store.sweep_milvus(index.id)
+        _, lost = self.store.sweep_milvus(index.id)
         emit = _Emitter(progress, time.perf_counter())
-        return root, index, IndexingResult(success=False, index_id=index.id), emit, cancel or threading.Event()
+        result = IndexingResult(success=False, index_id=index.id)
+        return root, index, result, emit, cancel or threading.Event(), lost
 
     def _update(
         self,

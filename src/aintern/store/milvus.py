@@ -68,6 +68,11 @@ class MilvusConfig:
     nlist: int = 1024
     nprobe: int = 32
 
+    @property
+    def lite(self) -> bool:
+        """Whether this is Milvus Lite (a local ``*.db`` file) rather than a server."""
+        return self.uri.endswith(".db")
+
     def as_settings(self) -> dict[str, Any]:
         out: dict[str, Any] = {"engine": "milvus", "uri": self.uri, "collection": self.collection}
         if self.token_env:
@@ -112,7 +117,7 @@ class MilvusSearch:
         self.dimension = dimension
         self._client: Any = None
         self._loaded = False
-        self._lite = config.uri.endswith(".db")
+        self._lite = config.lite
         # Whether the server answers TEXT_MATCH (unknown until asked). Milvus Lite does not, though it
         # would keep the text index for it (docs/benchmarks.md section 21: a fifth of a collection's load).
         self._text_match: bool | None = False if self._lite else None
@@ -305,13 +310,6 @@ class MilvusSearch:
             finally:
                 iterator.close()
         return found
-
-    def sweep(self, known: set[int]) -> int:
-        """Delete the rows whose chunk SQLite does not have (left by a run that stopped between the two
-        writes); returns how many."""
-        orphans = sorted(self.chunk_ids() - known)
-        self.delete(orphans)
-        return len(orphans)
 
     def knn(self, vector: QueryVector, k: int, expression: str, nprobe: int | None = None) -> list[tuple[int, float]]:
         """(chunk id, cosine) of the ``k`` nearest rows matching ``expression`` (vectors are unit length);

@@ -297,22 +297,6 @@ class SearchStorage:
         self._milvus_present.add(index_id)
         return engine
 
-    def milvus_missing(self, index_id: int) -> set[str]:
-        """Paths of the files some of whose chunks the index's Milvus collection lacks (its Milvus Lite file
-        deleted or replaced, the collection dropped by hand): a full run writes them again. Cheap when
-        nothing is missing: the counts agree (after ``sweep_milvus``)."""
-        engine = self.milvus(index_id)
-        if engine is None:
-            return set()
-        known = self.conn.execute("SELECT count(*) FROM chunks WHERE index_id = ?", (index_id,)).fetchone()[0]
-        if engine.count() >= known:
-            return set()
-        have = engine.chunk_ids()
-        rows = self.conn.execute(
-            "SELECT c.id, f.path FROM chunks c JOIN files f ON f.id = c.file_id WHERE c.index_id = ?", (index_id,)
-        )
-        return {path for chunk_id, path in rows if chunk_id not in have}
-
     def engine_of(self, index_id: int) -> str:
         """Where an index keeps its vectors and keyword search: "milvus" or "sqlite"."""
         return "milvus" if self.milvus(index_id) is not None else "sqlite"
@@ -327,17 +311,24 @@ class SearchStorage:
             except Exception as exc:  # unreachable now: the next run's sweep deletes them
                 log.warning("Milvus rows of %d removed chunks left for the next run: %s", len(chunk_ids), exc)
 
-    def sweep_milvus(self, index_id: int) -> int:
-        """Delete the index's Milvus rows whose chunk this file does not have (left by a run that
-        stopped between its Milvus write and its commit). Cheap when nothing is left over: the counts agree."""
+    def sweep_milvus(self, index_id: int) -> tuple[int, set[str]]:
+        """Bring the index's Milvus rows in line with this file's chunks: delete the rows whose chunk is not
+        here (left by a run that stopped between its Milvus write and its commit), and return (how many,
+        the paths of the files whose rows Milvus lacks: its Milvus Lite file deleted or replaced, the
+        collection dropped; a full run writes those files again). Cheap when the counts agree."""
         engine = self.milvus(index_id)
         if engine is None:
-            return 0
+            return 0, set()
         known = self.conn.execute("SELECT count(*) FROM chunks WHERE index_id = ?", (index_id,)).fetchone()[0]
         if engine.count() == known:
-            return 0
-        ids = {r[0] for r in self.conn.execute("SELECT id FROM chunks WHERE index_id = ?", (index_id,))}
-        return engine.sweep(ids)
+            return 0, set()
+        have = engine.chunk_ids()
+        rows = self.conn.execute(
+            "SELECT c.id, f.path FROM chunks c JOIN files f ON f.id = c.file_id WHERE c.index_id = ?", (index_id,)
+        ).fetchall()
+        orphans = sorted(have - {chunk_id for chunk_id, _ in rows})
+        engine.delete(orphans)
+        return len(orphans), {path for chunk_id, path in rows if chunk_id not in have}
 
 
 def _glob_match(path: str, pattern: str) -> bool:
