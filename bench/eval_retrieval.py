@@ -87,6 +87,8 @@ CONFIGS = {
     "def3": replace(BASE18, definition_boost=3.0),
     "decay.3": replace(BASE18, saturation_decay=0.3),
     "decay.7": replace(BASE18, saturation_decay=0.7),
+    # Changelogs demoted (docs section 25); log1.0 is the default before that.
+    **{f"log{w}": replace(HybridConfig(), changelog_weight=w) for w in (1.0, 0.6, 0.3, 0.1)},
 }
 # BM25 column weights (path, symbols, content), e.g. "w431"; the long-question vector weight, e.g. "long0.3".
 for _weights in ((1, 1, 1), (4, 3, 1), (1, 3, 1), (3, 3, 1), (2, 2, 1)):

@@ -910,3 +910,47 @@ def test_a_platform_variant_follows_the_shared_code_unless_the_question_names_it
     assert _platforms_named("the kqueue backend") == {"bsd"} == _platforms_named("build on FreeBSD")
     assert _platforms_named("EBCDIC conversion on z/OS") == {"zos"} and _platforms_named("win32 handles") == {"windows"}
     assert _platforms_named("accept a TCP connection") == set()
+
+
+def test_a_changelog_follows_the_code_it_describes(static, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A changelog names each fix in the words of a question about it, but the code is elsewhere: the
+    file that does the work ranks first, the changelog after it (issue 11, docs/benchmarks.md section 25);
+    a code file named history is code."""
+    ws = tmp_path / "ws"
+    (ws / "src").mkdir(parents=True)
+    (ws / "CHANGELOG.md").write_text(
+        "# Changelog\n\n## 2.1.0\n\n- Retry failed uploads: an upload that fails is retried with backoff.\n"
+        "- Retry uploads after a timeout; uploads that fail twice are reported.\n- Faster startup.\n"
+    )
+    (ws / "src/transfer.py").write_text(
+        "def send_file(path, client, attempts=3):\n"
+        '    """Send a file to the server; send it again when it does not arrive."""\n'
+        "    for attempt in range(attempts):\n        if client.put(path):\n            return True\n"
+        "        sleep(2 ** attempt)\n    return False\n"
+    )
+    for name, body in {
+        "config.py": "def load_settings(path):\n    return toml.loads(open(path).read())\n",
+        "cli.py": "def main(argv):\n    args = parse_arguments(argv)\n    run_command(args)\n",
+        "auth.py": "def check_token(token):\n    return token in VALID_TOKENS\n",
+        "render.py": "def render_page(template, context):\n    return template.format(**context)\n",
+    }.items():
+        (ws / "src" / name).write_text(body)
+    store = SqliteStore(tmp_path / "c.db")
+    Indexer(store, static).index(ws)
+    index = store.get_index_for_workspace(ws.resolve())
+    assert index is not None
+    question = "retry failed uploads with backoff"
+
+    def ranked(config: HybridConfig) -> list[str]:
+        hits = hybrid_search(store, index.id, question, static.embed(question), VectorSearchOptions(top_k=6), config)
+        return [h.chunk.file_path for h in hits]
+
+    assert ranked(HybridConfig(changelog_weight=1.0))[0] == "CHANGELOG.md", "without the rule its words win"
+    with_rule = ranked(HybridConfig())
+    assert with_rule[0] == "src/transfer.py" and "CHANGELOG.md" in with_rule
+    store.close()
+    from aintern.retrieve.hybrid import _CHANGELOG
+
+    assert [p for p in ("CHANGES.rst", "docs/History.md", "NEWS", "src/history.py", "release.go") if _CHANGELOG.search(p)] == [
+        "CHANGES.rst", "docs/History.md", "NEWS",
+    ]  # fmt: skip

@@ -70,6 +70,9 @@ class HybridConfig:
     #: the question names that platform: a question about the event loop means the code every platform
     #: shares, or the main one, more than a port's variant of it.
     platform_weight: float = 0.5
+    #: Multiplier for a changelog's chunks (``CHANGELOG.md``, ``CHANGES.rst``, ``History.md``, ``NEWS``):
+    #: it names every feature and fix in the words a question uses, but the code is elsewhere.
+    changelog_weight: float = 0.3
 
 
 #: The fusion of an index whose full tier (the transformer's vectors) is complete: its vectors get more say
@@ -100,6 +103,10 @@ _TEST_FILE = re.compile(
 )
 _TEST_DIR = re.compile(r"(^|/)(tests?|__tests__|spec|specs|testing)/")
 _DEMOTED_DIR = re.compile(r"(^|/)(_?compat|legacy|_?examples?|docs?_src)/")
+_CHANGELOG = re.compile(
+    r"(^|/)(change_?log|changes|history|news|releases|release[-_]?notes|whats_?new)(\.(md|rst|txt|markdown|adoc))?$",
+    re.IGNORECASE,
+)
 _SAMPLES_DIR = re.compile(r"(^|/)(samples?|benchmarks?|bench|benches)/")
 _GENERATED = re.compile(
     r"(^|/)(__generated__|generated)/|\.(gen|generated|g|pb|pb2|pb\.gw)\.\w+$|_pb2(_grpc)?\.pyi?$|_(gen|generated)\.go$"
@@ -206,8 +213,8 @@ def symbol_query(question: str) -> str | None:
 
 
 @functools.lru_cache(maxsize=1 << 16)
-def _path_prior(path: str, generated: bool = True, samples: bool = True) -> float:
-    """Multiplicative prior against files that rarely hold the answer: tests, examples, type stubs (a
+def _path_prior(path: str, generated: bool = True, samples: bool = True, changelog: float = 1.0) -> float:
+    """Multiplicative prior against files that rarely hold the answer: tests, examples, changelogs, type stubs (a
     long-running process asks it of the same files query after query). A package's ``__init__.py`` that
     only re-exports is judged by its content, in ``hybrid_search``."""
     penalty = 1.0
@@ -221,6 +228,8 @@ def _path_prior(path: str, generated: bool = True, samples: bool = True) -> floa
         penalty *= 0.3
     if samples and _SAMPLES_DIR.search(path):
         penalty *= 0.3
+    if _CHANGELOG.search(path):
+        penalty *= changelog
     return penalty
 
 
@@ -373,7 +382,11 @@ def hybrid_search(
             share = matches.share(_path_words(path)) if matches is not None else 0.0
             if symbol and cfg.symbol_file_boost and _stem(path) == symbol.lower().replace("_", ""):
                 share = cfg.symbol_file_boost
-            prior = _path_prior(path, cfg.demote_generated, cfg.demote_samples) if cfg.path_penalties else 1.0
+            prior = (
+                _path_prior(path, cfg.demote_generated, cfg.demote_samples, cfg.changelog_weight)
+                if cfg.path_penalties
+                else 1.0
+            )
             if cfg.platform_weight != 1.0 and _platform(path) not in (None, *named_platforms):
                 prior *= cfg.platform_weight
             factor = factors[path] = (
