@@ -24,7 +24,7 @@ from aintern.embed import get_embedder
 from aintern.index import Indexer, IndexingOptions
 from aintern.index.tier import TIER_MODEL, fill_tier
 from aintern.knowledge import KnowledgeQueryOptions, KnowledgeService
-from aintern.retrieve.hybrid import HybridConfig, hybrid_search
+from aintern.retrieve.hybrid import FULL_TIER, HybridConfig, hybrid_search
 from aintern.retrieve.rerank import RerankingStrategy
 from aintern.store import SqliteStore, VectorSearchOptions
 from aintern.store import keywords as sqlite_backend
@@ -89,6 +89,10 @@ CONFIGS = {
     "decay.7": replace(BASE18, saturation_decay=0.7),
     # Changelogs demoted (docs section 25); log1.0 is the default before that.
     **{f"log{w}": replace(HybridConfig(), changelog_weight=w) for w in (1.0, 0.6, 0.3, 0.1)},
+    # Path words matched on base forms (docs section 26); no-bases is the default before that.
+    "no-bases": replace(HybridConfig(), base_forms=False),
+    "full": FULL_TIER,
+    "full-no-bases": replace(FULL_TIER, base_forms=False),
 }
 # BM25 column weights (path, symbols, content), e.g. "w431"; the long-question vector weight, e.g. "long0.3".
 for _weights in ((1, 1, 1), (4, 3, 1), (1, 3, 1), (3, 3, 1), (2, 2, 1)):

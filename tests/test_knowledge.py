@@ -954,3 +954,44 @@ def test_a_changelog_follows_the_code_it_describes(static, tmp_path: Path) -> No
     assert [p for p in ("CHANGES.rst", "docs/History.md", "NEWS", "src/history.py", "release.go") if _CHANGELOG.search(p)] == [
         "CHANGES.rst", "docs/History.md", "NEWS",
     ]  # fmt: skip
+
+
+def test_a_file_named_for_the_doer_matches_a_question_about_the_act(static, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A question says "logging", the file is logger.go: their base forms match, so the path counts as
+    the words of a file that says "request" more often do (issue 11, docs/benchmarks.md section 26)."""
+    ws = tmp_path / "ws"
+    (ws / "middleware").mkdir(parents=True)
+    (ws / "middleware/logger.go").write_text(
+        "package middleware\n\n// Logger middleware prints one line per request: method, path, status and duration.\n"
+        "func Logger(next http.Handler) http.Handler {\n\treturn http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {\n"
+        "\t\tstart := time.Now()\n\t\tnext.ServeHTTP(w, r)\n\t\tprintEntry(r.Method, r.URL.Path, time.Since(start))\n\t})\n}\n"
+    )
+    (ws / "middleware/trace_ids.go").write_text(
+        "package middleware\n\n// RequestID middleware gives each request an id, for tracing a request in the logs.\n"
+        "func RequestID(next http.Handler) http.Handler {\n\treturn http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {\n"
+        "\t\tid := newID()\n\t\tnext.ServeHTTP(w, r.WithContext(withID(r.Context(), id)))\n\t})\n}\n"
+    )
+    for name, body in {
+        "compress.go": "package middleware\n\nfunc Compress(level int) func(http.Handler) http.Handler {\n\treturn gzipWith(level)\n}\n",
+        "timeout.go": "package middleware\n\nfunc Timeout(d time.Duration) func(http.Handler) http.Handler {\n\treturn withDeadline(d)\n}\n",
+        "throttle.go": "package middleware\n\nfunc Throttle(limit int) func(http.Handler) http.Handler {\n\treturn withTokens(limit)\n}\n",
+    }.items():
+        (ws / "middleware" / name).write_text(body)
+    store = SqliteStore(tmp_path / "b.db")
+    Indexer(store, static).index(ws)
+    index = store.get_index_for_workspace(ws.resolve())
+    assert index is not None
+    question = "request logging middleware"
+
+    def first(config: HybridConfig) -> str:
+        hits = hybrid_search(store, index.id, question, static.embed(question), VectorSearchOptions(top_k=3), config)
+        return hits[0].chunk.file_path
+
+    assert first(HybridConfig(base_forms=False)) == "middleware/trace_ids.go", "without the rule"
+    assert first(HybridConfig()) == "middleware/logger.go"
+    store.close()
+    from aintern.retrieve.hybrid import base_form
+
+    same = [("routing", "router"), ("routes", "route"), ("formats", "formatter"), ("validation", "validator")]
+    assert all(base_form(a) == base_form(b) for a, b in same)
+    assert base_form("content") != base_form("context") and base_form("config") != base_form("confirm")

@@ -51,6 +51,8 @@ class HybridConfig:
     saturation_decay: float = 0.5
     #: Query words also match their usual abbreviations in code (file system ~ fs, database ~ db).
     abbreviations: bool = True
+    #: Path words match query words on their base forms (routing ~ router, formats ~ formatter).
+    base_forms: bool = True
     #: A chunk whose text is that of a better-ranked one (a copied or generated file) is left out, as
     #: overlapping chunks are, unless the search asks for duplicates (``VectorSearchOptions.deduplicate``).
     drop_copies: bool = True
@@ -267,6 +269,27 @@ ABBREVIATIONS = {
 }  # fmt: skip
 
 
+#: Suffixes of doers, acts and verbs, longest first ("-ization" before "-ion", "-izer" before "-er").
+_SUFFIXES = ("ization", "isation", "ation", "ator", "izer", "iser", "ment", "ing", "ion", "ize", "ise", "er", "or", "ed")  # fmt: skip
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def base_form(word: str) -> str:
+    """A word without its plural and the suffix that makes a doer or an act of it: router, routing,
+    routes -> rout; formatter, formats, formatting -> format; validator, validation -> valid."""
+    if word.endswith("s") and not word.endswith("ss") and len(word) >= 5:
+        word = word[:-1]
+    for suffix in _SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            word = word[: -len(suffix)]
+            break
+    if len(word) >= 4 and word[-1] == word[-2] and word[-1] not in "ls":
+        word = word[:-1]
+    if len(word) >= 4 and word.endswith("e"):
+        word = word[:-1]
+    return word
+
+
 def _keywords(question: str) -> set[str]:
     """Lower-cased words of a question worth matching (``file system`` also as ``filesystem``)."""
     words = [w.lower() for w in re.findall(r"[A-Za-z_]\w*", question)]
@@ -277,10 +300,11 @@ def _keywords(question: str) -> set[str]:
 
 class _PathMatcher:
     """The share of a query's keywords found among a file's path words: a shared prefix of 3+ letters
-    counts (route ~ routing), and so does a usual abbreviation (database ~ db). Each path word is
-    compared with the keywords once per query, however many files use it."""
+    counts (route ~ routing), and so do a usual abbreviation (database ~ db) and a shared base form
+    (logging ~ logger). Each path word is compared with the keywords once per query, however many
+    files use it."""
 
-    def __init__(self, keywords: set[str], abbreviations: bool = True) -> None:
+    def __init__(self, keywords: set[str], abbreviations: bool = True, bases: bool = False) -> None:
         self.count = len(keywords)
         # Per keyword: the words it matches exactly (itself, its 3+ letter prefixes, its abbreviations)
         # and the start a longer word may have (itself, when 3+ letters).
@@ -293,6 +317,10 @@ class _PathMatcher:
             for k in keywords
         ]
         self._by_word: dict[str, frozenset[str]] = {}
+        self._bases: dict[str, set[str]] = {}
+        for k in keywords if bases else ():
+            if len(k) >= 4:
+                self._bases.setdefault(base_form(k), set()).add(k)
 
     def share(self, words: frozenset[str]) -> float:
         matched: set[str] = set()
@@ -300,9 +328,12 @@ class _PathMatcher:
         for w in words:
             found = by_word.get(w)
             if found is None:
-                found = by_word[w] = frozenset(
+                found = frozenset(
                     k for k, exact, start in self._keywords if w in exact or (start and w.startswith(start))
                 )
+                if self._bases and len(w) >= 4:
+                    found |= self._bases.get(base_form(w), set())
+                by_word[w] = found
             matched |= found
         return len(matched) / self.count
 
@@ -369,7 +400,7 @@ def hybrid_search(
     # Scores first, as plain tuples; Hit objects only for what is returned (most candidates are not).
     factors: dict[str, tuple[float, float, bool]] = {}  # per file: (path boost, path prior, a package's init)
     boost_path = not symbol and cfg.path_boost and keywords
-    matches = _PathMatcher(keywords, cfg.abbreviations) if boost_path else None
+    matches = _PathMatcher(keywords, cfg.abbreviations, cfg.base_forms) if boost_path else None
     named_platforms = _platforms_named(question) if cfg.platform_weight != 1.0 else set()
     scored: list[tuple[float, str, int, int]] = []
     for cid, score in fused.items():
