@@ -410,6 +410,14 @@ def test_a_milvus_server_over_the_network(static, tmp_path: Path, monkeypatch: p
         answer = KnowledgeService(store).query("NewServer", KnowledgeQueryOptions(workspace_path=str(ws)))
         assert answer.chunks and answer.chunks[0].file_path.endswith(".go")
         assert not (tmp_path / f"127.0.0.1:{port}.log").exists()  # (a server's logs are its own)
+        # A server serves several processes at once (Milvus Lite one): while this process holds its
+        # connection, a CLI search in another process answers from the same collection.
+        env = {**os.environ, "AINTERN_DB": str(tmp_path / "app.db"), "TEAM_MILVUS_TOKEN": "root:Milvus"}
+        other = subprocess.run([sys.executable, "-m", "aintern", "search", "NewServer", "-k", "3", "--json"],
+                               cwd=ws, env=env, capture_output=True, text=True, timeout=120)  # fmt: skip
+        assert other.returncode == 0, other.stderr
+        assert json.loads(other.stdout)[0]["path"].endswith(".go")
+        assert store.knn(result.index_id, static.embed("server"), 5, VectorSearchOptions())  # (still connected)
         monkeypatch.delenv("TEAM_MILVUS_TOKEN")
         fresh = SqliteStore(tmp_path / "app.db")
         with pytest.raises(StoreError, match="TEAM_MILVUS_TOKEN is not set"):
