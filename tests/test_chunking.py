@@ -56,6 +56,32 @@ def test_default_sizes_keep_small_file_whole(chunker: Chunker) -> None:
     assert {"Store", "connect"} <= set(result.chunks[0].metadata["symbols"].split(", "))
 
 
+@pytest.mark.parametrize(
+    ("name", "source", "first", "declared"),
+    [
+        ("Controller.php", "<?php\nnamespace App\\Http;\n\nuse App\\Router;\n\nclass Controller\n{\n    public function handle() {}\n}\n",
+         "Controller", "App"),
+        ("bench.rs", "mod support;\nuse support::*;\n\npub struct Body(u8);\n\nfn run() {}\n", "Body", "support"),
+        ("Mapper.cs", "namespace Dapper;\n\npublic static class SqlMapper\n{\n    public static int Run() { return 0; }\n}\n",
+         "SqlMapper", "Dapper"),
+    ],
+)  # fmt: skip
+def test_a_namespace_statement_does_not_name_the_chunk(
+    chunker: Chunker, name: str, source: str, first: str, declared: str
+) -> None:
+    """`namespace App\\Http;` (PHP, C#) and `mod support;` (Rust) declare, they define no code: a small
+    file's one chunk is named after its first definition (it was named `App`, the first part of the
+    namespace, in every file of a PHP package), and keyword search still finds the declared name."""
+    result = chunker.chunk_text(source, name)
+    assert len(result.chunks) == 1
+    chunk = result.chunks[0]
+    assert chunk.symbol_name == first and chunk.symbol_type is not SymbolType.NAMESPACE
+    assert declared in chunk.metadata["symbols"].split(", ")
+    # A namespace with a body of its own still names what it holds.
+    block = chunker.chunk_text("mod tests {\n    fn works() {}\n}\n", "lib.rs").chunks[0]
+    assert (block.symbol_name, block.symbol_type) == ("tests", SymbolType.NAMESPACE)
+
+
 def test_small_symbols_are_merged_up_to_target(static) -> None:
     getters = "class Point:\n" + "".join(f"    def get_{i}(self):\n        return self._{i}\n\n" for i in range(40))
     options = ChunkingOptions(target_chunk_size=120, chunk_overlap=16, min_chunk_size=20, max_chunk_size=200)

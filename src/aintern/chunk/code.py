@@ -494,6 +494,11 @@ def _cover(units: list[Unit], start: int, end: int, parent: str | None) -> list[
     return [u for u in units if u.start <= u.end]
 
 
+def _declares_namespace(unit: Unit) -> bool:
+    """A namespace or module named by a statement without a body of its own."""
+    return unit.symbol_type is S.NAMESPACE and unit.node is not None and _body(unit.node) is unit.node
+
+
 def _merge(doc: Document, units: list[Unit], target: int) -> list[Unit]:
     """Merge adjacent small units while the result stays within ``target`` tokens."""
     out: list[Unit] = []
@@ -507,8 +512,9 @@ def _merge(doc: Document, units: list[Unit], target: int) -> list[Unit]:
             and prev.parent == unit.parent
             and doc.tokens(prev.start, unit.end) <= target
         ):
-            if prev.name is None and unit.name is not None:
-                prev.name, prev.symbol_type, prev.parent = unit.name, unit.symbol_type, unit.parent
+            if unit.name is not None and (prev.name is None or _declares_namespace(prev)):
+                # (`namespace App\Http;`, `mod support;` name no code: the chunk is named after what follows)
+                prev.name, prev.symbol_type, prev.parent, prev.node = unit.name, unit.symbol_type, unit.parent, unit.node
             prev.end = unit.end
             prev.symbols.extend(unit.symbols)
             continue
