@@ -82,6 +82,60 @@ def test_a_namespace_statement_does_not_name_the_chunk(
     assert (block.symbol_name, block.symbol_type) == ("tests", SymbolType.NAMESPACE)
 
 
+CPP_HEADER = """// A C++ library's header, macros and all.
+#ifndef MYLIB_FORMAT_H_
+#define MYLIB_FORMAT_H_
+
+#include <string>
+
+MYLIB_BEGIN_NAMESPACE
+
+template <typename Context> class arg_store;  // defined in args.h
+
+MYLIB_EXPORT template <typename Char> class basic_writer {
+ public:
+  MYLIB_CONSTEXPR20 void write(const Char* s) { out_ += s; }
+
+ private:
+  std::basic_string<Char> out_;
+};
+
+MYLIB_API auto format_to(std::string& out, const char* fmt) -> std::string& {
+  return out.append(fmt);
+}
+
+MYLIB_END_NAMESPACE
+#endif  // MYLIB_FORMAT_H_
+"""
+
+C_HEADER = """#ifndef UV_LIKE_H
+#define UV_LIKE_H
+struct loop_s;
+typedef struct loop_s loop_t;
+struct handle_s { int flags; };
+UV_EXTERN int loop_run(loop_t* loop);
+static inline int handle_active(const struct handle_s* h) { return h->flags & 1; }
+#endif
+"""
+
+
+def test_c_and_cpp_headers_name_their_definitions(chunker: Chunker) -> None:
+    """A `.h` that holds C++ is parsed as C++ (as C, fmt's headers were one parse error, no definition
+    found); an include guard, a macro alone on a line or before a declaration (`FMT_EXPORT template`)
+    hide nothing; a forward declaration (`class arg_store;`, `struct loop_s;`) defines nothing."""
+    from aintern.chunk import chunk_definitions
+
+    assert detect_language("format.h", CPP_HEADER) == "cpp" and detect_language("uv.h", C_HEADER) == "c"
+    cpp = chunker.chunk_text(CPP_HEADER, "format.h")
+    assert cpp.language == "cpp"
+    defined = {d[0]: d[1] for c in cpp.chunks for d in chunk_definitions(c)}
+    assert {"basic_writer": "class", "write": "method", "format_to": "function"}.items() <= defined.items()
+    assert "arg_store" not in defined and "namespace" not in defined and not any(n.startswith("MYLIB") for n in defined)
+    c = chunker.chunk_text(C_HEADER, "uv.h")
+    defined = {d[0] for ch in c.chunks for d in chunk_definitions(ch)}
+    assert {"handle_s", "handle_active", "loop_t"} <= defined and "loop_s" not in defined
+
+
 def test_small_symbols_are_merged_up_to_target(static) -> None:
     getters = "class Point:\n" + "".join(f"    def get_{i}(self):\n        return self._{i}\n\n" for i in range(40))
     options = ChunkingOptions(target_chunk_size=120, chunk_overlap=16, min_chunk_size=20, max_chunk_size=200)

@@ -150,6 +150,10 @@ def test_words_that_spell_a_definition_name_find_it(seed_workspace) -> None:  # 
     # "UserServ" starts UserService, but not at a word boundary: no match.
     assert "UserService" not in spelled_names(store, index.id, "the user serv")
     assert spelled_names(store, index.id, "how does it work") == {}
+    # An identifier the question names is not words spelled out: its parts spell no other name
+    # (`dynamic_format_arg_store` once boosted `format_arg_store`; here `GetUserByIdAsync` and `UserById`).
+    assert spelled_names(store, index.id, "where is get_user_by_id_cached defined") == {}
+    assert spelled_names(store, index.id, "what calls FindUserByIdentity") == {}
     # A server holds the names in memory: the same lookups, the same answers.
     resident = SqliteStore(store.path)
     resident.keep_in_memory()

@@ -54,7 +54,7 @@ class Chunker:
         todo: list[tuple[int, str, str, str | None]] = []
         for i, (content, file_path, language) in enumerate(items):
             if language is None:
-                language = detect_language(file_path, content[:200].split("\n", 1)[0])
+                language = detect_language(file_path, content)
             if not content.strip():
                 results.append(ChunkResult(file_path, [], language, skipped_reason="empty file"))
             else:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -149,6 +150,20 @@ DEFINITIONS["tsx"] = DEFINITIONS["typescript"]
 #: Nodes that only group top-level declarations; their children are looked at instead.
 GROUPS = {"declarations"}
 
+#: Nodes whose children are looked at instead of them: groups of declarations, the conditional blocks of
+#: C's preprocessor (an include guard wraps a whole header), and parse errors (a macro tree-sitter cannot
+#: expand, ``FMT_BEGIN_NAMESPACE``, can leave a header inside one ERROR node whose children are still the
+#: parsed functions and classes).
+_OPENED = GROUPS | {"ERROR", "preproc_ifdef", "preproc_if", "preproc_else", "preproc_elif", "preproc_elifdef"}
+
+
+def _members(nodes: list[Any]) -> list[Any]:
+    out: list[Any] = []
+    for node in nodes:
+        out.extend(_members(node.named_children) if node.type in _OPENED else [node])
+    return out
+
+
 #: Nodes that wrap a definition and belong with it (decorators, `export`, templates).
 WRAPPERS = {
     "decorated_definition",
@@ -271,12 +286,28 @@ def _elixir_definition(node: Any) -> Definition | None:
     return Definition(node, name, kind, node)
 
 
+#: An upper-case macro alone on a line (``FMT_BEGIN_NAMESPACE``, ``__BEGIN_DECLS``) or before a
+#: declaration on it (``FMT_EXPORT template <...>``, ``UV_EXTERN int uv_run(...)``, ``FMT_CONSTEXPR20 void``).
+_MACRO = re.compile(r"^[ \t]*([A-Z_][A-Z0-9]*_[A-Z0-9_]*)(?=[ \t]*$|[ \t]+[A-Za-z_])", re.MULTILINE)
+
+
+def _without_macros(text: str) -> str:
+    """C or C++ source with such macros blanked (same length, so every offset stays): tree-sitter does
+    not expand macros, and one of them before a declaration can make a whole header one parse error."""
+    return _MACRO.sub(lambda m: m.group(0).replace(m.group(1), " " * len(m.group(1))), text)
+
+
+_C_TYPES = {"class_specifier", "struct_specifier", "union_specifier", "enum_specifier"}
+
+
 def find_definition(node: Any, language: str) -> Definition | None:
     """The symbol ``node`` defines, looking through wrappers such as decorators and ``export``."""
     if language == "elixir":
         return _elixir_definition(node)
     table = DEFINITIONS.get(language, {})
     if node.type in table:
+        if node.type in _C_TYPES and language in ("c", "cpp") and node.child_by_field_name("body") is None:
+            return None  # `class Foo;`, `struct uv_loop_s;`: a forward declaration, defined elsewhere
         kind = table[node.type]
         if language == "go" and node.type == "type_declaration":
             spec = next((c for c in node.named_children if c.type in {"type_spec", "type_alias"}), None)
@@ -315,11 +346,10 @@ class CodeChunker:
 
     def units(self, doc: Document) -> list[Unit]:
         """The file's chunks as units; ``self.definitions`` then holds every definition, nested ones too."""
-        tree = get_parser(self.language).parse(doc.text.encode("utf-8", "surrogatepass"))
+        text = _without_macros(doc.text) if self.language in ("c", "cpp") else doc.text
+        tree = get_parser(self.language).parse(text.encode("utf-8", "surrogatepass"))
         last = len(doc.lines) - 1
-        nodes: list[Any] = []
-        for node in tree.root_node.named_children:
-            nodes.extend(node.named_children if node.type in GROUPS else [node])
+        nodes = _members(tree.root_node.named_children)
         self.definitions = self._definitions(nodes, None)
         units = self._level(doc, nodes, 0, last, parent=None)
         return _merge(doc, self._fit(doc, units), self.options.target_chunk_size)
@@ -342,7 +372,7 @@ class CodeChunker:
                 out.append(NestedDefinition(definition.name, kind, first, last, parent))
             body = _body(definition.inner)
             if depth < 8 and body is not None and body is not definition.inner:
-                inner = [c for n in body.named_children for c in (n.named_children if n.type in GROUPS else [n])]
+                inner = _members(body.named_children)
                 out.extend(self._definitions(inner, definition.name or parent, depth + 1))
         return out
 
@@ -514,7 +544,12 @@ def _merge(doc: Document, units: list[Unit], target: int) -> list[Unit]:
         ):
             if unit.name is not None and (prev.name is None or _declares_namespace(prev)):
                 # (`namespace App\Http;`, `mod support;` name no code: the chunk is named after what follows)
-                prev.name, prev.symbol_type, prev.parent, prev.node = unit.name, unit.symbol_type, unit.parent, unit.node
+                prev.name, prev.symbol_type, prev.parent, prev.node = (
+                    unit.name,
+                    unit.symbol_type,
+                    unit.parent,
+                    unit.node,
+                )
             prev.end = unit.end
             prev.symbols.extend(unit.symbols)
             continue

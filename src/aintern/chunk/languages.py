@@ -187,8 +187,19 @@ DOC_LANGUAGES = frozenset({"markdown", "rst", "text"})
 _SHEBANG = re.compile(r"^#!\s*(?:/usr)?(?:/local)?/bin/(?:env\s+(?:-\S+\s+)*)?([A-Za-z0-9_.+-]+)")
 
 
-def detect_language(path: str | PurePath, first_line: str | None = None) -> str | None:
-    """Language name for ``path``; ``first_line`` lets a shebang decide for extension-less scripts."""
+#: What only C++ writes, in a ``.h`` file (C++ libraries use the extension too; the C grammar then
+#: fails on the whole header and finds no definitions in it).
+_CPP_HEADER = re.compile(
+    r"^[ \t]*(template[ \t]*<|namespace[ \t]+[\w:]*[ \t]*\{|(public|private|protected)[ \t]*:|using[ \t]+namespace[ \t])"
+    r"|\bstd::\w",
+    re.MULTILINE,
+)
+
+
+def detect_language(path: str | PurePath, text: str | None = None) -> str | None:
+    """Language name for ``path``; the start of its ``text`` lets a shebang decide for extension-less
+    scripts, and C++ in a ``.h`` header make it C++."""
+    first_line = text[:200].split("\n", 1)[0] if text else None
     name = os.path.basename(os.fspath(path)).lower()  # (not PurePath: a scan asks this of every file)
     if name in FILE_NAMES:
         return FILE_NAMES[name]
@@ -198,6 +209,8 @@ def detect_language(path: str | PurePath, first_line: str | None = None) -> str 
         return "ini"
     dot = name.rfind(".")
     lang = EXTENSIONS.get(name[dot:]) if 0 < dot < len(name) - 1 else None  # PurePath.suffix
+    if lang == "c" and text and name.endswith(".h") and _CPP_HEADER.search(text, 0, 50_000):
+        return "cpp"
     if lang:
         return lang
     if first_line and first_line.startswith("#!"):

@@ -298,7 +298,7 @@ class Indexer:
                     out.put(_Prepared(f, digest, old.language, None))  # touched, not changed
                     continue
                 text, reason = decode_source(data)
-                language = detect_language(f.rel, text[:200].split("\n", 1)[0]) if text is not None else None
+                language = detect_language(f.rel, text) if text is not None else None
                 if text is not None and language is None:
                     reason = ""  # an extension-less file without a known shebang: not ours, silently
                 elif text is not None and not text.strip():

@@ -181,15 +181,21 @@ def spelled_names(store: Store, index_id: int, question: str) -> dict[str, float
     question's content words each run uses: "how do I get a user by id" finds GetUserByIdAsync and
     get_user_by_id, share 1.0 (get, user and id are all its content words; "by" is a stop word).
     Runs of 2–4 words; articles are skipped, and a run neither starts nor ends with a stop word."""
-    words = [w.lower() for w in re.findall(r"[A-Za-z]+", question) if w.lower() not in _ARTICLES]
-    content = [w for w in words if w not in STOP_WORDS]
+    # Words of the question; an identifier it names (dynamic_format_arg_store) is not words spelled out,
+    # so it ends a run (its parts would spell format_arg_store, another name).
+    words = [
+        w.lower() if w.isalpha() and (w.islower() or w[1:].islower() or w.isupper()) else ""
+        for w in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", question)
+        if w.lower() not in _ARTICLES
+    ]
+    content = [w for w in words if w and w not in STOP_WORDS]
     if len(content) < 2:
         return {}
     forms: dict[str, float] = {}
     for n in (2, 3, 4):
         for i in range(len(words) - n + 1):
             run = words[i : i + n]
-            if run[0] in STOP_WORDS or run[-1] in STOP_WORDS:
+            if "" in run or run[0] in STOP_WORDS or run[-1] in STOP_WORDS:
                 continue
             share = sum(w not in STOP_WORDS for w in run) / len(content)
             pascal = "".join(w.capitalize() for w in run)
