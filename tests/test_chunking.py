@@ -136,6 +136,34 @@ def test_c_and_cpp_headers_name_their_definitions(chunker: Chunker) -> None:
     assert {"handle_s", "handle_active", "loop_t"} <= defined and "loop_s" not in defined
 
 
+COMMONJS = """'use strict';
+
+var res = Object.create(http.ServerResponse.prototype);
+
+res.status = function status(code) {
+  this.statusCode = code;
+  return this;
+};
+
+exports.json = (obj) => JSON.stringify(obj);
+Router.prototype.route = function (path) { return new Route(path); };
+module.exports = function createApplication() { return app; };
+handlers.count = 3;
+"""
+
+
+def test_functions_assigned_to_properties_are_definitions(chunker: Chunker) -> None:
+    """CommonJS code defines its functions by assignment (express: 43 of its 53 chunks had no name):
+    each is a definition named after the property, or after itself when assigned to module.exports."""
+    from aintern.chunk import chunk_definitions
+
+    for name in ("response.js", "response.ts"):
+        chunks = chunker.chunk_text(COMMONJS, name).chunks
+        assert chunks[0].symbol_name == "status"
+        defined = [d[0] for c in chunks for d in chunk_definitions(c)]
+        assert defined == ["status", "json", "route", "createApplication"]  # (not `count`: a number)
+
+
 def test_small_symbols_are_merged_up_to_target(static) -> None:
     getters = "class Point:\n" + "".join(f"    def get_{i}(self):\n        return self._{i}\n\n" for i in range(40))
     options = ChunkingOptions(target_chunk_size=120, chunk_overlap=16, min_chunk_size=20, max_chunk_size=200)

@@ -300,6 +300,27 @@ def _without_macros(text: str) -> str:
 _C_TYPES = {"class_specifier", "struct_specifier", "union_specifier", "enum_specifier"}
 
 
+_SCRIPTS = {"javascript", "typescript", "tsx"}
+
+
+def _assigned_function(node: Any) -> Definition | None:
+    """``res.send = function send(body) {...}``, ``Router.prototype.route = ...``, ``exports.json =
+    (obj) => ...``, ``module.exports = function createApplication() {...}``: how CommonJS code defines
+    its functions, named after the property (or, for ``module.exports``, the function's own name)."""
+    expr = node.named_children[0] if node.named_children else None
+    if expr is None or expr.type != "assignment_expression":
+        return None
+    target, value = expr.child_by_field_name("left"), expr.child_by_field_name("right")
+    if target is None or value is None or value.type not in _FUNCTION_VALUES:
+        return None
+    prop = target.child_by_field_name("property") if target.type == "member_expression" else target
+    name = _text(prop) if prop is not None and prop.type in _IDENTIFIERS | {"property_identifier"} else None
+    if name in (None, "exports"):
+        own = value.child_by_field_name("name")
+        name = _text(own) if own is not None else name
+    return Definition(node, name, S.CLASS if value.type == "class" else S.FUNCTION, value)
+
+
 def find_definition(node: Any, language: str) -> Definition | None:
     """The symbol ``node`` defines, looking through wrappers such as decorators and ``export``."""
     if language == "elixir":
@@ -314,6 +335,8 @@ def find_definition(node: Any, language: str) -> Definition | None:
             tnode = spec.child_by_field_name("type") if spec is not None else None
             kind = S.INTERFACE if tnode is not None and tnode.type == "interface_type" else S.STRUCT
         return Definition(node, _name_of(node), kind, node)
+    if node.type == "expression_statement" and language in _SCRIPTS:
+        return _assigned_function(node)
     if node.type in WRAPPERS:
         for child in node.named_children:
             if child.type in table:
