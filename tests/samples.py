@@ -315,7 +315,7 @@ end
 
 return M
 """,
-        {"trim": ("function", None), "M.split": ("function", None)},
+        {"trim": ("function", None), "split": ("function", None)},
     ),
     "bash": (
         "run.sh",

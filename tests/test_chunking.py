@@ -164,6 +164,34 @@ def test_functions_assigned_to_properties_are_definitions(chunker: Chunker) -> N
         assert defined == ["status", "json", "route", "createApplication"]  # (not `count`: a number)
 
 
+LUA_MODULE = """local M = {}
+
+---@param opts table
+function M.setup(opts)
+  M.options = vim.tbl_deep_extend("force", {}, opts)
+end
+
+function M:del(id)
+  self.fragments[id] = nil
+end
+
+M.build = function(plugin) return plugin.build end
+local run = function(cmd) return vim.fn.system(cmd) end
+
+return M
+"""
+
+
+def test_lua_functions_on_a_module_table_are_named_by_field(chunker: Chunker) -> None:
+    """`function M.setup()` was the definition `M.setup` (and `function M:del()` was `M`), so a search
+    for `setup` found no definition; each is now named after its field, as a method elsewhere is."""
+    from aintern.chunk import chunk_definitions
+
+    chunks = chunker.chunk_text(LUA_MODULE, "config.lua").chunks
+    assert [d[0] for c in chunks for d in chunk_definitions(c)] == ["setup", "del", "build", "run"]
+    assert chunks[0].symbol_name == "setup"
+
+
 def test_small_symbols_are_merged_up_to_target(static) -> None:
     getters = "class Point:\n" + "".join(f"    def get_{i}(self):\n        return self._{i}\n\n" for i in range(40))
     options = ChunkingOptions(target_chunk_size=120, chunk_overlap=16, min_chunk_size=20, max_chunk_size=200)

@@ -300,6 +300,31 @@ def _without_macros(text: str) -> str:
 _C_TYPES = {"class_specifier", "struct_specifier", "union_specifier", "enum_specifier"}
 
 
+def _lua_definition(node: Any) -> Definition | None:
+    """``function M.setup()``, ``function M:del()``, ``M.build = function() end``: Lua modules define
+    their functions on a table; each is named after its field (``setup``), as a method is in any other
+    language, so a search for ``setup`` finds it (the whole ``M.setup`` was never a name anyone asks)."""
+    outer = node
+    if node.type == "variable_declaration":  # `local f = function() end`
+        node = next((c for c in node.named_children if c.type == "assignment_statement"), node)
+    if node.type in ("function_declaration", "function_definition_statement"):
+        target, value = node.child_by_field_name("name"), node
+    elif node.type == "assignment_statement":
+        names = next((c for c in node.named_children if c.type == "variable_list"), None)
+        values = next((c for c in node.named_children if c.type == "expression_list"), None)
+        if names is None or values is None or names.named_child_count != 1 or values.named_child_count != 1:
+            return None
+        target, value = names.named_children[0], values.named_children[0]
+        if value.type != "function_definition":
+            return None
+    else:
+        return None
+    while target is not None and target.type in ("dot_index_expression", "method_index_expression"):
+        target = target.child_by_field_name("field") or target.child_by_field_name("method")
+    name = _text(target) if target is not None and target.type == "identifier" else None
+    return Definition(outer, name, S.FUNCTION, value)
+
+
 _SCRIPTS = {"javascript", "typescript", "tsx"}
 
 
@@ -325,6 +350,8 @@ def find_definition(node: Any, language: str) -> Definition | None:
     """The symbol ``node`` defines, looking through wrappers such as decorators and ``export``."""
     if language == "elixir":
         return _elixir_definition(node)
+    if language == "lua":
+        return _lua_definition(node)
     table = DEFINITIONS.get(language, {})
     if node.type in table:
         if node.type in _C_TYPES and language in ("c", "cpp") and node.child_by_field_name("body") is None:
