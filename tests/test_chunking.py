@@ -192,6 +192,15 @@ def test_lua_functions_on_a_module_table_are_named_by_field(chunker: Chunker) ->
     assert chunks[0].symbol_name == "setup"
 
 
+def test_haskell_top_level_values_are_definitions(chunker: Chunker) -> None:
+    """`borderWidth = 1` binds a name as much as `f x = ...` does (xmonad's Config.hs is made of them)."""
+    from aintern.chunk import chunk_definitions
+
+    source = "module Config where\n\nborderWidth :: Int\nborderWidth = 1\n\nlayout x = x + borderWidth\n"
+    defined = [d[0] for c in chunker.chunk_text(source, "Config.hs").chunks for d in chunk_definitions(c)]
+    assert defined == ["borderWidth", "layout"]
+
+
 def test_small_symbols_are_merged_up_to_target(static) -> None:
     getters = "class Point:\n" + "".join(f"    def get_{i}(self):\n        return self._{i}\n\n" for i in range(40))
     options = ChunkingOptions(target_chunk_size=120, chunk_overlap=16, min_chunk_size=20, max_chunk_size=200)

@@ -136,6 +136,7 @@ DEFINITIONS: dict[str, dict[str, SymbolType]] = {
     "elixir": {},  # definitions are calls (`defmodule`, `def`, ...): see _elixir_definition
     "haskell": {
         "function": S.FUNCTION,
+        "bind": S.FUNCTION,  # `borderWidth = 1`, `logHook = return ()`: a top-level value is a definition
         "data_type": S.STRUCT,
         "newtype": S.STRUCT,
         "class": S.INTERFACE,
