@@ -201,6 +201,23 @@ def test_haskell_top_level_values_are_definitions(chunker: Chunker) -> None:
     assert defined == ["borderWidth", "layout"]
 
 
+def test_named_exports_are_definitions(chunker: Chunker) -> None:
+    """`export const upgradeWebSocket = defineWebSocketHelper((c, events) => ...)`, `export const appRouter =
+    router({...})`: what a module exports by name is defined there, whatever call made it."""
+    from aintern.chunk import chunk_definitions
+
+    source = (
+        "import { defineWebSocketHelper } from './helper'\n\n"
+        "export const upgradeWebSocket = defineWebSocketHelper((c, events) => {\n  return c.upgrade(events)\n})\n\n"
+        "export const appRouter = router({ greet: procedure.query(() => 'hi') })\n"
+        "export const handler = async (req: Request) => new Response('ok')\n"
+        "const internal = makeThing()\nexport { internal }\nexport default appRouter\n"
+    )
+    chunks = chunker.chunk_text(source, "ws.ts").chunks
+    defined = {d[0]: d[1] for c in chunks for d in chunk_definitions(c)}
+    assert defined == {"upgradeWebSocket": "function", "appRouter": "other", "handler": "function"}
+
+
 def test_small_symbols_are_merged_up_to_target(static) -> None:
     getters = "class Point:\n" + "".join(f"    def get_{i}(self):\n        return self._{i}\n\n" for i in range(40))
     options = ChunkingOptions(target_chunk_size=120, chunk_overlap=16, min_chunk_size=20, max_chunk_size=200)

@@ -329,6 +329,27 @@ def _lua_definition(node: Any) -> Definition | None:
 _SCRIPTS = {"javascript", "typescript", "tsx"}
 
 
+def _exported_value(node: Any, language: str) -> Definition | None:
+    """``export const upgradeWebSocket = defineWebSocketHelper((c, events) => {...})``, ``export const
+    appRouter = router({...})``: what a module exports by name is defined there, whatever made the value
+    (a function, a class or an arrow function is found the usual way, through the wrappers)."""
+    decl = next((c for c in node.named_children if c.type in ("lexical_declaration", "variable_declaration")), None)
+    if decl is None or any(
+        c.type == "variable_declarator"
+        and (v := c.child_by_field_name("value")) is not None
+        and v.type in _FUNCTION_VALUES
+        for c in decl.named_children
+    ):
+        return None
+    declarator = next((c for c in decl.named_children if c.type == "variable_declarator"), None)
+    value = declarator.child_by_field_name("value") if declarator is not None else None
+    if declarator is None or value is None:
+        return None
+    arguments = value.child_by_field_name("arguments") if value.type == "call_expression" else None
+    takes_function = arguments is not None and any(a.type in _FUNCTION_VALUES for a in arguments.named_children)
+    return Definition(node, _name_of(declarator), S.FUNCTION if takes_function else S.OTHER, value)
+
+
 def _assigned_function(node: Any) -> Definition | None:
     """``res.send = function send(body) {...}``, ``Router.prototype.route = ...``, ``exports.json =
     (obj) => ...``, ``module.exports = function createApplication() {...}``: how CommonJS code defines
@@ -365,6 +386,10 @@ def find_definition(node: Any, language: str) -> Definition | None:
         return Definition(node, _name_of(node), kind, node)
     if node.type == "expression_statement" and language in _SCRIPTS:
         return _assigned_function(node)
+    if node.type == "export_statement" and language in _SCRIPTS:
+        exported = _exported_value(node, language)
+        if exported is not None:
+            return exported
     if node.type in WRAPPERS:
         for child in node.named_children:
             if child.type in table:
