@@ -218,6 +218,26 @@ def test_named_exports_are_definitions(chunker: Chunker) -> None:
     assert defined == {"upgradeWebSocket": "function", "appRouter": "other", "handler": "function"}
 
 
+def test_go_values_are_definitions_and_methods_name_their_type(chunker: Chunker) -> None:
+    """`var ErrNotFound = errors.New(...)` and each name of a `var (...)` or `const` block is looked up by
+    name; a method's parent is its receiver's type; the chunk is named after the type, not a value."""
+    from aintern.chunk import chunk_definitions
+
+    source = (
+        'package chi\n\nvar ErrNotFound = errors.New("not found")\n\n'
+        'var (\n\tRequestIDKey = &contextKey{"RequestID"}\n\tLogEntryKey = &contextKey{"LogEntry"}\n)\n\n'
+        "const MaxSize = 10\n\ntype Middlewares []func(http.Handler) http.Handler\n\n"
+        "func (mws Middlewares) Handler(h http.Handler) http.Handler { return h }\n"
+    )
+    chunks = chunker.chunk_text(source, "chain.go").chunks
+    defined = [(d[0], d[4]) for c in chunks for d in chunk_definitions(c)]
+    assert defined == [
+        ("ErrNotFound", None), ("RequestIDKey", None), ("LogEntryKey", None), ("MaxSize", None),
+        ("Middlewares", None), ("Handler", "Middlewares"),
+    ]  # fmt: skip
+    assert chunks[0].symbol_name == "Middlewares"
+
+
 def test_small_symbols_are_merged_up_to_target(static) -> None:
     getters = "class Point:\n" + "".join(f"    def get_{i}(self):\n        return self._{i}\n\n" for i in range(40))
     options = ChunkingOptions(target_chunk_size=120, chunk_overlap=16, min_chunk_size=20, max_chunk_size=200)

@@ -326,6 +326,28 @@ def _lua_definition(node: Any) -> Definition | None:
     return Definition(outer, name, S.FUNCTION, value)
 
 
+def _go_receiver(node: Any) -> str | None:
+    """The type a Go method belongs to: ``Middlewares`` for ``func (mws Middlewares) Handler(...)``."""
+    receiver = node.child_by_field_name("receiver")
+    types = [c for c in _walk(receiver) if c.type == "type_identifier"] if receiver is not None else []
+    return _text(types[0]) if types else None
+
+
+def _walk(node: Any) -> list[Any]:
+    out = [node]
+    for child in node.named_children:
+        out.extend(_walk(child))
+    return out
+
+
+def _go_value_names(node: Any) -> list[tuple[str, Any]]:
+    """The names a Go ``var`` or ``const`` declaration defines, each with its spec (a block has several)."""
+    specs = [c for c in node.named_children if c.type in ("var_spec", "const_spec")]
+    for group in (c for c in node.named_children if c.type in ("var_spec_list", "const_spec_list")):
+        specs.extend(c for c in group.named_children if c.type in ("var_spec", "const_spec"))
+    return [(_text(n), spec) for spec in specs for n in spec.children_by_field_name("name")]
+
+
 _SCRIPTS = {"javascript", "typescript", "tsx"}
 
 
@@ -374,6 +396,9 @@ def find_definition(node: Any, language: str) -> Definition | None:
         return _elixir_definition(node)
     if language == "lua":
         return _lua_definition(node)
+    if language == "go" and node.type in ("var_declaration", "const_declaration"):
+        names = _go_value_names(node)  # `var ErrNotFound = errors.New(...)`, `const MaxSize = 10`
+        return Definition(node, names[0][0], S.OTHER, node) if names else None
     table = DEFINITIONS.get(language, {})
     if node.type in table:
         if node.type in _C_TYPES and language in ("c", "cpp") and node.child_by_field_name("body") is None:
@@ -444,8 +469,13 @@ class CodeChunker:
             first, last = node.start_point[0], node.end_point[0]
             if node.end_point[1] == 0 and last > first:
                 last -= 1
+            if self.language == "go" and node.type in ("var_declaration", "const_declaration"):
+                for name, spec in _go_value_names(node):
+                    out.append(NestedDefinition(name, kind, spec.start_point[0], spec.end_point[0], parent))
+                continue
+            owner = _go_receiver(node) if self.language == "go" and node.type == "method_declaration" else parent
             if definition.name:
-                out.append(NestedDefinition(definition.name, kind, first, last, parent))
+                out.append(NestedDefinition(definition.name, kind, first, last, owner))
             body = _body(definition.inner)
             if depth < 8 and body is not None and body is not definition.inner:
                 inner = _members(body.named_children)
@@ -618,7 +648,11 @@ def _merge(doc: Document, units: list[Unit], target: int) -> list[Unit]:
             and prev.parent == unit.parent
             and doc.tokens(prev.start, unit.end) <= target
         ):
-            if unit.name is not None and (prev.name is None or _declares_namespace(prev)):
+            if unit.name is not None and (
+                prev.name is None
+                or _declares_namespace(prev)
+                or (prev.symbol_type is S.OTHER and unit.symbol_type is not S.OTHER)  # (a value gives way)
+            ):
                 # (`namespace App\Http;`, `mod support;` name no code: the chunk is named after what follows)
                 prev.name, prev.symbol_type, prev.parent, prev.node = (
                     unit.name,
