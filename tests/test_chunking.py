@@ -238,6 +238,16 @@ def test_go_values_are_definitions_and_methods_name_their_type(chunker: Chunker)
     assert chunks[0].symbol_name == "Middlewares"
 
 
+def test_a_swift_subscript_is_not_named_after_its_type(chunker: Chunker) -> None:
+    from aintern.chunk import chunk_definitions
+
+    source = "struct HTTPHeaders {\n    var headers: [String]\n    subscript(key: String) -> Int { 0 }\n}\n"
+    defined = [
+        (d[0], d[4]) for c in chunker.chunk_text(source, "HTTPHeaders.swift").chunks for d in chunk_definitions(c)
+    ]
+    assert defined == [("HTTPHeaders", None), ("subscript", "HTTPHeaders")]  # (it was `Int`)
+
+
 def test_small_symbols_are_merged_up_to_target(static) -> None:
     getters = "class Point:\n" + "".join(f"    def get_{i}(self):\n        return self._{i}\n\n" for i in range(40))
     options = ChunkingOptions(target_chunk_size=120, chunk_overlap=16, min_chunk_size=20, max_chunk_size=200)

@@ -349,6 +349,7 @@ def _go_value_names(node: Any) -> list[tuple[str, Any]]:
 
 
 _SCRIPTS = {"javascript", "typescript", "tsx"}
+_KEYWORD_NAMED = {"subscript_declaration": "subscript"}
 
 
 def _exported_value(node: Any, language: str) -> Definition | None:
@@ -408,7 +409,8 @@ def find_definition(node: Any, language: str) -> Definition | None:
             spec = next((c for c in node.named_children if c.type in {"type_spec", "type_alias"}), None)
             tnode = spec.child_by_field_name("type") if spec is not None else None
             kind = S.INTERFACE if tnode is not None and tnode.type == "interface_type" else S.STRUCT
-        return Definition(node, _name_of(node), kind, node)
+        # (Swift's `subscript` is a keyword: `subscript(key: String) -> Int` is not named `Int`)
+        return Definition(node, _KEYWORD_NAMED.get(node.type) or _name_of(node), kind, node)
     if node.type == "expression_statement" and language in _SCRIPTS:
         return _assigned_function(node)
     if node.type == "export_statement" and language in _SCRIPTS:
