@@ -172,6 +172,19 @@ def test_index_summary_reports_masked_secrets(tmp_path: Path) -> None:
     out = cli("index", "--json", cwd=root, env={"AINTERN_DB": str(tmp_path / "c.db")})
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)["secrets_redacted"] == [{"path": "config.py", "line": 1, "kind": "AWS Access Key"}]
+    # In words: which files, not every line, and empty files counted (a package has many __init__.py);
+    # --verbose lists each.
+    _write(root, {k: v for k, v in SECRET_FILES.items() if not k.startswith("deploy/")})
+    for name in ("pkg/__init__.py", "pkg/sub/__init__.py", "empty.txt"):
+        _write(root, {name: ""})
+    env = {"AINTERN_DB": str(tmp_path / "c.db"), "COLUMNS": "300"}
+    out = cli("index", "--force", cwd=root, env=env)
+    assert out.returncode == 0, out.stderr
+    assert "config.py (1)" in out.stdout and "more (--verbose lists every line)" in out.stdout, out.stdout
+    assert "line 1 (" not in out.stdout and "skipped 3 empty file(s)" in out.stdout, out.stdout
+    verbose = cli("index", "--force", "--verbose", cwd=root, env=env)
+    assert "config.py: line 1 (AWS Access Key)" in verbose.stdout, verbose.stdout
+    assert "skipped pkg/__init__.py: empty file" in verbose.stdout, verbose.stdout
 
 
 # -- 3. rankings do not depend on re-index history ---------------------------------------------------

@@ -124,13 +124,23 @@ def _print_summary(
             f"  [yellow]masked {n} secret value(s) in {len(result.secrets_redacted)} file(s)[/] (the lines are "
             "indexed, the values never are; --include-secrets turns this off):", highlight=False,
         )  # fmt: skip
-        for path, found in list(result.secrets_redacted.items())[: None if verbose else 10]:
-            console.print(f"    {path}: " + ", ".join(f"line {ln} ({k})" for ln, k in found), highlight=False)
-    shown = result.skipped if verbose else result.skipped[:10]
+        if verbose:
+            for path, found in result.secrets_redacted.items():
+                console.print(f"    {path}: " + ", ".join(f"line {ln} ({k})" for ln, k in found), highlight=False)
+        else:  # which files, not every line (a docs folder full of example keys is dozens of them)
+            files = [f"{path} ({len(found)})" for path, found in result.secrets_redacted.items()]
+            more = f", ... {len(files) - 5} more (--verbose lists every line)" if len(files) > 5 else ""
+            console.print("    " + ", ".join(files[:5]) + more, highlight=False)
+    # Empty files are counted, not listed one by one (a package has many empty __init__.py).
+    empty = [s for s in result.skipped if s.reason == "empty file"]
+    others = result.skipped if verbose else [s for s in result.skipped if s.reason != "empty file"]
+    shown = others if verbose else others[:10]
     for s in shown:
         console.print(f"  [dim]skipped[/] {s.rel}: {s.reason}", highlight=False)
-    if len(shown) < len(result.skipped):
-        console.print(f"  [dim]... and {len(result.skipped) - len(shown)} more skipped (--verbose lists all)[/]")
+    if empty and not verbose:
+        console.print(f"  [dim]skipped {len(empty)} empty file(s)[/]")
+    if len(shown) < len(others):
+        console.print(f"  [dim]... and {len(others) - len(shown)} more skipped (--verbose lists all)[/]")
     for e in result.errors:
         console.print(f"  [yellow]{e.type.value}[/] {e.file_path}: {e.error}", highlight=False)
     if result.error_message:
