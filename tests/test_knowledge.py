@@ -995,3 +995,35 @@ def test_a_file_named_for_the_doer_matches_a_question_about_the_act(static, tmp_
     same = [("routing", "router"), ("routes", "route"), ("formats", "formatter"), ("validation", "validator")]
     assert all(base_form(a) == base_form(b) for a, b in same)
     assert base_form("content") != base_form("context") and base_form("config") != base_form("confirm")
+
+
+def test_test_folders_of_every_convention_count_as_tests(static, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Swift and .NET put tests in `Tests/` and `Foo.Tests/`, Kotlin in `commonTest/`: their helpers
+    (not named *Tests.swift) rank like tests, below the code they exercise."""
+    from aintern.retrieve.hybrid import _path_prior
+
+    ws = tmp_path / "ws"
+    (ws / "Sources/Net").mkdir(parents=True)
+    (ws / "Tests/NetTests").mkdir(parents=True)
+    (ws / "Sources/Net/Retry.swift").write_text(
+        "public struct RetryPolicy {\n    public let limit: Int\n"
+        "    /// Whether a failed request is retried.\n"
+        "    public func shouldRetry(attempt: Int) -> Bool { attempt < limit }\n}\n"
+    )
+    (ws / "Tests/NetTests/RetryHelpers.swift").write_text(
+        "/// Helpers for retry policy tests: a failed request retried until the retry limit.\n"
+        "func makeRetryPolicy(limit: Int) -> RetryPolicy { RetryPolicy(limit: limit) }\n"
+        "func failedRequest(retried attempts: Int) -> Bool { attempts > 0 }\n"
+    )
+    store = SqliteStore(tmp_path / "t.db")
+    Indexer(store, static).index(ws)
+    found = KnowledgeService(store).query(
+        "retry policy for a failed request", opts(ws.resolve(), max_results=2, min_relevance=0.0, expand_context=False)
+    )
+    assert found.chunks[0].file_path == "Sources/Net/Retry.swift"
+    store.close()
+    for path in ("Tests/NetTests/RetryHelpers.swift", "Dapper.Tests/Helpers.cs", "MyApp.UnitTests/A.cs",
+                 "ktor-client/commonTest/Util.kt", "pkg/testdata/input.json"):  # fmt: skip
+        assert _path_prior(path) < 1.0, path
+    for path in ("src/latest/a.py", "lib/attestation.py", "Sources/Net/Testing.swift"):
+        assert _path_prior(path) == 1.0, path

@@ -103,7 +103,11 @@ _TEST_FILE = re.compile(
     r"(^|/)((test_[^/]*|[^/]*_test)\.(py|c|cc|cpp|go|rb|dart|lua|rs|ex|exs)|[^/]*_spec\.(rb|lua)"
     r"|[^/]*\.(test|spec)\.[jt]sx?|[^/]*(Tests?|Spec|Suite)\.(java|kt|swift|cs|scala|php)|test_helpers?[^/]*)$"
 )
-_TEST_DIR = re.compile(r"(^|/)(tests?|__tests__|spec|specs|testing)/")
+#: Test folders: tests/, Tests/ (Swift, .NET), Foo.Tests/ and Foo.UnitTests/ (.NET test projects),
+#: commonTest/ and jvmTest/ (Kotlin source sets), spec/, __tests__/, testdata/, fixtures/.
+_TEST_DIR = re.compile(
+    r"(^|/)([Tt]ests?|__tests__|[Ss]pecs?|testing|testdata|fixtures|[^/]+\.(\w+)?Tests|[a-z]+Test)/"
+)
 _DEMOTED_DIR = re.compile(r"(^|/)(_?compat|legacy|_?examples?|docs?_src)/")
 _CHANGELOG = re.compile(
     r"(^|/)(change_?log|changes|history|news|releases|release[-_]?notes|whats_?new)(\.(md|rst|txt|markdown|adoc))?$",
