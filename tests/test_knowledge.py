@@ -999,7 +999,8 @@ def test_a_file_named_for_the_doer_matches_a_question_about_the_act(static, tmp_
 
 def test_test_folders_of_every_convention_count_as_tests(static, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """Swift and .NET put tests in `Tests/` and `Foo.Tests/`, Kotlin in `commonTest/`: their helpers
-    (not named *Tests.swift) rank like tests, below the code they exercise."""
+    (not named *Tests.swift) rank like tests, below the code they exercise; `Example/`, `Samples/` and
+    `Benchmarks/` count as their lower-case spellings do."""
     from aintern.retrieve.hybrid import _path_prior
 
     ws = tmp_path / "ws"
@@ -1023,7 +1024,8 @@ def test_test_folders_of_every_convention_count_as_tests(static, tmp_path: Path)
     assert found.chunks[0].file_path == "Sources/Net/Retry.swift"
     store.close()
     for path in ("Tests/NetTests/RetryHelpers.swift", "Dapper.Tests/Helpers.cs", "MyApp.UnitTests/A.cs",
-                 "ktor-client/commonTest/Util.kt", "pkg/testdata/input.json"):  # fmt: skip
+                 "ktor-client/commonTest/Util.kt", "pkg/testdata/input.json", "Example/Source/AppDelegate.swift",
+                 "Samples/Demo/Program.cs", "Benchmarks/Run.swift"):  # fmt: skip
         assert _path_prior(path) < 1.0, path
     for path in ("src/latest/a.py", "lib/attestation.py", "Sources/Net/Testing.swift"):
         assert _path_prior(path) == 1.0, path

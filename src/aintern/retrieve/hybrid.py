@@ -108,12 +108,12 @@ _TEST_FILE = re.compile(
 _TEST_DIR = re.compile(
     r"(^|/)([Tt]ests?|__tests__|[Ss]pecs?|testing|testdata|fixtures|[^/]+\.(\w+)?Tests|[a-z]+Test)/"
 )
-_DEMOTED_DIR = re.compile(r"(^|/)(_?compat|legacy|_?examples?|docs?_src)/")
+_DEMOTED_DIR = re.compile(r"(^|/)(_?compat|legacy|_?[Ee]xamples?|docs?_src)/")
 _CHANGELOG = re.compile(
     r"(^|/)(change_?log|changes|history|news|releases|release[-_]?notes|whats_?new)(\.(md|rst|txt|markdown|adoc))?$",
     re.IGNORECASE,
 )
-_SAMPLES_DIR = re.compile(r"(^|/)(samples?|benchmarks?|bench|benches)/")
+_SAMPLES_DIR = re.compile(r"(^|/)([Ss]amples?|[Bb]enchmarks?|bench|benches)/")
 _GENERATED = re.compile(
     r"(^|/)(__generated__|generated)/|\.(gen|generated|g|pb|pb2|pb\.gw)\.\w+$|_pb2(_grpc)?\.pyi?$|_(gen|generated)\.go$"
 )
