@@ -1025,7 +1025,7 @@ def test_test_folders_of_every_convention_count_as_tests(static, tmp_path: Path)
     store.close()
     for path in ("Tests/NetTests/RetryHelpers.swift", "Dapper.Tests/Helpers.cs", "MyApp.UnitTests/A.cs",
                  "ktor-client/commonTest/Util.kt", "pkg/testdata/input.json", "Example/Source/AppDelegate.swift",
-                 "Samples/Demo/Program.cs", "Benchmarks/Run.swift"):  # fmt: skip
+                 "Samples/Demo/Program.cs", "Benchmarks/Run.swift", "src/types.test-d.ts", "src/app.test.mts"):  # fmt: skip
         assert _path_prior(path) < 1.0, path
     for path in ("src/latest/a.py", "lib/attestation.py", "Sources/Net/Testing.swift"):
         assert _path_prior(path) == 1.0, path
