@@ -131,6 +131,10 @@ def test_c_and_cpp_headers_name_their_definitions(chunker: Chunker) -> None:
     defined = {d[0]: d[1] for c in cpp.chunks for d in chunk_definitions(c)}
     assert {"basic_writer": "class", "write": "method", "format_to": "function"}.items() <= defined.items()
     assert "arg_store" not in defined and "namespace" not in defined and not any(n.startswith("MYLIB") for n in defined)
+    # Conditionals are opened without recursion: nested past Python's stack, the file still parses.
+    deep = "#if A\n" * 3000 + "int answer(void) { return 42; }\n" + "#endif\n" * 3000
+    nested = chunker.chunk_text(deep, "deep.c")
+    assert nested.fallback_reason is None and "answer" in {d[0] for c in nested.chunks for d in chunk_definitions(c)}
     c = chunker.chunk_text(C_HEADER, "uv.h")
     defined = {d[0] for ch in c.chunks for d in chunk_definitions(ch)}
     assert {"handle_s", "handle_active", "loop_t"} <= defined and "loop_s" not in defined

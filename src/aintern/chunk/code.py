@@ -160,8 +160,13 @@ _OPENED = GROUPS | {"ERROR", "preproc_ifdef", "preproc_if", "preproc_else", "pre
 
 def _members(nodes: list[Any]) -> list[Any]:
     out: list[Any] = []
-    for node in nodes:
-        out.extend(_members(node.named_children) if node.type in _OPENED else [node])
+    stack = list(reversed(nodes))  # (a loop, not recursion: conditionals may nest deeper than Python's stack)
+    while stack:
+        node = stack.pop()
+        if node.type in _OPENED:
+            stack.extend(reversed(node.named_children))
+        else:
+            out.append(node)
     return out
 
 
