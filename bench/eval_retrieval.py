@@ -91,6 +91,7 @@ CONFIGS = {
     **{f"log{w}": replace(HybridConfig(), changelog_weight=w) for w in (1.0, 0.6, 0.3, 0.1)},
     # Path words matched on base forms (docs section 26); no-bases is the default before that.
     "no-bases": replace(HybridConfig(), base_forms=False),
+    "no-bases-log1.0": replace(HybridConfig(), base_forms=False, changelog_weight=1.0),
     "full": FULL_TIER,
     "full-no-bases": replace(FULL_TIER, base_forms=False),
 }
