@@ -148,14 +148,11 @@ DEFINITIONS: dict[str, dict[str, SymbolType]] = {
 }
 DEFINITIONS["tsx"] = DEFINITIONS["typescript"]
 
-#: Nodes that only group top-level declarations; their children are looked at instead.
-GROUPS = {"declarations"}
-
-#: Nodes whose children are looked at instead of them: groups of declarations, the conditional blocks of
-#: C's preprocessor (an include guard wraps a whole header), and parse errors (a macro tree-sitter cannot
-#: expand, ``FMT_BEGIN_NAMESPACE``, can leave a header inside one ERROR node whose children are still the
-#: parsed functions and classes).
-_OPENED = GROUPS | {"ERROR", "preproc_ifdef", "preproc_if", "preproc_else", "preproc_elif", "preproc_elifdef"}
+#: Nodes whose children are looked at instead of them: groups of top-level declarations (Haskell), the
+#: conditional blocks of C's preprocessor (an include guard wraps a whole header), and parse errors (a
+#: macro tree-sitter cannot expand, ``FMT_BEGIN_NAMESPACE``, can leave a header inside one ERROR node
+#: whose children are still the parsed functions and classes).
+_OPENED = {"declarations", "ERROR", "preproc_ifdef", "preproc_if", "preproc_else", "preproc_elif", "preproc_elifdef"}
 
 
 def members(nodes: list[Any]) -> list[Any]:
@@ -321,16 +318,14 @@ def _lua_definition(node: Any) -> Definition | None:
 
 def go_receiver(node: Any) -> str | None:
     """The type a Go method belongs to: ``Middlewares`` for ``func (mws Middlewares) Handler(...)``."""
-    receiver = node.child_by_field_name("receiver")
-    types = [c for c in _walk(receiver) if c.type == "type_identifier"] if receiver is not None else []
-    return _text(types[0]) if types else None
-
-
-def _walk(node: Any) -> list[Any]:
-    out = [node]
-    for child in node.named_children:
-        out.extend(_walk(child))
-    return out
+    stack = [node.child_by_field_name("receiver")]  # (the type may sit inside a pointer or generic type)
+    while stack:
+        current = stack.pop()
+        if current is not None and current.type == "type_identifier":
+            return _text(current)
+        if current is not None:
+            stack.extend(reversed(current.named_children))
+    return None
 
 
 def go_value_names(node: Any) -> list[tuple[str, Any]]:
@@ -345,7 +340,7 @@ _SCRIPTS = {"javascript", "typescript", "tsx"}
 _KEYWORD_NAMED = {"subscript_declaration": "subscript"}
 
 
-def _exported_value(node: Any, language: str) -> Definition | None:
+def _exported_value(node: Any) -> Definition | None:
     """``export const upgradeWebSocket = defineWebSocketHelper((c, events) => {...})``, ``export const
     appRouter = router({...})``: what a module exports by name is defined there, whatever made the value
     (a function, a class or an arrow function is found the usual way, through the wrappers)."""
@@ -377,7 +372,7 @@ def _assigned_function(node: Any) -> Definition | None:
     if target is None or value is None or value.type not in _FUNCTION_VALUES:
         return None
     prop = target.child_by_field_name("property") if target.type == "member_expression" else target
-    name = _text(prop) if prop is not None and prop.type in _IDENTIFIERS | {"property_identifier"} else None
+    name = _text(prop) if prop is not None and prop.type in _IDENTIFIERS else None
     if name in (None, "exports"):
         own = value.child_by_field_name("name")
         name = _text(own) if own is not None else name
@@ -407,7 +402,7 @@ def find_definition(node: Any, language: str) -> Definition | None:
     if node.type == "expression_statement" and language in _SCRIPTS:
         return _assigned_function(node)
     if node.type == "export_statement" and language in _SCRIPTS:
-        exported = _exported_value(node, language)
+        exported = _exported_value(node)
         if exported is not None:
             return exported
     if node.type in WRAPPERS:
