@@ -869,6 +869,20 @@ def test_the_file_most_of_the_evidence_comes_from_ranks_first(static, tmp_path: 
     store.close()
 
 
+def ranked_paths(static, store: SqliteStore, root: Path, question: str, config: HybridConfig, k: int = 3) -> list[str]:  # type: ignore[no-untyped-def]
+    """The file of each of hybrid_search's ``k`` best hits for ``question`` in the index of ``root``."""
+    index = store.get_index_for_workspace(root.resolve())
+    assert index is not None
+    hits = hybrid_search(store, index.id, question, static.embed(question), VectorSearchOptions(top_k=k), config)
+    return [h.chunk.file_path for h in hits]
+
+
+def write_files(folder: Path, files: dict[str, str]) -> None:
+    for name, body in files.items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text(body)
+
+
 def test_a_platform_variant_follows_the_shared_code_unless_the_question_names_its_platform(
     static, tmp_path: Path
 ) -> None:  # type: ignore[no-untyped-def]
@@ -897,14 +911,8 @@ def test_a_platform_variant_follows_the_shared_code_unless_the_question_names_it
 
     assert first("accept a TCP connection") == "src/unix/tcp.c"
     assert first("accept a TCP connection on Windows") == "src/win/tcp.c"
-    index = store.get_index_for_workspace(ws.resolve())
-    assert index is not None
-    question = "accept a TCP connection"
-    ranked = hybrid_search(
-        store, index.id, question, static.embed(question), VectorSearchOptions(top_k=3),
-        HybridConfig(platform_weight=1.0),
-    )  # fmt: skip
-    assert ranked[0].chunk.file_path == "src/win/tcp.c", "without the rule the better-worded twin wins"
+    without_rule = ranked_paths(static, store, ws, "accept a TCP connection", HybridConfig(platform_weight=1.0))
+    assert without_rule[0] == "src/win/tcp.c", "without the rule the better-worded twin wins"
     store.close()
     # Named by a platform's other names: its interface, a variant, the way it is written.
     assert _platforms_named("the kqueue backend") == {"bsd"} == _platforms_named("build on FreeBSD")
@@ -928,25 +936,18 @@ def test_a_changelog_follows_the_code_it_describes(static, tmp_path: Path) -> No
         "    for attempt in range(attempts):\n        if client.put(path):\n            return True\n"
         "        sleep(2 ** attempt)\n    return False\n"
     )
-    for name, body in {
+    write_files(ws / "src", {
         "config.py": "def load_settings(path):\n    return toml.loads(open(path).read())\n",
         "cli.py": "def main(argv):\n    args = parse_arguments(argv)\n    run_command(args)\n",
         "auth.py": "def check_token(token):\n    return token in VALID_TOKENS\n",
         "render.py": "def render_page(template, context):\n    return template.format(**context)\n",
-    }.items():
-        (ws / "src" / name).write_text(body)
+    })  # fmt: skip
     store = SqliteStore(tmp_path / "c.db")
     Indexer(store, static).index(ws)
-    index = store.get_index_for_workspace(ws.resolve())
-    assert index is not None
     question = "retry failed uploads with backoff"
-
-    def ranked(config: HybridConfig) -> list[str]:
-        hits = hybrid_search(store, index.id, question, static.embed(question), VectorSearchOptions(top_k=6), config)
-        return [h.chunk.file_path for h in hits]
-
-    assert ranked(HybridConfig(changelog_weight=1.0))[0] == "CHANGELOG.md", "without the rule its words win"
-    with_rule = ranked(HybridConfig())
+    without_rule = ranked_paths(static, store, ws, question, HybridConfig(changelog_weight=1.0), k=6)
+    assert without_rule[0] == "CHANGELOG.md", "without the rule its words win"
+    with_rule = ranked_paths(static, store, ws, question, HybridConfig(), k=6)
     assert with_rule[0] == "src/transfer.py" and "CHANGELOG.md" in with_rule
     store.close()
     from aintern.retrieve.hybrid import _CHANGELOG
@@ -971,24 +972,16 @@ def test_a_file_named_for_the_doer_matches_a_question_about_the_act(static, tmp_
         "func RequestID(next http.Handler) http.Handler {\n\treturn http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {\n"
         "\t\tid := newID()\n\t\tnext.ServeHTTP(w, r.WithContext(withID(r.Context(), id)))\n\t})\n}\n"
     )
-    for name, body in {
+    write_files(ws / "middleware", {
         "compress.go": "package middleware\n\nfunc Compress(level int) func(http.Handler) http.Handler {\n\treturn gzipWith(level)\n}\n",
         "timeout.go": "package middleware\n\nfunc Timeout(d time.Duration) func(http.Handler) http.Handler {\n\treturn withDeadline(d)\n}\n",
         "throttle.go": "package middleware\n\nfunc Throttle(limit int) func(http.Handler) http.Handler {\n\treturn withTokens(limit)\n}\n",
-    }.items():
-        (ws / "middleware" / name).write_text(body)
+    })  # fmt: skip
     store = SqliteStore(tmp_path / "b.db")
     Indexer(store, static).index(ws)
-    index = store.get_index_for_workspace(ws.resolve())
-    assert index is not None
     question = "request logging middleware"
-
-    def first(config: HybridConfig) -> str:
-        hits = hybrid_search(store, index.id, question, static.embed(question), VectorSearchOptions(top_k=3), config)
-        return hits[0].chunk.file_path
-
-    assert first(HybridConfig(base_forms=False)) == "middleware/trace_ids.go", "without the rule"
-    assert first(HybridConfig()) == "middleware/logger.go"
+    assert ranked_paths(static, store, ws, question, HybridConfig(base_forms=False))[0] == "middleware/trace_ids.go"
+    assert ranked_paths(static, store, ws, question, HybridConfig())[0] == "middleware/logger.go"
     store.close()
     from aintern.retrieve.hybrid import base_form
 
