@@ -92,6 +92,11 @@ CONFIGS = {
     # Path words matched on base forms (docs section 26); no-bases is the default before that.
     "no-bases": replace(HybridConfig(), base_forms=False),
     "no-bases-log1.0": replace(HybridConfig(), base_forms=False, changelog_weight=1.0),
+    # Sensitivity of today's default: one weight moved each way (docs section 26).
+    **{f"s-alpha{w}": replace(HybridConfig(), alpha_natural=w) for w in (0.25, 0.35)},
+    **{f"s-path{w}": replace(HybridConfig(), path_boost=w) for w in (0.75, 1.25)},
+    **{f"s-evidence{w}": replace(HybridConfig(), file_evidence=w) for w in (0.0, 0.1)},
+    **{f"s-spelled{w}": replace(HybridConfig(), spelled_name_boost=w) for w in (0.25, 1.0)},
     "full": FULL_TIER,
     "full-no-bases": replace(FULL_TIER, base_forms=False),
 }
