@@ -97,6 +97,13 @@ CONFIGS = {
     **{f"s-path{w}": replace(HybridConfig(), path_boost=w) for w in (0.75, 1.25)},
     **{f"s-evidence{w}": replace(HybridConfig(), file_evidence=w) for w in (0.0, 0.1)},
     **{f"s-spelled{w}": replace(HybridConfig(), spelled_name_boost=w) for w in (0.25, 1.0)},
+    # Acronyms and two-letter capitals (docs section 31): the default before them, and each alone.
+    "no-acro-caps2": replace(HybridConfig(), acronyms=False, short_capitals=False),
+    "acro": replace(HybridConfig(), short_capitals=False),
+    "caps2": replace(HybridConfig(), acronyms=False),
+    "no-struct-tags": replace(HybridConfig(), struct_tags=False),
+    # Long questions counted from more words (docs section 31; not kept).
+    **{f"lw{n}": replace(HybridConfig(), long_query_words=n) for n in (10, 12, 16)},
     "full": FULL_TIER,
     "full-no-bases": replace(FULL_TIER, base_forms=False),
 }

@@ -23,8 +23,9 @@ from aintern.index.models import IndexingPhase, IndexingProgress
 from aintern.knowledge import KnowledgeQueryError, KnowledgeQueryOptions, KnowledgeService
 from aintern.retrieve import rerank
 from aintern.retrieve.cache import QueryCache
-from aintern.retrieve.hybrid import HybridConfig, _platforms_named, hybrid_search
+from aintern.retrieve.hybrid import HybridConfig, hybrid_search
 from aintern.retrieve.keywords import apply_highlights, extract_keywords, extract_quoted_phrases, find_highlights
+from aintern.retrieve.paths import platforms_named
 from aintern.retrieve.relevance import monotone, relevance
 from aintern.retrieve.rerank import HttpCrossEncoder, KeywordBoost, Ranked, ReciprocalRankFusion, RerankingStrategy
 from aintern.store import IndexedFile, SqliteStore, VectorSearchOptions
@@ -874,7 +875,7 @@ def ranked_paths(static, store: SqliteStore, root: Path, question: str, config: 
     index = store.get_index_for_workspace(root.resolve())
     assert index is not None
     hits = hybrid_search(store, index.id, question, static.embed(question), VectorSearchOptions(top_k=k), config)
-    return [h.chunk.file_path for h in hits]
+    return [h.chunk.file_path for h in hits[:k]]
 
 
 def write_files(folder: Path, files: dict[str, str]) -> None:
@@ -915,9 +916,9 @@ def test_a_platform_variant_follows_the_shared_code_unless_the_question_names_it
     assert without_rule[0] == "src/win/tcp.c", "without the rule the better-worded twin wins"
     store.close()
     # Named by a platform's other names: its interface, a variant, the way it is written.
-    assert _platforms_named("the kqueue backend") == {"bsd"} == _platforms_named("build on FreeBSD")
-    assert _platforms_named("EBCDIC conversion on z/OS") == {"zos"} and _platforms_named("win32 handles") == {"windows"}
-    assert _platforms_named("accept a TCP connection") == set()
+    assert platforms_named("the kqueue backend") == {"bsd"} == platforms_named("build on FreeBSD")
+    assert platforms_named("EBCDIC conversion on z/OS") == {"zos"} and platforms_named("win32 handles") == {"windows"}
+    assert platforms_named("accept a TCP connection") == set()
 
 
 def test_a_changelog_follows_the_code_it_describes(static, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
@@ -950,9 +951,9 @@ def test_a_changelog_follows_the_code_it_describes(static, tmp_path: Path) -> No
     with_rule = ranked_paths(static, store, ws, question, HybridConfig(), k=6)
     assert with_rule[0] == "src/transfer.py" and "CHANGELOG.md" in with_rule
     store.close()
-    from aintern.retrieve.hybrid import _CHANGELOG
+    from aintern.retrieve.paths import CHANGELOG
 
-    assert [p for p in ("CHANGES.rst", "docs/History.md", "NEWS", "src/history.py", "release.go") if _CHANGELOG.search(p)] == [
+    assert [p for p in ("CHANGES.rst", "docs/History.md", "NEWS", "src/history.py", "release.go") if CHANGELOG.search(p)] == [
         "CHANGES.rst", "docs/History.md", "NEWS",
     ]  # fmt: skip
 
@@ -983,7 +984,7 @@ def test_a_file_named_for_the_doer_matches_a_question_about_the_act(static, tmp_
     assert ranked_paths(static, store, ws, question, HybridConfig(base_forms=False))[0] == "middleware/trace_ids.go"
     assert ranked_paths(static, store, ws, question, HybridConfig())[0] == "middleware/logger.go"
     store.close()
-    from aintern.retrieve.hybrid import base_form
+    from aintern.retrieve.paths import base_form
 
     same = [("routing", "router"), ("routes", "route"), ("formats", "formatter"), ("validation", "validator")]
     assert all(base_form(a) == base_form(b) for a, b in same)
@@ -994,7 +995,7 @@ def test_test_folders_of_every_convention_count_as_tests(static, tmp_path: Path)
     """Swift and .NET put tests in `Tests/` and `Foo.Tests/`, Kotlin in `commonTest/`: their helpers
     (not named *Tests.swift) rank like tests, below the code they exercise; `Example/`, `Samples/` and
     `Benchmarks/` count as their lower-case spellings do."""
-    from aintern.retrieve.hybrid import _path_prior
+    from aintern.retrieve.paths import path_prior
 
     ws = tmp_path / "ws"
     (ws / "Sources/Net").mkdir(parents=True)
@@ -1019,6 +1020,72 @@ def test_test_folders_of_every_convention_count_as_tests(static, tmp_path: Path)
     for path in ("Tests/NetTests/RetryHelpers.swift", "Dapper.Tests/Helpers.cs", "MyApp.UnitTests/A.cs",
                  "ktor-client/commonTest/Util.kt", "pkg/testdata/input.json", "Example/Source/AppDelegate.swift",
                  "Samples/Demo/Program.cs", "Benchmarks/Run.swift", "src/types.test-d.ts", "src/app.test.mts"):  # fmt: skip
-        assert _path_prior(path) < 1.0, path
+        assert path_prior(path) < 1.0, path
     for path in ("src/latest/a.py", "lib/attestation.py", "Sources/Net/Testing.swift"):
-        assert _path_prior(path) == 1.0, path
+        assert path_prior(path) == 1.0, path
+
+
+def test_initials_and_short_capitals_name_files(static, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A question spells out what a file name abbreviates ("server-side rendering", ssr.ts) or names it
+    in two capitals ("GD", GDHandler.php): the path counts for those words (issue 11,
+    docs/benchmarks.md section 31)."""
+    from aintern.retrieve.paths import initialisms
+
+    ws = tmp_path / "ws"
+    write_files(ws, {
+        "src/ssr.ts": "export function renderToStream(app: App, res: Writable) {\n"
+                      "  // stream the app's markup to the response as it is produced\n"
+                      "  return pipeMarkup(app.root(), res)\n}\n",
+        "src/server.ts": "// The server: it starts, listens, and serves pages. Rendering happens on the server side\n"
+                         "// when a page asks for it; rendering errors are logged by the server.\n"
+                         "export function startServer(port: number) {\n  return listen(port, servePages)\n}\n",
+        "src/router.ts": "export function matchRoute(path: string) {\n  return routes.find((r) => r.test(path))\n}\n",
+        "images/GDHandler.php": "<?php\nclass GDHandler extends BaseHandler {\n"
+                                "    public function scale(int $w, int $h) { return imagescale($this->image, $w, $h); }\n}\n",
+        "images/ImagickHandler.php": "<?php\n// Resize images and crop images; images are resized with Imagick, not GD.\n"
+                                     "class ImagickHandler extends BaseHandler {\n"
+                                     "    public function resize(int $w, int $h) { return $this->image->resizeImages($w, $h); }\n}\n",
+        "images/Image.php": "<?php\n// An image, edited with GD or Imagick.\nclass Image {\n"
+                            "    public function getWidth(): int { return $this->width; }\n}\n",
+    })  # fmt: skip
+    store = SqliteStore(tmp_path / "i.db")
+    Indexer(store, static).index(ws)
+    question = "how server-side rendering works"
+    assert ranked_paths(static, store, ws, question, HybridConfig(acronyms=False))[0] == "src/server.ts"
+    assert ranked_paths(static, store, ws, question, HybridConfig())[0] == "src/ssr.ts"
+    question = "resize images with GD"
+    assert (
+        ranked_paths(static, store, ws, question, HybridConfig(short_capitals=False))[0] == "images/ImagickHandler.php"
+    )
+    assert ranked_paths(static, store, ws, question, HybridConfig())[0] == "images/GDHandler.php"
+    store.close()
+    assert initialisms("server-side rendering")["ssr"] == {"server", "side", "rendering"}
+    assert "cli" in initialisms("the command line interface") and "hmr" in initialisms("hot module replacement")
+    # Runs take 3-4 words, and neither start nor end with a stop word.
+    assert initialisms("how is it sent") == {} and initialisms("request sent") == {}
+    assert initialisms("just in time compilation")["jit"] == {"just", "time"}
+
+
+def test_a_c_type_named_by_a_typedef_finds_its_struct(static, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """`typedef struct ngx_pool_s ngx_pool_t;` in one header, the fields under `struct ngx_pool_s` in
+    another: a search for `ngx_pool_t` reaches the fields (issue 11, docs/benchmarks.md section 31)."""
+    ws = tmp_path / "ws"
+    users = "".join(
+        f"void *use_{i}(ngx_pool_t *pool, size_t size) {{\n    ngx_pool_t *p = pool;\n    return alloc_from(p, size);\n}}\n\n"
+        for i in range(4)
+    )
+    write_files(ws, {
+        "core/ngx_core.h": "#ifndef NGX_CORE_H\n#define NGX_CORE_H\n\ntypedef struct ngx_module_s ngx_module_t;\n"
+                           "typedef struct ngx_pool_s ngx_pool_t;\ntypedef struct ngx_chain_s ngx_chain_t;\n\n#endif\n",
+        "core/ngx_palloc.h": "#ifndef NGX_PALLOC_H\n#define NGX_PALLOC_H\n\nstruct ngx_pool_s {\n    u_char *last;\n"
+                             "    u_char *end;\n    size_t max;\n    struct ngx_pool_large_s *large;\n};\n\n#endif\n",
+        "core/ngx_users.c": users,
+        "core/ngx_more_users.c": users.replace("use_", "more_"),
+    })  # fmt: skip
+    store = SqliteStore(tmp_path / "t.db")
+    Indexer(store, static).index(ws)
+    assert "core/ngx_palloc.h" not in ranked_paths(
+        static, store, ws, "ngx_pool_t", HybridConfig(struct_tags=False), k=2
+    )
+    assert "core/ngx_palloc.h" in ranked_paths(static, store, ws, "ngx_pool_t", HybridConfig(), k=2)
+    store.close()

@@ -8,13 +8,24 @@ from __future__ import annotations
 
 import functools
 import heapq
-import itertools
 import math
 import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from aintern.chunk.models import ChunkType, TextChunk
+from aintern.retrieve.paths import (
+    ABBREVIATIONS,
+    ARTICLES,
+    PathMatcher,
+    file_stem,
+    initialisms,
+    path_prior,
+    path_words,
+    platform_of,
+    platforms_named,
+    question_keywords,
+)
 from aintern.store import Store, VectorSearchOptions
 from aintern.store.text import STOP_WORDS, identifier_parts
 
@@ -75,6 +86,14 @@ class HybridConfig:
     #: Multiplier for a changelog's chunks (``CHANGELOG.md``, ``CHANGES.rst``, ``History.md``, ``NEWS``):
     #: it names every feature and fix in the words a question uses, but the code is elsewhere.
     changelog_weight: float = 0.3
+    #: A symbol query for a C type declared by ``typedef struct TAG name;`` also boosts ``struct TAG``'s
+    #: definition, where the fields are.
+    struct_tags: bool = True
+    #: A path word that is the initials of 3-4 words in a row of the question matches those words
+    #: ("server-side rendering" ~ ssr.ts, "command line interface" ~ cli.ts).
+    acronyms: bool = True
+    #: Two-letter words in capitals (GD, UI, IO) are keywords, as longer words are (GDHandler.php).
+    short_capitals: bool = True
 
 
 #: The fusion of an index whose full tier (the transformer's vectors) is complete: its vectors get more say
@@ -99,67 +118,6 @@ _SYMBOL_QUERY = re.compile(
     r"|[A-Za-z][A-Za-z0-9]*[A-Z_]\w*"  # camelCase, snake_case, HTTPAdapter
     r"|[A-Z][A-Za-z0-9]*)$"  # Base, URL
 )
-_TEST_FILE = re.compile(
-    r"(^|/)((test_[^/]*|[^/]*_test)\.(py|c|cc|cpp|go|rb|dart|lua|rs|ex|exs)|[^/]*_spec\.(rb|lua)"
-    r"|[^/]*\.(test|spec)(-d)?\.[cm]?[jt]sx?|[^/]*(Tests?|Spec|Suite)\.(java|kt|swift|cs|scala|php)|test_helpers?[^/]*)$"
-)
-#: Test folders: tests/, Tests/ (Swift, .NET), Foo.Tests/ and Foo.UnitTests/ (.NET test projects),
-#: commonTest/ and jvmTest/ (Kotlin source sets), spec/, __tests__/, testdata/, fixtures/.
-_TEST_DIR = re.compile(r"(^|/)([Tt]ests?|__tests__|[Ss]pecs?|testing|testdata|fixtures|[^/]+\.(\w+)?Tests|[a-z]+Test)/")
-_DEMOTED_DIR = re.compile(r"(^|/)(_?compat|legacy|_?[Ee]xamples?|docs?_src)/")
-_CHANGELOG = re.compile(
-    r"(^|/)(change_?log|changes|history|news|releases|release[-_]?notes|whats_?new)(\.(md|rst|txt|markdown|adoc))?$",
-    re.IGNORECASE,
-)
-_SAMPLES_DIR = re.compile(r"(^|/)([Ss]amples?|[Bb]enchmarks?|bench|benches)/")
-_GENERATED = re.compile(
-    r"(^|/)(__generated__|generated)/|\.(gen|generated|g|pb|pb2|pb\.gw)\.\w+$|_pb2(_grpc)?\.pyi?$|_(gen|generated)\.go$"
-)
-
-
-#: Platform-specific file and folder names, by the platform a question would name.
-_PLATFORMS = {
-    "windows": {"win", "win32", "win64", "windows", "winnt", "mingw", "msvc"},
-    "solaris": {"sunos", "solaris", "illumos"},
-    "zos": {"os390", "zos"},
-    "aix": {"aix"},
-    "ibmi": {"ibmi", "os400"},
-    "haiku": {"haiku"},
-    "qnx": {"qnx"},
-    "cygwin": {"cygwin", "msys"},
-    "hurd": {"hurd"},
-    "bsd": {"netbsd", "openbsd", "freebsd", "dragonfly", "dragonflybsd"},
-    "vxworks": {"vxworks"},
-    "plan9": {"plan9"},
-    "emscripten": {"emscripten"},
-    "fuchsia": {"fuchsia"},
-}  # fmt: skip
-_PLATFORM_OF = {name: platform for platform, names in _PLATFORMS.items() for name in names}
-
-
-@functools.lru_cache(maxsize=1 << 16)
-def _platform(path: str) -> str | None:
-    """The platform a file is written for, by its folders' or its name's words (src/win/tcp.c,
-    terminal_check_windows.go, os390-syscalls.c), or None."""
-    *folders, name = path.lower().split("/")
-    for word in [*folders, *re.split(r"[-_.]", name)[:-1]]:
-        if word in _PLATFORM_OF:
-            return _PLATFORM_OF[word]
-    return None
-
-
-def _platforms_named(question: str) -> set[str]:
-    """The platforms a question names ("... on Windows", "kqueue" for the BSDs, "z/OS")."""
-    words = {w.lower() for w in re.findall(r"[A-Za-z0-9]+", question)}
-    named = {_PLATFORM_OF[w] for w in words if w in _PLATFORM_OF}
-    named |= {p for p in _PLATFORMS if p in words}
-    if "kqueue" in words:  # the BSDs' event interface
-        named.add("bsd")
-    if "z/os" in question.lower():
-        named.add("zos")
-    return named
-
-
 #: A best BM25 score below this came from floored IDFs only (a real term scores well above 0.1).
 FLOOR_ONLY = 1e-3
 
@@ -175,9 +133,6 @@ def named_symbols(question: str) -> set[str]:
     return {w for w in re.findall(r"[A-Za-z_]\w*", question) if identifier_parts(w)}
 
 
-_ARTICLES = {"a", "an", "the"}
-
-
 def spelled_names(store: Store, index_id: int, question: str) -> dict[str, float]:
     """Defined names that runs of the question's words spell, in any case style, with the share of the
     question's content words each run uses: "how do I get a user by id" finds GetUserByIdAsync and
@@ -188,7 +143,7 @@ def spelled_names(store: Store, index_id: int, question: str) -> dict[str, float
     words = [
         w.lower() if w.isalpha() and (w.islower() or w[1:].islower() or w.isupper()) else ""
         for w in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", question)
-        if w.lower() not in _ARTICLES
+        if w.lower() not in ARTICLES
     ]
     content = [w for w in words if w and w not in STOP_WORDS]
     if len(content) < 2:
@@ -214,6 +169,13 @@ def spelled_names(store: Store, index_id: int, question: str) -> dict[str, float
     return found
 
 
+def _struct_tag(content: str, name: str) -> str | None:
+    """The tag of the struct, union or enum that a body-less ``typedef struct TAG name;`` names, if
+    ``content`` has one for ``name``."""
+    found = re.search(rf"typedef\s+(?:struct|union|enum)\s+(\w+)\s+\**{re.escape(name)}\s*;", content)
+    return found.group(1) if found and found.group(1) != name else None
+
+
 def symbol_query(question: str) -> str | None:
     """The symbol a query names (``Sinatra::Base`` → ``Base``), or None for natural language."""
     q = question.strip()
@@ -222,128 +184,12 @@ def symbol_query(question: str) -> str | None:
     return re.split(r"::|\\|->|\.", q)[-1]
 
 
-@functools.lru_cache(maxsize=1 << 16)
-def _path_prior(path: str, generated: bool = True, samples: bool = True, changelog: float = 1.0) -> float:
-    """Multiplicative prior against files that rarely hold the answer: tests, examples, changelogs, type stubs (a
-    long-running process asks it of the same files query after query). A package's ``__init__.py`` that
-    only re-exports is judged by its content, in ``hybrid_search``."""
-    penalty = 1.0
-    if _TEST_FILE.search(path) or _TEST_DIR.search(path):
-        penalty *= 0.3
-    if _DEMOTED_DIR.search(path):
-        penalty *= 0.3
-    if path.endswith(".d.ts"):
-        penalty *= 0.7
-    if generated and _GENERATED.search(path):
-        penalty *= 0.3
-    if samples and _SAMPLES_DIR.search(path):
-        penalty *= 0.3
-    if _CHANGELOG.search(path):
-        penalty *= changelog
-    return penalty
-
-
 @functools.lru_cache(maxsize=1 << 12)
 def _mostly_imports(content: str) -> bool:
     """A package's re-export list, not its code (an ``__init__.py`` may hold either)."""
     lines = [ln.strip() for ln in content.split("\n") if ln.strip() and not ln.strip().startswith("#")]
     imports = sum(ln.startswith(("import ", "from ", "__all__", '"', ")", "'")) for ln in lines)
     return not lines or imports / len(lines) > 0.5
-
-
-@functools.lru_cache(maxsize=1 << 16)
-def _path_words(path: str) -> frozenset[str]:
-    parts = path.split("/")
-    stem = parts[-1].rsplit(".", 1)[0]
-    words = {stem.lower(), *identifier_parts(stem)}
-    if len(parts) > 1:
-        words |= {parts[-2].lower(), *identifier_parts(parts[-2])}
-    return frozenset(words)
-
-
-#: How code abbreviates words in file and directory names (a query says "database", the file is db.py).
-ABBREVIATIONS = {
-    "database": {"db"}, "connection": {"conn"}, "configuration": {"config", "conf", "cfg"}, "request": {"req"},
-    "response": {"res", "resp"}, "message": {"msg"}, "buffer": {"buf"}, "context": {"ctx"}, "error": {"err"},
-    "errors": {"err", "errs"}, "string": {"str"}, "temporary": {"tmp", "temp"}, "authentication": {"auth"},
-    "authorization": {"auth", "authz"}, "utility": {"util", "utils"}, "utilities": {"util", "utils"},
-    "argument": {"arg"}, "arguments": {"args"}, "parameter": {"param"}, "parameters": {"params"},
-    "directory": {"dir"}, "library": {"lib"}, "initialization": {"init"}, "initialize": {"init"},
-    "environment": {"env"}, "information": {"info"}, "asynchronous": {"async"}, "synchronous": {"sync"},
-    "expression": {"expr"}, "implementation": {"impl"}, "reference": {"ref"}, "repository": {"repo"},
-    "pointer": {"ptr"}, "address": {"addr"}, "command": {"cmd"}, "certificate": {"cert"},
-    "package": {"pkg"}, "statistics": {"stats"}, "template": {"tmpl", "tpl"}, "transaction": {"tx", "txn"},
-    "specification": {"spec"}, "filesystem": {"fs"},
-}  # fmt: skip
-
-
-#: Suffixes of doers, acts and verbs, longest first ("-ization" before "-ion", "-izer" before "-er").
-_SUFFIXES = ("ization", "isation", "ation", "ator", "izer", "iser", "ment", "ing", "ion", "ize", "ise", "er", "or", "ed")  # fmt: skip
-
-
-@functools.lru_cache(maxsize=1 << 16)
-def base_form(word: str) -> str:
-    """A word without its plural and the suffix that makes a doer or an act of it: router, routing,
-    routes -> rout; formatter, formats, formatting -> format; validator, validation -> valid."""
-    if word.endswith("s") and not word.endswith("ss") and len(word) >= 5:
-        word = word[:-1]
-    for suffix in _SUFFIXES:
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            word = word[: -len(suffix)]
-            break
-    if len(word) >= 4 and word[-1] == word[-2] and word[-1] not in "ls":
-        word = word[:-1]
-    if len(word) >= 4 and word.endswith("e"):
-        word = word[:-1]
-    return word
-
-
-def _keywords(question: str) -> set[str]:
-    """Lower-cased words of a question worth matching (``file system`` also as ``filesystem``)."""
-    words = [w.lower() for w in re.findall(r"[A-Za-z_]\w*", question)]
-    keywords = {w for w in words if len(w) > 2 and w not in STOP_WORDS}
-    keywords |= {a + b for a, b in itertools.pairwise(words) if a + b in ABBREVIATIONS}
-    return keywords
-
-
-class _PathMatcher:
-    """The share of a query's keywords found among a file's path words: a shared prefix of 3+ letters
-    counts (route ~ routing), and so do a usual abbreviation (database ~ db) and a shared base form
-    (logging ~ logger). Each path word is compared with the keywords once per query, however many
-    files use it."""
-
-    def __init__(self, keywords: set[str], abbreviations: bool = True, bases: bool = False) -> None:
-        self.count = len(keywords)
-        # Per keyword: the words it matches exactly (itself, its 3+ letter prefixes, its abbreviations)
-        # and the start a longer word may have (itself, when 3+ letters).
-        self._keywords = [
-            (
-                k,
-                {k, *(k[:i] for i in range(3, len(k)))} | (ABBREVIATIONS.get(k, set()) if abbreviations else set()),
-                k if len(k) >= 3 else None,
-            )
-            for k in keywords
-        ]
-        self._by_word: dict[str, frozenset[str]] = {}
-        self._bases: dict[str, set[str]] = {}
-        for k in keywords if bases else ():
-            if len(k) >= 4:
-                self._bases.setdefault(base_form(k), set()).add(k)
-
-    def share(self, words: frozenset[str]) -> float:
-        matched: set[str] = set()
-        by_word = self._by_word
-        for w in words:
-            found = by_word.get(w)
-            if found is None:
-                found = frozenset(
-                    k for k, exact, start in self._keywords if w in exact or (start and w.startswith(start))
-                )
-                if self._bases and len(w) >= 4:
-                    found |= self._bases.get(base_form(w), set())
-                by_word[w] = found
-            matched |= found
-        return len(matched) / self.count
 
 
 def hybrid_search(
@@ -366,10 +212,11 @@ def hybrid_search(
     vec: list[tuple[int, float]] = []
     if query_vector is not None and alpha > 0:
         vec = _cut(store.knn(index_id, query_vector, cfg.candidates + 1, options, tier=tier), cfg.candidates)
-    keywords = _keywords(question)
+    keywords = question_keywords(question, cfg.short_capitals)
     keyword_query = question
     if cfg.abbreviations and not symbol:  # the code says "fs" where the question says "file system"
         keyword_query += " " + " ".join(sorted({a for k in keywords for a in ABBREVIATIONS.get(k, ())}))
+    initials = initialisms(question) if cfg.acronyms and not symbol else {}
     kw: list[tuple[int, float]] = []
     if alpha < 1:
         kw = _cut(store.bm25(index_id, keyword_query, cfg.candidates + 1, options, cfg.bm25_weights), cfg.candidates)
@@ -398,6 +245,14 @@ def hybrid_search(
         for cid in store.chunks_defining(index_id, name, options, limit=limit):
             definitions.setdefault(cid, name)
             fused.setdefault(cid, 0.0)
+    if symbol and cfg.struct_tags and definitions:
+        # C names a struct twice: `typedef struct ngx_pool_s ngx_pool_t;` in one header, the fields under
+        # `struct ngx_pool_s { ... }`, often in another. The fields are what a search for the type means.
+        for declared in store.get_chunks(list(definitions), index_id).values():
+            tag = _struct_tag(declared.content, symbol)
+            for cid in store.chunks_defining(index_id, tag, options, limit=limit) if tag else ():
+                definitions.setdefault(cid, symbol)
+                fused.setdefault(cid, 0.0)
     spelled: dict[int, float] = {}
     if cfg.spelled_name_boost and not symbol:
         for name, share in spelled_names(store, index_id, question).items():
@@ -408,8 +263,8 @@ def hybrid_search(
     # Scores first, as plain tuples; Hit objects only for what is returned (most candidates are not).
     factors: dict[str, tuple[float, float, bool]] = {}  # per file: (path boost, path prior, a package's init)
     boost_path = not symbol and cfg.path_boost and keywords
-    matches = _PathMatcher(keywords, cfg.abbreviations, cfg.base_forms) if boost_path else None
-    named_platforms = _platforms_named(question) if cfg.platform_weight != 1.0 else set()
+    matches = PathMatcher(keywords, cfg.abbreviations, cfg.base_forms, initials) if boost_path else None
+    named_platforms = platforms_named(question) if cfg.platform_weight != 1.0 else set()
     scored: list[tuple[float, str, int, int]] = []
     for cid, score in fused.items():
         chunk = chunks.get(cid)
@@ -418,15 +273,15 @@ def hybrid_search(
         path = chunk.file_path
         factor = factors.get(path)
         if factor is None:
-            share = matches.share(_path_words(path)) if matches is not None else 0.0
-            if symbol and cfg.symbol_file_boost and _stem(path) == symbol.lower().replace("_", ""):
+            share = matches.share(path_words(path)) if matches is not None else 0.0
+            if symbol and cfg.symbol_file_boost and file_stem(path) == symbol.lower().replace("_", ""):
                 share = cfg.symbol_file_boost
             prior = (
-                _path_prior(path, cfg.demote_generated, cfg.demote_samples, cfg.changelog_weight)
+                path_prior(path, cfg.demote_generated, cfg.demote_samples, cfg.changelog_weight)
                 if cfg.path_penalties
                 else 1.0
             )
-            if cfg.platform_weight != 1.0 and _platform(path) not in (None, *named_platforms):
+            if cfg.platform_weight != 1.0 and platform_of(path) not in (None, *named_platforms):
                 prior *= cfg.platform_weight
             factor = factors[path] = (
                 best * cfg.path_boost * share if share >= 0.1 else 0.0,
@@ -435,7 +290,7 @@ def hybrid_search(
             )
         if cid in definitions:
             # A symbol query's definition counts half again when its file is named after it.
-            own_file = 1.5 if symbol and _stem(path) == definitions[cid].lower().replace("_", "") else 1.0
+            own_file = 1.5 if symbol and file_stem(path) == definitions[cid].lower().replace("_", "") else 1.0
             score += best * weight * own_file
         if cid in spelled:
             score += best * cfg.spelled_name_boost * spelled[cid]
@@ -500,11 +355,6 @@ def _with_file_evidence(
     for _, path, _, _ in heapq.nsmallest(top, scored) if top else scored:
         per_file[path] = per_file.get(path, 0) + 1
     return [(neg * (1 + weight * math.log(per_file.get(path, 1))), path, line, cid) for neg, path, line, cid in scored]
-
-
-def _stem(path: str) -> str:
-    """A file's name without its last extension, lower case, underscores dropped (http_client.py: httpclient)."""
-    return path.rsplit("/", 1)[-1].rsplit(".", 1)[0].lower().replace("_", "")
 
 
 def _without_copies(

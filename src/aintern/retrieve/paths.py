@@ -1,0 +1,220 @@
+"""What a file's path says: the words it is named with (matched against a question's words on prefixes,
+abbreviations, base forms and initials), and priors against files that rarely hold an answer (tests,
+examples, changelogs, generated code, one platform's port)."""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import re
+
+from aintern.store.text import STOP_WORDS, identifier_parts
+
+#: Words a run of a question's words skips ("get a user by id").
+ARTICLES = {"a", "an", "the"}
+
+TEST_FILE = re.compile(
+    r"(^|/)((test_[^/]*|[^/]*_test)\.(py|c|cc|cpp|go|rb|dart|lua|rs|ex|exs)|[^/]*_spec\.(rb|lua)"
+    r"|[^/]*\.(test|spec)(-d)?\.[cm]?[jt]sx?|[^/]*(Tests?|Spec|Suite)\.(java|kt|swift|cs|scala|php)|test_helpers?[^/]*)$"
+)
+#: Test folders: tests/, Tests/ (Swift, .NET), Foo.Tests/ and Foo.UnitTests/ (.NET test projects),
+#: commonTest/ and jvmTest/ (Kotlin source sets), spec/, __tests__/, testdata/, fixtures/.
+TEST_DIR = re.compile(r"(^|/)([Tt]ests?|__tests__|[Ss]pecs?|testing|testdata|fixtures|[^/]+\.(\w+)?Tests|[a-z]+Test)/")
+DEMOTED_DIR = re.compile(r"(^|/)(_?compat|legacy|_?[Ee]xamples?|docs?_src)/")
+CHANGELOG = re.compile(
+    r"(^|/)(change_?log|changes|history|news|releases|release[-_]?notes|whats_?new)(\.(md|rst|txt|markdown|adoc))?$",
+    re.IGNORECASE,
+)
+SAMPLES_DIR = re.compile(r"(^|/)([Ss]amples?|[Bb]enchmarks?|bench|benches)/")
+GENERATED = re.compile(
+    r"(^|/)(__generated__|generated)/|\.(gen|generated|g|pb|pb2|pb\.gw)\.\w+$|_pb2(_grpc)?\.pyi?$|_(gen|generated)\.go$"
+)
+
+
+#: Platform-specific file and folder names, by the platform a question would name.
+_PLATFORMS = {
+    "windows": {"win", "win32", "win64", "windows", "winnt", "mingw", "msvc"},
+    "solaris": {"sunos", "solaris", "illumos"},
+    "zos": {"os390", "zos"},
+    "aix": {"aix"},
+    "ibmi": {"ibmi", "os400"},
+    "haiku": {"haiku"},
+    "qnx": {"qnx"},
+    "cygwin": {"cygwin", "msys"},
+    "hurd": {"hurd"},
+    "bsd": {"netbsd", "openbsd", "freebsd", "dragonfly", "dragonflybsd"},
+    "vxworks": {"vxworks"},
+    "plan9": {"plan9"},
+    "emscripten": {"emscripten"},
+    "fuchsia": {"fuchsia"},
+}  # fmt: skip
+_PLATFORM_OF = {name: platform for platform, names in _PLATFORMS.items() for name in names}
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def platform_of(path: str) -> str | None:
+    """The platform a file is written for, by its folders' or its name's words (src/win/tcp.c,
+    terminal_check_windows.go, os390-syscalls.c), or None."""
+    *folders, name = path.lower().split("/")
+    for word in [*folders, *re.split(r"[-_.]", name)[:-1]]:
+        if word in _PLATFORM_OF:
+            return _PLATFORM_OF[word]
+    return None
+
+
+def platforms_named(question: str) -> set[str]:
+    """The platforms a question names ("... on Windows", "kqueue" for the BSDs, "z/OS")."""
+    words = {w.lower() for w in re.findall(r"[A-Za-z0-9]+", question)}
+    named = {_PLATFORM_OF[w] for w in words if w in _PLATFORM_OF}
+    named |= {p for p in _PLATFORMS if p in words}
+    if "kqueue" in words:  # the BSDs' event interface
+        named.add("bsd")
+    if "z/os" in question.lower():
+        named.add("zos")
+    return named
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def path_prior(path: str, generated: bool = True, samples: bool = True, changelog: float = 1.0) -> float:
+    """Multiplicative prior against files that rarely hold the answer: tests, examples, changelogs, type stubs (a
+    long-running process asks it of the same files query after query). A package's ``__init__.py`` that
+    only re-exports is judged by its content, in ``hybrid_search``."""
+    penalty = 1.0
+    if TEST_FILE.search(path) or TEST_DIR.search(path):
+        penalty *= 0.3
+    if DEMOTED_DIR.search(path):
+        penalty *= 0.3
+    if path.endswith(".d.ts"):
+        penalty *= 0.7
+    if generated and GENERATED.search(path):
+        penalty *= 0.3
+    if samples and SAMPLES_DIR.search(path):
+        penalty *= 0.3
+    if CHANGELOG.search(path):
+        penalty *= changelog
+    return penalty
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def path_words(path: str) -> frozenset[str]:
+    parts = path.split("/")
+    name = parts[-1].rsplit(".", 1)[0]
+    words = {name.lower(), *identifier_parts(name)}
+    if len(parts) > 1:
+        words |= {parts[-2].lower(), *identifier_parts(parts[-2])}
+    return frozenset(words)
+
+
+#: How code abbreviates words in file and directory names (a query says "database", the file is db.py).
+ABBREVIATIONS = {
+    "database": {"db"}, "connection": {"conn"}, "configuration": {"config", "conf", "cfg"}, "request": {"req"},
+    "response": {"res", "resp"}, "message": {"msg"}, "buffer": {"buf"}, "context": {"ctx"}, "error": {"err"},
+    "errors": {"err", "errs"}, "string": {"str"}, "temporary": {"tmp", "temp"}, "authentication": {"auth"},
+    "authorization": {"auth", "authz"}, "utility": {"util", "utils"}, "utilities": {"util", "utils"},
+    "argument": {"arg"}, "arguments": {"args"}, "parameter": {"param"}, "parameters": {"params"},
+    "directory": {"dir"}, "library": {"lib"}, "initialization": {"init"}, "initialize": {"init"},
+    "environment": {"env"}, "information": {"info"}, "asynchronous": {"async"}, "synchronous": {"sync"},
+    "expression": {"expr"}, "implementation": {"impl"}, "reference": {"ref"}, "repository": {"repo"},
+    "pointer": {"ptr"}, "address": {"addr"}, "command": {"cmd"}, "certificate": {"cert"},
+    "package": {"pkg"}, "statistics": {"stats"}, "template": {"tmpl", "tpl"}, "transaction": {"tx", "txn"},
+    "specification": {"spec"}, "filesystem": {"fs"},
+}  # fmt: skip
+
+
+#: Suffixes of doers, acts and verbs, longest first ("-ization" before "-ion", "-izer" before "-er").
+_SUFFIXES = ("ization", "isation", "ation", "ator", "izer", "iser", "ment", "ing", "ion", "ize", "ise", "er", "or", "ed")  # fmt: skip
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def base_form(word: str) -> str:
+    """A word without its plural and the suffix that makes a doer or an act of it: router, routing,
+    routes -> rout; formatter, formats, formatting -> format; validator, validation -> valid."""
+    if word.endswith("s") and not word.endswith("ss") and len(word) >= 5:
+        word = word[:-1]
+    for suffix in _SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            word = word[: -len(suffix)]
+            break
+    if len(word) >= 4 and word[-1] == word[-2] and word[-1] not in "ls":
+        word = word[:-1]
+    if len(word) >= 4 and word.endswith("e"):
+        word = word[:-1]
+    return word
+
+
+def question_keywords(question: str, short_capitals: bool = False) -> set[str]:
+    """Lower-cased words of a question worth matching (``file system`` also as ``filesystem``)."""
+    raw = re.findall(r"[A-Za-z_]\w*", question)
+    words = [w.lower() for w in raw]
+    keywords = {w for w in words if len(w) > 2 and w not in STOP_WORDS}
+    if short_capitals:
+        keywords |= {w.lower() for w in raw if len(w) == 2 and w.isupper() and w.lower() not in STOP_WORDS}
+    keywords |= {a + b for a, b in itertools.pairwise(words) if a + b in ABBREVIATIONS}
+    return keywords
+
+
+def initialisms(question: str) -> dict[str, set[str]]:
+    """Initials of 3-4 words in a row (neither first nor last a stop word), with the words they stand for:
+    "server-side rendering" -> {"ssr": {server, side, rendering}}."""
+    words = [w.lower() for w in re.findall(r"[A-Za-z]+", question) if w.lower() not in ARTICLES]
+    found: dict[str, set[str]] = {}
+    for n in (3, 4):
+        for i in range(len(words) - n + 1):
+            run = words[i : i + n]
+            if run[0] in STOP_WORDS or run[-1] in STOP_WORDS:
+                continue
+            found.setdefault("".join(w[0] for w in run), set()).update(w for w in run if w not in STOP_WORDS)
+    return found
+
+
+class PathMatcher:
+    """The share of a query's keywords found among a file's path words: a shared prefix of 3+ letters
+    counts (route ~ routing), and so do a usual abbreviation (database ~ db), a shared base form
+    (logging ~ logger) and initials (ssr ~ server-side rendering: all three words). Each path word is compared with the keywords once per query, however many
+    files use it."""
+
+    def __init__(
+        self,
+        keywords: set[str],
+        abbreviations: bool = True,
+        bases: bool = False,
+        initials: dict[str, set[str]] | None = None,
+    ) -> None:
+        self.count = len(keywords)
+        self._initials = {a: frozenset(ws & keywords) for a, ws in (initials or {}).items()}
+        # Per keyword: the words it matches exactly (itself, its 3+ letter prefixes, its abbreviations)
+        # and the start a longer word may have (itself, when 3+ letters).
+        self._keywords = [
+            (
+                k,
+                {k, *(k[:i] for i in range(3, len(k)))} | (ABBREVIATIONS.get(k, set()) if abbreviations else set()),
+                k if len(k) >= 3 else None,
+            )
+            for k in keywords
+        ]
+        self._by_word: dict[str, frozenset[str]] = {}
+        self._bases: dict[str, set[str]] = {}
+        for k in keywords if bases else ():
+            if len(k) >= 4:
+                self._bases.setdefault(base_form(k), set()).add(k)
+
+    def share(self, words: frozenset[str]) -> float:
+        matched: set[str] = set()
+        by_word = self._by_word
+        for w in words:
+            found = by_word.get(w)
+            if found is None:
+                found = frozenset(
+                    k for k, exact, start in self._keywords if w in exact or (start and w.startswith(start))
+                )
+                if self._bases and len(w) >= 4:
+                    found |= self._bases.get(base_form(w), set())
+                found |= self._initials.get(w, frozenset())
+                by_word[w] = found
+            matched |= found
+        return len(matched) / self.count
+
+
+def file_stem(path: str) -> str:
+    """A file's name without its last extension, lower case, underscores dropped (http_client.py: httpclient)."""
+    return path.rsplit("/", 1)[-1].rsplit(".", 1)[0].lower().replace("_", "")
