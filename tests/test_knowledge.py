@@ -994,7 +994,7 @@ def test_a_file_named_for_the_doer_matches_a_question_about_the_act(static, tmp_
 def test_test_folders_of_every_convention_count_as_tests(static, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """Swift and .NET put tests in `Tests/` and `Foo.Tests/`, Kotlin in `commonTest/`: their helpers
     (not named *Tests.swift) rank like tests, below the code they exercise; `Example/`, `Samples/` and
-    `Benchmarks/` count as their lower-case spellings do."""
+    `Benchmarks/` count as their lower-case spellings do. A PHP framework's `Test/` is code."""
     from aintern.retrieve.paths import path_prior
 
     ws = tmp_path / "ws"
@@ -1023,6 +1023,11 @@ def test_test_folders_of_every_convention_count_as_tests(static, tmp_path: Path)
         assert path_prior(path) < 1.0, path
     for path in ("src/latest/a.py", "lib/attestation.py", "Sources/Net/Testing.swift"):
         assert path_prior(path) == 1.0, path
+    # A PHP framework's `Test/` (singular, capitalised: CodeIgniter's system/Test/Fabricator.php, Symfony's
+    # Form/Test/) is the test-support library it ships, not its tests (docs/benchmarks.md section 31).
+    assert path_prior("system/Test/Fabricator.php") == 1.0
+    assert path_prior("test/app.js") < 1.0 and path_prior("src/test/java/AppTest.java") < 1.0
+    assert path_prior("system/Test/FabricatorTest.php") < 1.0, "a test file is a test wherever it is"
 
 
 def test_initials_and_short_capitals_name_files(static, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]

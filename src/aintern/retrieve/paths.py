@@ -17,9 +17,12 @@ TEST_FILE = re.compile(
     r"(^|/)((test_[^/]*|[^/]*_test)\.(py|c|cc|cpp|go|rb|dart|lua|rs|ex|exs)|[^/]*_spec\.(rb|lua)"
     r"|[^/]*\.(test|spec)(-d)?\.[cm]?[jt]sx?|[^/]*(Tests?|Spec|Suite)\.(java|kt|swift|cs|scala|php)|test_helpers?[^/]*)$"
 )
-#: Test folders: tests/, Tests/ (Swift, .NET), Foo.Tests/ and Foo.UnitTests/ (.NET test projects),
-#: commonTest/ and jvmTest/ (Kotlin source sets), spec/, __tests__/, testdata/, fixtures/.
-TEST_DIR = re.compile(r"(^|/)([Tt]ests?|__tests__|[Ss]pecs?|testing|testdata|fixtures|[^/]+\.(\w+)?Tests|[a-z]+Test)/")
+#: Test folders: test/, tests/, Tests/ (Swift, .NET), Foo.Tests/ and Foo.UnitTests/ (.NET test projects),
+#: commonTest/ and jvmTest/ (Kotlin source sets), spec/, __tests__/, testdata/, fixtures/. Not `Test/`:
+#: singular and capitalised, it is a PHP framework's test-support library (CodeIgniter, Symfony components).
+TEST_DIR = re.compile(
+    r"(^|/)(tests?|Tests|__tests__|[Ss]pecs?|testing|testdata|fixtures|[^/]+\.(\w+)?Tests|[a-z]+Test)/"
+)
 DEMOTED_DIR = re.compile(r"(^|/)(_?compat|legacy|_?[Ee]xamples?|docs?_src)/")
 CHANGELOG = re.compile(
     r"(^|/)(change_?log|changes|history|news|releases|release[-_]?notes|whats_?new)(\.(md|rst|txt|markdown|adoc))?$",
