@@ -90,6 +90,32 @@ def test_a_path_typed_while_the_first_listing_loads_is_not_overwritten(browser: 
         no_script_errors(page)
 
 
+def test_a_click_in_the_folder_list_after_typing_a_path_is_not_lost(browser: Browser, env: Path) -> None:
+    """Typing a path and clicking one of its folders: the click blurs the field, which fires "change" with
+    the path already listed. That used to ask for the same listing again and redraw the list between the
+    press and the release, so the click met a new element and was lost (a race CI met once)."""
+    folder = make_workspace(env / "demo")
+    with WebServer(env / "aintern.db") as server:
+        page = new_page(browser)
+        page.goto(server.url + "/indexes")
+        page.get_by_role("button", name="Add workspace").click()
+        page.fill("#add-path", str(env))
+        page.dispatch_event("#add-path", "change")
+        item = page.locator("#browse-list li", has_text="demo")
+        expect(item).to_be_visible()
+        listings: list[str] = []
+        page.on("request", lambda r: listings.append(r.url) if "/api/browse" in r.url else None)
+        box = item.bounding_box()
+        assert box is not None
+        page.mouse.move(box["x"] + 5, box["y"] + box["height"] / 2)
+        page.mouse.down()  # the field loses focus here and fires "change"
+        page.wait_for_timeout(500)  # time for a listing asked for by that "change" to come back and be drawn
+        page.mouse.up()
+        expect(page.locator("#add-path")).to_have_value(str(folder))
+        assert len(listings) == 1 and "demo" in listings[0], listings
+        no_script_errors(page)
+
+
 def test_add_a_workspace_and_watch_its_progress_to_completion(browser: Browser, env: Path, shots: Path) -> None:
     folder = make_workspace(env / "demo")
     with WebServer(env / "aintern.db") as server:

@@ -144,6 +144,7 @@ function setupIndexes() {
   const pathInput = $("#add-path");
   const browser = $("#browser");
   let browsing = 0;  // only the latest request's answer is shown: an earlier one may arrive after it
+  let shown = "";  // the list as last drawn: the same answer again leaves it (and the item under the pointer) alone
   async function browse(path) {
     const mine = ++browsing;
     try {
@@ -151,8 +152,9 @@ function setupIndexes() {
       if (mine !== browsing) return;
       $("#browse-here").textContent = data.path;
       browser.dataset.parent = data.parent || "";
-      $("#browse-list").innerHTML = data.folders.map(f => `<li data-path="${esc(f.path)}">${esc(f.name)}</li>`).join("")
+      const html = data.folders.map(f => `<li data-path="${esc(f.path)}">${esc(f.name)}</li>`).join("")
         || '<li class="muted">no folders here</li>';
+      if (html !== shown) { $("#browse-list").innerHTML = html; shown = html; }
       pathInput.value = data.path;
     } catch (e) { if (mine === browsing) $("#add-error").textContent = e.message; }
   }
@@ -162,7 +164,8 @@ function setupIndexes() {
   $("#browse-list").addEventListener("click", e => { const li = e.target.closest("li[data-path]"); if (li) browse(li.dataset.path); });
   // Typing makes any listing still on its way stale: its answer would overwrite the path being typed.
   pathInput.addEventListener("input", () => { browsing++; });
-  pathInput.addEventListener("change", () => browse(pathInput.value));
+  // (A click in the list blurs the field, which fires "change" again: the folder already listed is not asked for.)
+  pathInput.addEventListener("change", () => { if (pathInput.value !== $("#browse-here").textContent) browse(pathInput.value); });
   // Only the options the user changed: the rest stay as the folder's own .aintern.toml (or defaults) say.
   function changedOptions() {
     const out = {};
