@@ -245,10 +245,12 @@ def hybrid_search(
         for cid in store.chunks_defining(index_id, name, options, limit=limit):
             definitions.setdefault(cid, name)
             fused.setdefault(cid, 0.0)
+    fetched: dict[int, TextChunk] = {}
     if symbol and cfg.struct_tags and definitions:
         # C names a struct twice: `typedef struct ngx_pool_s ngx_pool_t;` in one header, the fields under
         # `struct ngx_pool_s { ... }`, often in another. The fields are what a search for the type means.
-        for declared in store.get_chunks(list(definitions), index_id).values():
+        fetched = store.get_chunks(list(definitions), index_id)
+        for declared in list(fetched.values()):
             tag = _struct_tag(declared.content, symbol)
             for cid in store.chunks_defining(index_id, tag, options, limit=limit) if tag else ():
                 definitions.setdefault(cid, symbol)
@@ -259,7 +261,7 @@ def hybrid_search(
             for cid in store.chunks_defining(index_id, name, options, limit=5):
                 spelled[cid] = max(spelled.get(cid, 0.0), share)
                 fused.setdefault(cid, 0.0)
-    chunks = store.get_chunks(list(fused), index_id)
+    chunks = fetched | store.get_chunks([cid for cid in fused if cid not in fetched], index_id)
     # Scores first, as plain tuples; Hit objects only for what is returned (most candidates are not).
     factors: dict[str, tuple[float, float, bool]] = {}  # per file: (path boost, path prior, a package's init)
     boost_path = not symbol and cfg.path_boost and keywords

@@ -173,8 +173,8 @@ def initialisms(question: str) -> dict[str, set[str]]:
 class PathMatcher:
     """The share of a query's keywords found among a file's path words: a shared prefix of 3+ letters
     counts (route ~ routing), and so do a usual abbreviation (database ~ db), a shared base form
-    (logging ~ logger) and initials (ssr ~ server-side rendering: all three words). Each path word is compared with the keywords once per query, however many
-    files use it."""
+    (logging ~ logger) and initials (ssr ~ server-side rendering: all three words). Each path word is
+    compared with the keywords once per query, however many files use it."""
 
     def __init__(
         self,

@@ -144,7 +144,6 @@ function setupIndexes() {
   const pathInput = $("#add-path");
   const browser = $("#browser");
   let browsing = 0;  // only the latest request's answer is shown: an earlier one may arrive after it
-  let shown = "";  // the list as last drawn: the same answer again leaves it (and the item under the pointer) alone
   async function browse(path) {
     const mine = ++browsing;
     try {
@@ -152,9 +151,8 @@ function setupIndexes() {
       if (mine !== browsing) return;
       $("#browse-here").textContent = data.path;
       browser.dataset.parent = data.parent || "";
-      const html = data.folders.map(f => `<li data-path="${esc(f.path)}">${esc(f.name)}</li>`).join("")
+      $("#browse-list").innerHTML = data.folders.map(f => `<li data-path="${esc(f.path)}">${esc(f.name)}</li>`).join("")
         || '<li class="muted">no folders here</li>';
-      if (html !== shown) { $("#browse-list").innerHTML = html; shown = html; }
       pathInput.value = data.path;
     } catch (e) { if (mine === browsing) $("#add-error").textContent = e.message; }
   }
