@@ -90,6 +90,28 @@ def test_a_path_typed_while_the_first_listing_loads_is_not_overwritten(browser: 
         no_script_errors(page)
 
 
+def test_the_first_listing_arriving_mid_fill_does_not_join_the_typed_path(browser: Browser, env: Path) -> None:
+    """Replacing the field's text is "select all, then insert". The home folder's listing used to write the
+    field when it arrived: between the two steps that dropped the selection, and the typed path was appended
+    to the home folder ("/root/tmp/...": a race CI met once). The field now shows the home folder at once."""
+    folder = make_workspace(env / "demo")
+    with WebServer(env / "aintern.db") as server:
+        page = new_page(browser)
+        page.goto(server.url + "/indexes")
+        held = []
+        page.route("**/api/browse*", lambda route: route.continue_() if held else held.append(route))
+        page.get_by_role("button", name="Add workspace").click()
+        page.wait_for_timeout(300)
+        assert held, "the dialog's first listing was not requested"
+        page.focus("#add-path")
+        page.evaluate("document.querySelector('#add-path').select()")
+        held[0].continue_()
+        expect(page.locator("#browse-here")).to_have_text(str(Path.home().resolve()))
+        page.keyboard.insert_text(str(folder))
+        expect(page.locator("#add-path")).to_have_value(str(folder))
+        no_script_errors(page)
+
+
 def test_a_click_in_the_folder_list_after_typing_a_path_is_not_lost(browser: Browser, env: Path) -> None:
     """Typing a path and clicking one of its folders: the click blurs the field, which fires "change" with
     the path already listed. That used to ask for the same listing again and redraw the list between the

@@ -98,7 +98,7 @@ async def indexes_page(request: Request) -> Response:
         options = [row for row in listing(None)["settings"] if row["key"] in INDEX_OPTIONS]
     except SettingsError:  # a broken config.toml: the Settings page says so; the dialog offers no options
         options = []
-    data = {"indexes": [_summary_dict(web, _with_job(web, s)) for s in found], "home": str(Path.home()),
+    data = {"indexes": [_summary_dict(web, _with_job(web, s)) for s in found], "home": str(Path.home().resolve()),
             "index_options": options}  # fmt: skip
     return page(request, "indexes.html", data)
 

@@ -144,8 +144,11 @@ function setupIndexes() {
   const pathInput = $("#add-path");
   const browser = $("#browser");
   let browsing = 0;  // only the latest request's answer is shown: an earlier one may arrive after it
+  // The field shows the folder asked for at once; the answer may only normalise it (~, symlinks), and only
+  // if nobody changed the field meanwhile (a value written under a user's selection would join their text).
   async function browse(path) {
     const mine = ++browsing;
+    pathInput.value = path;
     try {
       const data = await api("GET", `/api/browse?path=${encodeURIComponent(path)}`);
       if (mine !== browsing) return;
@@ -153,7 +156,7 @@ function setupIndexes() {
       browser.dataset.parent = data.parent || "";
       $("#browse-list").innerHTML = data.folders.map(f => `<li data-path="${esc(f.path)}">${esc(f.name)}</li>`).join("")
         || '<li class="muted">no folders here</li>';
-      pathInput.value = data.path;
+      if (pathInput.value === path && data.path !== path) pathInput.value = data.path;
     } catch (e) { if (mine === browsing) $("#add-error").textContent = e.message; }
   }
   $("#add-open").addEventListener("click", () => { $("#add-error").textContent = ""; dialog.showModal(); browse(pathInput.value || browser.dataset.home); });
