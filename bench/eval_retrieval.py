@@ -102,6 +102,8 @@ CONFIGS = {
     "acro": replace(HybridConfig(), short_capitals=False),
     "caps2": replace(HybridConfig(), acronyms=False),
     "no-struct-tags": replace(HybridConfig(), struct_tags=False),
+    # Human languages named (docs section 32): the default before it.
+    "no-langs": replace(HybridConfig(), languages=False),
     # The RRF constant (60 since section 4; docs section 32).
     **{f"rrf{k}": replace(HybridConfig(), rrf_k=float(k)) for k in (5, 10, 20, 30, 40, 100)},
     # Long questions counted from more words (docs section 31; not kept).

@@ -1030,6 +1030,41 @@ def test_test_folders_of_every_convention_count_as_tests(static, tmp_path: Path)
     assert path_prior("system/Test/FabricatorTest.php") < 1.0, "a test file is a test wherever it is"
 
 
+def test_a_language_named_in_a_question_finds_its_translations(static, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """ "Greek" names the Greek catalog (Lang/el.php, phpmailer.lang-el.php), which never says "Greek"
+    (issue 11, docs/benchmarks.md section 32); el_CY.php is another locale, label.php no locale at all."""
+    ws = tmp_path / "ws"
+    write_files(ws, {
+        "Lang/el.php": "<?php\nreturn [\n    'year' => ':count χρόνος|:count χρόνια',\n"
+                       "    'months' => ['Ιανουαρίου', 'Φεβρουαρίου', 'Μαρτίου'],\n];\n",
+        "Lang/el_CY.php": "<?php\nreturn array_replace_recursive(require __DIR__.'/el.php', ['first_day_of_week' => 1]);\n",
+        "Lang/en.php": "<?php\nreturn [\n    'year' => ':count year|:count years',\n"
+                       "    'months' => ['January', 'February', 'March'],\n];\n",
+        "Lang/fr.php": "<?php\nreturn [\n    'year' => ':count an|:count ans',\n"
+                       "    'months' => ['janvier', 'février', 'mars'],\n];\n",
+        "language/phpmailer.lang-el.php": "<?php\n$PHPMAILER_LANG['authenticate'] = 'Σφάλμα SMTP: Αποτυχία πιστοποίησης.';\n",
+        "src/Translator.php": "<?php\n// Translates month names and year units: the catalog of the locale, else English.\n"
+                              "class Translator {\n    public function month(int $n): string { return $this->catalog['months'][$n]; }\n"
+                              "    public function year(int $count): string { return $this->choose('year', $count); }\n}\n",
+        "src/label.php": "<?php\nfunction label(string $text): string { return ucfirst($text); }\n",
+    })  # fmt: skip
+    store = SqliteStore(tmp_path / "i.db")
+    Indexer(store, static).index(ws)
+    index = store.get_index_for_workspace(ws.resolve())
+    assert index is not None
+    named = store.files_named(index.id, "el", VectorSearchOptions())
+    assert sorted(named) == ["Lang/el.php", "language/phpmailer.lang-el.php"]
+    question = "fix the Greek names of months and the plural of year"
+    assert ranked_paths(static, store, ws, question, HybridConfig(languages=False))[0] != "Lang/el.php"
+    ranked = ranked_paths(static, store, ws, question, HybridConfig(), k=4)
+    assert ranked[0] == "Lang/el.php" and "language/phpmailer.lang-el.php" in ranked, ranked
+    # A search kept to one folder keeps to it.
+    assert store.files_named(index.id, "el", VectorSearchOptions(directories=["language"])) == {
+        "language/phpmailer.lang-el.php": named["language/phpmailer.lang-el.php"]
+    }
+    store.close()
+
+
 def test_initials_and_short_capitals_name_files(static, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """A question spells out what a file name abbreviates ("server-side rendering", ssr.ts) or names it
     in two capitals ("GD", GDHandler.php): the path counts for those words (issue 11,

@@ -17,6 +17,7 @@ from aintern.chunk.models import ChunkType, TextChunk
 from aintern.retrieve.paths import (
     ABBREVIATIONS,
     ARTICLES,
+    LANGUAGE_CODES,
     PathMatcher,
     file_stem,
     initialisms,
@@ -94,6 +95,9 @@ class HybridConfig:
     acronyms: bool = True
     #: Two-letter words in capitals (GD, UI, IO) are keywords, as longer words are (GDHandler.php).
     short_capitals: bool = True
+    #: A question that names a human language ("Greek", "Bengali") names the file of its translations
+    #: (``Lang/el.php``, ``messages.bn.xlf``): it joins the candidates, boosted as a named symbol's definition.
+    languages: bool = True
 
 
 #: The fusion of an index whose full tier (the transformer's vectors) is complete: its vectors get more say
@@ -254,6 +258,11 @@ def hybrid_search(
             tag = _struct_tag(declared.content, symbol)
             for cid in store.chunks_defining(index_id, tag, options, limit=limit) if tag else ():
                 definitions.setdefault(cid, symbol)
+                fused.setdefault(cid, 0.0)
+    if cfg.languages and cfg.named_symbol_boost and not symbol:
+        for code in sorted({c for k in keywords for c in LANGUAGE_CODES.get(k, ())}):
+            for cid in store.files_named(index_id, code, options).values():
+                definitions.setdefault(cid, code)
                 fused.setdefault(cid, 0.0)
     spelled: dict[int, float] = {}
     if cfg.spelled_name_boost and not symbol:

@@ -221,3 +221,29 @@ class PathMatcher:
 def file_stem(path: str) -> str:
     """A file's name without its last extension, lower case, underscores dropped (http_client.py: httpclient)."""
     return path.rsplit("/", 1)[-1].rsplit(".", 1)[0].lower().replace("_", "")
+
+
+#: ISO 639-1 codes of human languages by their English names: a question that names a language means
+#: the file of its translations (Carbon's Lang/el.php for "Greek", a locales/uk.json for "Ukrainian").
+LANGUAGE_CODES: dict[str, tuple[str, ...]] = {
+    "afrikaans": ("af",), "albanian": ("sq",), "amharic": ("am",), "arabic": ("ar",), "armenian": ("hy",),
+    "azerbaijani": ("az",), "basque": ("eu",), "belarusian": ("be",), "bengali": ("bn",), "bangla": ("bn",),
+    "bosnian": ("bs",), "breton": ("br",), "bulgarian": ("bg",), "burmese": ("my",), "catalan": ("ca",),
+    "chinese": ("zh",), "croatian": ("hr",), "czech": ("cs",), "danish": ("da",), "dutch": ("nl",),
+    "english": ("en",), "esperanto": ("eo",), "estonian": ("et",), "faroese": ("fo",), "farsi": ("fa",),
+    "persian": ("fa",), "finnish": ("fi",), "french": ("fr",), "galician": ("gl",), "georgian": ("ka",),
+    "german": ("de",), "greek": ("el",), "gujarati": ("gu",), "hausa": ("ha",), "hebrew": ("he",),
+    "hindi": ("hi",), "hungarian": ("hu",), "icelandic": ("is",), "igbo": ("ig",), "indonesian": ("id",),
+    "irish": ("ga",), "italian": ("it",), "japanese": ("ja",), "kannada": ("kn",), "kazakh": ("kk",),
+    "khmer": ("km",), "korean": ("ko",), "kurdish": ("ku",), "kyrgyz": ("ky",), "lao": ("lo",),
+    "latvian": ("lv",), "lithuanian": ("lt",), "luxembourgish": ("lb",), "macedonian": ("mk",),
+    "malay": ("ms",), "malayalam": ("ml",), "maltese": ("mt",), "marathi": ("mr",), "mongolian": ("mn",),
+    "nepali": ("ne",), "norwegian": ("nb", "no", "nn"), "pashto": ("ps",), "polish": ("pl",),
+    "portuguese": ("pt",), "punjabi": ("pa",), "panjabi": ("pa",), "romanian": ("ro",), "russian": ("ru",),
+    "serbian": ("sr",), "sindhi": ("sd",), "sinhala": ("si",), "slovak": ("sk",), "slovenian": ("sl",),
+    "slovene": ("sl",), "somali": ("so",), "spanish": ("es",), "swahili": ("sw",), "swedish": ("sv",),
+    "tagalog": ("tl",), "tajik": ("tg",), "tamil": ("ta",), "telugu": ("te",), "thai": ("th",),
+    "tibetan": ("bo",), "turkish": ("tr",), "turkmen": ("tk",), "ukrainian": ("uk",), "urdu": ("ur",),
+    "uzbek": ("uz",), "vietnamese": ("vi",), "welsh": ("cy",), "xhosa": ("xh",), "yoruba": ("yo",),
+    "zulu": ("zu",),
+}  # fmt: skip
