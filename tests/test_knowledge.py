@@ -1028,6 +1028,36 @@ def test_test_folders_of_every_convention_count_as_tests(static, tmp_path: Path)
     assert path_prior("system/Test/Fabricator.php") == 1.0
     assert path_prior("test/app.js") < 1.0 and path_prior("src/test/java/AppTest.java") < 1.0
     assert path_prior("system/Test/FabricatorTest.php") < 1.0, "a test file is a test wherever it is"
+    # Docusaurus keeps each released version's copy of the docs: the current docs are the ones that count.
+    assert path_prior("www/versioned_docs/version-10.x/server/routers.md") < path_prior("www/docs/server/routers.md")
+
+
+def test_a_definition_in_a_file_named_after_it_is_found_first(static, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Six packages define useSelector in their index.ts; react/useSelector.ts defines it too, nested in a
+    chunk named after the helper above it. A sentence naming useSelector boosts at most five definitions:
+    the file named after it is among them (it was not: chunks named useSelector came first)."""
+    hook = "export function useSelector(store, selector) {\n  return useSyncExternalStore(store.subscribe, () => selector(store.get()))\n}\n"
+    files = {
+        f"packages/store-{name}/src/index.ts": f"// {name} bindings of the store\n" + hook
+        for name in ("preact", "solid", "svelte", "vue", "angular", "lit")
+    }
+    files["packages/react/src/useSelector.ts"] = (
+        "function defaultCompare(a, b) {\n  return a === b\n}\n\n"
+        "export function useSelector(actor, selector, compare = defaultCompare) {\n"
+        "  const snapshot = useSyncExternalStore(actor.subscribe, actor.getSnapshot)\n  return selector(snapshot)\n}\n"
+    )
+    ws = tmp_path / "ws"
+    write_files(ws, files)
+    store = SqliteStore(tmp_path / "i.db")
+    Indexer(store, static).index(ws)
+    index = store.get_index_for_workspace(ws.resolve())
+    assert index is not None
+    ids = store.chunks_defining(index.id, "useSelector", VectorSearchOptions(), limit=5)
+    assert store.get_chunks(ids)[ids[0]].file_path == "packages/react/src/useSelector.ts"
+    assert ranked_paths(static, store, ws, "allow an optional actor in useSelector", HybridConfig())[0] == (
+        "packages/react/src/useSelector.ts"
+    )
+    store.close()
 
 
 def test_a_language_named_in_a_question_finds_its_translations(static, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]

@@ -23,7 +23,7 @@ TEST_FILE = re.compile(
 TEST_DIR = re.compile(
     r"(^|/)(tests?|Tests|__tests__|[Ss]pecs?|testing|testdata|fixtures|[^/]+\.(\w+)?Tests|[a-z]+Test)/"
 )
-DEMOTED_DIR = re.compile(r"(^|/)(_?compat|legacy|_?[Ee]xamples?|docs?_src)/")
+DEMOTED_DIR = re.compile(r"(^|/)(_?compat|legacy|_?[Ee]xamples?|docs?_src|versioned_docs)/")
 CHANGELOG = re.compile(
     r"(^|/)(change_?log|changes|history|news|releases|release[-_]?notes|whats_?new)(\.(md|rst|txt|markdown|adoc))?$",
     re.IGNORECASE,
