@@ -1028,6 +1028,10 @@ def test_test_folders_of_every_convention_count_as_tests(static, tmp_path: Path)
     assert path_prior("system/Test/Fabricator.php") == 1.0
     assert path_prior("test/app.js") < 1.0 and path_prior("src/test/java/AppTest.java") < 1.0
     assert path_prior("system/Test/FabricatorTest.php") < 1.0, "a test file is a test wherever it is"
+    # Type declarations by their older name weigh as .d.ts files do (TypeORM vendors mongodb's types).
+    for path in ("src/driver/mongodb/typings.ts", "src/driver/mongodb/bson.typings.ts", "typings/global.ts"):
+        assert path_prior(path) == path_prior("src/index.d.ts") < 1.0, path
+    assert path_prior("src/typing.ts") == path_prior("src/mytypings.ts") == 1.0
     # Docusaurus keeps each released version's copy of the docs: the current docs are the ones that count.
     assert path_prior("www/versioned_docs/version-10.x/server/routers.md") < path_prior("www/docs/server/routers.md")
 

@@ -28,6 +28,9 @@ CHANGELOG = re.compile(
     r"(^|/)(change_?log|changes|history|news|releases|release[-_]?notes|whats_?new)(\.(md|rst|txt|markdown|adoc))?$",
     re.IGNORECASE,
 )
+#: Type declarations by their older name (``typings/``, ``typings.ts``, ``bson.typings.ts``): a vendored
+#: copy of another package's types, weighed as ``.d.ts`` files are.
+TYPINGS = re.compile(r"(^|/)typings/|(^|/|\.)typings\.ts$")
 SAMPLES_DIR = re.compile(r"(^|/)([Ss]amples?|[Bb]enchmarks?|bench|benches)/")
 GENERATED = re.compile(
     r"(^|/)(__generated__|generated)/|\.(gen|generated|g|pb|pb2|pb\.gw)\.\w+$|_pb2(_grpc)?\.pyi?$|_(gen|generated)\.go$"
@@ -87,7 +90,7 @@ def path_prior(path: str, generated: bool = True, samples: bool = True, changelo
         penalty *= 0.3
     if DEMOTED_DIR.search(path):
         penalty *= 0.3
-    if path.endswith(".d.ts"):
+    if path.endswith(".d.ts") or TYPINGS.search(path):
         penalty *= 0.7
     if generated and GENERATED.search(path):
         penalty *= 0.3
