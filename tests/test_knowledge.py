@@ -1064,6 +1064,32 @@ def test_a_definition_in_a_file_named_after_it_is_found_first(static, tmp_path: 
     store.close()
 
 
+def test_an_error_class_counts_less_unless_the_question_is_about_errors(static, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """An error class's message says what went wrong in a question's words; the code the question asks
+    about is elsewhere (issue 11, docs/benchmarks.md section 32)."""
+    ws = tmp_path / "ws"
+    write_files(ws, {
+        "src/error/DriverNotConfiguredError.ts": "export class DriverNotConfiguredError extends Error {\n"
+            "  constructor(type: string) {\n"
+            "    super(`No driver is configured for the database type ${type}: choose the driver in the options`)\n"
+            "  }\n}\n",
+        "src/driver/DriverFactory.ts": "export class DriverFactory {\n  create(connection: Connection): Driver {\n"
+            "    switch (connection.options.type) {\n      case 'mysql': return new MysqlDriver(connection)\n"
+            "      case 'postgres': return new PostgresDriver(connection)\n"
+            "      default: throw new DriverNotConfiguredError(connection.options.type)\n    }\n  }\n}\n",
+        "src/query/QueryBuilder.ts": "export class QueryBuilder {\n  select(columns: string[]) { this.columns = columns; return this }\n}\n",
+    })  # fmt: skip
+    store = SqliteStore(tmp_path / "i.db")
+    Indexer(store, static).index(ws)
+    question = "choosing the driver for the configured database type"
+    before = ranked_paths(static, store, ws, question, HybridConfig(error_class_weight=1.0))
+    assert before[0] == "src/error/DriverNotConfiguredError.ts", before
+    assert ranked_paths(static, store, ws, question, HybridConfig())[0] == "src/driver/DriverFactory.ts"
+    question = "which error is thrown when no driver is configured for the database type"
+    assert ranked_paths(static, store, ws, question, HybridConfig())[0] == "src/error/DriverNotConfiguredError.ts"
+    store.close()
+
+
 def test_a_language_named_in_a_question_finds_its_translations(static, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """ "Greek" names the Greek catalog (Lang/el.php, phpmailer.lang-el.php), which never says "Greek"
     (issue 11, docs/benchmarks.md section 32); el_CY.php is another locale, label.php no locale at all."""

@@ -17,6 +17,7 @@ from aintern.chunk.models import ChunkType, TextChunk
 from aintern.retrieve.paths import (
     ABBREVIATIONS,
     ARTICLES,
+    ERROR_CLASS_FILE,
     LANGUAGE_CODES,
     PathMatcher,
     file_stem,
@@ -95,6 +96,10 @@ class HybridConfig:
     acronyms: bool = True
     #: Two-letter words in capitals (GD, UI, IO) are keywords, as longer words are (GDHandler.php).
     short_capitals: bool = True
+    #: Multiplier for the file of an error or exception class (``ConnectionIsNotSetError.ts``,
+    #: ``MissingTableException.php``) unless the question is about errors: its message says in a
+    #: question's words what went wrong, but what the question asks about is done elsewhere.
+    error_class_weight: float = 0.5
     #: A question that names a human language ("Greek", "Bengali") names the file of its translations
     #: (``Lang/el.php``, ``messages.bn.xlf``): it joins the candidates, boosted as a named symbol's definition.
     languages: bool = True
@@ -125,6 +130,7 @@ _SYMBOL_QUERY = re.compile(
 #: A best BM25 score below this came from floored IDFs only (a real term scores well above 0.1).
 FLOOR_ONLY = 1e-3
 
+_ASKS_ABOUT_ERRORS = re.compile(r"(?i)\b(errors?|exceptions?|throws?|thrown|raises?|raised|fail\w*|panics?|crash\w*)\b")
 _PROSE = {ChunkType.MARKDOWN, ChunkType.DOCUMENTATION, ChunkType.PLAIN_TEXT, ChunkType.CONFIG}
 
 
@@ -276,6 +282,7 @@ def hybrid_search(
     boost_path = not symbol and cfg.path_boost and keywords
     matches = PathMatcher(keywords, cfg.abbreviations, cfg.base_forms, initials) if boost_path else None
     named_platforms = platforms_named(question) if cfg.platform_weight != 1.0 else set()
+    demote_errors = cfg.error_class_weight != 1.0 and not symbol and not _ASKS_ABOUT_ERRORS.search(question)
     scored: list[tuple[float, str, int, int]] = []
     for cid, score in fused.items():
         chunk = chunks.get(cid)
@@ -294,6 +301,8 @@ def hybrid_search(
             )
             if cfg.platform_weight != 1.0 and platform_of(path) not in (None, *named_platforms):
                 prior *= cfg.platform_weight
+            if demote_errors and ERROR_CLASS_FILE.search(path):
+                prior *= cfg.error_class_weight
             factor = factors[path] = (
                 best * cfg.path_boost * share if share >= 0.1 else 0.0,
                 prior,

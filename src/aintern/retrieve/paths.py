@@ -31,6 +31,8 @@ CHANGELOG = re.compile(
 #: Type declarations by their older name (``typings/``, ``typings.ts``, ``bson.typings.ts``): a vendored
 #: copy of another package's types, weighed as ``.d.ts`` files are.
 TYPINGS = re.compile(r"(^|/)typings/|(^|/|\.)typings\.ts$")
+#: The file of an error or exception class, by its name (``NotFoundError.ts``, ``QueryException.php``).
+ERROR_CLASS_FILE = re.compile(r"[a-z0-9](Error|Exception)\.\w+$")
 SAMPLES_DIR = re.compile(r"(^|/)([Ss]amples?|[Bb]enchmarks?|bench|benches)/")
 GENERATED = re.compile(
     r"(^|/)(__generated__|generated)/|\.(gen|generated|g|pb|pb2|pb\.gw)\.\w+$|_pb2(_grpc)?\.pyi?$|_(gen|generated)\.go$"
