@@ -884,6 +884,17 @@ def write_files(folder: Path, files: dict[str, str]) -> None:
         (folder / name).write_text(body)
 
 
+def indexed_files(static, tmp_path: Path, files: dict[str, str]) -> tuple[Path, SqliteStore, int]:  # type: ignore[no-untyped-def]
+    """``files`` written to a workspace and indexed: (its root, the store, the index's id)."""
+    ws = tmp_path / "ws"
+    write_files(ws, files)
+    store = SqliteStore(tmp_path / "i.db")
+    Indexer(store, static).index(ws)
+    index = store.get_index_for_workspace(ws.resolve())
+    assert index is not None
+    return ws, store, index.id
+
+
 def test_a_platform_variant_follows_the_shared_code_unless_the_question_names_its_platform(
     static, tmp_path: Path
 ) -> None:  # type: ignore[no-untyped-def]
@@ -1050,13 +1061,8 @@ def test_a_definition_in_a_file_named_after_it_is_found_first(static, tmp_path: 
         "export function useSelector(actor, selector, compare = defaultCompare) {\n"
         "  const snapshot = useSyncExternalStore(actor.subscribe, actor.getSnapshot)\n  return selector(snapshot)\n}\n"
     )
-    ws = tmp_path / "ws"
-    write_files(ws, files)
-    store = SqliteStore(tmp_path / "i.db")
-    Indexer(store, static).index(ws)
-    index = store.get_index_for_workspace(ws.resolve())
-    assert index is not None
-    ids = store.chunks_defining(index.id, "useSelector", VectorSearchOptions(), limit=5)
+    ws, store, index_id = indexed_files(static, tmp_path, files)
+    ids = store.chunks_defining(index_id, "useSelector", VectorSearchOptions(), limit=5)
     assert store.get_chunks(ids)[ids[0]].file_path == "packages/react/src/useSelector.ts"
     assert ranked_paths(static, store, ws, "allow an optional actor in useSelector", HybridConfig())[0] == (
         "packages/react/src/useSelector.ts"
@@ -1067,8 +1073,7 @@ def test_a_definition_in_a_file_named_after_it_is_found_first(static, tmp_path: 
 def test_an_error_class_counts_less_unless_the_question_is_about_errors(static, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """An error class's message says what went wrong in a question's words; the code the question asks
     about is elsewhere (issue 11, docs/benchmarks.md section 32)."""
-    ws = tmp_path / "ws"
-    write_files(ws, {
+    ws, store, _ = indexed_files(static, tmp_path, {
         "src/error/DriverNotConfiguredError.ts": "export class DriverNotConfiguredError extends Error {\n"
             "  constructor(type: string) {\n"
             "    super(`No driver is configured for the database type ${type}: choose the driver in the options`)\n"
@@ -1079,8 +1084,6 @@ def test_an_error_class_counts_less_unless_the_question_is_about_errors(static, 
             "      default: throw new DriverNotConfiguredError(connection.options.type)\n    }\n  }\n}\n",
         "src/query/QueryBuilder.ts": "export class QueryBuilder {\n  select(columns: string[]) { this.columns = columns; return this }\n}\n",
     })  # fmt: skip
-    store = SqliteStore(tmp_path / "i.db")
-    Indexer(store, static).index(ws)
     question = "choosing the driver for the configured database type"
     before = ranked_paths(static, store, ws, question, HybridConfig(error_class_weight=1.0))
     assert before[0] == "src/error/DriverNotConfiguredError.ts", before
@@ -1093,8 +1096,7 @@ def test_an_error_class_counts_less_unless_the_question_is_about_errors(static, 
 def test_a_language_named_in_a_question_finds_its_translations(static, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """ "Greek" names the Greek catalog (Lang/el.php, phpmailer.lang-el.php), which never says "Greek"
     (issue 11, docs/benchmarks.md section 32); el_CY.php is another locale, label.php no locale at all."""
-    ws = tmp_path / "ws"
-    write_files(ws, {
+    ws, store, index_id = indexed_files(static, tmp_path, {
         "Lang/el.php": "<?php\nreturn [\n    'year' => ':count χρόνος|:count χρόνια',\n"
                        "    'months' => ['Ιανουαρίου', 'Φεβρουαρίου', 'Μαρτίου'],\n];\n",
         "Lang/el_CY.php": "<?php\nreturn array_replace_recursive(require __DIR__.'/el.php', ['first_day_of_week' => 1]);\n",
@@ -1108,18 +1110,14 @@ def test_a_language_named_in_a_question_finds_its_translations(static, tmp_path:
                               "    public function year(int $count): string { return $this->choose('year', $count); }\n}\n",
         "src/label.php": "<?php\nfunction label(string $text): string { return ucfirst($text); }\n",
     })  # fmt: skip
-    store = SqliteStore(tmp_path / "i.db")
-    Indexer(store, static).index(ws)
-    index = store.get_index_for_workspace(ws.resolve())
-    assert index is not None
-    named = store.files_named(index.id, "el", VectorSearchOptions())
+    named = store.files_named(index_id, "el", VectorSearchOptions())
     assert sorted(named) == ["Lang/el.php", "language/phpmailer.lang-el.php"]
     question = "fix the Greek names of months and the plural of year"
     assert ranked_paths(static, store, ws, question, HybridConfig(languages=False))[0] != "Lang/el.php"
     ranked = ranked_paths(static, store, ws, question, HybridConfig(), k=4)
     assert ranked[0] == "Lang/el.php" and "language/phpmailer.lang-el.php" in ranked, ranked
     # A search kept to one folder keeps to it.
-    assert store.files_named(index.id, "el", VectorSearchOptions(directories=["language"])) == {
+    assert store.files_named(index_id, "el", VectorSearchOptions(directories=["language"])) == {
         "language/phpmailer.lang-el.php": named["language/phpmailer.lang-el.php"]
     }
     store.close()
@@ -1131,8 +1129,7 @@ def test_initials_and_short_capitals_name_files(static, tmp_path: Path) -> None:
     docs/benchmarks.md section 31)."""
     from aintern.retrieve.paths import initialisms
 
-    ws = tmp_path / "ws"
-    write_files(ws, {
+    ws, store, _ = indexed_files(static, tmp_path, {
         "src/ssr.ts": "export function renderToStream(app: App, res: Writable) {\n"
                       "  // stream the app's markup to the response as it is produced\n"
                       "  return pipeMarkup(app.root(), res)\n}\n",
@@ -1148,8 +1145,6 @@ def test_initials_and_short_capitals_name_files(static, tmp_path: Path) -> None:
         "images/Image.php": "<?php\n// An image, edited with GD or Imagick.\nclass Image {\n"
                             "    public function getWidth(): int { return $this->width; }\n}\n",
     })  # fmt: skip
-    store = SqliteStore(tmp_path / "i.db")
-    Indexer(store, static).index(ws)
     question = "how server-side rendering works"
     assert ranked_paths(static, store, ws, question, HybridConfig(acronyms=False))[0] == "src/server.ts"
     assert ranked_paths(static, store, ws, question, HybridConfig())[0] == "src/ssr.ts"
