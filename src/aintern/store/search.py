@@ -176,14 +176,14 @@ class SearchStorage:
         # chunk with a helper defined above it), then chunks named after it, then those that define it
         # nested (a method of a merged class); each by location before the limit, so what is taken never
         # depends on storage order.
-        escaped = symbol.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
         rows = self.conn.execute(
-            "SELECT DISTINCT s.chunk_id, f.path, c.start_line, c.symbol_name = ? AS own, "
-            "(f.path LIKE ? ESCAPE '\\' OR f.path LIKE ? ESCAPE '\\') AS named_file FROM chunk_symbols s "
+            "SELECT DISTINCT s.chunk_id, f.path, c.start_line, c.symbol_name = ? AS own FROM chunk_symbols s "
             f"JOIN chunks c ON c.id = s.chunk_id JOIN files f ON f.id = c.file_id WHERE s.index_id = ? AND s.name = ? "
-            f"{clauses} ORDER BY named_file DESC, own DESC, f.path, c.start_line LIMIT ?",
-            [symbol, f"{escaped}.%", f"%/{escaped}.%", index_id, symbol, *args, limit],
+            f"{clauses} ORDER BY own DESC, f.path, c.start_line LIMIT ?",
+            [symbol, index_id, symbol, *args, max(limit * 10, 200)],
         ).fetchall()
+        rows.sort(key=lambda r: r[1].rsplit("/", 1)[-1].rsplit(".", 1)[0] != symbol)  # (stable: the order above)
+        rows = rows[:limit]
         return [int(r[0]) for r in rows]
 
     def defined_names(self, index_id: int) -> list[str]:
