@@ -1061,6 +1061,8 @@ def test_a_definition_in_a_file_named_after_it_is_found_first(static, tmp_path: 
         "export function useSelector(actor, selector, compare = defaultCompare) {\n"
         "  const snapshot = useSyncExternalStore(actor.subscribe, actor.getSnapshot)\n  return selector(snapshot)\n}\n"
     )
+    # A test's stand-in, named like the file but not after the symbol (useSelector.test.ts), is not it.
+    files["packages/react/__tests__/useSelector.test.ts"] = "export function useSelector() {\n  return vi.fn()\n}\n"
     ws, store, index_id = indexed_files(static, tmp_path, files)
     ids = store.chunks_defining(index_id, "useSelector", VectorSearchOptions(), limit=5)
     assert store.get_chunks(ids)[ids[0]].file_path == "packages/react/src/useSelector.ts"
