@@ -106,6 +106,9 @@ CONFIGS = {
     "no-langs": replace(HybridConfig(), languages=False),
     # Error and exception classes weighed down (docs section 32): the default before it.
     "no-errors": replace(HybridConfig(), error_class_weight=1.0),
+    # Types folders weighed down (docs section 32): the default before it, and a stronger weight.
+    "no-types": replace(HybridConfig(), types_dir_weight=1.0),
+    "types0.5": replace(HybridConfig(), types_dir_weight=0.5),
     # The RRF constant (60 since section 4; docs section 32).
     **{f"rrf{k}": replace(HybridConfig(), rrf_k=float(k)) for k in (5, 10, 20, 30, 40, 100)},
     # Long questions counted from more words (docs section 31; not kept).
