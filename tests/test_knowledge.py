@@ -1039,6 +1039,16 @@ def test_test_folders_of_every_convention_count_as_tests(static, tmp_path: Path)
     assert path_prior("system/Test/Fabricator.php") == 1.0
     assert path_prior("test/app.js") < 1.0 and path_prior("src/test/java/AppTest.java") < 1.0
     assert path_prior("system/Test/FabricatorTest.php") < 1.0, "a test file is a test wherever it is"
+    # OpenBSD-style regression suites (tmux's regress/*.sh) and end-to-end suites are tests too.
+    for path in (
+        "regress/alerts.sh",
+        "lib/regression/issue12.js",
+        "test-suite/parse.c",
+        "testsuite/run.exp",
+        "e2e/login.ts",
+    ):
+        assert path_prior(path) < 1.0, path
+    assert path_prior("src/regression.py") == path_prior("src/e2e_config.py") == 1.0
     # Type declarations by their older name weigh as .d.ts files do (TypeORM vendors mongodb's types).
     for path in ("src/driver/mongodb/typings.ts", "src/driver/mongodb/bson.typings.ts", "typings/global.ts"):
         assert path_prior(path) == path_prior("src/index.d.ts") < 1.0, path

@@ -21,7 +21,8 @@ TEST_FILE = re.compile(
 #: commonTest/ and jvmTest/ (Kotlin source sets), spec/, __tests__/, testdata/, fixtures/. Not `Test/`:
 #: singular and capitalised, it is a PHP framework's test-support library (CodeIgniter, Symfony components).
 TEST_DIR = re.compile(
-    r"(^|/)(tests?|Tests|__tests__|[Ss]pecs?|testing|testdata|fixtures|[^/]+\.(\w+)?Tests|[a-z]+Test)/"
+    r"(^|/)(tests?|Tests|__tests__|[Ss]pecs?|testing|testdata|fixtures|regress|regressions?|test-?suite|e2e"
+    r"|[^/]+\.(\w+)?Tests|[a-z]+Test)/"
 )
 DEMOTED_DIR = re.compile(r"(^|/)(_?compat|legacy|_?[Ee]xamples?|docs?_src|versioned_docs)/")
 CHANGELOG = re.compile(
