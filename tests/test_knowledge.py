@@ -1049,6 +1049,11 @@ def test_test_folders_of_every_convention_count_as_tests(static, tmp_path: Path)
     ):
         assert path_prior(path) < 1.0, path
     assert path_prior("src/regression.py") == path_prior("src/e2e_config.py") == 1.0
+    # Benchmarks named as such and demo apps count as samples do (swift-nio's NIOPerformanceTester, NIO*Demo/).
+    for path in ("Sources/NIOPerformanceTester/DeadlineNowBenchmark.swift", "Sources/NIOAsyncAwaitDemo/main.swift",
+                 "demo/app.js", "metrics/SerializationBenchmarks.java"):  # fmt: skip
+        assert path_prior(path) < 1.0, path
+    assert path_prior("src/benchmark.py") == path_prior("Sources/Demography/Census.swift") == 1.0
     # Type declarations by their older name weigh as .d.ts files do (TypeORM vendors mongodb's types).
     for path in ("src/driver/mongodb/typings.ts", "src/driver/mongodb/bson.typings.ts", "typings/global.ts"):
         assert path_prior(path) == path_prior("src/index.d.ts") < 1.0, path

@@ -37,7 +37,9 @@ TYPINGS = re.compile(r"(^|/)typings/|(^|/|\.)typings\.ts$")
 TYPES_DIR = re.compile(r"(^|/)[Tt]ypes/")
 #: The file of an error or exception class, by its name (``NotFoundError.ts``, ``QueryException.php``).
 ERROR_CLASS_FILE = re.compile(r"[a-z0-9](Error|Exception)\.\w+$")
-SAMPLES_DIR = re.compile(r"(^|/)([Ss]amples?|[Bb]enchmarks?|bench|benches)/")
+SAMPLES_DIR = re.compile(
+    r"(^|/)([Ss]amples?|[Bb]enchmarks?|bench|benches|[Dd]emos?|\w+Demo)/|[a-z0-9](Benchmarks?|Bench)\.\w+$"
+)
 GENERATED = re.compile(
     r"(^|/)(__generated__|generated)/|\.(gen|generated|g|pb|pb2|pb\.gw)\.\w+$|_pb2(_grpc)?\.pyi?$|_(gen|generated)\.go$"
 )
