@@ -329,3 +329,20 @@ def test_ignore_rules_match_as_pathspec_does() -> None:
                  "kubeconfig", "my-kubeconfig.yaml", "service-account-x.json", "env", "README.md", "key.py", "a.keys"]:  # fmt: skip
         expected = any(fnmatch.fnmatch(name.lower(), p) for p in SECRET_PATTERNS)
         assert (_SECRET_NAME.match(name.lower()) is not None) == expected, name
+
+
+def test_a_workspace_can_take_a_default_exclusion_back(tmp_path: Path) -> None:
+    """bin/ is excluded by default (.NET's build output), but a Python package's bin/ is its command
+    line: `exclude = ["!**/bin/**"]` in .aintern.toml indexes it again (README, configuration)."""
+    from aintern.config import Settings
+
+    ws = tmp_path / "ws"
+    (ws / "pkg/bin").mkdir(parents=True)
+    (ws / "pkg/bin/cli.py").write_text("def main() -> None:\n    print('the command line')\n")
+    (ws / "pkg/core.py").write_text("def run() -> int:\n    return 0\n")
+    assert [f.rel for f in Scanner(ws, Settings.load(ws).scan_options()).scan().files] == ["pkg/core.py"]
+    (ws / ".aintern.toml").write_text('exclude = ["!**/bin/**"]\n')
+    assert sorted(f.rel for f in Scanner(ws, Settings.load(ws).scan_options()).scan().files) == [
+        "pkg/bin/cli.py",
+        "pkg/core.py",
+    ]
