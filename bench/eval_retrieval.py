@@ -43,11 +43,11 @@ PLAIN = HybridConfig(
 #: The default before the rules of docs/benchmarks.md section 18.
 SPELLED = HybridConfig(
     drop_copies=False, demote_generated=False, symbol_file_boost=0.0, file_evidence=0.0, demote_samples=False,
-    platform_weight=1.0,
+    platform_weight=1.0, error_class_weight=1.0, languages=False,
 )  # fmt: skip
 NO_SPELLED = replace(SPELLED, spelled_name_boost=0.0)
 #: The default of section 18 (before platform variants were demoted): its sensitivity checks vary it.
-BASE18 = replace(HybridConfig(), platform_weight=1.0)
+BASE18 = replace(HybridConfig(), platform_weight=1.0, error_class_weight=1.0, languages=False)
 CONFIGS = {
     "vector": replace(PLAIN, alpha_natural=1.0, alpha_symbol=1.0, alpha_long=1.0),
     "bm25": replace(PLAIN, alpha_natural=0.0, alpha_symbol=0.0, alpha_long=0.0),
@@ -106,9 +106,6 @@ CONFIGS = {
     "no-langs": replace(HybridConfig(), languages=False),
     # Error and exception classes weighed down (docs section 32): the default before it.
     "no-errors": replace(HybridConfig(), error_class_weight=1.0),
-    # Types folders weighed down (docs section 32): the default before it, and a stronger weight.
-    "no-types": replace(HybridConfig(), types_dir_weight=1.0),
-    "types0.5": replace(HybridConfig(), types_dir_weight=0.5),
     # The RRF constant (60 since section 4; docs section 32).
     **{f"rrf{k}": replace(HybridConfig(), rrf_k=float(k)) for k in (5, 10, 20, 30, 40, 100)},
     # Long questions counted from more words (docs section 31; not kept).

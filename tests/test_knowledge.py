@@ -1110,30 +1110,6 @@ def test_an_error_class_counts_less_unless_the_question_is_about_errors(static, 
     store.close()
 
 
-def test_a_types_folder_counts_less_unless_the_question_is_about_types(static, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    """Stack/Types/Docker.hs declares, in the question's words, the data Stack/Docker.hs works on (issue 11,
-    docs/benchmarks.md section 32)."""
-    ws, store, _ = indexed_files(static, tmp_path, {
-        "src/Stack/Types/Docker.hs": "-- | Options for running commands in a Docker container.\n"
-            "module Stack.Types.Docker where\n\n-- | How to run commands in a Docker container: image, mounts, env.\n"
-            "data DockerOpts = DockerOpts\n  { dockerImage :: String\n  , dockerMount :: [Mount]\n"
-            "  , dockerEnv :: [String]\n  }\n",
-        "src/Stack/Docker.hs": "module Stack.Docker where\n\n"
-            "runContainer :: DockerOpts -> [String] -> IO ExitCode\nrunContainer opts args = do\n"
-            "  cid <- readProcess \"docker\" ([\"create\", dockerImage opts] ++ args) \"\"\n"
-            "  rawSystem \"docker\" [\"start\", \"-a\", cid]\n",
-        "src/Stack/Nix.hs": "module Stack.Nix where\n\nrunShell :: [String] -> IO ExitCode\nrunShell = rawSystem \"nix-shell\"\n",
-    })  # fmt: skip
-    question = "running commands in a Docker container"
-    assert (
-        ranked_paths(static, store, ws, question, HybridConfig(types_dir_weight=1.0))[0] == "src/Stack/Types/Docker.hs"
-    )
-    assert ranked_paths(static, store, ws, question, HybridConfig())[0] == "src/Stack/Docker.hs"
-    question = "the types of the Docker options"
-    assert ranked_paths(static, store, ws, question, HybridConfig())[0] == "src/Stack/Types/Docker.hs"
-    store.close()
-
-
 def test_a_language_named_in_a_question_finds_its_translations(static, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """ "Greek" names the Greek catalog (Lang/el.php, phpmailer.lang-el.php), which never says "Greek"
     (issue 11, docs/benchmarks.md section 32); el_CY.php is another locale, label.php no locale at all."""

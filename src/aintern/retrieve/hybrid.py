@@ -19,7 +19,6 @@ from aintern.retrieve.paths import (
     ARTICLES,
     ERROR_CLASS_FILE,
     LANGUAGE_CODES,
-    TYPES_DIR,
     PathMatcher,
     file_stem,
     initialisms,
@@ -101,9 +100,6 @@ class HybridConfig:
     #: ``MissingTableException.php``) unless the question is about errors: its message says in a
     #: question's words what went wrong, but what the question asks about is done elsewhere.
     error_class_weight: float = 0.5
-    #: Multiplier for the modules of a ``types/`` folder unless the question is about types: they declare,
-    #: in the same words, the data that the module the question means works on.
-    types_dir_weight: float = 0.7
     #: A question that names a human language ("Greek", "Bengali") names the file of its translations
     #: (``Lang/el.php``, ``messages.bn.xlf``): it joins the candidates, boosted as a named symbol's definition.
     languages: bool = True
@@ -135,7 +131,6 @@ _SYMBOL_QUERY = re.compile(
 FLOOR_ONLY = 1e-3
 
 _ASKS_ABOUT_ERRORS = re.compile(r"(?i)\b(errors?|exceptions?|throws?|thrown|raises?|raised|fail\w*|panics?|crash\w*)\b")
-_ASKS_ABOUT_TYPES = re.compile(r"(?i)\btypes?\b")
 _PROSE = {ChunkType.MARKDOWN, ChunkType.DOCUMENTATION, ChunkType.PLAIN_TEXT, ChunkType.CONFIG}
 
 
@@ -287,8 +282,9 @@ def hybrid_search(
     boost_path = not symbol and cfg.path_boost and keywords
     matches = PathMatcher(keywords, cfg.abbreviations, cfg.base_forms, initials) if boost_path else None
     named_platforms = platforms_named(question) if cfg.platform_weight != 1.0 else set()
-    demote_errors = cfg.error_class_weight != 1.0 and not symbol and not _ASKS_ABOUT_ERRORS.search(question)
-    demote_types = cfg.types_dir_weight != 1.0 and not symbol and not _ASKS_ABOUT_TYPES.search(question)
+    demote_errors = (
+        cfg.path_penalties and cfg.error_class_weight != 1.0 and not symbol and not _ASKS_ABOUT_ERRORS.search(question)
+    )
     scored: list[tuple[float, str, int, int]] = []
     for cid, score in fused.items():
         chunk = chunks.get(cid)
@@ -309,8 +305,6 @@ def hybrid_search(
                 prior *= cfg.platform_weight
             if demote_errors and ERROR_CLASS_FILE.search(path):
                 prior *= cfg.error_class_weight
-            if demote_types and TYPES_DIR.search(path):
-                prior *= cfg.types_dir_weight
             factor = factors[path] = (
                 best * cfg.path_boost * share if share >= 0.1 else 0.0,
                 prior,

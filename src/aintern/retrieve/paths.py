@@ -32,9 +32,6 @@ CHANGELOG = re.compile(
 #: Type declarations by their older name (``typings/``, ``typings.ts``, ``bson.typings.ts``): a vendored
 #: copy of another package's types, weighed as ``.d.ts`` files are.
 TYPINGS = re.compile(r"(^|/)typings/|(^|/|\.)typings\.ts$")
-#: A folder of type declarations (Stack's ``Stack/Types/Docker.hs`` beside ``Stack/Docker.hs``, TypeORM's
-#: ``driver/types/``).
-TYPES_DIR = re.compile(r"(^|/)[Tt]ypes/")
 #: The file of an error or exception class, by its name (``NotFoundError.ts``, ``QueryException.php``).
 ERROR_CLASS_FILE = re.compile(r"[a-z0-9](Error|Exception)\.\w+$")
 SAMPLES_DIR = re.compile(
