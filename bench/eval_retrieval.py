@@ -106,7 +106,7 @@ CONFIGS = {
     "no-langs": replace(HybridConfig(), languages=False),
     # Error and exception classes weighed down (docs section 32): the default before it.
     "no-errors": replace(HybridConfig(), error_class_weight=1.0),
-    # The RRF constant (60 since section 4; docs section 32).
+    # The RRF constant (60 since section 4; docs section 31).
     **{f"rrf{k}": replace(HybridConfig(), rrf_k=float(k)) for k in (5, 10, 20, 30, 40, 100)},
     # Long questions counted from more words (docs section 31; not kept).
     **{f"lw{n}": replace(HybridConfig(), long_query_words=n) for n in (10, 12, 16)},

@@ -182,7 +182,7 @@ class SearchStorage:
             f"{clauses} ORDER BY own DESC, f.path, c.start_line LIMIT ?",
             [symbol, index_id, symbol, *args, max(limit * 10, 200)],
         ).fetchall()
-        rows.sort(key=lambda r: r[1].rsplit("/", 1)[-1].rsplit(".", 1)[0] != symbol)  # (stable: the order above)
+        rows.sort(key=lambda r: _name_without_extension(r[1]) != symbol)  # (stable: the order above)
         rows = rows[:limit]
         return [int(r[0]) for r in rows]
 
@@ -209,7 +209,7 @@ class SearchStorage:
         return out
 
     def files_named(self, index_id: int, name: str, options: VectorSearchOptions, limit: int = 20) -> dict[str, int]:
-        """{path: its first chunk's id} of files named ``name`` (any extension, in any folder), or whose
+        """{path: its first chunk's id} of files named ``name`` (with any extension, in any folder), or whose
         name ends with it after a dot or a dash (``messages.el.xlf``, ``phpmailer.lang-el.php``), within
         the search filters."""
         clauses, args = self._filters(index_id, options, alias="c.")
@@ -225,9 +225,8 @@ class SearchStorage:
         ).fetchall()
         found: dict[str, int] = {}
         for path, chunk_id in rows:
-            stem = path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
             # (LIKE ignores ASCII case, and its pattern matches a dot or dash anywhere before the name.)
-            if path not in found and re.split(r"[.-]", stem)[-1] == name:
+            if path not in found and re.split(r"[.-]", _name_without_extension(path))[-1] == name:
                 found[path] = int(chunk_id)
         return dict(list(found.items())[:limit])
 
@@ -364,3 +363,8 @@ def _glob_match(path: str, pattern: str) -> bool:
     if "/" not in pattern:
         return fnmatch.fnmatch(path.rsplit("/", 1)[-1], pattern)
     return fnmatch.fnmatch(path, pattern) or (pattern.startswith("**/") and fnmatch.fnmatch(path, pattern[3:]))
+
+
+def _name_without_extension(path: str) -> str:
+    """``src/useSelector.ts`` -> ``useSelector`` (case kept: a symbol's own file is named as the symbol is)."""
+    return path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
