@@ -69,6 +69,61 @@ def test_minilm_matches_sentence_transformers(minilm) -> None:
     assert cosine.min() >= 0.97 and cosine.mean() >= 0.985, cosine
 
 
+def test_the_gpu_graph_is_the_shipped_weights_in_float_and_batches() -> None:
+    """What a GPU runs: the int8 file's weights dequantised, float activations, in batches. It is
+    closer to sentence-transformers than the int8 graph, and a text's vector ignores its batch."""
+    from aintern.embed.onnx import OnnxEmbedder
+
+    texts = json.loads((DATA / "minilm_reference_texts.json").read_text())
+    reference = np.load(DATA / "minilm_reference.npy")
+    gpu_graph = OnnxEmbedder(device="cpu", graph="float")
+    assert gpu_graph.dequantised and gpu_graph.batch_size == 32
+    vectors = gpu_graph.embed_batch(texts)
+    cosine = (vectors * reference).sum(axis=1)
+    assert cosine.min() >= 0.999, cosine.min()
+    one_by_one = OnnxEmbedder(device="cpu", graph="float", batch_size=1).embed_batch(texts[:6])
+    np.testing.assert_allclose(one_by_one, vectors[:6], atol=1e-5)
+    with pytest.raises(ValueError, match="graph must be"):
+        OnnxEmbedder(graph="fp8")
+
+
+def test_with_a_gpu_chunks_run_there_and_a_question_on_the_cpu(monkeypatch: pytest.MonkeyPatch) -> None:
+    """onnxruntime-gpu seeing a GPU (the only stand-in here: CI has none) picks the float graph in
+    batches for chunks, and a question in a fresh embedder does not start CUDA for one short text."""
+    import onnxruntime as ort
+
+    from aintern.embed.onnx import OnnxEmbedder
+
+    cpu_vector = OnnxEmbedder(device="cpu").embed_query("where is the session closed")
+    providers = ort.get_available_providers()
+    monkeypatch.setattr(ort, "get_available_providers", lambda: ["CUDAExecutionProvider", *providers])
+    embedder = OnnxEmbedder()
+    assert embedder.on_gpu and embedder.dequantised and embedder.batch_size == 256
+    np.testing.assert_array_equal(embedder.embed_query("where is the session closed"), cpu_vector)
+    assert not embedder.is_loaded  # no CUDA session was started for the question
+    assert OnnxEmbedder(device="cpu").batch_size == 1 and not OnnxEmbedder(device="cpu").dequantised
+
+
+def test_onnxruntime_gpu_without_a_usable_gpu_runs_the_int8_graph(monkeypatch, caplog) -> None:
+    """A build with CUDA lists its provider on any machine; where it cannot use a GPU onnxruntime falls
+    back to the CPU, and there the model runs as on a laptop (int8, one text a run), said once."""
+    import onnxruntime as ort
+
+    from aintern.embed.onnx import OnnxEmbedder
+
+    texts = ["def connect(url): ...", "where is the session closed", "x"]
+    expected = OnnxEmbedder(device="cpu").embed_batch(texts)
+    providers = ort.get_available_providers()
+    monkeypatch.setattr(ort, "get_available_providers", lambda: ["CUDAExecutionProvider", *providers])
+    embedder = OnnxEmbedder()
+    vectors = embedder.embed_batch(texts)
+    assert not embedder.on_gpu and not embedder.dequantised and embedder.batch_size == 1
+    np.testing.assert_array_equal(vectors, expected)
+    assert any("no usable GPU" in r.getMessage() for r in caplog.records)
+    with pytest.raises(RuntimeError, match="could not use a GPU"):
+        OnnxEmbedder(device="cuda").load()
+
+
 def test_long_text_truncated_and_counted(minilm) -> None:
     before = minilm.truncated_count
     long_text = "token " * 2000

@@ -276,6 +276,40 @@ def test_undecodable_name_is_skipped_and_the_rest_indexed(tmp_path: Path) -> Non
     assert cli("status", cwd=root, env={"AINTERN_DB": str(tmp_path / "n.db")}).returncode == 0
 
 
+def test_a_project_package_named_like_the_standard_library_does_not_shadow_it(tmp_path: Path) -> None:
+    """Django has django/http/: `python -m aintern index` run inside it imported that as the standard
+    library's http (the current folder leads sys.path), the secret scanner's import failed in the
+    chunking thread, and the run said success with 0 chunks."""
+    root = make_workspace(tmp_path / "project")
+    (root / "http").mkdir()
+    (root / "http" / "__init__.py").write_text("from django.http.cookie import SimpleCookie\n")
+    (root / "json.py").write_text("raise ImportError('not the standard library json')\n")
+    out = cli("index", "--json", cwd=root, env={"AINTERN_DB": str(tmp_path / "s.db")})
+    assert out.returncode == 0, out.stderr
+    summary = json.loads(out.stdout)
+    assert summary["error"] is None and summary["chunks_created"] > 20, summary
+    found = cli("search", "SimpleCookie", "--json", cwd=root, env={"AINTERN_DB": str(tmp_path / "s.db")})
+    assert any(hit["path"] == "http/__init__.py" for hit in json.loads(found.stdout)), found.stderr
+
+
+def test_a_failure_while_chunking_fails_the_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A broken install of a library the chunking thread uses (here the secret scanner, outside our
+    control) used to end that thread early and the run reported success with part of the files."""
+    import aintern.index
+
+    root = make_workspace(tmp_path / "project")
+    ws = Workspace(root, tmp_path / "f.db")
+
+    def broken(text: str, filename: str) -> None:
+        raise ImportError("No module named 'django'")
+
+    monkeypatch.setattr(aintern.index, "redact", broken)
+    result = ws.build_index()
+    assert not result.success and "No module named 'django'" in (result.error_message or "")
+    monkeypatch.undo()
+    assert ws.build_index().success and ws.require_index().chunk_count > 20
+
+
 def test_a_malformed_ignore_pattern_is_skipped_like_git_does(tmp_path: Path) -> None:
     # Found in the wild (composer/composer): a .gitignore line that is a lone "!" made pathspec raise.
     root = make_workspace(tmp_path / "project")

@@ -1,7 +1,14 @@
-"""all-MiniLM-L6-v2 as an ONNX graph on onnxruntime: CUDA when available, the CPU otherwise."""
+"""all-MiniLM-L6-v2 as an ONNX graph on onnxruntime: CUDA when available, the CPU otherwise.
+
+The wheel ships one graph, int8 (MatMul weights per channel, activations quantised per run), the fast
+one on a CPU. On a GPU its dynamic quantisation is the wrong shape of work (a quantise step per layer,
+one text per run), so there the same weights are dequantised once into a float32 graph that batches
+(``float_graph``; needs the ``onnx`` package, which GPU installs have).
+"""
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -11,6 +18,8 @@ import numpy as np
 
 from aintern.embed.base import MODEL_IDS, EmbeddingProgress, ProgressCallback, length_sorted_batches, normalize
 from aintern.embed.tokenizer import MODELS_DIR, WordPieceTokenizer
+
+log = logging.getLogger(__name__)
 
 
 class OnnxEmbedder:
@@ -27,23 +36,54 @@ class OnnxEmbedder:
         batch_size: int | None = None,
         device: str = "auto",
         threads: int | None = None,
+        graph: str = "auto",
     ) -> None:
         """``threads``: onnxruntime's threads for one run (default: every core; a server running one
-        model per worker process gives each one)."""
+        model per worker process gives each one). ``graph``: ``int8`` as shipped, ``float`` (its
+        weights dequantised, see ``float_graph``), or ``auto``: float on a GPU, int8 on a CPU."""
+        if graph not in ("auto", "int8", "float"):
+            raise ValueError(f"graph must be auto, int8 or float, not {graph!r}")
         self.path = Path(path)
         # Dynamic int8 quantisation scales activations per batch, so a text's vector would depend on
         # its neighbours; one text per run keeps vectors batch-independent, at no measured cost on CPU
         # (docs/benchmarks.md). Float graphs batch normally.
-        self.batch_size = batch_size or (1 if "int8" in self.path.name else 32)
+        self._batch_size = batch_size
+        self.graph = graph
         self.device = device
         self.threads = threads
         self.truncated_count = 0
         self.tokenizer = WordPieceTokenizer()
         self._session: Any = None
+        self._query_embedder: OnnxEmbedder | None = None
 
     @property
     def is_loaded(self) -> bool:
         return self._session is not None
+
+    @property
+    def on_gpu(self) -> bool:
+        """Whether the model runs on CUDA: what the loaded session uses, else what onnxruntime offers
+        (a build with CUDA lists it even on a machine without a usable GPU; ``load`` finds out)."""
+        if self._session is not None:
+            return bool(self._session.get_providers()[0] == "CUDAExecutionProvider")
+        return self.providers[0] == "CUDAExecutionProvider"
+
+    @property
+    def dequantised(self) -> bool:
+        """Whether the int8 file runs as a float graph (``float_graph``)."""
+        if "int8" not in self.path.name:
+            return False
+        return self.graph == "float" or (self.graph == "auto" and self.on_gpu)
+
+    @property
+    def batch_size(self) -> int:
+        """Texts per run: one for the int8 graph (see above); for a float one 256 on a GPU (its
+        throughput still grows there: docs/benchmarks.md), 32 on a CPU (memory)."""
+        if self._batch_size:
+            return self._batch_size
+        if self.dequantised or "int8" not in self.path.name:
+            return 256 if self.on_gpu else 32
+        return 1
 
     @property
     def providers(self) -> list[str]:
@@ -66,7 +106,24 @@ class OnnxEmbedder:
         opts = ort.SessionOptions()
         opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         opts.intra_op_num_threads = self.threads or os.cpu_count() or 1
-        self._session = ort.InferenceSession(str(self.path), sess_options=opts, providers=self.providers)
+        providers = self.providers
+        if providers[0] == "CUDAExecutionProvider":
+            if hasattr(ort, "preload_dlls"):
+                ort.preload_dlls()  # CUDA and cuDNN from the nvidia-* pip packages, no LD_LIBRARY_PATH needed
+            model = float_graph(self.path) if self.dequantised else str(self.path)
+            session = ort.InferenceSession(model, sess_options=opts, providers=providers)
+            if session.get_providers()[0] == "CUDAExecutionProvider":
+                self._session = session
+                return
+            if self.device == "cuda":
+                raise RuntimeError("device 'cuda' requested but onnxruntime could not use a GPU (see its log)")
+            # onnxruntime-gpu on a machine whose GPU it cannot use: it fell back to the CPU, where the
+            # shipped int8 graph, one text a run, is the fast choice.
+            log.warning("onnxruntime-gpu found no usable GPU (see its log above); the model runs on the CPU")
+            providers = ["CPUExecutionProvider"]
+            self.graph = "int8" if self.graph == "auto" else self.graph
+        model = float_graph(self.path) if self.graph == "float" and "int8" in self.path.name else str(self.path)
+        self._session = ort.InferenceSession(model, sess_options=opts, providers=providers)
 
     def unload(self) -> None:
         self._session = None
@@ -76,6 +133,12 @@ class OnnxEmbedder:
         return out
 
     def embed_query(self, text: str) -> np.ndarray:
+        """A question is embedded on the CPU even where a GPU is used: one short text takes ~1 ms
+        there, and a one-shot search would otherwise wait for CUDA to start (docs/benchmarks.md)."""
+        if self._session is None and self.on_gpu:
+            if self._query_embedder is None:
+                self._query_embedder = OnnxEmbedder(self.path, device="cpu", threads=self.threads)
+            return self._query_embedder.embed(text)
         return self.embed(text)
 
     def embed_batch(self, texts: Sequence[str], progress: ProgressCallback | None = None) -> np.ndarray:
@@ -122,3 +185,52 @@ class OnnxEmbedder:
             if progress:
                 progress(EmbeddingProgress(done, len(all_ids)))
         return result
+
+
+def float_graph(path: Path) -> bytes:
+    """The int8 graph at ``path`` with its quantised MatMuls made float32 again: each
+    DynamicQuantizeLinear → MatMulInteger → Cast → Mul chain becomes one MatMul with the weights
+    dequantised (``(W - zero point) × scale``, per output column). Same weights, float activations."""
+    try:
+        import onnx
+        from onnx import helper, numpy_helper
+    except ImportError as exc:  # pragma: no cover - GPU installs bring onnx (README: "On a GPU")
+        raise RuntimeError("the model on a GPU needs the onnx package: pip install onnx") from exc
+
+    model = onnx.load(str(path))
+    graph = model.graph
+    inits = {t.name: t for t in graph.initializer}
+    producer = {out: node for node in graph.node for out in node.output}
+    consumers: dict[str, list[onnx.NodeProto]] = {}
+    for node in graph.node:
+        for name in node.input:
+            consumers.setdefault(name, []).append(node)
+
+    drop: set[int] = set()
+    replacement: dict[int, onnx.NodeProto] = {}
+    new_inits: list[onnx.TensorProto] = []
+    for node in graph.node:
+        if node.op_type != "MatMulInteger":
+            continue
+        x_q, w_q, _, w_zp = node.input
+        quantise = producer[x_q]
+        (cast,) = consumers[node.output[0]]
+        (rescale,) = consumers[cast.output[0]]
+        scale_of = producer[next(i for i in rescale.input if i != cast.output[0])]  # x scale × w scale
+        w_scale = next(i for i in scale_of.input if i in inits)
+        weights = numpy_helper.to_array(inits[w_q]).astype(np.float32)
+        weights -= numpy_helper.to_array(inits[w_zp]).astype(np.float32)
+        weights *= numpy_helper.to_array(inits[w_scale]).astype(np.float32)
+        name = w_q.removesuffix("_quantized") + "_float"
+        new_inits.append(numpy_helper.from_array(weights, name))
+        replacement[id(rescale)] = helper.make_node("MatMul", [quantise.input[0], name], list(rescale.output))
+        drop.update((id(node), id(cast), id(scale_of), id(quantise)))
+
+    nodes = [replacement.get(id(n), n) for n in graph.node if id(n) not in drop]
+    used = {name for n in nodes for name in n.input}
+    kept_inits = [t for t in graph.initializer if t.name in used]
+    del graph.node[:]
+    graph.node.extend(nodes)
+    del graph.initializer[:]
+    graph.initializer.extend([*kept_inits, *new_inits])
+    return bytes(model.SerializeToString())

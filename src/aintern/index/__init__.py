@@ -198,7 +198,7 @@ class Indexer:
             self.store.start_verify()
         else:
             self.store.cancel_verify()
-        prepared: queue.Queue[_Prepared | None] = queue.Queue(maxsize=64)
+        prepared: queue.Queue[_Prepared | Exception | None] = queue.Queue(maxsize=64)
         worker = threading.Thread(target=self._prepare, args=(todo, known, prepared, result, cancel), daemon=True)
         worker.start()
         if todo or gone:
@@ -217,6 +217,8 @@ class Indexer:
                 if item is None:
                     finished = True
                     break
+                if isinstance(item, Exception):
+                    raise item
                 batch.append(item)
                 batch_chunks += len(item.chunks or ())
                 done_files += 1
@@ -271,7 +273,7 @@ class Indexer:
         self,
         todo: list[ScannedFile],
         known: dict[str, IndexedFile],
-        out: queue.Queue[_Prepared | None],
+        out: queue.Queue[_Prepared | Exception | None],
         result: IndexingResult,
         cancel: threading.Event,
     ) -> None:
@@ -323,11 +325,16 @@ class Indexer:
                     self._chunk_group(group, out, result)
                     group, group_bytes = [], 0
             self._chunk_group(group, out, result)
+        except Exception as exc:  # not a bad file (those are handled above) but a broken dependency or a bug:
+            out.put(exc)  # the run must fail, not end early and look complete
         finally:
             out.put(None)
 
     def _chunk_group(
-        self, group: list[tuple[ScannedFile, str, str, str]], out: queue.Queue[_Prepared | None], result: IndexingResult
+        self,
+        group: list[tuple[ScannedFile, str, str, str]],
+        out: queue.Queue[_Prepared | Exception | None],
+        result: IndexingResult,
     ) -> None:
         if not group:
             return
@@ -422,7 +429,9 @@ class _Emitter:
         self.callback(IndexingProgress(phase=phase, elapsed=elapsed, estimated_remaining=eta, **fields))  # type: ignore[arg-type]
 
 
-def stop_worker(worker: threading.Thread, prepared: queue.Queue[_Prepared | None], cancel: threading.Event) -> None:
+def stop_worker(
+    worker: threading.Thread, prepared: queue.Queue[_Prepared | Exception | None], cancel: threading.Event
+) -> None:
     """Stop the chunking thread: it may be blocked on a full queue, so drain while it finishes."""
     cancel.set()
     while worker.is_alive():

@@ -1,0 +1,160 @@
+"""The transformer tier on a GPU: embedding throughput, vector agreement with the CPU, and a whole
+`aintern index --tier full` run.
+
+    python bench/gpu_tier.py CORPUS [--sample 512] [--batches 16,64,256] [--json OUT.json]
+
+Needs onnxruntime-gpu (and onnx) in place of onnxruntime. It measures, on one machine:
+
+- the shipped int8 graph on the CPU, one text per run (what a laptop does), on ``--sample`` chunks;
+- the same int8 graph on CUDA, one text per run (what onnxruntime-gpu gave before aintern
+  dequantised it for the GPU);
+- the dequantised float graph on CUDA at each batch size, over every chunk of CORPUS;
+- cosine agreement of the GPU's vectors with the CPU's int8 and float vectors;
+- how long a question takes in a fresh embedder (CPU, see OnnxEmbedder.embed_query) against
+  starting CUDA for it;
+- `aintern index CORPUS`, then `aintern index CORPUS --tier full` (the tier added), then one
+  `aintern search`, each a process of its own.
+
+Chunks are cut as bench/embedders.py cuts them (the transformer's 254-token window).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+from embedders import repo_chunks
+
+from aintern.chunk import Chunker
+from aintern.embed import embedding_text
+from aintern.embed.onnx import OnnxEmbedder
+
+
+def rate(embedder: OnnxEmbedder, texts: list[str]) -> tuple[float, np.ndarray]:
+    started = time.perf_counter()
+    vectors = embedder.embed_batch(texts)
+    return len(texts) / (time.perf_counter() - started), vectors
+
+
+def gpu_name() -> str:
+    try:
+        out = subprocess.run(
+            ["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+        return out.stdout.strip()
+    except (OSError, subprocess.TimeoutExpired):
+        return "unknown"
+
+
+def run_cli(args: list[str], env: dict[str, str], cwd: Path) -> tuple[float, str]:
+    started = time.perf_counter()
+    command = [sys.executable, "-m", "aintern", *args]
+    out = subprocess.run(command, capture_output=True, text=True, env=env, cwd=cwd)
+    seconds = time.perf_counter() - started
+    if out.returncode != 0:
+        print(out.stdout[-2000:], out.stderr[-4000:], flush=True)
+        raise SystemExit(f"aintern {args[0]} exited {out.returncode}")
+    return seconds, out.stdout
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("corpus", type=Path)
+    ap.add_argument("--sample", type=int, default=512, help="chunks for the one-text-per-run measurements")
+    ap.add_argument("--batches", default="16,64,256")
+    ap.add_argument("--json", type=Path, help="also write the results here")
+    args = ap.parse_args()
+
+    import onnxruntime as ort
+
+    results: dict[str, object] = {
+        "onnxruntime": ort.__version__,
+        "providers": ort.get_available_providers(),
+        "gpu": gpu_name(),
+        "cpu_count": os.cpu_count(),
+    }
+    print(json.dumps(results), flush=True)
+    if "CUDAExecutionProvider" not in ort.get_available_providers():
+        raise SystemExit("no CUDAExecutionProvider: install onnxruntime-gpu")
+
+    cpu = OnnxEmbedder(device="cpu")
+    chunks = repo_chunks(Chunker(cpu.tokenizer, cpu.max_tokens - 16), args.corpus, "")
+    texts = [embedding_text(c) for c in chunks]
+    sample = texts[: args.sample]
+    tokens = sum(min(len(ids), cpu.max_tokens) + 2 for ids in cpu.tokenizer.ids(texts))
+    results.update(chunks=len(texts), tokens=tokens)
+    print(f"{len(texts)} chunks, {tokens} tokens", flush=True)
+
+    # Question latency in fresh embedders: on the CPU as shipped, and on CUDA (its start included).
+    started = time.perf_counter()
+    OnnxEmbedder().embed_query("where is the database connection opened")
+    results["question_fresh_embedder_s"] = time.perf_counter() - started
+    started = time.perf_counter()
+    cold = OnnxEmbedder(device="cuda")
+    cold.load()
+    cold.embed("where is the database connection opened")
+    results["question_fresh_cuda_session_s"] = time.perf_counter() - started
+    started = time.perf_counter()
+    for _ in range(20):
+        cold.embed_query("where is the database connection opened")
+    results["question_warm_cuda_ms"] = (time.perf_counter() - started) / 20 * 1000
+    del cold
+
+    results["cpu_int8_batch1_chunks_s"], cpu_vectors = rate(cpu, sample)
+    print("cpu int8", results["cpu_int8_batch1_chunks_s"], flush=True)
+    cpu_float = OnnxEmbedder(device="cpu", graph="float", batch_size=16)
+    _, cpu_float_vectors = rate(cpu_float, sample)
+
+    gpu_int8 = OnnxEmbedder(device="cuda", graph="int8")
+    gpu_int8.embed_batch(sample[:8])  # warm-up
+    results["cuda_int8_batch1_chunks_s"], _ = rate(gpu_int8, sample)
+    print("cuda int8", results["cuda_int8_batch1_chunks_s"], flush=True)
+    del gpu_int8
+
+    for batch in [int(b) for b in args.batches.split(",")]:
+        gpu = OnnxEmbedder(device="cuda", batch_size=batch)
+        gpu.embed_batch(texts[: batch * 2])  # warm-up: CUDA kernels and memory arenas
+        per_s, vectors = rate(gpu, texts)
+        results[f"cuda_float_batch{batch}_chunks_s"] = per_s
+        results[f"cuda_float_batch{batch}_tokens_s"] = per_s * tokens / len(texts)
+        print(f"cuda float batch {batch}: {per_s:.0f} chunks/s", flush=True)
+        gpu_sample = vectors[: len(sample)]
+    agree_int8 = (gpu_sample * cpu_vectors).sum(axis=1)
+    agree_float = (gpu_sample * cpu_float_vectors).sum(axis=1)
+    results.update(
+        cos_gpu_vs_cpu_int8_mean=float(agree_int8.mean()),
+        cos_gpu_vs_cpu_int8_min=float(agree_int8.min()),
+        cos_gpu_vs_cpu_float_mean=float(agree_float.mean()),
+        cos_gpu_vs_cpu_float_min=float(agree_float.min()),
+    )
+    print(json.dumps(results), flush=True)
+
+    with tempfile.TemporaryDirectory() as tmp:
+        env = {**os.environ, "AINTERN_DB": str(Path(tmp) / "index.db"), "HF_HUB_OFFLINE": "1"}
+        corpus = args.corpus.resolve()
+        seconds, _ = run_cli(["index", str(corpus), "--json"], env, corpus)
+        results["cli_index_fast_s"] = seconds
+        seconds, out = run_cli(["index", str(corpus), "--tier", "full", "--json"], env, corpus)
+        summary = json.loads(out)
+        results["cli_add_tier_full_s"] = seconds
+        results["cli_index_summary"] = {k: summary.get(k) for k in ("tier", "tier_chunks_embedded", "chunks_created")}
+        seconds, out = run_cli(["search", "where is the database connection opened", "--json", "-k", "3"], env, corpus)
+        results["cli_search_s"] = seconds
+        results["cli_search_top"] = [(hit["path"], hit["score"]) for hit in json.loads(out)]
+    print(json.dumps(results, indent=1), flush=True)
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=1))
+
+
+if __name__ == "__main__":
+    main()
