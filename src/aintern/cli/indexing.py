@@ -365,6 +365,8 @@ def watch(path: PathArg = None, db: DbOption = None) -> None:
                     console.print(f"[dim]{time.strftime('%H:%M:%S')}[/] full tier complete: searches use it")
             except AinternError as exc:
                 err.print(f"[yellow]full tier: {exc}[/]")
+            except Exception as exc:  # e.g. a GPU that fails mid-run: the fast index keeps serving
+                err.print(f"[yellow]full tier stopped: {type(exc).__name__}: {exc}; `aintern update` continues it[/]")
 
         threading.Thread(target=fill, name="aintern-tier", daemon=True).start()
 
