@@ -183,3 +183,26 @@ def test_tier_from_settings(tmp_path: Path) -> None:
     out = run("index", "--json", cwd=root, db=db)
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)["tier"]["complete"]
+
+
+def test_a_new_index_gets_the_full_tier_only_where_a_gpu_runs_it(tmp_path: Path, monkeypatch) -> None:
+    """Without a setting, the tier a new index gets depends on where the transformer would run: none on
+    a CPU (minutes for a large tree), full on a GPU (seconds). An onnxruntime-gpu that finds no usable
+    GPU (the only case CI can have: it has none) counts as a CPU. A setting always wins."""
+    import onnxruntime as ort
+
+    from aintern.embed import onnx as onnx_module
+
+    root = make_workspace(tmp_path / "project")
+    ws = Workspace(root, tmp_path / "auto.db")
+    assert not onnx_module.cuda_build_installed()  # this machine's onnxruntime is the CPU build
+    assert ws.tier_for_new_index() is None
+    providers = ort.get_available_providers()
+    monkeypatch.setattr(onnx_module, "cuda_build_installed", lambda: True)
+    monkeypatch.setattr(ort, "get_available_providers", lambda: ["CUDAExecutionProvider", *providers])
+    assert ws.tier_for_new_index() is None  # the session it started fell back to the CPU
+    ws.settings.tier = "full"
+    assert ws.tier_for_new_index() == "full"
+    ws.close()
+    out = run("index", "--json", cwd=root, db=tmp_path / "cli.db")
+    assert out.returncode == 0 and json.loads(out.stdout)["tier"] is None, out.stderr

@@ -24,7 +24,7 @@ class Settings:
 
     db = "~/.cache/aintern/project.db"   # where the index lives (else AINTERN_DB, else the user data dir)
     model = "static"                     # static | minilm | openai
-    tier = "full"                        # also the transformer's vectors, filled after the fast index
+    tier = "full"                        # also the transformer's vectors, after the fast index (default: on a GPU)
     include = ["**/*.py"]                # only these files (default: every file of a known language)
     exclude = ["legacy/**"]              # in addition to the defaults
     max_file_kb = 1024

@@ -435,6 +435,20 @@ class Workspace:
                 )
             return self.store.create_vector_tier(index.id, embedder.model_id, embedder.dimension)
 
+    def tier_for_new_index(self) -> str | None:
+        """The tier ``aintern index`` gives an index that has none: the ``tier`` setting, else ``full``
+        where the transformer runs on a GPU (seconds for a large tree: docs/benchmarks.md, section 33),
+        else none (the fast index alone; the tier costs minutes on a laptop's CPU)."""
+        if self.settings.tier:
+            return self.settings.tier
+        from aintern.embed.onnx import cuda_build_installed
+
+        if not cuda_build_installed():
+            return None
+        embedder = self.tier_embedder
+        embedder.load()  # the session the tier is then filled with: it knows whether CUDA is really used
+        return "full" if getattr(embedder, "on_gpu", False) else None
+
     @property
     def tier_embedder(self) -> Embedder:
         from aintern.index.tier import TIER_MODEL

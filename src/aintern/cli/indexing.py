@@ -59,10 +59,16 @@ def _run_indexing(
         )  # fmt: skip
 
 
-def _run_tier(ws: Workspace, tier: str | None, quiet: bool) -> TierResult | None:
-    """Add or remove the full tier as asked (``--tier``, else the settings for an index without one),
-    then compute its missing vectors with a progress display; Ctrl-C keeps what was finished."""
-    wanted = tier or (ws.settings.tier if ws.tier is None else None)
+def _run_tier(ws: Workspace, tier: str | None, quiet: bool, new: bool) -> TierResult | None:
+    """Add or remove the full tier as asked (``--tier``; else, for an index without one, the settings,
+    and for a ``new`` index without a setting the default: full on a GPU), then compute its missing
+    vectors with a progress display; Ctrl-C keeps what was finished."""
+    if tier:
+        wanted: str | None = tier
+    elif ws.tier is not None:
+        wanted = None
+    else:
+        wanted = ws.tier_for_new_index() if new else ws.settings.tier
     if wanted:
         ws.set_tier(wanted)
     if ws.tier is None:
@@ -188,7 +194,7 @@ def index(
         ws.settings.store = store
     if milvus_uri is not None:
         ws.settings.milvus_uri = milvus_uri if "://" in milvus_uri else str(Path(milvus_uri).expanduser().resolve())
-    _index_and_tier(ws, force, include_secrets or None, tier, as_json, verbose, wait)
+    _index_and_tier(ws, force, include_secrets or None, tier, as_json, verbose, wait, new=ws.index is None)
 
 
 @app.command()
@@ -207,11 +213,12 @@ def _index_and_tier(
     as_json: bool,
     verbose: bool,
     wait: bool = False,
+    new: bool = False,
 ) -> None:
     result = _run_indexing(ws, force, include_secrets, quiet=as_json, wait=wait)
     for notice in ws.notices:
         err.print(f"[yellow]note:[/] {notice}", highlight=False)
-    tiered = _run_tier(ws, tier, quiet=as_json) if result.success else None
+    tiered = _run_tier(ws, tier, quiet=as_json, new=new) if result.success else None
     _print_summary(result, ws, as_json, verbose, tiered)
     if tiered is not None and tiered.cancelled:
         raise typer.Exit(130)

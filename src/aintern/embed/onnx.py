@@ -187,6 +187,16 @@ class OnnxEmbedder:
         return result
 
 
+def cuda_build_installed() -> bool:
+    """Whether the installed onnxruntime is a build with CUDA (onnxruntime-gpu), found without importing
+    it: most installs have none, and ``aintern index`` then pays nothing to find out."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("onnxruntime")
+    folders = spec.submodule_search_locations if spec is not None else None
+    return any((Path(f) / "capi" / "libonnxruntime_providers_cuda.so").exists() for f in folders or ())
+
+
 def float_graph(path: Path) -> bytes:
     """The int8 graph at ``path`` with its quantised MatMuls made float32 again: each
     DynamicQuantizeLinear → MatMulInteger → Cast → Mul chain becomes one MatMul with the weights
