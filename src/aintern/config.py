@@ -159,7 +159,7 @@ class SettingSpec:
 #: Every setting, in the order the settings page and ``aintern config list`` show them.
 SETTINGS: dict[str, SettingSpec] = {
     "model": SettingSpec(str, "Embedding model of new indexes", ("static", "minilm", "openai"), optional=True),
-    "tier": SettingSpec(str, "Also compute the transformer's vectors after the fast index", ("fast", "full"),
+    "tier": SettingSpec(str, "Also compute the transformer's vectors after the fast index (unset: only on a GPU)", ("fast", "full"),
                         optional=True),
     "auto_index": SettingSpec(bool, "Re-index files as they change while `aintern serve` runs"),
     "respect_gitignore": SettingSpec(bool, "Leave out what .gitignore ignores", scope="workspace"),
