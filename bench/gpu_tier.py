@@ -2,6 +2,7 @@
 `aintern index --tier full` run.
 
     python bench/gpu_tier.py CORPUS [--sample 512] [--batches 16,64,256] [--json OUT.json]
+    python bench/gpu_tier.py CORPUS --memory --batches 32,64,128,256   # chunks/s and GPU memory per batch
 
 Needs onnxruntime-gpu (and onnx) in place of onnxruntime. It measures, on one machine:
 
@@ -12,8 +13,9 @@ Needs onnxruntime-gpu (and onnx) in place of onnxruntime. It measures, on one ma
 - cosine agreement of the GPU's vectors with the CPU's int8 and float vectors;
 - how long a question takes in a fresh embedder (CPU, see OnnxEmbedder.embed_query) against
   starting CUDA for it;
-- `aintern index CORPUS`, then `aintern index CORPUS --tier full` (the tier added), then one
-  `aintern search`, each a process of its own.
+- `aintern index CORPUS --tier fast`, then `aintern index CORPUS --tier full` (the tier added), then
+  `aintern index` into a new database (a GPU gives it the tier by default), then one `aintern search`,
+  each a process of its own.
 
 Chunks are cut as bench/embedders.py cuts them (the transformer's 254-token window).
 """
@@ -67,13 +69,47 @@ def run_cli(args: list[str], env: dict[str, str], cwd: Path) -> tuple[float, str
     return seconds, out.stdout
 
 
+def gpu_memory_mib() -> int | None:
+    """GPU memory in use (all processes), from nvidia-smi."""
+    try:
+        out = subprocess.run(
+            ["nvidia-smi", "--query-gpu=memory.used", "--format=csv,noheader,nounits"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+        return int(out.stdout.split()[0])
+    except (OSError, subprocess.TimeoutExpired, ValueError, IndexError):
+        return None
+
+
+def batch_memory(corpus: Path, batch: int, limit: int) -> None:
+    """One batch size in a process of its own: chunks/s and the GPU memory its session holds."""
+    embedder = OnnxEmbedder(device="cuda", batch_size=batch)
+    chunks = repo_chunks(Chunker(embedder.tokenizer, embedder.max_tokens - 16), corpus, "")
+    texts = [embedding_text(c) for c in chunks][:limit]
+    before = gpu_memory_mib()
+    embedder.embed_batch(texts[: batch * 2])
+    per_s, _ = rate(embedder, texts)
+    used = gpu_memory_mib()
+    print(json.dumps({"batch": batch, "chunks_s": per_s, "gpu_mib_before": before, "gpu_mib_after": used}))
+
+
 def main() -> None:
+    if len(sys.argv) == 5 and sys.argv[1] == "--one-batch":  # (a child process of --memory)
+        batch_memory(Path(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]))
+        return
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("corpus", type=Path)
     ap.add_argument("--sample", type=int, default=512, help="chunks for the one-text-per-run measurements")
     ap.add_argument("--batches", default="16,64,256")
     ap.add_argument("--json", type=Path, help="also write the results here")
+    ap.add_argument("--memory", action="store_true", help="only: each batch size in its own process, with GPU memory")
     args = ap.parse_args()
+    if args.memory:
+        for batch in args.batches.split(","):
+            subprocess.run([sys.executable, __file__, "--one-batch", str(args.corpus), batch, "8192"], check=True)
+        return
 
     import onnxruntime as ort
 
@@ -142,11 +178,15 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         env = {**os.environ, "AINTERN_DB": str(Path(tmp) / "index.db"), "HF_HUB_OFFLINE": "1"}
         corpus = args.corpus.resolve()
-        seconds, _ = run_cli(["index", str(corpus), "--json"], env, corpus)
+        seconds, _ = run_cli(["index", str(corpus), "--tier", "fast", "--json"], env, corpus)
         results["cli_index_fast_s"] = seconds
         seconds, out = run_cli(["index", str(corpus), "--tier", "full", "--json"], env, corpus)
         summary = json.loads(out)
         results["cli_add_tier_full_s"] = seconds
+        fresh = {**env, "AINTERN_DB": str(Path(tmp) / "fresh.db")}
+        seconds, out = run_cli(["index", str(corpus), "--json"], fresh, corpus)
+        results["cli_new_index_default_s"] = seconds
+        results["cli_new_index_default_tier"] = json.loads(out)["tier"]
         results["cli_index_summary"] = {k: summary.get(k) for k in ("tier", "tier_chunks_embedded", "chunks_created")}
         seconds, out = run_cli(["search", "where is the database connection opened", "--json", "-k", "3"], env, corpus)
         results["cli_search_s"] = seconds

@@ -98,7 +98,7 @@ def test_with_a_gpu_chunks_run_there_and_a_question_on_the_cpu(monkeypatch: pyte
     providers = ort.get_available_providers()
     monkeypatch.setattr(ort, "get_available_providers", lambda: ["CUDAExecutionProvider", *providers])
     embedder = OnnxEmbedder()
-    assert embedder.on_gpu and embedder.dequantised and embedder.batch_size == 256
+    assert embedder.on_gpu and embedder.dequantised and embedder.batch_size == 64
     np.testing.assert_array_equal(embedder.embed_query("where is the session closed"), cpu_vector)
     assert not embedder.is_loaded  # no CUDA session was started for the question
     assert OnnxEmbedder(device="cpu").batch_size == 1 and not OnnxEmbedder(device="cpu").dequantised

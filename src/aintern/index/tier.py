@@ -65,14 +65,11 @@ def fill_tier(
     done = 0
     if progress:
         progress(0, len(missing))
-    if missing:
-        embedder.load()  # first: whether a GPU is really used decides the batch
-    step = max(BATCH, getattr(embedder, "batch_size", BATCH))  # a GPU's batch of 256 is ~40 ms
-    for lo in range(0, len(missing), step):
+    for lo in range(0, len(missing), BATCH):
         if cancel is not None and cancel.is_set():
             result.cancelled = True
             break
-        chunks = store.get_chunks(missing[lo : lo + step])  # a chunk re-indexed meanwhile is gone: skipped
+        chunks = store.get_chunks(missing[lo : lo + BATCH])  # a chunk re-indexed meanwhile is gone: skipped
         ids = list(chunks)
         texts = [embedding_text(chunks[i]) for i in ids]
         hashes = [content_hash(t) for t in texts]
@@ -85,7 +82,7 @@ def fill_tier(
             cache.put_many(key, new)
             result.vectors_added += store.add_tier_vectors(index_id, ids, vectors)
         result.chunks_embedded += len(new)
-        done = min(lo + step, len(missing))
+        done = min(lo + BATCH, len(missing))
         if progress:
             progress(done, len(missing))
     after = store.vector_tier(index_id)
