@@ -104,6 +104,7 @@ def test_with_a_gpu_chunks_run_there_and_a_question_on_the_cpu(monkeypatch: pyte
     assert OnnxEmbedder(device="cpu").batch_size == 1 and not OnnxEmbedder(device="cpu").dequantised
 
 
+@pytest.mark.filterwarnings("ignore:Specified provider 'CUDAExecutionProvider':UserWarning")  # the stand-in's
 def test_onnxruntime_gpu_without_a_usable_gpu_runs_the_int8_graph(monkeypatch, caplog) -> None:
     """A build with CUDA lists its provider on any machine; where it cannot use a GPU onnxruntime falls
     back to the CPU, and there the model runs as on a laptop (int8, one text a run), said once."""

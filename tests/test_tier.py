@@ -185,6 +185,7 @@ def test_tier_from_settings(tmp_path: Path) -> None:
     assert json.loads(out.stdout)["tier"]["complete"]
 
 
+@pytest.mark.filterwarnings("ignore:Specified provider 'CUDAExecutionProvider':UserWarning")  # the stand-in's
 def test_a_new_index_gets_the_full_tier_only_where_a_gpu_runs_it(tmp_path: Path, monkeypatch) -> None:
     """Without a setting, the tier a new index gets depends on where the transformer would run: none on
     a CPU (minutes for a large tree), full on a GPU (seconds). An onnxruntime-gpu that finds no usable
