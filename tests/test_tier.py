@@ -160,6 +160,9 @@ def test_cli_index_tier_full_then_status_and_fast(tmp_path: Path) -> None:
     assert json.loads(out.stdout)["tier"]["model"] == "aintern/minilm-l6-v2-int8"
     out = run("status", cwd=root, db=db)
     assert "full tier" in out.stdout and "searches use it" in out.stdout
+    out = run("list", "--json", cwd=root, db=db)
+    assert json.loads(out.stdout)[0]["tier"] == summary["tier"]
+    assert "+ full tier" in run("list", cwd=root, db=db).stdout
 
     # The tier is kept by later runs without the flag; an edit is followed.
     (root / "src" / "python" / "extra.py").write_text("def tier_probe():\n    return 42\n")

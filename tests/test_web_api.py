@@ -223,6 +223,23 @@ def test_adding_a_workspace_checks_the_path_then_indexes_it(server: WebServer, e
         assert c.get("/api/browse", params={"path": str(env / "a-file.txt")}).status_code == 400
 
 
+def test_a_workspace_added_with_the_full_tier_gets_it(server: WebServer, env: Path) -> None:
+    """The tier option of Add was saved to .aintern.toml and then ignored: the server's runs never made
+    the tier. They settle it as `aintern index` does, and the index's JSON says where it stands."""
+    folder = make_workspace(env / "tiered")
+    with server.client() as c:
+        made = c.post("/api/indexes", json={"path": str(folder), "settings": {"tier": "full"}})
+        assert made.status_code == 201, made.text
+        assert server.wait_idle(folder)["phase"] == "complete"
+        detail = c.get(f"/api/indexes/{made.json()['id']}").json()
+        assert detail["tier"] == {
+            "model": "aintern/minilm-l6-v2-int8", "vectors": detail["chunks"], "chunks": detail["chunks"], "complete": True,
+        }  # fmt: skip
+        listed = {i["workspace"]: i for i in c.get("/api/indexes").json()["indexes"]}
+        assert listed[str(folder.resolve())]["tier"]["complete"]
+        assert all(i["tier"] is None for path, i in listed.items() if path != str(folder.resolve()))
+
+
 def test_two_runs_on_one_workspace_conflict_and_cancel_keeps_what_is_done(server: WebServer, env: Path) -> None:
     big = many_files(env / "big", 1500)
     with server.client() as c:

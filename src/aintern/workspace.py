@@ -63,6 +63,7 @@ class WorkspaceSummary:
     run: IndexRun | None = None
     #: Why a full re-index is due (state ``needs_reindex``).
     reindex_reason: str | None = None
+    tier: VectorTier | None = None
 
     @property
     def label(self) -> str:
@@ -83,8 +84,14 @@ class WorkspaceSummary:
             "created_at": i.created_at, "updated_at": i.updated_at, "git_commit_indexed": i.git_commit,
             "git_commit_current": self.current_commit, "stale_files": self.stale_files, "last_error": i.last_error,
             "settings": i.settings, "run": self.run.to_dict() if self.run else None,
-            "reindex_reason": self.reindex_reason,
+            "reindex_reason": self.reindex_reason, "tier": tier_dict(self.tier),
         }  # fmt: skip
+
+
+def tier_dict(t: VectorTier | None) -> dict[str, object] | None:
+    """A full tier as the JSON of ``aintern status`` and the Indexes page show it."""
+    return None if t is None else {"model": t.model_id, "vectors": t.vector_count, "chunks": t.chunk_count,
+                                   "complete": t.complete}  # fmt: skip
 
 
 def summarize(
@@ -99,8 +106,9 @@ def summarize(
     run = (runs if runs is not None else active_runs(store)).get(index.workspace_path)
     root = Path(index.workspace_path)
     index_bytes = store.statistics(index.id).index_size_bytes if size else None
+    tier = store.vector_tier(index.id)
     if not root.is_dir():
-        return WorkspaceSummary(index, "indexing" if run else "missing", 0, None, index_bytes, run)
+        return WorkspaceSummary(index, "indexing" if run else "missing", 0, None, index_bytes, run, tier=tier)
     settings = Settings.load(root)
     stale = 0 if run else staleness(store, index.id, root, settings.scan_options()).count
     reason = None if run else reindex_reason(index, settings, stale)
@@ -109,7 +117,7 @@ def summarize(
         "indexing" if run else "error" if index.last_error else "needs_reindex" if reason else "stale" if stale
         else "behind_git" if commit is not None and commit != index.git_commit else "up_to_date"
     )  # fmt: skip
-    return WorkspaceSummary(index, state, stale, commit, index_bytes, run, reason)
+    return WorkspaceSummary(index, state, stale, commit, index_bytes, run, reason, tier)
 
 
 def reindex_reason(index: VectorIndex, settings: Settings, stale_files: int) -> str | None:
@@ -435,10 +443,18 @@ class Workspace:
                 )
             return self.store.create_vector_tier(index.id, embedder.model_id, embedder.dimension)
 
+    def settle_tier(self, asked: str | None = None, new: bool = False) -> VectorTier | None:
+        """After indexing: add or drop the full tier as ``asked``; an index without one gets the ``tier``
+        setting's, and a ``new`` one without a setting the default (``tier_for_new_index``). Returns the
+        tier, still to be filled (``fill_tier``). The CLI and the server's runs share this."""
+        if asked is None and self.tier is None:
+            asked = self.tier_for_new_index() if new else self.settings.tier
+        return self.set_tier(asked) if asked else self.tier
+
     def tier_for_new_index(self) -> str | None:
-        """The tier ``aintern index`` gives an index that has none: the ``tier`` setting, else ``full``
-        where the transformer runs on a GPU (seconds for a large tree: docs/benchmarks.md, section 33),
-        else none (the fast index alone; the tier costs minutes on a laptop's CPU)."""
+        """The tier a new index gets: the ``tier`` setting's, else ``full`` where the transformer runs on
+        a GPU (seconds for a large tree: docs/benchmarks.md, section 33), else none (the fast index alone;
+        the tier costs minutes on a laptop's CPU)."""
         if self.settings.tier:
             return self.settings.tier
         from aintern.embed.onnx import cuda_build_installed
@@ -535,9 +551,7 @@ class Workspace:
         )
 
     def tier_dict(self) -> dict[str, object] | None:
-        t = self.tier
-        return None if t is None else {"model": t.model_id, "vectors": t.vector_count, "chunks": t.chunk_count,
-                                       "complete": t.complete}  # fmt: skip
+        return tier_dict(self.tier)
 
     def status_dict(self, st: IndexStatus | None = None) -> dict[str, object]:
         """The index's state as ``aintern status --json`` prints it (and the MCP ``status`` tool returns it)."""

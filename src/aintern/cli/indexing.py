@@ -28,6 +28,7 @@ from aintern.cli.common import (
 from aintern.errors import AinternError
 from aintern.index import IndexingProgress, IndexingResult
 from aintern.index.tier import TIERS, TierResult
+from aintern.store import VectorTier
 from aintern.workspace import Workspace
 
 WaitOption = Annotated[
@@ -63,15 +64,7 @@ def _run_tier(ws: Workspace, tier: str | None, quiet: bool, new: bool) -> TierRe
     """Add or remove the full tier as asked (``--tier``; else, for an index without one, the settings,
     and for a ``new`` index without a setting the default: full on a GPU), then compute its missing
     vectors with a progress display; Ctrl-C keeps what was finished."""
-    if tier:
-        wanted: str | None = tier
-    elif ws.tier is not None:
-        wanted = None
-    else:
-        wanted = ws.tier_for_new_index() if new else ws.settings.tier
-    if wanted:
-        ws.set_tier(wanted)
-    if ws.tier is None:
+    if ws.settle_tier(tier, new) is None:
         return None
     progress = Progress(
         TextColumn("[bold]full tier "), BarColumn(), MofNCompleteColumn(), TextColumn("chunks"),
@@ -80,6 +73,14 @@ def _run_tier(ws: Workspace, tier: str | None, quiet: bool, new: bool) -> TierRe
     task = progress.add_task("tier", total=None)
     with interruptible() as cancel, progress:
         return ws.fill_tier(lambda done, total: progress.update(task, total=total, completed=done), cancel)
+
+
+def _tier_mark(tier: VectorTier | None) -> str:
+    """``+ full tier`` (with how far it is, while incomplete) for `aintern list`."""
+    if tier is None:
+        return ""
+    done = "" if tier.complete else f" {tier.vector_count / max(tier.chunk_count, 1):.0%}"
+    return f"\n[dim]+ full tier{done}[/]"
 
 
 def _tier_line(ws: Workspace) -> str | None:
@@ -301,7 +302,7 @@ def list_indexes(db: DbOption = None, as_json: JsonOption = False) -> None:
             f"[bold]{w.index.name}[/]\n[dim]{w.index.workspace_path}[/]", f"[{colour.get(w.state, 'red')}]{w.label}[/]",
             f"{w.index.file_count:,}", f"{w.index.chunk_count:,}", human_size(w.index_bytes or 0),
             w.index.embedding_model.rsplit("/", 1)[-1]
-            + (" [cyan]milvus[/]" if store.engine_of(w.index.id) == "milvus" else ""),
+            + (" [cyan]milvus[/]" if store.engine_of(w.index.id) == "milvus" else "") + _tier_mark(w.tier),
             w.index.updated_at[:16].replace("T", " "),
         )  # fmt: skip
     console.print(table)

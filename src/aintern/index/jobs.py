@@ -202,16 +202,25 @@ class Jobs:
 
         self.emit("state", job.workspace)
         try:
+            new = ws.index is None or ws.index.file_count == 0  # (the web app's Add makes an empty index first)
             if job.kind == "files":
-                job.result = ws.index_files(paths or [], on_progress, job.cancel, on_file=on_file)
+                result = ws.index_files(paths or [], on_progress, job.cancel, on_file=on_file)
             else:
-                job.result = ws.build_index(job.kind == "reindex", on_progress, job.cancel, on_file=on_file)
-            for s in job.result.skipped:
+                result = ws.build_index(job.kind == "reindex", on_progress, job.cancel, on_file=on_file)
+            for s in result.skipped:
                 self._log(job, {"path": s.rel, "skipped": s.reason})
-            for e in job.result.errors:
+            for e in result.errors:
                 self._log(job, {"path": e.file_path, "error": e.error})
-            if job.result.success and ws.tier is not None:
-                ws.fill_tier(cancel=job.cancel)
+            try:
+                if result.success and ws.settle_tier(new=new) is not None:  # as `aintern index` does
+                    # Part of the run: it ends (and another can start) when the tier is filled or cancelled.
+                    def on_tier(done: int, total: int) -> None:
+                        on_progress(IndexingProgress(IndexingPhase.EMBEDDING, total_chunks=total,
+                                                     processed_chunks=done, message=f"full tier: {done:,} of {total:,} chunks"))  # fmt: skip
+
+                    ws.fill_tier(on_tier, cancel=job.cancel)
+            finally:
+                job.result = result
         except AinternError as exc:
             job.error = str(exc)
         except Exception as exc:  # a bug or a vanished folder: the run ends, the server goes on

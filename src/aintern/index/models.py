@@ -61,7 +61,10 @@ class IndexingProgress:
 
     @property
     def percent_complete(self) -> float:
-        return self.processed_files / self.total_files * 100 if self.total_files else 0.0
+        """Of the files; of the chunks where no files are counted (a full tier's fill)."""
+        if self.total_files:
+            return self.processed_files / self.total_files * 100
+        return self.processed_chunks / self.total_chunks * 100 if self.total_chunks else 0.0
 
 
 @dataclass(frozen=True)
