@@ -158,6 +158,7 @@ def test_add_a_workspace_and_watch_its_progress_to_completion(browser: Browser, 
         page.locator("#add-options summary").click()
         page.fill("#add-chunk_size", "256")
         page.fill("#add-exclude", "*.md")
+        page.select_option("#add-tier", "full")  # the transformer's vectors too: part of the run
         page.screenshot(path=shots / "add-options.png")
         page.get_by_role("button", name="Add and index").click()
         expect(page).to_have_url(re.compile(r"/indexes/\d+/progress$"))
@@ -165,16 +166,19 @@ def test_add_a_workspace_and_watch_its_progress_to_completion(browser: Browser, 
         expect(page.locator("#pct")).to_have_text("100 %")
         expect(page.locator("#log")).to_contain_text("src/python/app.py")
         expect(page.locator("#current")).to_contain_text("files indexed")
+        expect(page.locator("#current")).to_contain_text(re.compile(r"full tier: \d+ chunks embedded, searches use it"))
         expect(page.locator("#badge")).to_contain_text("up to date", timeout=10_000)
         page.screenshot(path=shots / "progress.png")
         page.goto(server.url + "/indexes")
         row = page.locator("tr[data-state=up_to_date]")
         expect(row).to_contain_text("Demo project")
         expect(row).to_contain_text("up to date")
+        expect(row.locator(".pill", has_text="full tier")).to_have_attribute("title", re.compile("searches use them"))
         page.screenshot(path=shots / "indexes.png")
         no_script_errors(page)
     saved = (folder / ".aintern.toml").read_text()
     assert "chunk_size = 256" in saved and 'exclude = ["*.md"]' in saved and "chunk_overlap" not in saved
+    assert 'tier = "full"' in saved
     ws = Workspace(folder, env / "aintern.db")
     try:
         index = ws.require_index()

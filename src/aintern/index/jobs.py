@@ -19,6 +19,7 @@ from typing import Any
 
 from aintern.errors import AinternError, IndexingBusyError
 from aintern.index.models import IndexingPhase, IndexingProgress, IndexingResult
+from aintern.index.tier import TierResult
 
 log = logging.getLogger(__name__)
 
@@ -51,6 +52,8 @@ class Job:
     cancel: threading.Event = field(default_factory=threading.Event)
     progress: IndexingProgress | None = None
     result: IndexingResult | None = None
+    #: The full tier's fill that ended the run, if it had one.
+    tier: TierResult | None = None
     error: str | None = None
     log: list[dict[str, Any]] = field(default_factory=list)
     thread: threading.Thread | None = None
@@ -109,6 +112,8 @@ class Job:
                 "files_removed": r.files_removed, "files_skipped": r.files_skipped, "files_errored": r.files_errored,
                 "chunks_created": r.chunks_created, "chunks_embedded": r.chunks_embedded,
                 "duration": round(r.duration, 2), "cancelled": r.cancelled, "success": r.success,
+                "tier_chunks_embedded": self.tier.chunks_embedded if self.tier else None,
+                "tier_complete": self.tier.complete if self.tier else None,
             },
             "log": self.log[log_from:], "log_size": len(self.log),
         }  # fmt: skip
@@ -218,7 +223,7 @@ class Jobs:
                         on_progress(IndexingProgress(IndexingPhase.EMBEDDING, total_chunks=total,
                                                      processed_chunks=done, message=f"full tier: {done:,} of {total:,} chunks"))  # fmt: skip
 
-                    ws.fill_tier(on_tier, cancel=job.cancel)
+                    job.tier = ws.fill_tier(on_tier, cancel=job.cancel)
             finally:
                 job.result = result
         except AinternError as exc:

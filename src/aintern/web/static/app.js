@@ -287,6 +287,8 @@ function setupProgress() {
   function summary(r) {
     return `${r.files_indexed} files indexed (${r.chunks_created} chunks, ${r.chunks_embedded} embedded), ${r.files_unchanged} unchanged, ` +
       `${r.files_removed} removed, ${r.files_skipped} skipped, ${r.files_errored} with errors in ${duration(r.duration)}` +
+      (r.tier_chunks_embedded != null ? `; full tier: ${r.tier_chunks_embedded} chunks embedded` +
+        (r.tier_complete ? ", searches use it" : ", not complete yet") : "") +
       (r.cancelled ? " — cancelled: what was finished is kept" : "");
   }
   const initial = JSON.parse(box.dataset.initial || "{}");
