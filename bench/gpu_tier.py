@@ -3,6 +3,7 @@
 
     python bench/gpu_tier.py CORPUS [--sample 512] [--batches 16,64,256] [--json OUT.json]
     python bench/gpu_tier.py CORPUS --memory --batches 32,64,128,256   # chunks/s and GPU memory per batch
+    AINTERN_GPU_MEMORY_MB=700 python bench/gpu_tier.py CORPUS --memory --batches 64 --save DIR  # batches shrink
 
 Needs onnxruntime-gpu (and onnx) in place of onnxruntime. It measures, on one machine:
 
@@ -83,21 +84,26 @@ def gpu_memory_mib() -> int | None:
         return None
 
 
-def batch_memory(corpus: Path, batch: int, limit: int) -> None:
-    """One batch size in a process of its own: chunks/s and the GPU memory its session holds."""
+def batch_memory(corpus: Path, batch: int, limit: int, save: Path | None) -> None:
+    """One batch size in a process of its own: chunks/s, the GPU memory its session holds, and the batch
+    it ended with (smaller where AINTERN_GPU_MEMORY_MB made it run out of memory)."""
     embedder = OnnxEmbedder(device="cuda", batch_size=batch)
     chunks = repo_chunks(Chunker(embedder.tokenizer, embedder.max_tokens - 16), corpus, "")
     texts = [embedding_text(c) for c in chunks][:limit]
     before = gpu_memory_mib()
     embedder.embed_batch(texts[: batch * 2])
-    per_s, _ = rate(embedder, texts)
+    per_s, vectors = rate(embedder, texts)
     used = gpu_memory_mib()
-    print(json.dumps({"batch": batch, "chunks_s": per_s, "gpu_mib_before": before, "gpu_mib_after": used}))
+    if save is not None:
+        np.save(save, vectors)
+    print(json.dumps({"batch": batch, "batch_at_end": embedder.batch_size, "chunks_s": per_s,
+                      "gpu_mib_before": before, "gpu_mib_after": used,
+                      "memory_limit_mb": os.environ.get("AINTERN_GPU_MEMORY_MB")}))  # fmt: skip
 
 
 def main() -> None:
-    if len(sys.argv) == 5 and sys.argv[1] == "--one-batch":  # (a child process of --memory)
-        batch_memory(Path(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]))
+    if len(sys.argv) in (5, 6) and sys.argv[1] == "--one-batch":  # (a child process of --memory)
+        batch_memory(Path(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), Path(sys.argv[5]) if sys.argv[5:] else None)
         return
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("corpus", type=Path)
@@ -105,10 +111,12 @@ def main() -> None:
     ap.add_argument("--batches", default="16,64,256")
     ap.add_argument("--json", type=Path, help="also write the results here")
     ap.add_argument("--memory", action="store_true", help="only: each batch size in its own process, with GPU memory")
+    ap.add_argument("--save", type=Path, help="with --memory: each run's vectors as SAVE/batch<N>.npy")
     args = ap.parse_args()
     if args.memory:
         for batch in args.batches.split(","):
-            subprocess.run([sys.executable, __file__, "--one-batch", str(args.corpus), batch, "8192"], check=True)
+            out = [str(args.save / f"batch{batch}.npy")] if args.save else []
+            subprocess.run([sys.executable, __file__, "--one-batch", str(args.corpus), batch, "8192", *out], check=True)
         return
 
     import onnxruntime as ort

@@ -125,6 +125,36 @@ def test_onnxruntime_gpu_without_a_usable_gpu_runs_the_int8_graph(monkeypatch, c
         OnnxEmbedder(device="cuda").load()
 
 
+def test_a_gpu_out_of_memory_halves_the_batch_and_the_vectors_are_the_same(caplog) -> None:
+    """A GPU that runs out of memory (a laptop's, or a shared one; a stand-in raising onnxruntime's own
+    message here, CI has none) gets the batch in halves, and smaller batches from then on."""
+    from aintern.embed.onnx import OnnxEmbedder
+
+    texts = [f"def handler_{i}(request):\n    return respond(request, {i})" for i in range(8)]
+    expected = OnnxEmbedder(device="cpu", graph="float", batch_size=8).embed_batch(texts)
+    embedder = OnnxEmbedder(device="cpu", graph="float", batch_size=8)
+    embedder.load()
+    real = embedder._session
+
+    class SmallGpu:  # onnxruntime's BFC arena message when a run does not fit
+        def run(self, names, feeds):  # type: ignore[no-untyped-def]
+            if len(feeds["input_ids"]) > 2:
+                raise RuntimeError("BFCArena::AllocateRawInternal Failed to allocate memory for requested buffer")
+            return real.run(names, feeds)
+
+    embedder._session = SmallGpu()
+    np.testing.assert_allclose(embedder.embed_batch(texts), expected, atol=1e-5)
+    assert embedder.batch_size == 2 and "ran out of memory at 8 texts" in caplog.text
+
+    class Broken:
+        def run(self, names, feeds):  # type: ignore[no-untyped-def]
+            raise RuntimeError("Invalid input name: input_ids")
+
+    embedder._session = Broken()
+    with pytest.raises(RuntimeError, match="Invalid input name"):  # other errors are not retried
+        embedder.embed_batch(texts)
+
+
 def test_long_text_truncated_and_counted(minilm) -> None:
     before = minilm.truncated_count
     long_text = "token " * 2000

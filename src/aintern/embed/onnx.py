@@ -111,7 +111,10 @@ class OnnxEmbedder:
             if hasattr(ort, "preload_dlls"):
                 ort.preload_dlls()  # CUDA and cuDNN from the nvidia-* pip packages, no LD_LIBRARY_PATH needed
             model = float_graph(self.path) if self.dequantised else str(self.path)
-            session = ort.InferenceSession(model, sess_options=opts, providers=providers)
+            cuda: dict[str, str] = {}
+            if os.environ.get("AINTERN_GPU_MEMORY_MB"):  # a shared GPU: stay under this much (batches shrink)
+                cuda["gpu_mem_limit"] = str(int(os.environ["AINTERN_GPU_MEMORY_MB"]) << 20)
+            session = ort.InferenceSession(model, sess_options=opts, providers=providers, provider_options=[cuda, {}])
             if session.get_providers()[0] == "CUDAExecutionProvider":
                 self._session = session
                 return
@@ -180,11 +183,26 @@ class OnnxEmbedder:
                 ids = all_ids[i]
                 input_ids[row, : len(ids) + 2] = [cls_id, *ids, sep_id]
                 mask[row, : len(ids) + 2] = 1
-            result[batch] = self._session.run(None, {"input_ids": input_ids, "attention_mask": mask})[0]
+            result[batch] = self._encode(input_ids, mask)
             done += len(batch)
             if progress:
                 progress(EmbeddingProgress(done, len(all_ids)))
         return result
+
+    def _encode(self, input_ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """One run of the model; where the GPU's memory runs out, the batch in halves, and the smaller
+        size from then on (a laptop's GPU, or one that other programs share)."""
+        try:
+            out: np.ndarray = self._session.run(None, {"input_ids": input_ids, "attention_mask": mask})[0]
+            return out
+        except Exception as exc:
+            message = str(exc).lower()
+            if len(input_ids) == 1 or ("out of memory" not in message and "failed to allocate" not in message):
+                raise
+            half = len(input_ids) // 2
+            log.warning("the GPU ran out of memory at %d texts a batch; going on with %d", len(input_ids), half)
+            self._batch_size = min(self._batch_size or half, half)
+            return np.vstack([self._encode(input_ids[:half], mask[:half]), self._encode(input_ids[half:], mask[half:])])
 
 
 def cuda_build_installed() -> bool:
