@@ -78,7 +78,7 @@ class OnnxEmbedder:
     @property
     def batch_size(self) -> int:
         """Texts per run: one for the int8 graph (see above); for a float one 64 on a GPU (85 % of the
-        throughput of 256 in half the memory, 2.7 GB: a 4 GB card's; docs/benchmarks.md), 32 on a CPU."""
+        throughput of 256, its memory arena half as large: docs/benchmarks.md), 32 on a CPU."""
         if self._batch_size:
             return self._batch_size
         if self.dequantised or "int8" not in self.path.name:
