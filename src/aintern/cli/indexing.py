@@ -358,12 +358,13 @@ def watch(path: PathArg = None, db: DbOption = None) -> None:
     stop = threading.Event()
     signal.signal(signal.SIGINT, lambda *_: stop.set())
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    new = ws.index is None
     first = ws.build_index(cancel=stop)
     console.print(
         f"watching {ws.root} ({first.files_indexed} files indexed, {first.files_unchanged} up to date); Ctrl-C stops"
     )
-    if ws.settings.tier and ws.tier is None:
-        ws.set_tier(ws.settings.tier)
+    if first.success:
+        ws.settle_tier(new=new)
     if ws.tier is not None and not ws.tier.complete:
         # The fast index is searchable now; the full tier fills in meanwhile, on a connection of its own.
         def fill() -> None:

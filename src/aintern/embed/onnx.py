@@ -112,8 +112,11 @@ class OnnxEmbedder:
                 ort.preload_dlls()  # CUDA and cuDNN from the nvidia-* pip packages, no LD_LIBRARY_PATH needed
             model = float_graph(self.path) if self.dequantised else str(self.path)
             cuda: dict[str, str] = {}
-            if os.environ.get("AINTERN_GPU_MEMORY_MB"):  # a shared GPU: stay under this much (batches shrink)
-                cuda["gpu_mem_limit"] = str(int(os.environ["AINTERN_GPU_MEMORY_MB"]) << 20)
+            cap = os.environ.get("AINTERN_GPU_MEMORY_MB", "").strip()
+            if cap:  # a shared GPU: stay under this much (batches shrink)
+                if not cap.isdigit():
+                    raise ValueError(f"AINTERN_GPU_MEMORY_MB={cap!r}: give a number of megabytes")
+                cuda["gpu_mem_limit"] = str(int(cap) << 20)
             session = ort.InferenceSession(model, sess_options=opts, providers=providers, provider_options=[cuda, {}])
             if session.get_providers()[0] == "CUDAExecutionProvider":
                 self._session = session
@@ -200,8 +203,9 @@ class OnnxEmbedder:
             if len(input_ids) == 1 or ("out of memory" not in message and "failed to allocate" not in message):
                 raise
             half = len(input_ids) // 2
-            log.warning("the GPU ran out of memory at %d texts a batch; going on with %d", len(input_ids), half)
-            self._batch_size = min(self._batch_size or half, half)
+            if self._batch_size is None or half < self._batch_size:  # (said once per size)
+                log.warning("the GPU ran out of memory at %d texts a batch; going on with %d", len(input_ids), half)
+                self._batch_size = half
             return np.vstack([self._encode(input_ids[:half], mask[:half]), self._encode(input_ids[half:], mask[half:])])
 
 
