@@ -210,3 +210,33 @@ def test_a_new_index_gets_the_full_tier_only_where_a_gpu_runs_it(tmp_path: Path,
     ws.close()
     out = run("index", "--json", cwd=root, db=tmp_path / "cli.db")
     assert out.returncode == 0 and json.loads(out.stdout)["tier"] is None, out.stderr
+
+
+def test_aintern_watch_fills_the_tier_its_setting_asks_for(tmp_path: Path) -> None:
+    """`aintern watch` on a new index settles the tier as `aintern index` does: searchable at once, the
+    transformer's vectors filled meanwhile, and said when complete."""
+    import os
+    import subprocess
+    import sys
+    import time
+
+    root = make_workspace(tmp_path / "project")
+    (root / ".aintern.toml").write_text('tier = "full"\n')
+    env = {**os.environ, "AINTERN_DB": str(tmp_path / "watch.db"), "COLUMNS": "200", "PYTHONUNBUFFERED": "1"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "aintern", "watch"], cwd=root, env=env, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        lines: list[str] = []
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and proc.stdout is not None:
+            line = proc.stdout.readline()
+            lines.append(line)
+            if "full tier complete" in line or not line:
+                break
+        assert any("full tier complete: searches use it" in line for line in lines), lines
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+    out = run("status", "--json", cwd=root, db=tmp_path / "watch.db")
+    assert json.loads(out.stdout)["tier"]["complete"]
