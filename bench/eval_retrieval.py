@@ -140,13 +140,16 @@ for _a in (0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8):
 TABLE: Path | None = None
 #: --tier: each static index also gets the full tier (minilm vectors), and hybrid configs search with it.
 TIER = False
+#: --tier-graph float: the tier's vectors (and questions) from the float graph a GPU runs (OnnxEmbedder's
+#: ``graph``), computed here on the CPU; its indexes are kept apart (``-tier-float``).
+TIER_GRAPH = "int8"
 #: Where indexes keep vectors and keyword search: "sqlite", or "milvus" (Milvus Lite, a file beside the database).
 STORE = "sqlite"
 
 
 def embedder_for(model: str):  # type: ignore[no-untyped-def]
     if TIER:
-        return get_embedder(TIER_MODEL)
+        return get_embedder(TIER_MODEL, graph=TIER_GRAPH)
     return get_embedder(model, path=TABLE) if TABLE is not None and model == "static" else get_embedder(model)
 
 
@@ -154,7 +157,7 @@ def open_index(name: str, root: Path, model: str, reindex: bool) -> tuple[Sqlite
     CACHE.mkdir(exist_ok=True)
     tag = f"{name}-{model}-{TARGET}" + (f"-{TABLE.parent.name}-{TABLE.stem}" if TABLE and model == "static" else "")
     tag += "-milvus" if STORE == "milvus" else ""
-    db = CACHE / f"{tag}{'-tier' if TIER else ''}.db"
+    db = CACHE / f"{tag}{'-tier' if TIER else ''}{'-float' if TIER and TIER_GRAPH == 'float' else ''}.db"
     kept: list[tuple[str, bytes, bytes]] = []
     if reindex:
         if TIER and db.exists():  # the transformer's vectors are kept by content: only new texts are embedded
@@ -191,7 +194,7 @@ def open_index(name: str, root: Path, model: str, reindex: bool) -> tuple[Sqlite
     milvus = {"engine": "milvus", "milvus_uri": str(lite)} if STORE == "milvus" else {}
     result = Indexer(store, fast, IndexingOptions(chunking=chunking, **milvus)).index(root)  # type: ignore[arg-type]
     if TIER:
-        tier = get_embedder(TIER_MODEL)
+        tier = embedder_for(model)
         with store.transaction():
             store.create_vector_tier(result.index_id, tier.model_id, tier.dimension)
         filled = fill_tier(store, result.index_id, tier)
@@ -333,6 +336,9 @@ if __name__ == "__main__":
     ap.add_argument(
         "--tier", action="store_true", help="search with the full tier (minilm vectors of the static index)"
     )
+    ap.add_argument(
+        "--tier-graph", choices=["int8", "float"], default="int8", help="with --tier: the GPU's float graph"
+    )
     ap.add_argument("--target", type=int, default=TARGET, help="chunk target size in tokens")
     ap.add_argument("--prune-share", type=float, help="common-term cut-off of BM25 (store.keywords.PRUNE_SHARE)")
     ap.add_argument("--store", choices=["sqlite", "milvus"], default="sqlite", help="where indexes keep vectors")
@@ -345,5 +351,6 @@ if __name__ == "__main__":
     TARGET = a.target
     TABLE = a.table
     TIER = a.tier
+    TIER_GRAPH = a.tier_graph
     STORE = a.store
     semble(a) if a.bench == "semble" else commits(a)

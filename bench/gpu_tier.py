@@ -46,17 +46,13 @@ def rate(embedder: OnnxEmbedder, texts: list[str]) -> tuple[float, np.ndarray]:
     return len(texts) / (time.perf_counter() - started), vectors
 
 
-def gpu_name() -> str:
+def nvidia_smi(query: str) -> str | None:
+    """``nvidia-smi --query-gpu=QUERY`` as plain text (no header, no units), or None without one."""
     try:
-        out = subprocess.run(
-            ["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
-            capture_output=True,
-            text=True,
-            timeout=30,
-        )
-        return out.stdout.strip()
+        command = ["nvidia-smi", f"--query-gpu={query}", "--format=csv,noheader,nounits"]
+        return subprocess.run(command, capture_output=True, text=True, timeout=30).stdout.strip() or None
     except (OSError, subprocess.TimeoutExpired):
-        return "unknown"
+        return None
 
 
 def run_cli(args: list[str], env: dict[str, str], cwd: Path) -> tuple[float, str]:
@@ -71,17 +67,9 @@ def run_cli(args: list[str], env: dict[str, str], cwd: Path) -> tuple[float, str
 
 
 def gpu_memory_mib() -> int | None:
-    """GPU memory in use (all processes), from nvidia-smi."""
-    try:
-        out = subprocess.run(
-            ["nvidia-smi", "--query-gpu=memory.used", "--format=csv,noheader,nounits"],
-            capture_output=True,
-            text=True,
-            timeout=30,
-        )
-        return int(out.stdout.split()[0])
-    except (OSError, subprocess.TimeoutExpired, ValueError, IndexError):
-        return None
+    """GPU memory in use (all processes)."""
+    used = nvidia_smi("memory.used")
+    return int(used.split()[0]) if used and used.split()[0].isdigit() else None
 
 
 def batch_memory(corpus: Path, batch: int, limit: int, save: Path | None) -> None:
@@ -124,7 +112,7 @@ def main() -> None:
     results: dict[str, object] = {
         "onnxruntime": ort.__version__,
         "providers": ort.get_available_providers(),
-        "gpu": gpu_name(),
+        "gpu": nvidia_smi("name,driver_version") or "unknown",
         "cpu_count": os.cpu_count(),
     }
     print(json.dumps(results), flush=True)

@@ -5,6 +5,7 @@ is used by aintern). Set SEMBLE_SET / SEMBLE_CORPORA as for eval_retrieval.py; i
     python bench/vector_probes.py file-vectors       # a file's mean chunk vector fused with the ranking
     python bench/vector_probes.py agreement FIT_SET:FIT_CORPORA      # static vs MiniLM chunk vectors (needs --tier indexes)
     python bench/vector_probes.py query-map FIT_SET:FIT_CORPORA      # MiniLM question mapped onto static chunk vectors
+    python bench/vector_probes.py question-stopwords # static vectors alone, questions with and without stop words
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from semble_data import load_repos, ndcg_at_10
 from aintern.embed import get_embedder
 from aintern.retrieve.hybrid import HybridConfig, symbol_query
 from aintern.store import VectorSearchOptions
+from aintern.store.text import STOP_WORDS
 from aintern.store.vectors import VectorMatrix
 
 ALPHAS = (0.15, 0.3, 0.5, 0.7)
@@ -106,6 +108,38 @@ def file_vectors() -> None:
     print("mean", {b: round(statistics.mean(r[b] for r in per_repo.values()), 4) for b in betas})
 
 
+def question_stopwords() -> None:
+    """Vector-only NDCG@10 (each index's stored static vectors) with questions embedded whole, and without
+    their stop words (docs section 34: dropped)."""
+    emb = E.embedder_for("static")
+    repos = load_repos(None)
+    means: dict[str, list[float]] = {"whole": [], "no stop words": []}
+    for repo in repos:
+        store, iid, _ = E.open_index(repo.name, repo.root, "static", False)
+        existing = {repo.prefix + p for p in store.get_files(iid)}
+        matrix = _vectors(store, iid)
+        chunks = store.get_chunks([int(c) for c in matrix.chunk_ids], iid)
+        paths = [repo.prefix + chunks[int(c)].file_path for c in matrix.chunk_ids]
+        got: dict[str, list[float]] = {k: [] for k in means}
+        for q in repo.queries:
+            words = [w for w in q.text.split() if w.lower().strip("?,.!'\"") not in STOP_WORDS]
+            for k, text in (("whole", q.text), ("no stop words", " ".join(words) or q.text)):
+                top = np.argsort(-(matrix.matrix @ np.asarray(emb.embed(text), dtype=np.float32)), kind="stable")[:10]
+                got[k].append(ndcg_at_10([paths[i] for i in top], q.targets, existing))
+        for k in means:
+            means[k].append(statistics.mean(got[k]))
+    half = len(repos) // 2
+    for k, v in means.items():
+        print(
+            k,
+            round(statistics.mean(v), 4),
+            "A",
+            round(statistics.mean(v[:half]), 4),
+            "B",
+            round(statistics.mean(v[half:]), 4),
+        )
+
+
 def _pairs(spec: str) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """Per tree of SET:CORPORA, (MiniLM vectors, static vectors) of the same chunks (indexes built with --tier)."""
     semble_data.SEMBLE, semble_data.CORPORA = (Path(p) for p in spec.split(":"))
@@ -168,7 +202,7 @@ def query_map(fit: str, sets: list[str]) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("probe", choices=["alpha-shape", "file-vectors", "agreement", "query-map"])
+    ap.add_argument("probe", choices=["alpha-shape", "file-vectors", "agreement", "query-map", "question-stopwords"])
     ap.add_argument("fit", nargs="?", help="agreement, query-map: SET:CORPORA the ridge map is fit on")
     ap.add_argument("sets", nargs="*", help="agreement, query-map: SET:CORPORA to measure")
     a = ap.parse_args()
@@ -176,6 +210,8 @@ def main() -> None:
         alpha_shape()
     elif a.probe == "file-vectors":
         file_vectors()
+    elif a.probe == "question-stopwords":
+        question_stopwords()
     elif not a.fit:
         ap.error("agreement and query-map need FIT_SET:FIT_CORPORA")
     elif a.probe == "agreement":

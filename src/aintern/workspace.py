@@ -550,9 +550,6 @@ class Workspace:
             index, self.store.statistics(index.id), stale.changed, stale.new, stale.deleted, head_commit(self.root)
         )
 
-    def tier_dict(self) -> dict[str, object] | None:
-        return tier_dict(self.tier)
-
     def status_dict(self, st: IndexStatus | None = None) -> dict[str, object]:
         """The index's state as ``aintern status --json`` prints it (and the MCP ``status`` tool returns it)."""
         from aintern.index.runs import active_run
@@ -568,7 +565,7 @@ class Workspace:
             "dimension": s.embedding_dimension, "last_updated": st.index.updated_at, "by_language": s.by_language,
             "by_chunk_type": s.by_chunk_type, "stale_files": st.stale_files, "changed": st.changed_files,
             "new": st.new_files, "deleted": st.deleted_files, "git_commit_indexed": s.git_commit,
-            "git_commit_current": st.current_commit, "behind_git": st.behind_git, "tier": self.tier_dict(),
+            "git_commit_current": st.current_commit, "behind_git": st.behind_git, "tier": tier_dict(self.tier),
             "name": st.index.name, "last_error": st.index.last_error, "run": run.to_dict() if run else None,
             "engine": "milvus" if milvus is not None else "sqlite", "milvus": where,
         }  # fmt: skip

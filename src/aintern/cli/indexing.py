@@ -29,7 +29,7 @@ from aintern.errors import AinternError
 from aintern.index import IndexingProgress, IndexingResult
 from aintern.index.tier import TIERS, TierResult
 from aintern.store import VectorTier
-from aintern.workspace import Workspace
+from aintern.workspace import Workspace, tier_dict
 
 WaitOption = Annotated[
     bool, typer.Option("--wait", help="If another run is indexing this workspace, wait for it instead of failing.")
@@ -110,7 +110,7 @@ def _print_summary(
             "secrets_redacted": [{"path": p, "line": line, "kind": kind}
                                  for p, found in result.secrets_redacted.items() for line, kind in found],
             "errors": [{"path": e.file_path, "type": e.type.value, "error": e.error} for e in result.errors],
-            "tier": ws.tier_dict(),
+            "tier": tier_dict(ws.tier),
             "tier_chunks_embedded": tier.chunks_embedded if tier else 0,
         }, indent=2))  # fmt: skip
         return

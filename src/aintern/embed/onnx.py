@@ -128,7 +128,7 @@ class OnnxEmbedder:
             log.warning("onnxruntime-gpu found no usable GPU (see its log above); the model runs on the CPU")
             providers = ["CPUExecutionProvider"]
             self.graph = "int8" if self.graph == "auto" else self.graph
-        model = float_graph(self.path) if self.graph == "float" and "int8" in self.path.name else str(self.path)
+        model = float_graph(self.path) if self.dequantised else str(self.path)  # (after a fallback, not "auto")
         self._session = ort.InferenceSession(model, sess_options=opts, providers=providers)
 
     def unload(self) -> None:
