@@ -1110,6 +1110,30 @@ def test_an_error_class_counts_less_unless_the_question_is_about_errors(static, 
     store.close()
 
 
+def test_an_exception_folder_holds_error_classes(static, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """PHP and Java namespaces put exception classes in an ``Exception/`` folder under names of their
+    own (Doctrine DBAL's ``Exception/SavepointsNotSupported.php``): they count as error classes."""
+    ws, store, _ = indexed_files(static, tmp_path, {
+        "src/Exception/SavepointsNotSupported.php": "<?php\nfinal class SavepointsNotSupported extends Exception\n{\n"
+            "    public static function new(): self\n    {\n"
+            "        return new self('Savepoints are not supported by this driver, so nested transactions cannot use them.');\n"
+            "    }\n}\n",
+        "src/Connection.php": "<?php\nclass Connection\n{\n    public function beginTransaction(): void\n    {\n"
+            "        if ($this->transactionNestingLevel > 0) {\n"
+            "            $this->createSavepoint($this->_getNestedTransactionSavePointName());\n        }\n"
+            "        ++$this->transactionNestingLevel;\n    }\n}\n",
+        "src/Query/QueryBuilder.php": "<?php\nclass QueryBuilder\n{\n    public function select(string ...$columns): self\n"
+            "    {\n        $this->select = $columns;\n        return $this;\n    }\n}\n",
+    })  # fmt: skip
+    question = "how nested transactions use savepoints"
+    before = ranked_paths(static, store, ws, question, HybridConfig(error_class_weight=1.0))
+    assert before[0] == "src/Exception/SavepointsNotSupported.php", before
+    assert ranked_paths(static, store, ws, question, HybridConfig())[0] == "src/Connection.php"
+    question = "the exception thrown when savepoints are not supported"
+    assert ranked_paths(static, store, ws, question, HybridConfig())[0] == "src/Exception/SavepointsNotSupported.php"
+    store.close()
+
+
 def test_a_language_named_in_a_question_finds_its_translations(static, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """ "Greek" names the Greek catalog (Lang/el.php, phpmailer.lang-el.php), which never says "Greek"
     (issue 11, docs/benchmarks.md section 32); el_CY.php is another locale, label.php no locale at all."""

@@ -97,8 +97,9 @@ class HybridConfig:
     #: Two-letter words in capitals (GD, UI, IO) are keywords, as longer words are (GDHandler.php).
     short_capitals: bool = True
     #: Multiplier for the file of an error or exception class (``ConnectionIsNotSetError.ts``,
-    #: ``MissingTableException.php``) unless the question is about errors: its message says in a
-    #: question's words what went wrong, but what the question asks about is done elsewhere.
+    #: ``MissingTableException.php``, ``Exception/ConnectionFailed.php``) unless the question is about
+    #: errors: its message says in a question's words what went wrong, but what the question asks about
+    #: is done elsewhere.
     error_class_weight: float = 0.5
     #: A question that names a human language ("Greek", "Bengali") names the file of its translations
     #: (``Lang/el.php``, ``messages.bn.xlf``): it joins the candidates, boosted as a named symbol's definition.

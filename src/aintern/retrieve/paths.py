@@ -32,8 +32,10 @@ CHANGELOG = re.compile(
 #: Type declarations by their older name (``typings/``, ``typings.ts``, ``bson.typings.ts``): a vendored
 #: copy of another package's types, weighed as ``.d.ts`` files are.
 TYPINGS = re.compile(r"(^|/)typings/|(^|/|\.)typings\.ts$")
-#: The file of an error or exception class, by its name (``NotFoundError.ts``, ``QueryException.php``).
-ERROR_CLASS_FILE = re.compile(r"[a-z0-9](Error|Exception)\.\w+$")
+#: The file of an error or exception class, by its name (``NotFoundError.ts``, ``QueryException.php``) or
+#: by its folder, as PHP and Java namespaces put them (Doctrine's ``Exception/SavepointsNotSupported.php``).
+#: Not ``Error/``: CakePHP's holds the error handling and its debugger, code a question may be about.
+ERROR_CLASS_FILE = re.compile(r"[a-z0-9](Error|Exception)\.\w+$|(^|/)(?i:exceptions?)/[^/]+$")
 SAMPLES_DIR = re.compile(
     r"(^|/)([Ss]amples?|[Bb]enchmarks?|bench|benches|[Dd]emos?|\w+Demo)/|[a-z0-9](Benchmarks?|Bench)\.\w+$"
 )
