@@ -5,6 +5,7 @@ import os
 import socket
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -385,13 +386,18 @@ def test_cache_never_embeds_the_same_text_twice(static, tmp_path: Path) -> None:
     assert reopened.cache.count() == 4
 
 
-def test_embedding_text_has_symbol_not_path(small_chunker) -> None:
+def test_embedding_text_has_the_file_name_and_symbol_not_the_folders(small_chunker) -> None:
     source = "class A:\n    def run(self):\n        return 1\n\n    def stop(self):\n        return 2\n"
-    chunk = next(c for c in small_chunker.chunk_text(source, "pkg/a.py").chunks if c.symbol_name == "stop")
+    chunk = next(c for c in small_chunker.chunk_text(source, "pkg/task_runner.py").chunks if c.symbol_name == "stop")
     text = embedding_text(chunk)
-    assert text.startswith("method A.stop\n"), text
+    assert text.startswith("task runner\nmethod A.stop\n"), text
     assert text.endswith(chunk.content)
-    assert "pkg/a.py" not in text, "paths are not embedded: a renamed file keeps its vectors"
+    assert "pkg" not in text, "folders are not embedded: a moved file keeps its vectors"
+    moved = next(
+        c for c in small_chunker.chunk_text(source, "lib/jobs/task_runner.py").chunks if c.symbol_name == "stop"
+    )
+    assert embedding_text(moved) == text
+    assert embedding_text(replace(chunk, symbol_name=None, file_path="src/TaskRunner.java")).startswith("task runner\n")
 
 
 def test_indexer_token_id_path_equals_text_path(static, chunker, tmp_path: Path) -> None:

@@ -562,7 +562,7 @@ def test_an_index_of_a_replaced_built_in_model_says_so_and_rebuilds(tmp_path: Pa
     root = make_workspace(tmp_path / "project")
     env = {"AINTERN_DB": str(tmp_path / "u.db")}
     assert cli("index", cwd=root, env=env).returncode == 0
-    for retired in ("aintern/minilm-l6-v2-static-256", "aintern/static-code-256"):
+    for retired in ("aintern/minilm-l6-v2-static-256", "aintern/static-code-256", "aintern/static-code-256-v2"):
         with sqlite3.connect(tmp_path / "u.db") as conn:  # what a previous version's index looked like
             conn.execute("UPDATE indexes SET embedding_model = ?", (retired,))
         old = cli("search", "database connection", cwd=root, env=env)
@@ -571,7 +571,7 @@ def test_an_index_of_a_replaced_built_in_model_says_so_and_rebuilds(tmp_path: Pa
         assert again.returncode == 0, again.stderr
         assert json.loads(again.stdout)["files_indexed"] >= 20  # every file re-embedded, no --force needed
         status = json.loads(cli("status", "--json", cwd=root, env=env).stdout)
-        assert status["model"] == "aintern/static-code-256-v2"
+        assert status["model"] == "aintern/static-code-256-v3"
         assert cli("search", "database connection", cwd=root, env=env).returncode == 0
 
 

@@ -65,15 +65,24 @@ def test_modify_delete_rename(store, static, tmp_path: Path) -> None:  # type: i
     deleted = ix.index(ws)
     assert deleted.files_removed == 1
     assert "src/rust/lib.rs" not in store.get_files(index.id)
-    # Rename and copy: re-chunked under the new path, but no chunk is embedded again.
-    (ws / "src/java/Cache.java").rename(ws / "src/java/LruCache.java")
-    (ws / "src/c/copy_of_buf.c").write_text((ws / "src/c/buf.c").read_text())
+    # Move and copy under the same name: re-chunked under the new path, but no chunk is embedded again
+    # (a chunk's embedding text has its file's name, not its folders).
+    (ws / "src/java/util").mkdir()
+    (ws / "src/java/Cache.java").rename(ws / "src/java/util/Cache.java")
+    (ws / "src/c/extra").mkdir()
+    (ws / "src/c/extra/buf.c").write_text((ws / "src/c/buf.c").read_text())
     moved = ix.index(ws)
     assert moved.files_indexed == 2 and moved.files_removed == 1
     assert moved.chunks_embedded == 0, "vectors come from the embedding cache"
     files = store.get_files(index.id)
-    assert "src/java/LruCache.java" in files and "src/java/Cache.java" not in files
+    assert "src/java/util/Cache.java" in files and "src/java/Cache.java" not in files
     db_consistent(store, index.id)
+    # A new name is new text: only that file's chunks are embedded.
+    (ws / "src/java/util/Cache.java").rename(ws / "src/java/util/LruCache.java")
+    renamed = ix.index(ws)
+    assert renamed.files_indexed == 1 and renamed.files_removed == 1
+    assert renamed.chunks_embedded == store.get_files(index.id)["src/java/util/LruCache.java"].chunk_count
+    files = store.get_files(index.id)
     forced = indexer(store, static, force_reindex=True).index(ws)
     assert forced.files_indexed == len(files) and forced.chunks_embedded == 0
 

@@ -1110,6 +1110,23 @@ def test_an_error_class_counts_less_unless_the_question_is_about_errors(static, 
     store.close()
 
 
+def test_a_file_name_the_code_never_says_is_in_its_vectors(static, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A chunk's vector carries its file's name in words (docs/benchmarks.md section 35): three cops of
+    the same code, and only the name of one says what it checks."""
+    body = "    def on_def(node)\n      node.arguments.each do |arg|\n        next if arg.name.start_with?('_')\n" \
+           "        add_offense(arg) unless node.body&.each_descendant(:lvar)&.any? { |v| v.name == arg.name }\n" \
+           "      end\n    end\n"  # fmt: skip
+    ws, store, _ = indexed_files(static, tmp_path, {
+        "lib/cop/lint/unused_method_argument.rb": "module Lint\n" + body + "end # 1\n",
+        "lib/cop/style/method_call_parentheses.rb": "module Style\n" + body + "end # 2\n",
+        "lib/cop/layout/first_argument_indentation.rb": "module Layout\n" + body + "end # 3\n",
+    })  # fmt: skip
+    vectors_only = HybridConfig(alpha_natural=1.0, path_boost=0.0, spelled_name_boost=0.0, named_symbol_boost=0.0)
+    found = ranked_paths(static, store, ws, "flagging method arguments that are never used", vectors_only)
+    assert len(found) == 3 and found[0] == "lib/cop/lint/unused_method_argument.rb", found
+    store.close()
+
+
 def test_an_exception_folder_holds_error_classes(static, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """PHP and Java namespaces put exception classes in an ``Exception/`` folder under names of their
     own (Doctrine DBAL's ``Exception/SavepointsNotSupported.php``): they count as error classes."""

@@ -53,26 +53,44 @@ def get_embedder(name: str | None = None, **options: Any) -> Embedder:
 
 
 def embedding_text(chunk: TextChunk) -> str:
-    """What is embedded for a chunk: its symbol as a short header, then its content.
-
-    The path is left out on purpose: a renamed or copied file then embeds to the same texts and
-    its vectors come from the cache (paths are matched by keyword search instead).
-    """
+    """What is embedded for a chunk: a short header (its file's name in words, the symbol it defines),
+    then its content."""
     header = embedding_header(chunk)
     return f"{header}\n{chunk.content}" if header else chunk.content
 
 
 def embedding_header(chunk: TextChunk) -> str:
-    """``method Session.request``: the symbol a chunk defines, or an empty string."""
+    """``unused method argument`` / ``class UnusedMethodArgument``: the file's name in words, and the
+    symbol a chunk defines.
+
+    The name says what a file is about where its code may never say it (docs/benchmarks.md, section
+    35). Its folders are left out: a file moved elsewhere, or copied under the same name, embeds to
+    the same texts and its vectors come from the cache.
+    """
+    name = file_name_words(chunk.file_path)
     if not chunk.symbol_name:
-        return ""
+        return name
     kind = chunk.symbol_type.value if chunk.symbol_type else "section"
     owner = f"{chunk.parent_symbol}." if chunk.parent_symbol else ""
-    return f"{kind} {owner}{chunk.symbol_name}"
+    return f"{name}\n{kind} {owner}{chunk.symbol_name}" if name else f"{kind} {owner}{chunk.symbol_name}"
 
 
-#: Built-in models this version no longer ships, and the model name that replaced each.
-RETIRED_MODELS = {"aintern/minilm-l6-v2-static-256": "static", "aintern/static-code-256": "static"}
+def file_name_words(path: str) -> str:
+    """``src/Cop/UnusedMethodArgument.rb`` → ``unused method argument``; ``json.rs`` → ``json``;
+    ``client.test.ts`` → ``client test``."""
+    from aintern.store.text import identifier_parts  # (store imports this module)
+
+    stem = path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
+    return " ".join(identifier_parts(stem) or [stem.lower()])
+
+
+#: Built-in models this version no longer ships, and the model name that replaced each (v2: the same
+#: static table, chunks embedded without their file's name).
+RETIRED_MODELS = {
+    "aintern/minilm-l6-v2-static-256": "static",
+    "aintern/static-code-256": "static",
+    "aintern/static-code-256-v2": "static",
+}
 
 
 def embedder_for_model_id(model_id: str, **options: Any) -> Embedder:

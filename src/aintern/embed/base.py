@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
 
 #: The id stored with an index built by each local model (the backends' ``model_id``).
-MODEL_IDS = {"static": "aintern/static-code-256-v2", "minilm": "aintern/minilm-l6-v2-int8"}
+MODEL_IDS = {"static": "aintern/static-code-256-v3", "minilm": "aintern/minilm-l6-v2-int8"}
 
 
 @dataclass(frozen=True)

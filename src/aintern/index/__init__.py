@@ -56,7 +56,7 @@ __all__ = [
 ]  # fmt: skip
 
 ProgressCallback = Callable[[IndexingProgress], None]
-#: Leave room in the embedding window for the symbol header of embedding_text().
+#: Leave room in the embedding window for the header of embedding_text() (file name, symbol).
 HEADER_TOKENS = 16
 
 
