@@ -94,6 +94,7 @@ CONFIGS = {
     "no-bases-log1.0": replace(HybridConfig(), base_forms=False, changelog_weight=1.0),
     # Sensitivity of today's default: one weight moved each way (docs section 26).
     **{f"s-alpha{w}": replace(HybridConfig(), alpha_natural=w) for w in (0.25, 0.35, 0.4, 0.5)},
+    **{f"s-long{w}": replace(HybridConfig(), alpha_long=w) for w in (0.1, 0.2, 0.3)},
     **{f"s-path{w}": replace(HybridConfig(), path_boost=w) for w in (0.75, 1.25)},
     **{f"s-evidence{w}": replace(HybridConfig(), file_evidence=w) for w in (0.0, 0.1)},
     **{f"s-spelled{w}": replace(HybridConfig(), spelled_name_boost=w) for w in (0.25, 1.0)},
