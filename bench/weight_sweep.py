@@ -1,0 +1,81 @@
+"""Each ranking weight moved one step either way, scored on the dev split and our own sets together.
+
+    python bench/weight_sweep.py [SET:CORPORA ...]    # default: the four own sets in /tmp/ownN/corpora
+
+Every tree is searched in this one process (the indexes bench/eval_retrieval.py built, built here if
+missing), so one configuration over ~1,200 questions takes seconds. Two folds mix both sources: F1 is
+the dev split's fold A and every other own tree, F2 the rest. A change is worth a look only where it
+gains in both folds; the table is docs/benchmarks.md section 35.
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import eval_retrieval as ev
+import semble_data
+
+from aintern.retrieve.hybrid import HybridConfig, hybrid_search
+from aintern.store import VectorSearchOptions
+
+OWN = [f"bench/sets/{s}:/tmp/{s}/corpora" for s in ("own", "own2", "own3", "own4")]
+#: The values tried for each weight (the default's neighbours).
+GRID: dict[str, list[Any]] = {
+    "alpha_natural": [0.2, 0.4], "path_boost": [0.75, 1.25], "definition_boost": [1.5, 3.0],
+    "named_symbol_boost": [0.5, 1.5], "spelled_name_boost": [0.25, 1.0], "file_evidence": [0.0, 0.1],
+    "saturation_decay": [0.3, 0.7], "prose_weight": [0.35, 0.7], "symbol_file_boost": [0.25, 1.0],
+    "error_class_weight": [0.3, 0.7], "platform_weight": [0.3, 0.7], "changelog_weight": [0.15, 0.5],
+    "rrf_k": [45.0, 80.0], "candidates": [60, 150], "evidence_top": [20, 50],
+    "bm25_weights": [(2.0, 2.0, 1.0), (3.0, 3.0, 1.0), (2.0, 4.0, 1.0), (1.5, 3.0, 1.0)],
+}  # fmt: skip
+
+
+def load(sets: list[str]) -> list[tuple[str, Any, int, str, list[tuple[str, Any, list[str]]], set[str]]]:
+    """Per tree: (name, store, index id, path prefix, [(question, its vector, targets)], indexed paths)."""
+    embedder = ev.embedder_for("static")
+    trees = []
+    for spec in ["", *sets]:
+        if spec:  # load_repos reads the set from these module globals
+            folder, corpora = spec.split(":")
+            semble_data.SEMBLE, semble_data.CORPORA = Path(folder), Path(corpora)
+        for repo in semble_data.load_repos():
+            store, index_id, _ = ev.open_index(repo.name, repo.root, "static", False)
+            existing = {repo.prefix + p for p in store.get_files(index_id)}
+            questions = [(q.text, embedder.embed(q.text), q.targets) for q in repo.queries]
+            trees.append((repo.name, store, index_id, repo.prefix, questions, existing))
+    return trees
+
+
+def main() -> None:
+    trees = load(sys.argv[1:] or OWN)
+    names = [t[0] for t in trees]
+    dev, own = names[:22], names[22:]
+    folds = {"F1": set(dev[:11] + own[::2])}
+    folds["F2"] = set(names) - folds["F1"]
+    groups = {**folds, "dev": set(dev), "own": set(own)}
+
+    def score(cfg: HybridConfig) -> dict[str, float]:
+        by_tree = {}
+        for name, store, index_id, prefix, questions, existing in trees:
+            scores = []
+            for text, vector, targets in questions:
+                hits = hybrid_search(store, index_id, text, vector, VectorSearchOptions(top_k=10), cfg)
+                paths = [prefix + h.chunk.file_path for h in hits[:10]]
+                scores.append(semble_data.ndcg_at_10(paths, targets, existing))
+            by_tree[name] = statistics.mean(scores)
+        return {g: statistics.mean(by_tree[n] for n in members) for g, members in groups.items()}
+
+    base = score(HybridConfig())
+    print("default " + " ".join(f"{g} {v:.4f}" for g, v in base.items()), flush=True)
+    for field, values in GRID.items():
+        for value in values:
+            moved = score(replace(HybridConfig(), **{field: value}))
+            print(f"{field}={value}: " + " ".join(f"{g} {moved[g] - base[g]:+.4f}" for g in groups), flush=True)
+
+
+if __name__ == "__main__":
+    main()
