@@ -230,7 +230,11 @@ def test_a_workspace_added_with_the_full_tier_gets_it(server: WebServer, env: Pa
     with server.client() as c:
         made = c.post("/api/indexes", json={"path": str(folder), "settings": {"tier": "full"}})
         assert made.status_code == 201, made.text
-        assert server.wait_idle(folder)["phase"] == "complete"
+        run = server.wait_idle(folder)
+        assert run["phase"] == "complete"
+        # The run's time is the indexing's and the tier fill's that ended it.
+        result = run["result"]
+        assert result["tier_duration"] > 0 and run["elapsed"] >= result["duration"] + result["tier_duration"] - 0.02
         detail = c.get(f"/api/indexes/{made.json()['id']}").json()
         assert detail["tier"] == {
             "model": "aintern/minilm-l6-v2-int8", "vectors": detail["chunks"], "chunks": detail["chunks"], "complete": True,

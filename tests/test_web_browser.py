@@ -166,7 +166,9 @@ def test_add_a_workspace_and_watch_its_progress_to_completion(browser: Browser, 
         expect(page.locator("#pct")).to_have_text("100 %")
         expect(page.locator("#log")).to_contain_text("src/python/app.py")
         expect(page.locator("#current")).to_contain_text("files indexed")
-        expect(page.locator("#current")).to_contain_text(re.compile(r"full tier: \d+ chunks embedded, searches use it"))
+        expect(page.locator("#current")).to_contain_text(
+            re.compile(r"full tier: \d+ chunks embedded in [\d.]+ s, searches use it")
+        )
         expect(page.locator("#badge")).to_contain_text("up to date", timeout=10_000)
         page.screenshot(path=shots / "progress.png")
         page.goto(server.url + "/indexes")

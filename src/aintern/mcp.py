@@ -158,7 +158,7 @@ class IndexResult(BaseModel):
     files_unchanged: int | None = None
     files_removed: int | None = None
     chunks: int | None = None
-    seconds: float | None = None
+    seconds: float | None = Field(None, description="How long the run took, its full tier's fill included")
     error: str | None = None
 
 
@@ -441,13 +441,13 @@ class AinternMcp:
             workspace=str(root), run_id=job.id, phase=job.phase, done=job.done, error=job.error,
             files_indexed=r.files_indexed if r else None, files_unchanged=r.files_unchanged if r else None,
             files_removed=r.files_removed if r else None, chunks=r.chunks_created if r else None,
-            seconds=round(r.duration, 2) if r else None,
+            seconds=round(job.elapsed, 2) if r else None,
         )  # fmt: skip
         error = job.error or (r.error_message if r is not None and not r.success and not r.cancelled else None)
         if error:
             raise ToolError(f"indexing {root} failed: {error}")
         text = (f"{root}: {job.phase}" + (f", {r.files_indexed} files indexed, {r.files_unchanged} unchanged, "
-                f"{r.chunks_created} chunks in {r.duration:.1f} s" if r else " (running; `status` shows its progress)"))  # fmt: skip
+                f"{r.chunks_created} chunks in {job.elapsed:.1f} s" if r else " (running; `status` shows its progress)"))  # fmt: skip
         return _result(text, result)
 
     async def status(

@@ -54,6 +54,8 @@ class Job:
     result: IndexingResult | None = None
     #: The full tier's fill that ended the run, if it had one.
     tier: TierResult | None = None
+    #: When the run ended (its indexing and any tier fill), as ``started``.
+    finished: float | None = None
     error: str | None = None
     log: list[dict[str, Any]] = field(default_factory=list)
     thread: threading.Thread | None = None
@@ -90,9 +92,8 @@ class Job:
 
     @property
     def elapsed(self) -> float:
-        if self.result is not None:
-            return self.result.duration
-        return time.time() - self.started
+        """Seconds the whole run took (its tier fill included), or has taken so far."""
+        return (self.finished or time.time()) - self.started
 
     def to_dict(self, log_from: int = 0) -> dict[str, Any]:
         p = self.progress
@@ -114,6 +115,7 @@ class Job:
                 "duration": round(r.duration, 2), "cancelled": r.cancelled, "success": r.success,
                 "tier_chunks_embedded": self.tier.chunks_embedded if self.tier else None,
                 "tier_complete": self.tier.complete if self.tier else None,
+                "tier_duration": round(self.tier.duration, 2) if self.tier else None,
             },
             "log": self.log[log_from:], "log_size": len(self.log),
         }  # fmt: skip
@@ -225,6 +227,7 @@ class Jobs:
 
                     job.tier = ws.fill_tier(on_tier, cancel=job.cancel)
             finally:
+                job.finished = time.time()
                 job.result = result
         except AinternError as exc:
             job.error = str(exc)
@@ -232,6 +235,7 @@ class Jobs:
             log.exception("indexing %s failed", job.workspace)
             job.error = f"{type(exc).__name__}: {exc}"
         finally:
+            job.finished = job.finished or time.time()
             ws.close()
             self.emit("progress", job.workspace, job.to_dict(log_from=len(job.log)))
             self.emit("state", job.workspace)

@@ -55,6 +55,7 @@ function relativeTime(iso) {
 
 function duration(s) {
   if (s == null) return "–";
+  if (s < 10) return `${s.toFixed(1)} s`;  // (a small run: "0 s" would say nothing)
   s = Math.round(s);
   return s < 60 ? `${s} s` : `${Math.floor(s / 60)} min ${s % 60} s`;
 }
@@ -287,7 +288,7 @@ function setupProgress() {
   function summary(r) {
     return `${r.files_indexed} files indexed (${r.chunks_created} chunks, ${r.chunks_embedded} embedded), ${r.files_unchanged} unchanged, ` +
       `${r.files_removed} removed, ${r.files_skipped} skipped, ${r.files_errored} with errors in ${duration(r.duration)}` +
-      (r.tier_chunks_embedded != null ? `; full tier: ${r.tier_chunks_embedded} chunks embedded` +
+      (r.tier_chunks_embedded != null ? `; full tier: ${r.tier_chunks_embedded} chunks embedded in ${duration(r.tier_duration)}` +
         (r.tier_complete ? ", searches use it" : ", not complete yet") : "") +
       (r.cancelled ? " — cancelled: what was finished is kept" : "");
   }
