@@ -400,6 +400,19 @@ def test_embedding_text_has_the_file_name_and_symbol_not_the_folders(small_chunk
     assert embedding_text(replace(chunk, symbol_name=None, file_path="src/TaskRunner.java")).startswith("task runner\n")
 
 
+def test_file_name_words_of_every_kind_of_name() -> None:
+    from aintern.embed import file_name_words
+
+    assert file_name_words("lib/cop/unused_method_argument.rb") == "unused method argument"
+    assert file_name_words("Sources/HTTPServer.swift") == "http server"
+    assert file_name_words("src/hono-base.ts") == "hono base"
+    assert file_name_words("pkg/__init__.py") == "init"
+    assert file_name_words("données_utils.py") == "données utils"  # another script's word stays whole
+    assert file_name_words("文档/说明.md") == "说明"
+    assert file_name_words("Makefile") == "makefile"
+    assert file_name_words("...") == ""
+
+
 def test_indexer_token_id_path_equals_text_path(static, chunker, tmp_path: Path) -> None:
     """The indexer embeds from the chunker's token ids; that must give the vectors the text gives."""
     from aintern.embed.cache import CachedEmbedder, EmbeddingCache

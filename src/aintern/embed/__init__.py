@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from typing import TYPE_CHECKING, Any
 
 from aintern.embed.base import MODEL_IDS, Embedder, EmbeddingProgress, ProgressCallback, normalize
@@ -77,11 +78,14 @@ def embedding_header(chunk: TextChunk) -> str:
 
 def file_name_words(path: str) -> str:
     """``src/Cop/UnusedMethodArgument.rb`` → ``unused method argument``; ``json.rs`` → ``json``;
-    ``client.test.ts`` → ``client test``."""
+    ``client.test.ts`` → ``client test``; ``données_utils.py`` → ``données utils``."""
     from aintern.store.text import identifier_parts  # (store imports this module)
 
-    stem = path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
-    return " ".join(identifier_parts(stem) or [stem.lower()])
+    words: list[str] = []
+    for piece in re.split(r"[\W_]+", path.rsplit("/", 1)[-1].rsplit(".", 1)[0]):
+        if piece:  # (case changes split ASCII names; any other script's word is kept whole)
+            words.extend((identifier_parts(piece) if piece.isascii() else []) or [piece.lower()])
+    return " ".join(words)
 
 
 #: Built-in models this version no longer ships, and the model name that replaced each (v2: the same
