@@ -123,6 +123,29 @@ def test_tier_vectors_of_a_chunk_replaced_meanwhile_are_dropped(ws: Workspace) -
     assert ws.tier is not None and ws.tier.vector_count == 0
 
 
+def test_an_index_rebuilt_for_a_replaced_model_keeps_its_full_tier(tmp_path: Path) -> None:
+    """An upgrade that retires the static model rebuilds the index: its full tier comes back with it
+    (empty, then filled by the run, as `aintern index` and the server's runs do), not silently dropped."""
+    import sqlite3
+
+    root = make_workspace(tmp_path / "project")
+    w = Workspace(root, tmp_path / "t.db")
+    assert w.build_index().success
+    w.set_tier("full")
+    assert w.fill_tier() is not None and w.tier is not None and w.tier.complete
+    w.close()
+    with sqlite3.connect(tmp_path / "t.db") as conn:  # what an index of the previous version looks like
+        conn.execute("UPDATE indexes SET embedding_model = 'aintern/static-code-256-v2'")
+    w = Workspace(root, tmp_path / "t.db")
+    assert w.build_index().success
+    assert w.require_index().embedding_model == "aintern/static-code-256-v3"
+    assert w.tier is not None and not w.tier.complete
+    assert w.settle_tier() is not None
+    w.fill_tier()
+    assert w.tier is not None and w.tier.complete
+    w.close()
+
+
 def test_full_tier_refused_on_an_index_of_the_transformer(tmp_path: Path) -> None:
     root = make_workspace(tmp_path / "project")
     w = Workspace(root, tmp_path / "m.db", model="minilm")

@@ -363,10 +363,12 @@ class Workspace:
             replaced = index is not None and index.embedding_model in RETIRED_MODELS
             engine, milvus_uri, token_env = self.search_engine()
             moved = engine is not None and index is not None and engine != self.store.engine_of(index.id)
+            had_tier = False
             if index is not None and (
                 ((force or replaced) and index.embedding_model != self.embedder.model_id) or (force and moved)
             ):
                 # A model change means every vector is recomputed anyway; so does a move to another engine.
+                had_tier = self.store.vector_tier(index.id) is not None
                 self.store.delete_index(index.id)
             remember = force or self.index is None or "chunk_size" not in self.index.settings
             chunking = self.chunking_options(force)
@@ -383,6 +385,8 @@ class Workspace:
             if result.success and remember:
                 self.store.update_index(result.index_id, settings={
                     "chunk_size": chunking.target_chunk_size, "chunk_overlap": chunking.chunk_overlap})  # fmt: skip
+            if result.success and had_tier and self.embedder.model_id != self.tier_embedder.model_id:
+                self.set_tier("full")  # the rebuilt index keeps its full tier (settle_tier then fills it)
             return result
 
         return self._indexing("reindex" if force else "index", progress, wait, run)
