@@ -262,7 +262,9 @@ def status(path: PathArg = None, db: DbOption = None, as_json: JsonOption = Fals
     table.add_row("last updated", st.index.updated_at)
     table.add_row("languages", ", ".join(f"{k} {v}" for k, v in list(s.by_language.items())[:8]))
     fresh = (
-        "[green]up to date[/]"
+        f"[yellow]needs a re-index[/] ({data['needs_reindex']}): run `aintern index --force`"
+        if data["needs_reindex"]
+        else "[green]up to date[/]"
         if not st.stale_files
         else (
             f"[yellow]{st.stale_files} stale[/] ({len(st.changed_files)} changed, {len(st.new_files)} new, "
