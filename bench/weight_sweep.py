@@ -1,17 +1,21 @@
 """Each ranking weight moved one step either way, scored on the dev split and our own sets together.
 
-    python bench/weight_sweep.py [SET:CORPORA ...]    # default: the four own sets in /tmp/ownN/corpora
+    python bench/weight_sweep.py [--misses] [SET:CORPORA ...]    # default: the four own sets in /tmp/ownN/corpora
 
 Every tree is searched in this one process (the indexes bench/eval_retrieval.py built, built here if
 missing), so one configuration over ~1,200 questions takes seconds. Two folds mix both sources: F1 is
 the dev split's fold A and every other own tree, F2 the rest. A change is worth a look only where it
 gains in both folds; the table is docs/benchmarks.md section 35.
+
+``--misses``: instead, where the default ranking puts each question's first relevant file among the
+files of its first 200 chunks (1st, 2nd-3rd, 4th-10th, lower, absent), for the dev split and the sets.
 """
 
 from __future__ import annotations
 
 import statistics
 import sys
+from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -50,10 +54,40 @@ def load(sets: list[str]) -> list[tuple[str, Any, int, str, list[tuple[str, Any,
     return trees
 
 
+def misses(trees: list[Any], dev: set[str]) -> None:
+    """Where the first relevant file of each question lands in the default ranking."""
+    places: dict[str, Counter[str]] = {"dev": Counter(), "own": Counter()}
+    for name, store, index_id, prefix, questions, _ in trees:
+        for text, vector, targets in questions:
+            hits = hybrid_search(store, index_id, text, vector, VectorSearchOptions(top_k=200), HybridConfig(), 200)
+            files = list(dict.fromkeys(prefix + h.chunk.file_path for h in hits))
+            at = files.index(targets[0]) if targets[0] in files else None
+            place = (
+                "absent"
+                if at is None
+                else "1st"
+                if at == 0
+                else "2nd-3rd"
+                if at < 3
+                else "4th-10th"
+                if at < 10
+                else "lower"
+            )
+            places["dev" if name in dev else "own"][place] += 1
+    for group, counts in places.items():
+        total = sum(counts.values())
+        print(f"{group}: {total} questions, " + ", ".join(
+            f"{p} {counts[p]} ({counts[p] / max(total, 1):.0%})" for p in ("1st", "2nd-3rd", "4th-10th", "lower", "absent")))  # fmt: skip
+
+
 def main() -> None:
-    trees = load(sys.argv[1:] or OWN)
+    args = [a for a in sys.argv[1:] if a != "--misses"]
+    trees = load(args or OWN)
     names = [t[0] for t in trees]
     dev, own = names[:22], names[22:]
+    if "--misses" in sys.argv[1:]:
+        misses(trees, set(dev))
+        return
     folds = {"F1": set(dev[:11] + own[::2])}
     folds["F2"] = set(names) - folds["F1"]
     groups = {**folds, "dev": set(dev), "own": set(own)}

@@ -567,7 +567,7 @@ def test_an_index_of_a_replaced_built_in_model_says_so_and_rebuilds(tmp_path: Pa
             conn.execute("UPDATE indexes SET embedding_model = ?", (retired,))
         old = cli("search", "database connection", cwd=root, env=env)
         assert old.returncode == 4 and "aintern index" in old.stderr and "Traceback" not in old.stderr, old.stderr
-        assert json.loads(cli("status", "--json", cwd=root, env=env).stdout)["needs_reindex"] == (
+        assert json.loads(cli("status", "--json", cwd=root, env=env).stdout)["reindex_reason"] == (
             "its embedding model was retired"
         )
         assert "needs a re-index" in cli("status", cwd=root, env=env).stdout
@@ -575,7 +575,7 @@ def test_an_index_of_a_replaced_built_in_model_says_so_and_rebuilds(tmp_path: Pa
         assert again.returncode == 0, again.stderr
         assert json.loads(again.stdout)["files_indexed"] >= 20  # every file re-embedded, no --force needed
         status = json.loads(cli("status", "--json", cwd=root, env=env).stdout)
-        assert status["model"] == "aintern/static-code-256-v3" and status["needs_reindex"] is None
+        assert status["model"] == "aintern/static-code-256-v3" and status["reindex_reason"] is None
         assert cli("search", "database connection", cwd=root, env=env).returncode == 0
 
 

@@ -572,7 +572,7 @@ class Workspace:
             "git_commit_current": st.current_commit, "behind_git": st.behind_git, "tier": tier_dict(self.tier),
             "name": st.index.name, "last_error": st.index.last_error, "run": run.to_dict() if run else None,
             "engine": "milvus" if milvus is not None else "sqlite", "milvus": where,
-            "needs_reindex": None if run else reindex_reason(st.index, self.settings, st.stale_files),
+            "reindex_reason": None if run else reindex_reason(st.index, self.settings, st.stale_files),
         }  # fmt: skip
 
     def clear(self) -> bool:

@@ -262,8 +262,8 @@ def status(path: PathArg = None, db: DbOption = None, as_json: JsonOption = Fals
     table.add_row("last updated", st.index.updated_at)
     table.add_row("languages", ", ".join(f"{k} {v}" for k, v in list(s.by_language.items())[:8]))
     fresh = (
-        f"[yellow]needs a re-index[/] ({data['needs_reindex']}): run `aintern index --force`"
-        if data["needs_reindex"]
+        f"[yellow]needs a re-index[/] ({data['reindex_reason']}): run `aintern index --force`"
+        if data["reindex_reason"]
         else "[green]up to date[/]"
         if not st.stale_files
         else (
