@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
-from workspaces import make_workspace
+from workspaces import licensed_ledger, make_workspace
 
 from aintern.store import SqliteStore
 
@@ -247,3 +247,20 @@ def test_a_search_loads_only_what_it_needs(ws: Path, tmp_path: Path) -> None:
     assert json.loads(out)[0]["path"] and loaded == []
     out, loaded = _loaded(["update"], ["numpy", "tokenizers", "tree_sitter", "aintern.chunk.chunker"], ws, db)
     assert "0 files" in " ".join(out.split()) and loaded == []  # (the console wraps long lines anywhere)
+
+
+def test_a_search_preview_shows_the_matched_lines_not_a_licence_header(tmp_path: Path) -> None:
+    """`aintern search` shows each hit's first lines, unless none of them holds what the question matched:
+    then the lines that do (a file whose chunk opens with a licence header), with how many it skipped."""
+    project = tmp_path / "project"
+    line = licensed_ledger(project, 12)
+    db = tmp_path / "k.db"
+    assert run("index", cwd=project, db=db).returncode == 0
+    out = run("search", "reconcile the ledger balance", "-k", "1", cwd=project, db=db)
+    assert out.returncode == 0, out.stderr
+    assert "def reconcile_ledger(entries):" in out.stdout and f"{line} def reconcile_ledger" in " ".join(
+        out.stdout.split()
+    )
+    assert "Copyright line 1 " not in out.stdout and f"{line - 1} lines above" in out.stdout
+    full = run("search", "reconcile the ledger balance", "-k", "1", "--full", cwd=project, db=db)
+    assert "Copyright line 1 " in full.stdout and "lines above" not in full.stdout

@@ -19,7 +19,7 @@ import pytest
 from llm_servers import FailingChatServer, LlamaServer
 from playwright.sync_api import Browser, Page, expect, sync_playwright
 from web_server import WebServer
-from workspaces import make_workspace, many_files
+from workspaces import licensed_ledger, make_workspace, many_files
 
 from aintern.answer.llm.llamacpp import packaged_model_path
 from aintern.workspace import Workspace
@@ -223,6 +223,29 @@ def test_search_and_click_through_to_the_file_at_its_lines(
         expect(page.locator("#tab-files tbody tr").first).to_be_visible()
         page.fill("#q", "put_st")
         expect(page.locator("#suggestions option").first).to_have_attribute("value", "put_status")
+        no_script_errors(page)
+
+
+def test_a_snippet_opens_at_the_matched_lines_below_a_licence_header(browser: Browser, env: Path, shots: Path) -> None:
+    """A result whose chunk opens with a licence header shows the lines the question matched, as `aintern
+    search` does: its snippet box opens scrolled to them (the JSON twin says which line)."""
+    root = env / "ledger"
+    line = licensed_ledger(root, 30)
+    db = env / "aintern.db"
+    ws = Workspace(root, db)
+    assert ws.build_index().success
+    ws.close()
+    with WebServer(db, workspace=root) as server:
+        data = httpx.get(server.url + "/api/search", params={"q": "reconcile the ledger balance", "k": 1}).json()
+        assert data["results"][0]["focus_line"] == line  # the definition's line, below 30 lines of licence
+        page = new_page(browser)
+        page.goto(server.url + "/search?q=reconcile+the+ledger+balance")
+        snippet = page.locator("pre.snippet").first
+        expect(snippet.locator("mark").first).to_be_visible()
+        assert snippet.evaluate("e => e.scrollTop") > 0
+        box, mark = snippet.bounding_box(), snippet.locator("mark").first.bounding_box()
+        assert box and mark and box["y"] <= mark["y"] <= box["y"] + box["height"]  # in the box's view
+        page.screenshot(path=shots / "search-below-licence.png")
         no_script_errors(page)
 
 

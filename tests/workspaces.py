@@ -94,3 +94,15 @@ def many_files(root: Path, n: int) -> Path:
             f"def handler_{i}(request):\n    value = request.get('field_{i}')\n    return value * {i}\n"
         )
     return root
+
+
+def licensed_ledger(root: Path, licence_lines: int) -> int:
+    """``root/ledger.py``: a licence header of ``licence_lines`` comment lines, then a function that
+    reconciles a ledger's balance; returns the line that defines it."""
+    root.mkdir(parents=True, exist_ok=True)
+    licence = "".join(
+        f"# Copyright line {i} of the licence everyone pastes at the top.\n" for i in range(1, licence_lines + 1)
+    )
+    code = "def reconcile_ledger(entries):\n    balance = sum(e.amount for e in entries)\n    return balance\n"
+    (root / "ledger.py").write_text(licence + "\n\n" + code)
+    return licence_lines + 3

@@ -3,6 +3,8 @@ lines were left out (the full range is always given beside it)."""
 
 from __future__ import annotations
 
+import re
+
 from aintern.assemble.context import KnowledgeChunk
 
 
@@ -12,20 +14,8 @@ def trim(chunk: KnowledgeChunk, max_lines: int = 12) -> tuple[str, bool]:
     lines = chunk.content.splitlines()
     if len(lines) <= max_lines:
         return chunk.content, False
-    if chunk.symbol_start_line is not None:  # the question named a definition nested in the chunk
-        focus = {i for i in range(chunk.symbol_start_line - chunk.start_line, len(lines))}
-        focus = {i for i in focus if i <= (chunk.symbol_end_line or chunk.end_line) - chunk.start_line}
-    else:
-        starts = [0]
-        for line in lines:
-            starts.append(starts[-1] + len(line) + 1)
-        focus = {_line_of(starts, h.start) for h in chunk.highlights}
     window = max_lines - 1
-    best, best_hits = 1, -1
-    for first in range(1, max(2, len(lines) - window + 1)):
-        hits = sum(1 for i in focus if first <= i < first + window)
-        if hits > best_hits:
-            best, best_hits = first, hits
+    best = focus_window(chunk, window, skip_first=True)
     kept = [0, *range(best, min(len(lines), best + window))]
     out: list[str] = []
     previous = -1
@@ -37,6 +27,37 @@ def trim(chunk: KnowledgeChunk, max_lines: int = 12) -> tuple[str, bool]:
     if previous < len(lines) - 1:
         out.append("…")
     return "\n".join(out), True
+
+
+def focus_window(chunk: KnowledgeChunk, size: int, skip_first: bool = False, keep_start: bool = False) -> int:
+    """Index of the first of ``size`` lines of the chunk that hold the most of what the question is about:
+    the named definition's lines, else the lines with matched words (the earliest such window; the
+    chunk's start when nothing matched). ``skip_first``: the window starts at line 1 or later;
+    ``keep_start``: it stays at the start when the start holds any of it (a docblock and a signature
+    say more than the densest lines; a licence header says nothing)."""
+    lines = chunk.content.split("\n")
+    if chunk.symbol_start_line is not None:  # the question named a definition nested in the chunk
+        last = (chunk.symbol_end_line or chunk.end_line) - chunk.start_line
+        focus = set(range(chunk.symbol_start_line - chunk.start_line, min(len(lines), last + 1)))
+    else:
+        starts = [0]
+        for line in lines:
+            starts.append(starts[-1] + len(line) + 1)
+        focus = {_line_of(starts, h.start) for h in chunk.highlights}
+        # The line that names the chunk's definition (matched words may all be in its body).
+        named = re.search(rf"\b{re.escape(chunk.symbol_name)}\b", chunk.content) if chunk.symbol_name else None
+        if named:
+            focus.add(_line_of(starts, named.start()))
+    lowest = 1 if skip_first else 0
+    if keep_start and any(lowest <= i < lowest + size for i in focus):
+        return lowest
+    best, best_hits = lowest, 0
+    for first in range(lowest, max(lowest + 1, len(lines) - size + 1)):
+        hits = sum(1 for i in focus if first <= i < first + size)
+        if hits > best_hits:
+            best, best_hits = first, hits
+    # Starting at its first matched line: a window that begins with the closing brace above says nothing.
+    return min((i for i in focus if best <= i < best + size), default=best)
 
 
 def _line_of(starts: list[int], offset: int) -> int:

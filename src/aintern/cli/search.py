@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from aintern.assemble.context import ContextBuildOptions, ContextFormat
+from aintern.assemble.snippets import focus_window
 from aintern.assemble.tokens import TokenEstimation
 from aintern.chunk.models import SymbolType
 from aintern.cli.common import (
@@ -28,6 +29,9 @@ from aintern.cli.common import (
 )
 from aintern.knowledge import KnowledgeQueryOptions, scope_options
 from aintern.retrieve.rerank import RerankingStrategy
+
+#: Lines of each result `aintern search` shows (all with --full).
+PREVIEW_LINES = 8
 
 
 @app.command()
@@ -79,20 +83,25 @@ def search(
             highlight=False,
         )
         lines = c.content.split("\n")
-        shown = len(lines) if full else 8
+        # Its first lines, unless nothing the question is about is there (a licence header); all with --full.
+        first, shown = (0, len(lines)) if full else (focus_window(c, PREVIEW_LINES, keep_start=True), PREVIEW_LINES)
+        last = min(len(lines), first + shown)
         from rich.syntax import Syntax  # not loaded for --json: scripts and agents wait less
 
         syntax = Syntax(
-            "\n".join(lines[:shown]), c.language or "text", line_numbers=True, start_line=c.start_line, word_wrap=True
-        )
+            "\n".join(lines[first:last]), c.language or "text", line_numbers=True,
+            start_line=c.start_line + first, word_wrap=True,
+        )  # fmt: skip
         for h in c.highlights:
             row = c.content.count("\n", 0, h.start)
-            if row < shown:
+            if first <= row < last:
                 col = h.start - (c.content.rfind("\n", 0, h.start) + 1)
-                syntax.stylize_range("bold reverse", (row + 1, col), (row + 1, col + h.length))
+                syntax.stylize_range("bold reverse", (row - first + 1, col), (row - first + 1, col + h.length))
+        if first:
+            console.print(f"[dim]    ... {first} lines above[/]")
         console.print(syntax)
-        if len(lines) > shown:
-            console.print(f"[dim]    ... {len(lines) - shown} more lines[/]")
+        if len(lines) > last:
+            console.print(f"[dim]    ... {len(lines) - last} more lines[/]")
     reranked = f", reranked by {result.reranking_applied.value}" if result.was_reranked else ""
     err.print(
         f"[dim]{len(result.chunks)} results from {result.total_chunks_searched:,} chunks in {result.query_time * 1000:.0f} ms{reranked}[/]"

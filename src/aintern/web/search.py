@@ -11,6 +11,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from aintern.assemble.context import ContextBuildOptions, ContextFormat, KnowledgeChunk
+from aintern.assemble.snippets import focus_window
 from aintern.assemble.tokens import TokenEstimation
 from aintern.chunk.models import SymbolType
 from aintern.knowledge import KnowledgeQueryOptions, scope_options
@@ -21,6 +22,8 @@ from aintern.workspace import read_indexed_file
 
 #: The longest question taken (longer text is cut: retrieval reads the start anyway).
 MAX_QUESTION_CHARS = 2000
+#: About the lines a result's snippet box shows before it scrolls (app.css: .snippet's max-height).
+SNIPPET_LINES = 12
 #: Files larger than this are shown as plain text (highlighting a megabyte of code takes seconds).
 HIGHLIGHT_LIMIT = 512 * 1024
 
@@ -102,7 +105,8 @@ async def search_page(request: Request) -> Response:
         data["results"] = [
             {**c.search_result(), "html": marked(c), "expanded": c.expanded_context,
              "expanded_lines": [c.expanded_start, c.expanded_end] if c.expanded_context else None,
-             "ws_id": ids.get(c.workspace or "", index.id), "shown_path": c.display_path}
+             "ws_id": ids.get(c.workspace or "", index.id), "shown_path": c.display_path,
+             "focus_line": c.start_line + focus_window(c, SNIPPET_LINES, keep_start=True)}
             for c in result.chunks
         ]  # fmt: skip
         data["stats"] = {

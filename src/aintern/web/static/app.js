@@ -346,6 +346,12 @@ function setupSearch() {
     $("#tab-chunks").hidden = b.dataset.tab !== "chunks";
     $("#tab-files").hidden = b.dataset.tab !== "files";
   }));
+  // A snippet whose first lines hold nothing the question matched (a licence header) opens scrolled to
+  // the lines that do, as `aintern search` shows them.
+  $$("pre.snippet[data-focus-row]").forEach(pre => {
+    const row = Number(pre.dataset.focusRow);
+    if (row > 0) pre.scrollTop = row * parseFloat(getComputedStyle(pre).lineHeight);
+  });
   // Filters left empty stay out of the URL.
   $("#search-form").addEventListener("submit", e => {
     $$("input, select", e.target).forEach(el => { if (el.name && el.value === "" ) el.disabled = true; });
