@@ -179,7 +179,11 @@ def files(
         raise typer.Exit(3)
     from rich.table import Table
 
-    table = Table("relevance", "file", "matches", "lines")
+    table = Table()
+    table.add_column("relevance", no_wrap=True)
+    table.add_column("file", overflow="fold")  # a narrow terminal wraps a path rather than hide its name
+    table.add_column("matches", justify="right", no_wrap=True)
+    table.add_column("lines")
     for f in found:
         mark = " ·" if f.below_threshold else ""
         table.add_row(
