@@ -3,7 +3,8 @@
     python bench/eval_retrieval.py semble [--repos flask,click] [--config NAME]
     python bench/eval_retrieval.py commits
 
-Indexes each corpus once into /tmp/aintern-bench/<name>.db (rebuilt with --reindex).
+Indexes each corpus once into /tmp/aintern-bench/<name>.db (rebuilt with --reindex; AINTERN_BENCH_CACHE
+names another folder, for a change to chunking or embedding measured beside the indexes of the last commit).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import os
 import statistics
 import time
 from collections import defaultdict
@@ -29,7 +31,7 @@ from aintern.retrieve.rerank import RerankingStrategy
 from aintern.store import SqliteStore, VectorSearchOptions
 from aintern.store import keywords as sqlite_backend
 
-CACHE = Path("/tmp/aintern-bench")
+CACHE = Path(os.environ.get("AINTERN_BENCH_CACHE", "/tmp/aintern-bench"))
 TARGET = ChunkingOptions().target_chunk_size
 
 # Ablation ladder: each row adds one prior to the one before; "default" is HybridConfig().

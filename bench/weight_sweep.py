@@ -1,11 +1,14 @@
 """Each ranking weight moved one step either way, scored on the dev split and our own sets together.
 
-    python bench/weight_sweep.py [--misses] [SET:CORPORA ...]    # default: the four own sets in /tmp/ownN/corpora
+    python bench/weight_sweep.py [--misses | --base] [SET:CORPORA ...]    # default: the own sets in /tmp/ownN/corpora
 
 Every tree is searched in this one process (the indexes bench/eval_retrieval.py built, built here if
 missing), so one configuration over ~1,200 questions takes seconds. Two folds mix both sources: F1 is
 the dev split's fold A and every other own tree, F2 the rest. A change is worth a look only where it
 gains in both folds; the table is docs/benchmarks.md section 35.
+
+``--base``: only the default configuration, with each tree's score (to compare two index folders:
+``AINTERN_BENCH_CACHE`` names the other one, see bench/eval_retrieval.py).
 
 ``--misses``: instead, where the default ranking puts each question's first relevant file among the
 files of its first 200 chunks (1st, 2nd-3rd, 4th-10th, lower, absent), for the dev split and the sets.
@@ -81,7 +84,7 @@ def misses(trees: list[Any], dev: set[str]) -> None:
 
 
 def main() -> None:
-    args = [a for a in sys.argv[1:] if a != "--misses"]
+    args = [a for a in sys.argv[1:] if a not in ("--misses", "--base")]
     trees = load(args or OWN)
     names = [t[0] for t in trees]
     dev, own = names[:22], names[22:]
@@ -92,7 +95,7 @@ def main() -> None:
     folds["F2"] = set(names) - folds["F1"]
     groups = {**folds, "dev": set(dev), "own": set(own)}
 
-    def score(cfg: HybridConfig) -> dict[str, float]:
+    def score(cfg: HybridConfig, show: bool = False) -> dict[str, float]:
         by_tree = {}
         for name, store, index_id, prefix, questions, existing in trees:
             scores = []
@@ -101,10 +104,14 @@ def main() -> None:
                 paths = [prefix + h.chunk.file_path for h in hits[:10]]
                 scores.append(semble_data.ndcg_at_10(paths, targets, existing))
             by_tree[name] = statistics.mean(scores)
+            if show:
+                print(f"{name:14s} {by_tree[name]:.4f}")
         return {g: statistics.mean(by_tree[n] for n in members) for g, members in groups.items()}
 
-    base = score(HybridConfig())
+    base = score(HybridConfig(), show="--base" in sys.argv[1:])
     print("default " + " ".join(f"{g} {v:.4f}" for g, v in base.items()), flush=True)
+    if "--base" in sys.argv[1:]:
+        return
     for field, values in GRID.items():
         for value in values:
             moved = score(replace(HybridConfig(), **{field: value}))
