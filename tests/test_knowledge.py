@@ -1242,3 +1242,29 @@ def test_a_c_type_named_by_a_typedef_finds_its_struct(static, tmp_path: Path) ->
     )
     assert "core/ngx_palloc.h" in ranked_paths(static, store, ws, "ngx_pool_t", HybridConfig(), k=2)
     store.close()
+
+
+def test_code_in_the_docs_folder_counts_as_an_example(static, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """The programs a project's documentation shows (libuv's docs/code/*/main.c, Sphinx's docs/conf.py) say
+    what the question says in a few lines; the library's own code is what it asks about. A `doc/` folder
+    deeper in the code (Go's go/doc package) and the documentation's prose are not demoted."""
+    from aintern.retrieve.paths import path_prior
+
+    ws, store, _ = indexed_files(static, tmp_path, {
+        "src/core.c": "int uv_run(uv_loop_t *loop, uv_run_mode mode) {\n  int timeout;\n  int r;\n"
+            "  r = uv__loop_alive(loop);\n  while (r != 0 && loop->stop_flag == 0) {\n"
+            "    uv__update_time(loop);\n    uv__run_timers(loop);\n    uv__run_idle(loop);\n"
+            "    uv__run_prepare(loop);\n    uv__io_poll(loop, timeout);\n    uv__run_check(loop);\n"
+            "    r = uv__loop_alive(loop);\n  }\n  return r;\n}\n",
+        "docs/code/idle/main.c": "/* The event loop runs an idle callback on every tick of the loop until it is stopped. */\n"
+            "int64_t counter = 0;\n\nvoid wait_for_a_while(uv_idle_t* handle) {\n  counter++;\n"
+            "  if (counter >= 10e6) uv_idle_stop(handle);\n}\n\nint main() {\n  uv_idle_t idler;\n"
+            "  uv_idle_init(uv_default_loop(), &idler);\n  uv_idle_start(&idler, wait_for_a_while);\n"
+            '  printf("Idling...\\n");\n  uv_run(uv_default_loop(), UV_RUN_DEFAULT);\n  return 0;\n}\n',
+    })  # fmt: skip
+    question = "how the event loop runs idle callbacks on each loop tick"
+    assert ranked_paths(static, store, ws, question, HybridConfig(), k=2) == ["src/core.c", "docs/code/idle/main.c"]
+    store.close()
+    assert path_prior("docs/conf.py") < 1.0 and path_prior("doc/examples/server.go") < 1.0
+    for path in ("docs/index.md", "docs/guide/loop.rst", "src/go/doc/reader.go", "lib/docs.rb"):
+        assert path_prior(path) == 1.0, path

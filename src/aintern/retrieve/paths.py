@@ -39,6 +39,12 @@ ERROR_CLASS_FILE = re.compile(r"[a-z0-9](Error|Exception)\.\w+$|(^|/)(?i:excepti
 SAMPLES_DIR = re.compile(
     r"(^|/)([Ss]amples?|[Bb]enchmarks?|bench|benches|[Dd]emos?|\w+Demo)/|[a-z0-9](Benchmarks?|Bench)\.\w+$"
 )
+#: Code in the top-level documentation folder: the programs it shows (libuv's docs/code/*/main.c) and its
+#: build (Sphinx's docs/conf.py), weighed as samples are. Not a ``doc/`` folder deeper in the code (Go's
+#: go/doc package), nor the documentation's prose.
+DOCS_CODE = re.compile(
+    r"^docs?/(.+/)?[^/]+\.(c|h|cc|cpp|hpp|py|js|mjs|ts|tsx|go|rs|rb|php|java|kt|swift|cs|scala|lua|ex|exs|hs|zig|sh)$"
+)
 GENERATED = re.compile(
     r"(^|/)(__generated__|generated)/|\.(gen|generated|g|pb|pb2|pb\.gw)\.\w+$|_pb2(_grpc)?\.pyi?$|_(gen|generated)\.go$"
 )
@@ -101,7 +107,7 @@ def path_prior(path: str, generated: bool = True, samples: bool = True, changelo
         penalty *= 0.7
     if generated and GENERATED.search(path):
         penalty *= 0.3
-    if samples and SAMPLES_DIR.search(path):
+    if samples and (SAMPLES_DIR.search(path) or DOCS_CODE.search(path)):
         penalty *= 0.3
     if CHANGELOG.search(path):
         penalty *= changelog
