@@ -5,6 +5,7 @@ import os
 import random
 import sysconfig
 from pathlib import Path
+from typing import Any
 
 import pytest
 from samples import SAMPLES
@@ -167,6 +168,63 @@ def test_functions_assigned_to_properties_are_definitions(chunker: Chunker) -> N
         assert chunks[0].symbol_name == "status"
         defined = [d[0] for c in chunks for d in chunk_definitions(c)]
         assert defined == ["status", "json", "route", "createApplication"]  # (not `count`: a number)
+
+
+CLASS_FIELDS = """export class App {
+  #routes = []
+
+  #dispatch(request) {
+    return this.#routes.find((r) => r.match(request))
+  }
+
+  fetch = (request, env) => {
+    return this.#dispatch(request)
+  }
+
+  static create = function (options) {
+    return new App(options)
+  }
+}
+"""
+
+
+def test_private_methods_and_function_fields_are_definitions(chunker: Chunker, tmp_path: Path) -> None:
+    """A class's `#dispatch()` (a private name, named `dispatch` as people search for it) and its
+    `fetch = (...) => {...}` (a field holding a function: Hono's `fetch`, `request`, `fire`) are methods:
+    named, with their lines, so `suggest` and a search for the name find them; a field holding data
+    (`#routes = []`) is not."""
+    from aintern.chunk import chunk_definitions
+
+    for name in ("app.js", "app.ts"):
+        chunks = chunker.chunk_text(CLASS_FIELDS, name).chunks
+        defs = {d[0]: d for c in chunks for d in chunk_definitions(c)}
+        assert set(defs) | {c.symbol_name for c in chunks} == {"App", "dispatch", "fetch", "create"}, (name, defs)
+        assert defs["dispatch"][1:] == ("method", 4, 6, "App")
+        assert defs["fetch"][1:] == ("method", 8, 10, "App")
+    suggested, top = suggested_and_found(
+        tmp_path, {"app.ts": CLASS_FIELDS, "router.ts": "export function route(path) {\n  return { path }\n}\n"},
+        "disp", "App.dispatch",
+    )  # fmt: skip
+    assert suggested == ["dispatch"]
+    assert (top.file_path, top.symbol_name, top.parent_symbol) == ("app.ts", "dispatch", "App")
+    assert (top.symbol_start_line, top.symbol_end_line) == (4, 6)
+
+
+def suggested_and_found(tmp_path: Path, files: dict[str, str], partial: str, query: str) -> tuple[list[str], Any]:
+    """``files`` indexed as a workspace: the names suggested for ``partial``, and the first hit for ``query``."""
+    from aintern.knowledge import KnowledgeQueryOptions
+    from aintern.workspace import Workspace
+
+    root = tmp_path / "project"
+    root.mkdir()
+    for name, text in files.items():
+        (root / name).write_text(text)
+    ws = Workspace(root, tmp_path / "n.db")
+    ws.build_index()
+    suggested = ws.knowledge.query_suggestions(partial, str(root))
+    top = ws.knowledge.query(query, KnowledgeQueryOptions(workspace_path=str(root), min_relevance=0.0)).chunks[0]
+    ws.close()
+    return suggested, top
 
 
 LUA_MODULE = """local M = {}
@@ -471,20 +529,8 @@ def test_nested_definitions_are_recorded_with_their_lines(chunker: Chunker) -> N
 
 
 def test_nested_definition_is_suggested_boosted_and_reported(tmp_path: Path) -> None:
-    from aintern.knowledge import KnowledgeQueryOptions
-    from aintern.workspace import Workspace
-
-    root = tmp_path / "project"
-    root.mkdir()
-    (root / "db.py").write_text(NESTED)
-    (root / "other.py").write_text("def open_file(path):\n    return open(path)\n\n\ndef connect_all():\n    pass\n")
-    ws = Workspace(root, tmp_path / "n.db")
-    ws.build_index()
-    assert ws.knowledge.query_suggestions("open_con", str(root)) == ["open_connection"]
-    result = ws.knowledge.query("open_connection", KnowledgeQueryOptions(workspace_path=str(root), min_relevance=0.0))
-    top = result.chunks[0]
-    assert (
-        top.file_path == "db.py" and top.symbol_name == "open_connection" and top.parent_symbol == "DatabaseConnection"
-    )
+    other = "def open_file(path):\n    return open(path)\n\n\ndef connect_all():\n    pass\n"
+    suggested, top = suggested_and_found(tmp_path, {"db.py": NESTED, "other.py": other}, "open_con", "open_connection")
+    assert suggested == ["open_connection"]
+    assert (top.file_path, top.symbol_name, top.parent_symbol) == ("db.py", "open_connection", "DatabaseConnection")
     assert (top.symbol_start_line, top.symbol_end_line) == (5, 6)
-    ws.close()

@@ -185,6 +185,7 @@ _IDENTIFIERS = {
     "type_identifier",
     "field_identifier",
     "property_identifier",
+    "private_property_identifier",  # a JavaScript class's #private member (named without its #)
     "simple_identifier",
     "constant",
     "name",
@@ -235,6 +236,12 @@ def _text(node: Any) -> str:
     return raw.decode("utf-8", "replace").split("\n", 1)[0].strip()[:120]
 
 
+def _identifier_text(node: Any) -> str:
+    """An identifier's name; a JavaScript private one (``#dispatch``) by the name people search for."""
+    text = _text(node)
+    return text[1:] if node.type == "private_property_identifier" else text
+
+
 def _name_of(node: Any) -> str | None:
     for field_name in ("name", "declarator", "type"):
         child = node.child_by_field_name(field_name)
@@ -247,7 +254,7 @@ def _name_of(node: Any) -> str | None:
                 break
             child = nxt
         if child is not None and child.type in _IDENTIFIERS:
-            return _text(child)
+            return _identifier_text(child)
     for child in node.named_children:
         if child.type in _IDENTIFIERS:
             return _text(child)
@@ -401,6 +408,13 @@ def find_definition(node: Any, language: str) -> Definition | None:
         return Definition(node, _KEYWORD_NAMED.get(node.type) or _name_of(node), kind, node)
     if node.type == "expression_statement" and language in _SCRIPTS:
         return _assigned_function(node)
+    if node.type in ("public_field_definition", "field_definition") and language in _SCRIPTS:
+        # A class field holding a function is a method: Hono's `fetch = (request, ...) => { ... }`.
+        value = node.child_by_field_name("value")
+        key = node.child_by_field_name("name") or node.child_by_field_name("property")
+        if value is not None and value.type in _FUNCTION_VALUES and key is not None and key.type in _IDENTIFIERS:
+            return Definition(node, _identifier_text(key), S.CLASS if value.type == "class" else S.FUNCTION, value)
+        return None
     if node.type == "export_statement" and language in _SCRIPTS:
         exported = _exported_value(node)
         if exported is not None:
