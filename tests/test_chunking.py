@@ -142,6 +142,39 @@ def test_c_and_cpp_headers_name_their_definitions(chunker: Chunker) -> None:
     assert {"handle_s", "handle_active", "loop_t"} <= defined and "loop_s" not in defined
 
 
+CPP_SOURCE = """namespace testing {
+namespace internal {
+
+FilePath FilePath::RemoveExtension(const char* extension) const {
+  const std::string dot_extension = std::string(".") + extension;
+  return FilePath(pathname_.substr(0, pathname_.length() - dot_extension.length()));
+}
+
+FilePath::~FilePath() {}
+
+}  // namespace internal
+}  // namespace testing
+"""
+
+
+def test_cpp_methods_defined_outside_their_class_are_found_by_name(chunker: Chunker, tmp_path: Path) -> None:
+    """A .cpp file defines its methods as `FilePath FilePath::RemoveExtension(...) {...}`: the method is
+    `RemoveExtension` of `FilePath` (googletest: 151 chunks were named `Class::method`, so a search for
+    the method's name had no definition to boost, and `suggest` only knew the qualified name)."""
+    from aintern.chunk import chunk_definitions
+
+    chunks = chunker.chunk_text(CPP_SOURCE, "filepath.cc").chunks
+    defined = {d[0]: d for c in chunks for d in chunk_definitions(c)}
+    assert defined["RemoveExtension"][1:] == ("method", 4, 7, "FilePath")
+    assert defined["~FilePath"][4] == "FilePath"
+    other = "int main(int argc, char** argv) {\n  return RUN_ALL_TESTS();\n}\n"
+    suggested, top = suggested_and_found(
+        tmp_path, {"filepath.cc": CPP_SOURCE, "main.cc": other}, "RemoveE", "RemoveExtension"
+    )
+    assert suggested == ["RemoveExtension"]
+    assert (top.file_path, top.symbol_name, top.parent_symbol) == ("filepath.cc", "RemoveExtension", "FilePath")
+
+
 COMMONJS = """'use strict';
 
 var res = Object.create(http.ServerResponse.prototype);

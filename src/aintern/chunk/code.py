@@ -71,6 +71,7 @@ class CodeChunker:
                     out.append(NestedDefinition(name, kind, spec.start_point[0], spec.end_point[0], parent))
                 continue
             owner = go_receiver(node) if self.language == "go" and node.type == "method_declaration" else parent
+            owner = definition.owner or owner
             if definition.name:
                 out.append(NestedDefinition(definition.name, kind, first, last, owner))
             body = _body(definition.inner)
@@ -115,7 +116,8 @@ class CodeChunker:
                     kind = S.METHOD
                 begin = pending_comments if pending_comments is not None else first
                 names = [definition.name] if definition.name else []
-                units.append(Unit(begin, last, definition.name, kind, parent, names, node=definition.inner))
+                owner = definition.owner or parent
+                units.append(Unit(begin, last, definition.name, kind, owner, names, node=definition.inner))
             else:
                 begin = pending_comments if pending_comments is not None else first
                 if units and units[-1].name is None and units[-1].node is None:

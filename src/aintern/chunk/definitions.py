@@ -222,6 +222,8 @@ class Definition:
     name: str | None
     symbol_type: SymbolType
     inner: Any  # the defining node inside any wrapper
+    #: The class a definition outside it belongs to: C++'s ``void Server::start() {...}``.
+    owner: str | None = None
 
 
 @functools.cache
@@ -405,7 +407,12 @@ def find_definition(node: Any, language: str) -> Definition | None:
             tnode = spec.child_by_field_name("type") if spec is not None else None
             kind = S.INTERFACE if tnode is not None and tnode.type == "interface_type" else S.STRUCT
         # (Swift's `subscript` is a keyword: `subscript(key: String) -> Int` is not named `Int`)
-        return Definition(node, _KEYWORD_NAMED.get(node.type) or _name_of(node), kind, node)
+        name = _KEYWORD_NAMED.get(node.type) or _name_of(node)
+        if language == "cpp" and name and "::" in name.strip(":"):
+            # `void FilePath::Normalize() {...}` defines the method Normalize of FilePath: found by its name.
+            scope, name = name.strip(":").rsplit("::", 1)
+            return Definition(node, name, S.METHOD, node, scope.rsplit("::", 1)[-1])
+        return Definition(node, name, kind, node)
     if node.type == "expression_statement" and language in _SCRIPTS:
         return _assigned_function(node)
     if node.type in ("public_field_definition", "field_definition") and language in _SCRIPTS:
