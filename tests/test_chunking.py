@@ -243,6 +243,26 @@ def test_private_methods_and_function_fields_are_definitions(chunker: Chunker, t
     assert (top.symbol_start_line, top.symbol_end_line) == (4, 6)
 
 
+def test_an_object_of_functions_is_a_definition_with_its_methods(chunker: Chunker) -> None:
+    """`const jsonContentTypeHandler = { isMatch(req) {...}, parse: (opts) => ... }` (tRPC's content-type
+    handlers) defines its functions as a class does its methods; an object of data does not."""
+    from aintern.chunk import chunk_definitions
+
+    text = (
+        "const jsonHandler = {\n  isMatch(req) {\n    return true\n  },\n  parse: (opts) => opts,\n}\n\n"
+        "export const api = {\n  get: function (url) {\n    return fetch(url)\n  },\n}\n\n"
+        "const settings = { retries: 3, label: 'x' }\n"
+    )
+    for name in ("handlers.js", "handlers.ts"):
+        chunks = chunker.chunk_text(text, name).chunks
+        defs = {d[0]: d for c in chunks for d in chunk_definitions(c)} | {
+            c.symbol_name: (c.symbol_name,) for c in chunks if c.symbol_name
+        }
+        assert {"jsonHandler", "isMatch", "parse", "api", "get"} <= set(defs) and "settings" not in defs, (name, defs)
+        assert defs["isMatch"][1:] == ("method", 2, 4, "jsonHandler")
+        assert defs["get"][1:] == ("method", 9, 11, "api")
+
+
 def suggested_and_found(tmp_path: Path, files: dict[str, str], partial: str, query: str) -> tuple[list[str], Any]:
     """``files`` indexed as a workspace: the names suggested for ``partial``, and the first hit for ``query``."""
     from aintern.knowledge import KnowledgeQueryOptions

@@ -75,7 +75,11 @@ class CodeChunker:
             if definition.name:
                 out.append(NestedDefinition(definition.name, kind, first, last, owner))
             body = _body(definition.inner)
-            if depth < 8 and body is not None and body is not definition.inner:
+            if definition.inner.type == "object":  # an object of functions: its methods
+                body = definition.inner
+            elif body is definition.inner:
+                body = None
+            if depth < 8 and body is not None:
                 inner = members(body.named_children)
                 out.extend(self._definitions(inner, definition.name or parent, depth + 1))
         return out

@@ -349,6 +349,15 @@ _SCRIPTS = {"javascript", "typescript", "tsx"}
 _KEYWORD_NAMED = {"subscript_declaration": "subscript"}
 
 
+def _holds_functions(value: Any) -> bool:
+    """Whether an object literal has a method or a property holding a function."""
+    return any(
+        p.type == "method_definition"
+        or (p.type == "pair" and (v := p.child_by_field_name("value")) is not None and v.type in _FUNCTION_VALUES)
+        for p in value.named_children
+    )
+
+
 def _exported_value(node: Any) -> Definition | None:
     """``export const upgradeWebSocket = defineWebSocketHelper((c, events) => {...})``, ``export const
     appRouter = router({...})``: what a module exports by name is defined there, whatever made the value
@@ -415,6 +424,11 @@ def find_definition(node: Any, language: str) -> Definition | None:
         return Definition(node, name, kind, node)
     if node.type == "expression_statement" and language in _SCRIPTS:
         return _assigned_function(node)
+    if node.type == "pair" and language in _SCRIPTS:  # `parse: (opts) => {...}` in an object of functions
+        value, key = node.child_by_field_name("value"), node.child_by_field_name("key")
+        if value is not None and value.type in _FUNCTION_VALUES and key is not None and key.type in _IDENTIFIERS:
+            return Definition(node, _text(key), S.FUNCTION, value)
+        return None
     if node.type in ("public_field_definition", "field_definition") and language in _SCRIPTS:
         # A class field holding a function is a method: Hono's `fetch = (request, ...) => { ... }`.
         value = node.child_by_field_name("value")
@@ -441,6 +455,10 @@ def find_definition(node: Any, language: str) -> Definition | None:
                 if value is not None and value.type in _FUNCTION_VALUES:
                     kind = S.CLASS if value.type == "class" else S.FUNCTION
                     return Definition(node, _name_of(child), kind, value)
+                if value is not None and value.type == "object" and _holds_functions(value):
+                    # `const jsonContentTypeHandler = { isMatch(req) {...}, parse(opts) {...} }`: an object
+                    # of functions, defined as a class would be.
+                    return Definition(node, _name_of(child), S.OTHER, value)
             if node.type in {"Decl", "TopLevelDecl"} and child.type in {"FnProto", "VarDecl"}:
                 return Definition(node, _name_of(child), S.FUNCTION if child.type == "FnProto" else S.OTHER, child)
         if node.type == "signature" and language == "haskell":
