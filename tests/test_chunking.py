@@ -263,6 +263,24 @@ def test_an_object_of_functions_is_a_definition_with_its_methods(chunker: Chunke
         assert defs["get"][1:] == ("method", 9, 11, "api")
 
 
+def test_kotlin_properties_built_by_code_are_definitions(chunker: Chunker) -> None:
+    """Ktor defines each plugin as `val HttpRequestRetry = createClientPlugin("HttpRequestRetry", ...) {...}`;
+    that property, and one holding a lambda, are definitions; a property holding a value is not."""
+    from aintern.chunk import chunk_definitions
+
+    text = (
+        "package x\n\n/** Retries failed requests. */\npublic val HttpRequestRetry: ClientPlugin<Config> =\n"
+        '    createClientPlugin("HttpRequestRetry", ::Config) {\n        onRequest { }\n    }\n\n'
+        "val size: Int = 3\n\nclass Client {\n    val handler: (Int) -> Int = { it + 1 }\n    val count = 2\n}\n"
+    )
+    chunks = chunker.chunk_text(text, "HttpRequestRetry.kt").chunks
+    defs = {d[0]: d for c in chunks for d in chunk_definitions(c)} | {
+        c.symbol_name: (c.symbol_name,) for c in chunks if c.symbol_name
+    }
+    assert {"HttpRequestRetry", "Client", "handler"} <= set(defs) and not {"size", "count"} & set(defs), defs
+    assert defs["handler"][1:] == ("method", 12, 12, "Client")
+
+
 def suggested_and_found(tmp_path: Path, files: dict[str, str], partial: str, query: str) -> tuple[list[str], Any]:
     """``files`` indexed as a workspace: the names suggested for ``partial``, and the first hit for ``query``."""
     from aintern.knowledge import KnowledgeQueryOptions

@@ -349,6 +349,27 @@ _SCRIPTS = {"javascript", "typescript", "tsx"}
 _KEYWORD_NAMED = {"subscript_declaration": "subscript"}
 
 
+def _kotlin_property(node: Any) -> Definition | None:
+    """``val HttpRequestRetry = createClientPlugin("HttpRequestRetry", ::Config) { ... }`` (how Ktor defines
+    its plugins) or ``val handler: (Int) -> Int = { it + 1 }``: a property built by a block of code is
+    defined there; a property holding a value is not."""
+    variable = next((c for c in node.named_children if c.type == "variable_declaration"), None)
+    name = next((c for c in variable.named_children if c.type == "simple_identifier"), None) if variable else None
+    value = node.named_children[-1] if node.named_children else None
+    if name is None or value is None:
+        return None
+    if value.type == "lambda_literal":
+        return Definition(node, _text(name), S.FUNCTION, value)
+    suffix = (
+        next((c for c in value.named_children if c.type == "call_suffix"), None)
+        if value.type == "call_expression"
+        else None
+    )
+    if suffix is not None and any(c.type == "annotated_lambda" for c in suffix.named_children):
+        return Definition(node, _text(name), S.OTHER, value)
+    return None
+
+
 def _holds_functions(value: Any) -> bool:
     """Whether an object literal has a method or a property holding a function."""
     return any(
@@ -424,6 +445,8 @@ def find_definition(node: Any, language: str) -> Definition | None:
         return Definition(node, name, kind, node)
     if node.type == "expression_statement" and language in _SCRIPTS:
         return _assigned_function(node)
+    if node.type == "property_declaration" and language == "kotlin":
+        return _kotlin_property(node)
     if node.type == "pair" and language in _SCRIPTS:  # `parse: (opts) => {...}` in an object of functions
         value, key = node.child_by_field_name("value"), node.child_by_field_name("key")
         if value is not None and value.type in _FUNCTION_VALUES and key is not None and key.type in _IDENTIFIERS:
