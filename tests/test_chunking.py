@@ -246,7 +246,6 @@ def test_private_methods_and_function_fields_are_definitions(chunker: Chunker, t
 def test_an_object_of_functions_is_a_definition_with_its_methods(chunker: Chunker) -> None:
     """`const jsonContentTypeHandler = { isMatch(req) {...}, parse: (opts) => ... }` (tRPC's content-type
     handlers) defines its functions as a class does its methods; an object of data does not."""
-    from aintern.chunk import chunk_definitions
 
     text = (
         "const jsonHandler = {\n  isMatch(req) {\n    return true\n  },\n  parse: (opts) => opts,\n}\n\n"
@@ -254,10 +253,7 @@ def test_an_object_of_functions_is_a_definition_with_its_methods(chunker: Chunke
         "const settings = { retries: 3, label: 'x' }\n"
     )
     for name in ("handlers.js", "handlers.ts"):
-        chunks = chunker.chunk_text(text, name).chunks
-        defs = {d[0]: d for c in chunks for d in chunk_definitions(c)} | {
-            c.symbol_name: (c.symbol_name,) for c in chunks if c.symbol_name
-        }
+        defs = definitions_in(chunker, text, name)
         assert {"jsonHandler", "isMatch", "parse", "api", "get"} <= set(defs) and "settings" not in defs, (name, defs)
         assert defs["isMatch"][1:] == ("method", 2, 4, "jsonHandler")
         assert defs["get"][1:] == ("method", 9, 11, "api")
@@ -266,19 +262,39 @@ def test_an_object_of_functions_is_a_definition_with_its_methods(chunker: Chunke
 def test_kotlin_properties_built_by_code_are_definitions(chunker: Chunker) -> None:
     """Ktor defines each plugin as `val HttpRequestRetry = createClientPlugin("HttpRequestRetry", ...) {...}`;
     that property, and one holding a lambda, are definitions; a property holding a value is not."""
-    from aintern.chunk import chunk_definitions
 
     text = (
         "package x\n\n/** Retries failed requests. */\npublic val HttpRequestRetry: ClientPlugin<Config> =\n"
         '    createClientPlugin("HttpRequestRetry", ::Config) {\n        onRequest { }\n    }\n\n'
         "val size: Int = 3\n\nclass Client {\n    val handler: (Int) -> Int = { it + 1 }\n    val count = 2\n}\n"
     )
-    chunks = chunker.chunk_text(text, "HttpRequestRetry.kt").chunks
-    defs = {d[0]: d for c in chunks for d in chunk_definitions(c)} | {
-        c.symbol_name: (c.symbol_name,) for c in chunks if c.symbol_name
-    }
+    defs = definitions_in(chunker, text, "HttpRequestRetry.kt")
     assert {"HttpRequestRetry", "Client", "handler"} <= set(defs) and not {"size", "count"} & set(defs), defs
     assert defs["handler"][1:] == ("method", 12, 12, "Client")
+
+
+def test_c_tables_initialised_in_place_are_definitions(chunker: Chunker) -> None:
+    """nginx defines each module as `ngx_module_t ngx_http_scgi_module = {...};` and its directives as
+    `static ngx_command_t ngx_http_scgi_commands[] = {...};`: named definitions; `static int x = 3;` is not."""
+
+    text = (
+        'static ngx_command_t  ngx_http_scgi_commands[] = {\n  { ngx_string("scgi_pass"), 0 },\n'
+        "  ngx_null_command\n};\n\nngx_module_t ngx_http_scgi_module = { NGX_MODULE_V1, &ctx };\n"
+        "static int x = 3;\nint f(void) { return 1; }\n"
+    )
+    defs = definitions_in(chunker, text, "ngx_http_scgi_module.c")
+    assert {"ngx_http_scgi_commands", "ngx_http_scgi_module", "f"} <= set(defs) and "x" not in defs, defs
+    assert defs["ngx_http_scgi_commands"][1:4] == ("other", 1, 4)
+
+
+def definitions_in(chunker: Chunker, text: str, name: str) -> dict[str, tuple[object, ...]]:
+    """Every definition in ``text`` chunked as the file ``name``: the nested ones with their kind, lines
+    and parent, and each chunk's own name."""
+    from aintern.chunk import chunk_definitions
+
+    chunks = chunker.chunk_text(text, name).chunks
+    nested: dict[str, tuple[object, ...]] = {d[0]: d for c in chunks for d in chunk_definitions(c)}
+    return nested | {c.symbol_name: (c.symbol_name,) for c in chunks if c.symbol_name}
 
 
 def suggested_and_found(tmp_path: Path, files: dict[str, str], partial: str, query: str) -> tuple[list[str], Any]:

@@ -445,6 +445,15 @@ def find_definition(node: Any, language: str) -> Definition | None:
         return Definition(node, name, kind, node)
     if node.type == "expression_statement" and language in _SCRIPTS:
         return _assigned_function(node)
+    if node.type == "declaration" and language in ("c", "cpp"):
+        # `ngx_module_t ngx_http_scgi_module = { ... };`, `static ngx_command_t ngx_http_scgi_commands[] =
+        # { ... };`: a table of data and callbacks, defined and named there (a scalar's value is not).
+        init = next((c for c in node.named_children if c.type == "init_declarator"), None)
+        value = init.child_by_field_name("value") if init is not None else None
+        if value is not None and value.type == "initializer_list":
+            name = _name_of(init)
+            return Definition(node, name, S.OTHER, value) if name else None
+        return None
     if node.type == "property_declaration" and language == "kotlin":
         return _kotlin_property(node)
     if node.type == "pair" and language in _SCRIPTS:  # `parse: (opts) => {...}` in an object of functions
