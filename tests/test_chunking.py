@@ -287,6 +287,13 @@ def test_c_tables_initialised_in_place_are_definitions(chunker: Chunker) -> None
     assert defs["ngx_http_scgi_commands"][1:4] == ("other", 1, 4)
 
 
+def test_rust_constants_and_statics_are_definitions(chunker: Chunker) -> None:
+    """`pub const MAX_CONNECTIONS: usize = 64;` is defined by name, as Go's `const` and `var` are."""
+    text = 'pub const MAX_CONNECTIONS: usize = 64;\nstatic GREETING: &str = "hi";\n\nfn main() {}\n'
+    defs = definitions_in(chunker, text, "lib.rs")
+    assert {"MAX_CONNECTIONS", "GREETING", "main"} <= set(defs), defs
+
+
 def definitions_in(chunker: Chunker, text: str, name: str) -> dict[str, tuple[object, ...]]:
     """Every definition in ``text`` chunked as the file ``name``: the nested ones with their kind, lines
     and parent, and each chunk's own name."""

@@ -50,6 +50,8 @@ DEFINITIONS: dict[str, dict[str, SymbolType]] = {
         "union_item": S.STRUCT,
         "function_signature_item": S.FUNCTION,
         "type_item": S.OTHER,
+        "const_item": S.OTHER,
+        "static_item": S.OTHER,
     },
     "java": {
         "class_declaration": S.CLASS,
