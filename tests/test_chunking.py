@@ -294,6 +294,20 @@ def test_rust_constants_and_statics_are_definitions(chunker: Chunker) -> None:
     assert {"MAX_CONNECTIONS", "GREETING", "main"} <= set(defs), defs
 
 
+def test_php_helpers_guarded_by_function_exists_are_definitions(chunker: Chunker) -> None:
+    """PHP helper files define each function inside `if (! function_exists('url_to')) { ... }` (CodeIgniter's
+    Helpers/*.php and Common.php, Laravel's helpers.php): each is a definition with its own lines."""
+    text = (
+        "<?php\n\nif (! function_exists('url_to')) {\n    /**\n     * The URL of a named route.\n     */\n"
+        "    function url_to(string $route, ...$args): string\n    {\n        return site_url($route);\n    }\n}\n\n"
+        "if (! function_exists('uri_string')) {\n    function uri_string(): string\n    {\n        return '';\n"
+        "    }\n}\n\nif ($debug) {\n    ini_set('display_errors', '1');\n}\n"
+    )
+    defs = definitions_in(chunker, text, "url_helper.php")
+    assert {"url_to", "uri_string"} <= set(defs), defs
+    assert defs["uri_string"][1:4] == ("function", 14, 17)
+
+
 def definitions_in(chunker: Chunker, text: str, name: str) -> dict[str, tuple[object, ...]]:
     """Every definition in ``text`` chunked as the file ``name``: the nested ones with their kind, lines
     and parent, and each chunk's own name."""

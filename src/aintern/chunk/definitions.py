@@ -164,9 +164,26 @@ def members(nodes: list[Any]) -> list[Any]:
         node = stack.pop()
         if node.type in _OPENED:
             stack.extend(reversed(node.named_children))
+        elif (guarded := _guarded_definitions(node)) is not None:
+            stack.extend(reversed(guarded))
         else:
             out.append(node)
     return out
+
+
+_PHP_DEFINITIONS = {"function_definition", "class_declaration", "interface_declaration", "trait_declaration"}
+
+
+def _guarded_definitions(node: Any) -> list[Any] | None:
+    """What a PHP ``if (! function_exists('url_to')) { function url_to() {...} }`` holds: how helper files
+    (CodeIgniter's, Laravel's) define their functions; None for any other statement."""
+    if node.type != "if_statement":
+        return None
+    body = node.child_by_field_name("body")
+    if body is None or body.type != "compound_statement":
+        return None
+    inner = body.named_children
+    return inner if any(c.type in _PHP_DEFINITIONS for c in inner) else None
 
 
 #: Nodes that wrap a definition and belong with it (decorators, `export`, templates).
