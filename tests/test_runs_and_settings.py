@@ -267,3 +267,34 @@ def test_jobs_raise_events_and_the_watcher_reindexes_only_changed_files(env: Pat
     found = ws.knowledge.query("brand_new_function", KnowledgeQueryOptions(workspace_path=str(root), min_relevance=0))
     assert found.chunks[0].file_path == "src/python/app.py"
     ws.close()
+
+
+def test_an_index_an_older_chunker_built_is_rechunked_by_its_next_run(tmp_path: Path) -> None:
+    """A chunker that names chunks differently (CHUNKER_VERSION) re-chunks an older index at its next run,
+    the watcher's included, without a `--force`: every file again, the vectors of unchanged texts from
+    the embedding cache; the run after it is a no-op."""
+    import sqlite3
+
+    from aintern.chunk.models import CHUNKER_VERSION
+
+    root = make_workspace(tmp_path / "project")
+    (root / "app.ts").write_text("export class App {\n  #dispatch(request) {\n    return request\n  }\n}\n")
+    db = tmp_path / "k.db"
+    w = Workspace(root, db)
+    first = w.build_index()
+    assert first.success and w.require_index().settings["chunker"] == CHUNKER_VERSION
+    names = {n for (n,) in w.store.conn.execute("SELECT name FROM chunk_symbols")}
+    assert "dispatch" in names
+    w.close()
+    with sqlite3.connect(db) as conn:  # what an index of the first chunker looks like: no stamp, no such name
+        conn.execute("UPDATE indexes SET settings_json = json_remove(settings_json, '$.chunker')")
+        conn.execute("DELETE FROM chunk_symbols WHERE name = 'dispatch'")
+    w = Workspace(root, db)
+    (root / "README.md").write_text("# Demo\n\nChanged.\n")
+    again = w.index_files(["README.md"])  # the watcher's call: the whole index is re-chunked
+    assert again.success and again.files_indexed == first.files_indexed
+    assert again.chunks_embedded < again.chunks_created  # unchanged texts: vectors from the cache
+    assert "dispatch" in {n for (n,) in w.store.conn.execute("SELECT name FROM chunk_symbols")}
+    assert w.require_index().settings["chunker"] == CHUNKER_VERSION
+    assert w.build_index().files_indexed == 0
+    w.close()

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from aintern.chunk.models import CHUNKER_VERSION
 from aintern.config import CONFIG_FILE, Settings
 from aintern.embed import DEFAULT_MODEL, RETIRED_MODELS, Embedder, embedder_for_model_id, get_embedder, model_id
 from aintern.errors import AinternError, NoDatabaseError, NotIndexedError, SettingsError, StoreError
@@ -370,13 +371,15 @@ class Workspace:
                 # A model change means every vector is recomputed anyway; so does a move to another engine.
                 had_tier = self.store.vector_tier(index.id) is not None
                 self.store.delete_index(index.id)
-            remember = force or self.index is None or "chunk_size" not in self.index.settings
+            # An index an older chunker built is re-chunked whole (its chunk sizes stay the index's own).
+            rechunk = self.index is not None and self.index.settings.get("chunker", 1) != CHUNKER_VERSION
+            remember = force or rechunk or self.index is None or "chunk_size" not in self.index.settings
             chunking = self.chunking_options(force)
             scan = self.scan_options()
             if include_secrets is not None:
                 scan.include_secrets = include_secrets
             options = IndexingOptions(
-                chunking=chunking, scan=scan, force_reindex=force, engine=engine, milvus_uri=milvus_uri,
+                chunking=chunking, scan=scan, force_reindex=force or rechunk, engine=engine, milvus_uri=milvus_uri,
                 milvus_token_env=token_env, milvus_index=self.settings.milvus_index or "flat",
             )  # fmt: skip
             indexer = Indexer(self.store, self.embedder, options)
@@ -384,7 +387,8 @@ class Workspace:
             result = indexer.index(self.root, on_progress, cancel)
             if result.success and remember:
                 self.store.update_index(result.index_id, settings={
-                    "chunk_size": chunking.target_chunk_size, "chunk_overlap": chunking.chunk_overlap})  # fmt: skip
+                    "chunk_size": chunking.target_chunk_size, "chunk_overlap": chunking.chunk_overlap,
+                    "chunker": CHUNKER_VERSION})  # fmt: skip
             if result.success and had_tier and self.embedder.model_id != self.tier_embedder.model_id:
                 self.set_tier("full")  # the rebuilt index keeps its full tier (settle_tier then fills it)
             return result
@@ -405,7 +409,9 @@ class Workspace:
         from aintern.index import Indexer, IndexingOptions
 
         index = self.index
-        if index is not None and index.embedding_model in RETIRED_MODELS:
+        if index is not None and (
+            index.embedding_model in RETIRED_MODELS or index.settings.get("chunker", 1) != CHUNKER_VERSION
+        ):
             return self.build_index(progress=progress, cancel=cancel, wait=wait, on_file=on_file)  # all recomputed
         paths = list(paths)
 

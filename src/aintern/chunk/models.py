@@ -35,6 +35,12 @@ class SymbolType(str, enum.Enum):
     OTHER = "other"
 
 
+#: Bumped when the chunker cuts or names chunks differently (2: the definitions of docs/benchmarks.md
+#: section 36). An index an older chunker built is re-chunked by its next `aintern index`; the vectors of
+#: texts that did not change come from the embedding cache.
+CHUNKER_VERSION = 2
+
+
 @dataclass(frozen=True)
 class ChunkingOptions:
     """Chunk sizes in tokens of the embedding model's own tokenizer (seed defaults).
