@@ -15,6 +15,7 @@ import pytest
 from web_server import WebServer
 from workspaces import make_workspace, many_files
 
+from aintern.chunk.models import CHUNKER_VERSION
 from aintern.workspace import Workspace
 
 
@@ -213,7 +214,8 @@ def test_adding_a_workspace_checks_the_path_then_indexes_it(server: WebServer, e
         assert done["phase"] == "complete" and done["result"]["files_indexed"] > 5
         detail = c.get(f"/api/indexes/{wid}").json()
         assert detail["name"] == "Second one" and detail["state"] == "up_to_date" and detail["chunks"] > 5
-        assert detail["settings"] == {"chunk_size": 128, "chunk_overlap": 32}
+        # (the chunker's version is stamped beside the sizes: a newer one re-chunks the index)
+        assert detail["settings"] == {"chunk_size": 128, "chunk_overlap": 32, "chunker": CHUNKER_VERSION}
         assert c.post("/api/indexes", json={"path": str(folder)}).status_code == 409  # has one already
         assert c.post(f"/api/indexes/{wid}/rename", json={"name": "renamed"}).json()["name"] == "renamed"
         assert c.post(f"/api/indexes/{wid}/rename", json={"name": " "}).status_code == 400
