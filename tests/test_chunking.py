@@ -308,6 +308,22 @@ def test_php_helpers_guarded_by_function_exists_are_definitions(chunker: Chunker
     assert defs["uri_string"][1:4] == ("function", 14, 17)
 
 
+def test_c_function_like_macros_are_definitions(chunker: Chunker) -> None:
+    """`#define uv__handle_start(h) do { ... } while (0)` works as a function and is searched for as one;
+    an object-like `#define NGX_OK 0` is a constant among thousands and is left out."""
+    text = (
+        "#define ngx_string(str)     { sizeof(str) - 1, (u_char *) str }\n#define NGX_OK  0\n"
+        "#define uv__handle_start(h)                                           \\\n"
+        "  do {                                                                \\\n"
+        "    (h)->flags |= UV_HANDLE_ACTIVE;                                   \\\n"
+        "  }                                                                   \\\n"
+        "  while (0)\nint f(void) { return 1; }\n"
+    )
+    for name in ("uv-common.h", "uv-common.cc"):
+        defs = definitions_in(chunker, text, name)
+        assert {"ngx_string", "uv__handle_start", "f"} <= set(defs) and "NGX_OK" not in defs, (name, defs)
+
+
 def definitions_in(chunker: Chunker, text: str, name: str) -> dict[str, tuple[object, ...]]:
     """Every definition in ``text`` chunked as the file ``name``: the nested ones with their kind, lines
     and parent, and each chunk's own name."""

@@ -85,6 +85,7 @@ DEFINITIONS: dict[str, dict[str, SymbolType]] = {
         "enum_specifier": S.ENUM,
         "union_specifier": S.STRUCT,
         "type_definition": S.OTHER,
+        "preproc_function_def": S.FUNCTION,
     },
     "cpp": {
         "function_definition": S.FUNCTION,
@@ -96,6 +97,7 @@ DEFINITIONS: dict[str, dict[str, SymbolType]] = {
         "type_definition": S.OTHER,
         "alias_declaration": S.OTHER,
         "concept_definition": S.OTHER,
+        "preproc_function_def": S.FUNCTION,
     },
     "ruby": {"class": S.CLASS, "module": S.NAMESPACE, "method": S.METHOD, "singleton_method": S.METHOD},
     "php": {
