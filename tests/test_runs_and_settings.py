@@ -293,6 +293,7 @@ def test_an_index_an_older_chunker_built_is_rechunked_by_its_next_run(tmp_path: 
     (root / "README.md").write_text("# Demo\n\nChanged.\n")
     again = w.index_files(["README.md"])  # the watcher's call: the whole index is re-chunked
     assert again.success and again.files_indexed == first.files_indexed
+    assert any("chunked by an older aintern" in n for n in w.notices)  # `aintern index` prints it
     assert again.chunks_embedded < again.chunks_created  # unchanged texts: vectors from the cache
     assert "dispatch" in {n for (n,) in w.store.conn.execute("SELECT name FROM chunk_symbols")}
     assert w.require_index().settings["chunker"] == CHUNKER_VERSION

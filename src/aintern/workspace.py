@@ -373,6 +373,11 @@ class Workspace:
                 self.store.delete_index(index.id)
             # An index an older chunker built is re-chunked whole (its chunk sizes stay the index's own).
             rechunk = self.index is not None and self.index.settings.get("chunker", 1) != CHUNKER_VERSION
+            if rechunk and not force:
+                self.notices.append(
+                    "this index was chunked by an older aintern: every file is chunked again (the vectors of "
+                    "unchanged text come from the cache)"
+                )
             remember = force or rechunk or self.index is None or "chunk_size" not in self.index.settings
             chunking = self.chunking_options(force)
             scan = self.scan_options()
