@@ -1101,12 +1101,22 @@ def test_an_error_class_counts_less_unless_the_question_is_about_errors(static, 
             "      default: throw new DriverNotConfiguredError(connection.options.type)\n    }\n  }\n}\n",
         "src/query/QueryBuilder.ts": "export class QueryBuilder {\n  select(columns: string[]) { this.columns = columns; return this }\n}\n",
     })  # fmt: skip
-    question = "choosing the driver for the configured database type"
-    before = ranked_paths(static, store, ws, question, HybridConfig(error_class_weight=1.0))
-    assert before[0] == "src/error/DriverNotConfiguredError.ts", before
-    assert ranked_paths(static, store, ws, question, HybridConfig())[0] == "src/driver/DriverFactory.ts"
-    question = "which error is thrown when no driver is configured for the database type"
-    assert ranked_paths(static, store, ws, question, HybridConfig())[0] == "src/error/DriverNotConfiguredError.ts"
+    error_class_follows_the_code(
+        static, store, ws, "src/error/DriverNotConfiguredError.ts", "src/driver/DriverFactory.ts",
+        "choosing the driver for the configured database type",
+        "which error is thrown when no driver is configured for the database type",
+    )  # fmt: skip
+
+
+def error_class_follows_the_code(  # type: ignore[no-untyped-def]
+    static, store: SqliteStore, ws: Path, error_file: str, code_file: str, about_code: str, about_error: str
+) -> None:
+    """Without the error-class weight ``error_file`` answers ``about_code`` first; with it ``code_file``
+    does, and ``error_file`` still answers ``about_error``, a question about the error."""
+    before = ranked_paths(static, store, ws, about_code, HybridConfig(error_class_weight=1.0))
+    assert before[0] == error_file, before
+    assert ranked_paths(static, store, ws, about_code, HybridConfig())[0] == code_file
+    assert ranked_paths(static, store, ws, about_error, HybridConfig())[0] == error_file
     store.close()
 
 
@@ -1142,13 +1152,10 @@ def test_an_exception_folder_holds_error_classes(static, tmp_path: Path) -> None
         "src/Query/QueryBuilder.php": "<?php\nclass QueryBuilder\n{\n    public function select(string ...$columns): self\n"
             "    {\n        $this->select = $columns;\n        return $this;\n    }\n}\n",
     })  # fmt: skip
-    question = "how nested transactions use savepoints"
-    before = ranked_paths(static, store, ws, question, HybridConfig(error_class_weight=1.0))
-    assert before[0] == "src/Exception/SavepointsNotSupported.php", before
-    assert ranked_paths(static, store, ws, question, HybridConfig())[0] == "src/Connection.php"
-    question = "the exception thrown when savepoints are not supported"
-    assert ranked_paths(static, store, ws, question, HybridConfig())[0] == "src/Exception/SavepointsNotSupported.php"
-    store.close()
+    error_class_follows_the_code(
+        static, store, ws, "src/Exception/SavepointsNotSupported.php", "src/Connection.php",
+        "how nested transactions use savepoints", "the exception thrown when savepoints are not supported",
+    )  # fmt: skip
 
 
 def test_a_language_named_in_a_question_finds_its_translations(static, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
