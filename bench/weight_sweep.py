@@ -11,7 +11,8 @@ gains in both folds; the table is docs/benchmarks.md section 35.
 ``AINTERN_BENCH_CACHE`` names the other one, see bench/eval_retrieval.py).
 
 ``--misses``: instead, where the default ranking puts each question's first relevant file among the
-files of its first 200 chunks (1st, 2nd-3rd, 4th-10th, lower, absent), for the dev split and the sets.
+files of its first 200 chunks (1st, 2nd-3rd, 4th-10th, lower, absent), for the dev split and the sets;
+and, when it is 2nd or 3rd, where the file ranked first sits (its folder, one above or below, elsewhere).
 """
 
 from __future__ import annotations
@@ -60,6 +61,8 @@ def load(sets: list[str]) -> list[tuple[str, Any, int, str, list[tuple[str, Any,
 def misses(trees: list[Any], dev: set[str]) -> None:
     """Where the first relevant file of each question lands in the default ranking."""
     places: dict[str, Counter[str]] = {"dev": Counter(), "own": Counter()}
+    # Where the file ranked first sits relative to the relevant one, when that one is 2nd or 3rd.
+    relation: dict[str, Counter[str]] = {"dev": Counter(), "own": Counter()}
     for name, store, index_id, prefix, questions, _ in trees:
         for text, vector, targets in questions:
             hits = hybrid_search(store, index_id, text, vector, VectorSearchOptions(top_k=200), HybridConfig(), 200)
@@ -76,11 +79,17 @@ def misses(trees: list[Any], dev: set[str]) -> None:
                 if at < 10
                 else "lower"
             )
-            places["dev" if name in dev else "own"][place] += 1
+            group = "dev" if name in dev else "own"
+            places[group][place] += 1
+            if place == "2nd-3rd":
+                first, wanted = files[0].rsplit("/", 1)[0], targets[0].rsplit("/", 1)[0]
+                near = first.startswith(wanted) or wanted.startswith(first)
+                relation[group]["same folder" if first == wanted else "above or below" if near else "elsewhere"] += 1
     for group, counts in places.items():
         total = sum(counts.values())
         print(f"{group}: {total} questions, " + ", ".join(
             f"{p} {counts[p]} ({counts[p] / max(total, 1):.0%})" for p in ("1st", "2nd-3rd", "4th-10th", "lower", "absent")))  # fmt: skip
+        print(f"  the file first when the relevant one is 2nd-3rd: {dict(relation[group])}")
 
 
 def main() -> None:

@@ -1,0 +1,100 @@
+"""Ranking probes behind docs/benchmarks.md section 36: questions asked of the default ranking that
+led to no rule.
+
+    python bench/probes.py base-classes    # Abstract*/Base*/*-base files: relevant ones' places, others'
+    python bench/probes.py project-name    # questions naming their project, with the name taken out
+    python bench/probes.py whole-firsts [--without-docs-rule]   # dev trees indexed whole: what a missed
+                                                                # question has first (before section 36's rule)
+
+The first two search the dev split and the own sets (the trees bench/weight_sweep.py loads); the
+third, the dev trees indexed whole (bench/eval_retrieval.py semble --whole builds them).
+"""
+
+from __future__ import annotations
+
+import re
+import statistics
+import sys
+from collections import Counter
+from typing import Any
+
+import eval_retrieval as ev
+import semble_data
+import weight_sweep
+
+from aintern.retrieve import paths
+from aintern.retrieve.hybrid import HybridConfig, hybrid_search
+from aintern.store import VectorSearchOptions
+
+BASE = re.compile(r"(^|/)(Abstract[A-Z]\w*|Base[A-Z]\w*|[\w-]*[-_]base|base)\.\w+$")
+
+
+def ranked(store: Any, index_id: int, prefix: str, text: str, vector: Any) -> list[str]:
+    """The files of the default ranking's first 10 chunks, best first, each once."""
+    hits = hybrid_search(store, index_id, text, vector, VectorSearchOptions(top_k=10), HybridConfig())
+    return list(dict.fromkeys(prefix + h.chunk.file_path for h in hits[:10]))
+
+
+def base_classes() -> None:
+    relevant, places, others = 0, [], Counter()
+    for _, store, index_id, prefix, questions, _ in weight_sweep.load(weight_sweep.OWN):
+        for text, vector, targets in questions:
+            relevant += sum(1 for t in targets if BASE.search(t))
+            for place, path in enumerate(ranked(store, index_id, prefix, text, vector), 1):
+                if BASE.search(path):
+                    if path in targets:
+                        places.append(place)
+                    else:
+                        others[place] += 1
+    print(f"relevant base-class files: {relevant}; in the first ten: {len(places)}, first: {places.count(1)}")
+    print(f"irrelevant ones in the first ten by place: {dict(sorted(others.items()))}")
+
+
+def project_name() -> None:
+    embedder = ev.embedder_for("static")
+    changes = []
+    for name, store, index_id, prefix, questions, indexed in weight_sweep.load(weight_sweep.OWN):
+        word = name.split("-")[0].split(".")[0]
+        for text, vector, targets in questions:
+            if not re.search(rf"\b{re.escape(word)}\b", text, re.I):
+                continue
+            named = name if name in text.lower() else word
+            without = re.sub(rf"(?i)\b(in |of )?{re.escape(named)}('s)?\b", "", text).replace("  ", " ").strip()
+            before = semble_data.ndcg_at_10(ranked(store, index_id, prefix, text, vector), targets, indexed)
+            after = semble_data.ndcg_at_10(
+                ranked(store, index_id, prefix, without, embedder.embed(without)), targets, indexed
+            )
+            changes.append(after - before)
+            if abs(after - before) > 0.05:
+                print(f"  {name}: {before:.2f} -> {after:.2f}  {text!r} -> {without!r}")
+    print(f"{len(changes)} questions name their project; without the name: {statistics.mean(changes):+.3f} on average")
+
+
+def whole_firsts() -> None:
+    if "--without-docs-rule" in sys.argv:  # as before section 36: code under docs/ weighed as any code
+        paths.DOCS_CODE = re.compile(r"(?!)")
+        paths.path_prior.cache_clear()
+    embedder = ev.embedder_for("static")
+    kinds: Counter[str] = Counter()
+    for repo in semble_data.load_repos(whole=True):
+        store, index_id, _ = ev.open_index(repo.name + "-whole", repo.root, "static", False)
+        for q in repo.queries:
+            files = ranked(store, index_id, repo.prefix, q.text, embedder.embed(q.text))
+            if not files or files[0] in q.targets:
+                continue
+            p = files[0].lower()
+            kind = (
+                "test" if re.search(r"(^|/)(tests?|spec|__tests__)/|test[_.]|_test\.|\.test\.|spec\.", p)
+                else "document" if re.search(r"\.(md|rst|txt|adoc)$|(^|/)docs?/", p)
+                else "example" if re.search(r"(^|/)(examples?|samples?|demo|benchmarks?|bench)/", p)
+                else "code"
+            )  # fmt: skip
+            kinds[kind] += 1
+            if kind != "code":
+                print(f"  {repo.name}: {files[0]} first for {q.text!r}")
+        store.close()
+    print(f"questions whose first file is not relevant, by that file's kind: {dict(kinds)}")
+
+
+if __name__ == "__main__":
+    {"base-classes": base_classes, "project-name": project_name, "whole-firsts": whole_firsts}[sys.argv[1]]()
