@@ -280,7 +280,7 @@ def _name_of(node: Any) -> str | None:
             return _identifier_text(child)
     for child in node.named_children:
         if child.type in _IDENTIFIERS:
-            return _text(child)
+            return _identifier_text(child)
         if child.type in {"type_spec", "variable_declarator", "function_head", "FnProto", "function_declarator"}:
             return _name_of(child)
     return None
@@ -480,7 +480,7 @@ def find_definition(node: Any, language: str) -> Definition | None:
     if node.type == "pair" and language in _SCRIPTS:  # `parse: (opts) => {...}` in an object of functions
         value, key = node.child_by_field_name("value"), node.child_by_field_name("key")
         if value is not None and value.type in _FUNCTION_VALUES and key is not None and key.type in _IDENTIFIERS:
-            return Definition(node, _text(key), S.FUNCTION, value)
+            return Definition(node, _identifier_text(key), S.FUNCTION, value)
         return None
     if node.type in ("public_field_definition", "field_definition") and language in _SCRIPTS:
         # A class field holding a function is a method: Hono's `fetch = (request, ...) => { ... }`.
