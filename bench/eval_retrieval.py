@@ -28,10 +28,12 @@ from aintern.index.tier import TIER_MODEL, fill_tier
 from aintern.knowledge import KnowledgeQueryOptions, KnowledgeService
 from aintern.retrieve.hybrid import FULL_TIER, HybridConfig, hybrid_search
 from aintern.retrieve.rerank import RerankingStrategy
-from aintern.store import SqliteStore, VectorSearchOptions
+from aintern.store import SqliteStore, VectorSearchOptions, memory, postings
 from aintern.store import keywords as sqlite_backend
 
 CACHE = Path(os.environ.get("AINTERN_BENCH_CACHE", "/tmp/aintern-bench"))
+#: --bm25-k1 / --bm25-b: BM25's constants instead of FTS5's (k1, b).
+BM25_PARAMS: tuple[float, float] | None = None
 TARGET = ChunkingOptions().target_chunk_size
 
 # Ablation ladder: each row adds one prior to the one before; "default" is HybridConfig().
@@ -203,6 +205,14 @@ def open_index(name: str, root: Path, model: str, reindex: bool) -> tuple[Sqlite
         filled = fill_tier(store, result.index_id, tier)
         if filled.chunks_embedded:
             print(f"  {name}: full tier {filled.chunks_embedded} chunks embedded in {filled.duration:.1f}s", flush=True)
+    if BM25_PARAMS:
+        # BM25 with other constants: FTS5's bm25() has its own, so every index searches through the in-memory
+        # postings (store.postings), which score with the same formula (identical rankings at 1.2 / 0.75).
+        postings.K1, postings.B = BM25_PARAMS
+        memory.InMemorySearch._large = lambda self, store, index_id: True  # type: ignore[method-assign]
+        store.keep_in_memory()
+        assert store.memory is not None
+        store.memory.add_keyword_stats(result.index_id)
     return store, result.index_id, time.perf_counter() - t0
 
 
@@ -346,12 +356,16 @@ if __name__ == "__main__":
     ap.add_argument("--prune-share", type=float, help="common-term cut-off of BM25 (store.keywords.PRUNE_SHARE)")
     ap.add_argument("--store", choices=["sqlite", "milvus"], default="sqlite", help="where indexes keep vectors")
     ap.add_argument("--prune-above", type=int, help="apply it from this many chunks (PRUNE_ABOVE_CHUNKS; 0: always)")
+    ap.add_argument("--bm25-k1", type=float, help="BM25's k1 (FTS5's: 1.2), scored by the in-memory postings")
+    ap.add_argument("--bm25-b", type=float, help="BM25's b (FTS5's: 0.75), likewise")
     a = ap.parse_args()
     if a.prune_share is not None:
         sqlite_backend.PRUNE_SHARE = a.prune_share
     if a.prune_above is not None:
         sqlite_backend.PRUNE_ABOVE_CHUNKS = a.prune_above
     TARGET = a.target
+    if a.bm25_k1 is not None or a.bm25_b is not None:
+        BM25_PARAMS = (a.bm25_k1 or postings.K1, a.bm25_b if a.bm25_b is not None else postings.B)
     TABLE = a.table
     TIER = a.tier
     TIER_GRAPH = a.tier_graph

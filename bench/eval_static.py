@@ -1,6 +1,7 @@
 """Vector-only NDCG@10 of static token tables on the semble dev set, without re-indexing.
 
     python bench/eval_static.py [TABLE.npy|.npz ...]    # default: the shipped static-code.npy
+    python bench/eval_static.py --question-map MAP.npy  # questions' vectors through a linear map (static_pairs.py)
 
 Takes the chunks of the indexes bench/eval_retrieval.py built (/tmp/aintern-bench), embeds their
 embedding texts with each table and ranks by cosine: the "vector" row of the ablation ladder, for a
@@ -26,7 +27,9 @@ from aintern.store import SqliteStore
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("tables", nargs="*", type=Path, default=[MODELS_DIR / "static-code.npy"])
+    ap.add_argument("--question-map", type=Path, help="a 256x256 map applied to each question's vector")
     args = ap.parse_args()
+    question_map = np.load(args.question_map) if args.question_map else None
     embedders = [StaticEmbedder(path=p) for p in args.tables]
     repos = load_repos()
     table: dict[str, list[float]] = {str(p): [] for p in args.tables}
@@ -45,7 +48,8 @@ def main() -> None:
             docs = emb.embed_batch(texts)
             scores = []
             for q in repo.queries:
-                order = np.argsort(-(docs @ emb.embed(q.text)), kind="stable")[:10]
+                question = emb.embed(q.text) if question_map is None else question_map @ emb.embed(q.text)
+                order = np.argsort(-(docs @ question), kind="stable")[:10]
                 scores.append(ndcg_at_10([paths[i] for i in order], q.targets, existing))
             table[str(path)].append(statistics.mean(scores))
             line += f" {path.stem}={table[str(path)][-1]:.3f}"

@@ -1,4 +1,4 @@
-"""Probes behind docs/benchmarks.md section 32's "tried and dropped" vector ideas (they measure; nothing here
+"""Probes behind docs/benchmarks.md's "tried and dropped" vector ideas (sections 32-37) (they measure; nothing here
 is used by aintern). Set SEMBLE_SET / SEMBLE_CORPORA as for eval_retrieval.py; indexes come from its cache.
 
     python bench/vector_probes.py alpha-shape        # per-question vector weight vs the shape of the scores
@@ -6,6 +6,7 @@ is used by aintern). Set SEMBLE_SET / SEMBLE_CORPORA as for eval_retrieval.py; i
     python bench/vector_probes.py agreement FIT_SET:FIT_CORPORA      # static vs MiniLM chunk vectors (needs --tier indexes)
     python bench/vector_probes.py query-map FIT_SET:FIT_CORPORA      # MiniLM question mapped onto static chunk vectors
     python bench/vector_probes.py question-stopwords # static vectors alone, questions with and without stop words
+    python bench/vector_probes.py hubness            # chunk vectors centred per index, or a hub penalty (section 37)
 """
 
 from __future__ import annotations
@@ -115,11 +116,7 @@ def question_stopwords() -> None:
     repos = load_repos(None)
     means: dict[str, list[float]] = {"whole": [], "no stop words": []}
     for repo in repos:
-        store, iid, _ = E.open_index(repo.name, repo.root, "static", False)
-        existing = {repo.prefix + p for p in store.get_files(iid)}
-        matrix = _vectors(store, iid)
-        chunks = store.get_chunks([int(c) for c in matrix.chunk_ids], iid)
-        paths = [repo.prefix + chunks[int(c)].file_path for c in matrix.chunk_ids]
+        matrix, paths, existing = _stored_vectors(repo)
         got: dict[str, list[float]] = {k: [] for k in means}
         for q in repo.queries:
             words = [w for w in q.text.split() if w.lower().strip("?,.!'\"") not in STOP_WORDS]
@@ -128,16 +125,53 @@ def question_stopwords() -> None:
                 got[k].append(ndcg_at_10([paths[i] for i in top], q.targets, existing))
         for k in means:
             means[k].append(statistics.mean(got[k]))
-    half = len(repos) // 2
+    _print_folds(means)
+
+
+def _stored_vectors(repo) -> tuple[VectorMatrix, list[str], set[str]]:  # type: ignore[no-untyped-def]
+    """A dev repository's stored chunk vectors, each chunk's path, and the paths the index holds."""
+    store, iid, _ = E.open_index(repo.name, repo.root, "static", False)
+    existing = {repo.prefix + p for p in store.get_files(iid)}
+    matrix = _vectors(store, iid)
+    chunks = store.get_chunks([int(c) for c in matrix.chunk_ids], iid)
+    return matrix, [repo.prefix + chunks[int(c)].file_path for c in matrix.chunk_ids], existing
+
+
+def _print_folds(means: dict[str, list[float]]) -> None:
+    """Each variant's mean over the repositories, and over folds A and B (the two halves, in order)."""
     for k, v in means.items():
-        print(
-            k,
-            round(statistics.mean(v), 4),
-            "A",
-            round(statistics.mean(v[:half]), 4),
-            "B",
-            round(statistics.mean(v[half:]), 4),
-        )
+        half = len(v) // 2
+        print(f"{k:12s} {statistics.mean(v):.4f}  A {statistics.mean(v[:half]):.4f}  B {statistics.mean(v[half:]):.4f}")
+
+
+def hubness() -> None:
+    """Vector-only NDCG@10 with each index's chunk vectors centred on their mean (by gamma, then unit length
+    again), or with a chunk's cosine to that mean subtracted (by beta) from every score: chunks near the
+    centre of a tree match every question a little (docs section 37: dropped)."""
+    emb = E.embedder_for("static")
+    repos = load_repos(None)
+    variants = ["none", "centred 0.5", "centred 1", "hub 0.1", "hub 0.2"]
+    means: dict[str, list[float]] = {k: [] for k in variants}
+    for repo in repos:
+        matrix, paths, existing = _stored_vectors(repo)
+        docs = np.asarray(matrix.matrix, dtype=np.float32)
+        mean = docs.mean(axis=0)
+        hub = docs @ (mean / np.linalg.norm(mean))
+        for k in variants:
+            kind, _, weight = k.partition(" ")
+            scored = docs
+            if kind == "centred":
+                scored = docs - float(weight) * mean
+                scored = scored / (np.linalg.norm(scored, axis=1, keepdims=True) + 1e-9)
+            got = []
+            for q in repo.queries:
+                scores = scored @ np.asarray(emb.embed(q.text), dtype=np.float32)
+                if kind == "hub":
+                    scores = scores - float(weight) * hub
+                top = np.argsort(-scores, kind="stable")[:10]
+                got.append(ndcg_at_10([paths[i] for i in top], q.targets, existing))
+            means[k].append(statistics.mean(got))
+    _print_folds(means)
 
 
 def _pairs(spec: str) -> dict[str, tuple[np.ndarray, np.ndarray]]:
@@ -202,7 +236,9 @@ def query_map(fit: str, sets: list[str]) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("probe", choices=["alpha-shape", "file-vectors", "agreement", "query-map", "question-stopwords"])
+    ap.add_argument(
+        "probe", choices=["alpha-shape", "file-vectors", "agreement", "query-map", "question-stopwords", "hubness"]
+    )
     ap.add_argument("fit", nargs="?", help="agreement, query-map: SET:CORPORA the ridge map is fit on")
     ap.add_argument("sets", nargs="*", help="agreement, query-map: SET:CORPORA to measure")
     a = ap.parse_args()
@@ -212,6 +248,8 @@ def main() -> None:
         file_vectors()
     elif a.probe == "question-stopwords":
         question_stopwords()
+    elif a.probe == "hubness":
+        hubness()
     elif not a.fit:
         ap.error("agreement and query-map need FIT_SET:FIT_CORPORA")
     elif a.probe == "agreement":

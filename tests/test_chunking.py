@@ -324,14 +324,195 @@ def test_c_function_like_macros_are_definitions(chunker: Chunker) -> None:
         assert {"ngx_string", "uv__handle_start", "f"} <= set(defs) and "NGX_OK" not in defs, (name, defs)
 
 
+def test_ruby_class_methods_in_class_self_are_definitions(chunker: Chunker) -> None:
+    """Sinatra defines its whole DSL (`get`, `set`, `run!`) inside `class << self ... end`: those methods are the
+    enclosing class's, each a definition with its own lines, and a class over the target is cut at them."""
+    methods = "".join(
+        f"      # Registers route number {i}.\n      def route_{i}(path)\n"
+        + "".join(f"        routes[{j}] << compile(path, {j}, :route_{i})\n" for j in range(12))
+        + "      end\n\n      alias r{i} route_{i}\n\n"
+        for i in range(6)
+    )
+    text = f"module Sinatra\n  class Base\n    class << self\n{methods}      private\n\n      def compile(p, i, n)\n        p\n      end\n    end\n  end\nend\n"
+    chunks = chunker.chunk_text(text, "base.rb").chunks
+    assert {f"route_{i}" for i in range(6)} | {"compile"} <= set(definitions_in(chunker, text, "base.rb"))
+    # A class over the target is cut at the methods (before, by lines: every piece was named `Base`).
+    first = next(c for c in chunks if c.symbol_name == "route_0")
+    assert (first.start_line, first.end_line, first.symbol_type, first.parent_symbol) == (
+        5,
+        18,
+        SymbolType.METHOD,
+        "Base",
+    )
+    # Within the target, the chunk holding them records each with its lines.
+    small = "class Base\n  class << self\n    def get(path)\n      route(path)\n    end\n\n    def set(k, v)\n    end\n  end\nend\n"
+    defs = nested_definitions(chunker.chunk_text(small, "base.rb").chunks)
+    assert defs["get"][1:] == ("method", 3, 5, "Base") and defs["set"][1:] == ("method", 7, 8, "Base"), defs
+
+
+ZIG_SOURCE = """const std = @import("std");
+
+/// A pool of connections.
+pub const Pool = struct {
+    items: []u8,
+
+    pub fn init(allocator: std.mem.Allocator) Pool {
+        _ = allocator;
+        return .{ .items = &.{} };
+    }
+
+    fn release(self: *Pool) void {
+        _ = self;
+    }
+};
+
+pub const Mode = enum { blocking, nonblocking };
+
+pub fn List(comptime T: type) type {
+    return struct {
+        const Self = @This();
+        items: []T,
+
+        pub fn append(self: *Self, item: T) void {
+            _ = self;
+            _ = item;
+        }
+    };
+}
+
+fn helper() void {}
+"""
+
+
+def test_zig_struct_methods_and_generic_types_are_definitions(chunker: Chunker) -> None:
+    """Zig's methods live in `const Pool = struct {...}` and in a generic type, `fn List(comptime T: type) type
+    { return struct {...}; }` (how its standard library writes ArrayList): each method is a definition of its
+    type, found by name; before, only `Pool` and `List` were."""
+    defs = nested_definitions(chunker.chunk_text(ZIG_SOURCE, "pool.zig").chunks)
+    assert defs["Pool"][1:4] == ("struct", 4, 15) and defs["Mode"][1] == "enum", defs
+    assert defs["init"][1:] == ("method", 7, 10, "Pool") and defs["release"][1:] == ("method", 12, 14, "Pool")
+    assert defs["List"][1] == "struct" and defs["append"][1:] == ("method", 24, 27, "List")
+    assert defs["helper"][1:] == ("function", 31, 31, None)
+
+
+def test_lua_tables_of_functions_are_definitions(chunker: Chunker) -> None:
+    """`M.sources = { lsp = function() ... end }` and `M.locality = setmetatable({ update = function(self) ...
+    end }, mt)` (nvim-cmp's comparators, lualine's sources): the table and each of its functions are defined
+    there; a table of values is not."""
+    text = (
+        "local M = {}\n\nM.sources = {\n  vim_lsp = function()\n    return 1\n  end,\n  other = 3,\n}\n\n"
+        "M.locality = setmetatable({\n  count = 10,\n  update = function(self)\n    return self\n  end,\n}, {})\n\n"
+        "M.defaults = { width = 80 }\n\nreturn M\n"
+    )
+    defs = nested_definitions(chunker.chunk_text(text, "compare.lua").chunks)
+    assert defs["vim_lsp"][1:] == ("method", 4, 6, "sources") and defs["update"][1:] == ("method", 12, 14, "locality")
+    assert {"sources", "locality"} <= set(defs) and "defaults" not in defs, defs
+
+
+def test_python_definitions_under_if_or_try_are_definitions(chunker: Chunker) -> None:
+    """click defines `getchar` twice, under `if WIN:` and `else:`; libraries define fallbacks in `try: ...
+    except ImportError:` and protocols under `if TYPE_CHECKING:`: each is a definition with its own lines."""
+    text = (
+        "import sys\n\nWIN = sys.platform == 'win32'\n\nif WIN:\n    def getchar(echo):\n        return 1\n\n"
+        "else:\n    def getchar(echo):\n        return 2\n\n    def raw_terminal():\n        pass\n\n"
+        "try:\n    from fast import speedups\nexcept ImportError:\n    class speedups:\n        pass\n\n"
+        "if DEBUG:\n    level = 1\n"
+    )
+    chunks = chunker.chunk_text(text, "_termui_impl.py").chunks
+    from aintern.chunk import chunk_definitions
+
+    found = [d[:4] for c in chunks for d in chunk_definitions(c)]
+    assert found == [
+        ("getchar", "function", 6, 7),
+        ("getchar", "function", 10, 11),
+        ("raw_terminal", "function", 13, 14),
+        ("speedups", "class", 19, 20),
+    ], found
+
+
+def test_scala_instances_and_package_objects_are_definitions(chunker: Chunker) -> None:
+    """cats defines its type class instances as `implicit val catsStdInstancesForList: Traverse[List] = new
+    Traverse[List] { ... }` and `implicit def catsStdShow[A]: Show[List[A]] = new Show[...] { ... }`: the
+    instance and its methods are definitions, as are a `package object`'s members; a val of a value is not."""
+    text = (
+        "package cats\n\npackage object conversions {\n  object all extends AllConversions\n}\n\n"
+        "trait ListInstances {\n  implicit val catsStdInstancesForList: Traverse[List] =\n"
+        "    new Traverse[List] with Monad[List] {\n"
+        "      override def map[A, B](fa: List[A])(f: A => B): List[B] = fa.map(f)\n"
+        "      def pure[A](x: A): List[A] = x :: Nil\n    }\n  val size: Int = 3\n"
+        "  implicit def catsStdShow[A]: Show[List[A]] = new Show[List[A]] {\n"
+        "    def show(fa: List[A]): String = fa.toString\n  }\n}\n"
+    )
+    defs = nested_definitions(chunker.chunk_text(text, "list.scala").chunks)
+    assert defs["conversions"][1:4] == ("namespace", 3, 5) and defs["all"][4] == "conversions", defs
+    assert defs["catsStdInstancesForList"][1:] == ("class", 8, 12, "ListInstances")
+    assert defs["map"][1:] == ("method", 10, 10, "catsStdInstancesForList")
+    assert defs["show"][1:] == ("method", 15, 15, "catsStdShow") and "size" not in defs
+
+
+def test_rust_items_inside_macro_calls_are_definitions(chunker: Chunker) -> None:
+    """axum defines its rejections as `define_rejection! { pub struct JsonDataError; }`, futures as
+    `pin_project! { pub struct ResponseFuture<F> {...} }`, tokio whole modules inside `cfg_rt! { ... }`:
+    tree-sitter keeps a macro's body as tokens, so none of them was a definition. One item is defined as if it
+    stood there; several are the macro's members, each with its own lines."""
+    text = (
+        'define_rejection! {\n    #[body = "Failed to parse the JSON body"]\n    pub struct JsonDataError;\n}\n\n'
+        "pin_project! {\n    pub struct ResponseFuture<F> {\n        #[pin]\n        inner: F,\n    }\n}\n\n"
+        "cfg_rt! {\n    pub fn spawn() {}\n\n    impl Handle {\n        pub fn enter(&self) {}\n    }\n}\n\n"
+        'println!("{}", 1);\n'
+    )
+    chunks = chunker.chunk_text(text, "rejection.rs").chunks
+    assert chunks[0].symbol_name == "JsonDataError" and chunks[0].symbol_type == SymbolType.STRUCT
+    defs = definitions_in(chunker, text, "rejection.rs")
+    assert {"JsonDataError", "ResponseFuture", "spawn", "Handle", "enter"} <= set(defs), defs
+    nested = nested_definitions(chunks)
+    assert nested["spawn"][1:] == ("function", 14, 14, None) and nested["enter"][1:] == ("method", 17, 17, "Handle")
+
+
+def test_elixir_modules_under_if_are_definitions(chunker: Chunker) -> None:
+    """Elixir libraries define a module only when an optional dependency is there: `if
+    Code.ensure_loaded?(Dataloader) do defmodule ... else defmodule ... end`; both are definitions."""
+    text = (
+        "if Code.ensure_loaded?(Dataloader) do\n  defmodule A.Dataloader do\n    def run(x), do: x\n  end\n"
+        'else\n  defmodule A.Dataloader do\n    def run(_), do: raise("no")\n  end\nend\n'
+    )
+    from aintern.chunk import chunk_definitions
+
+    chunks = chunker.chunk_text(text, "dataloader.ex").chunks
+    assert (chunks[0].symbol_name, chunks[0].start_line) == ("A.Dataloader", 1)
+    found = [d[:4] for c in chunks for d in chunk_definitions(c)]
+    assert found == [("run", "method", 3, 3), ("A.Dataloader", "class", 6, 8), ("run", "method", 7, 7)], found
+
+
+def test_kotlin_class_with_its_constructor_on_the_next_line(chunker: Chunker) -> None:
+    """`class EmbeddedServer<...>\\nactual constructor(` and `class Interceptor\\n  @JvmOverloads\\n  constructor(`
+    (how ktlint formats a long header): tree-sitter's grammar ended the class at the newline, and its
+    members were no definitions; they are, on their own lines. A secondary constructor is left alone."""
+    text = (
+        "public actual class EmbeddedServer<\n    TEngine : ApplicationEngine,\n    >\nactual constructor(\n"
+        "    properties: ServerProperties,\n) {\n    public fun start(wait: Boolean) {\n        run()\n    }\n}\n\n"
+        "class HttpLoggingInterceptor\n  @JvmOverloads\n  constructor(\n    private val logger: Logger,\n"
+        "  ) : Interceptor {\n    fun level(level: Level) = apply { }\n}\n\n"
+        "class Foo(val x: Int) {\n    val y = 1\n    constructor(s: String) : this(s.length)\n    fun bar() = y\n}\n"
+    )
+    defs = nested_definitions(chunker.chunk_text(text, "EmbeddedServer.kt").chunks)
+    assert defs["start"][1:] == ("method", 7, 9, "EmbeddedServer"), defs
+    assert defs["level"][1:] == ("method", 17, 17, "HttpLoggingInterceptor")
+    assert defs["bar"][1:] == ("method", 23, 23, "Foo")
+
+
 def definitions_in(chunker: Chunker, text: str, name: str) -> dict[str, tuple[object, ...]]:
     """Every definition in ``text`` chunked as the file ``name``: the nested ones with their kind, lines
     and parent, and each chunk's own name."""
+    chunks = chunker.chunk_text(text, name).chunks
+    return nested_definitions(chunks) | {c.symbol_name: (c.symbol_name,) for c in chunks if c.symbol_name}
+
+
+def nested_definitions(chunks: list[Any]) -> dict[str, tuple[object, ...]]:
+    """The definitions recorded in ``chunks``: name -> (name, kind, first line, last line, parent)."""
     from aintern.chunk import chunk_definitions
 
-    chunks = chunker.chunk_text(text, name).chunks
-    nested: dict[str, tuple[object, ...]] = {d[0]: d for c in chunks for d in chunk_definitions(c)}
-    return nested | {c.symbol_name: (c.symbol_name,) for c in chunks if c.symbol_name}
+    return {d[0]: d for c in chunks for d in chunk_definitions(c)}
 
 
 def suggested_and_found(tmp_path: Path, files: dict[str, str], partial: str, query: str) -> tuple[list[str], Any]:

@@ -36,9 +36,10 @@ class SymbolType(str, enum.Enum):
 
 
 #: Bumped when the chunker cuts or names chunks differently (2: the definitions of docs/benchmarks.md
-#: section 36). An index an older chunker built is re-chunked by its next `aintern index`; the vectors of
-#: texts that did not change come from the embedding cache.
-CHUNKER_VERSION = 2
+#: section 36; 3: Ruby's `class << self`, Zig's structs, Lua's tables of functions, section 37). An index an
+#: older chunker built is re-chunked by its next `aintern index`; the vectors of texts that did not change
+#: come from the embedding cache.
+CHUNKER_VERSION = 3
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,302 @@
+"""Definitions a grammar does not call definitions, per language: CommonJS assignments, objects and Lua
+tables of functions, Go values, Kotlin properties built by code, Scala instances, Zig structs, Elixir's
+calls, definitions guarded by a condition (PHP, Python, Elixir), and C macros tree-sitter cannot parse around."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from aintern.chunk.nodes import FUNCTION_VALUES, IDENTIFIERS, Definition, S, name_of, node_text
+
+_PHP_DEFINITIONS = {"function_definition", "class_declaration", "interface_declaration", "trait_declaration"}
+
+
+_PYTHON_DEFINITIONS = {"function_definition", "class_definition", "decorated_definition"}
+_PYTHON_CLAUSES = {"else_clause", "elif_clause", "except_clause", "finally_clause"}
+
+
+def guarded_definitions(node: Any) -> list[Any] | None:
+    """What a PHP ``if (! function_exists('url_to')) { function url_to() {...} }`` holds: how helper files
+    (CodeIgniter's, Laravel's) define their functions; and Python's definitions under ``if WIN:``, ``if
+    TYPE_CHECKING:`` or ``try: ... except ImportError:`` (click's two ``getchar``); None for any other statement."""
+    if node.type == "try_statement" or (node.type == "if_statement" and node.child_by_field_name("condition")):
+        python = _python_guarded(node)
+        if python is not None:
+            return python
+    if node.type == "call" and node.named_children and node_text(node.named_children[0]) in ("if", "unless"):
+        # Elixir's `if Code.ensure_loaded?(Decimal) do defmodule ... else defmodule ... end`
+        block = next((c for c in node.named_children if c.type == "do_block"), None)
+        inner = [c for c in block.named_children if c.type != "else_block"] if block is not None else []
+        for other in (c for c in (block.named_children if block is not None else []) if c.type == "else_block"):
+            inner.extend(other.named_children)
+        return inner if any(elixir_definition(c) is not None for c in inner) else None
+    if node.type != "if_statement":
+        return None
+    body = node.child_by_field_name("body")
+    if body is None or body.type != "compound_statement":
+        return None
+    inner = body.named_children
+    return inner if any(c.type in _PHP_DEFINITIONS for c in inner) else None
+
+
+def _python_guarded(node: Any) -> list[Any] | None:
+    """The statements of a Python ``if`` or ``try`` and of its clauses, if a definition is among them."""
+    inner: list[Any] = []
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        for child in current.named_children:
+            if child.type == "block":
+                inner.extend(child.named_children)
+            elif child.type in _PYTHON_CLAUSES:
+                stack.append(child)
+    inner.sort(key=lambda n: n.start_byte)
+    return inner if any(c.type in _PYTHON_DEFINITIONS for c in inner) else None
+
+
+_ELIXIR_DEFS = {
+    "defmodule": S.CLASS,
+    "defprotocol": S.INTERFACE,
+    "defimpl": S.CLASS,
+    "def": S.FUNCTION,
+    "defp": S.FUNCTION,
+    "defmacro": S.FUNCTION,
+    "defmacrop": S.FUNCTION,
+    "defguard": S.FUNCTION,
+    "defdelegate": S.FUNCTION,
+    "defstruct": S.STRUCT,
+    "defexception": S.STRUCT,
+}
+
+
+def elixir_definition(node: Any) -> Definition | None:
+    if node.type != "call":
+        return None
+    target = node.child_by_field_name("target") or (node.named_children[0] if node.named_children else None)
+    if target is None or target.type != "identifier":
+        return None
+    kind = _ELIXIR_DEFS.get(node_text(target))
+    if kind is None:
+        return None
+    args = next((c for c in node.named_children if c.type == "arguments"), None)
+    name = None
+    if args is not None and args.named_children:
+        first = args.named_children[0]
+        head = first.child_by_field_name("target") if first.type == "call" else None
+        if first.type == "binary_operator":  # `def f(x) when ...`
+            left = first.child_by_field_name("left")
+            head = left.child_by_field_name("target") if left is not None and left.type == "call" else left
+        name = node_text(head or first)
+    return Definition(node, name, kind, node)
+
+
+#: An upper-case macro alone on a line (``FMT_BEGIN_NAMESPACE``, ``__BEGIN_DECLS``) or before a
+#: declaration on it (``FMT_EXPORT template <...>``, ``UV_EXTERN int uv_run(...)``, ``FMT_CONSTEXPR20 void``).
+_MACRO = re.compile(r"^[ \t]*([A-Z_][A-Z0-9]*_[A-Z0-9_]*)(?=[ \t]*$|[ \t]+[A-Za-z_])", re.MULTILINE)
+
+
+def without_macros(text: str) -> str:
+    """C or C++ source with such macros blanked (same length, so every offset stays): tree-sitter does
+    not expand macros, and one of them before a declaration can make a whole header one parse error."""
+    return _MACRO.sub(lambda m: m.group(0).replace(m.group(1), " " * len(m.group(1))), text)
+
+
+#: A Kotlin class whose primary constructor starts the next line, after modifiers or annotations:
+#: ``class EmbeddedServer<...>\nactual constructor(``, ``class Interceptor\n  @JvmOverloads\n  constructor(``.
+_KOTLIN_CONSTRUCTOR = re.compile(
+    r"(\bclass[ \t]+\w+(?:[ \t]*<[^{}()]*?>)?)"
+    r"([ \t]*\n(?:[ \t]*(?:(?:public|internal|private|protected|actual)\b|@\w+(?:\([^()\n]*\))?)[ \t]*\n?)*"
+    r"[ \t]*constructor[ \t]*\()"
+)
+
+
+def kotlin_constructors(text: str) -> str:
+    """Kotlin source where such a constructor follows its class on the class's line (same length, same
+    lines): tree-sitter's grammar reads the class as ending at the newline and the rest of the file as
+    statements, so none of its members was a definition (Ktor's EmbeddedServer)."""
+
+    def joined(m: re.Match[str]) -> str:
+        lines = m.group(2).count("\n")
+        head = " constructor("
+        return m.group(1) + head + " " * (len(m.group(2)) - len(head) - lines) + "\n" * lines
+
+    return _KOTLIN_CONSTRUCTOR.sub(joined, text)
+
+
+def lua_definition(node: Any) -> Definition | None:
+    """``function M.setup()``, ``function M:del()``, ``M.build = function() end``: Lua modules define
+    their functions on a table; each is named after its field (``setup``), as a method is in any other
+    language, so a search for ``setup`` finds it (the whole ``M.setup`` was never a name anyone asks)."""
+    outer = node
+    kind = S.FUNCTION
+    if node.type == "variable_declaration":  # `local f = function() end`
+        node = next((c for c in node.named_children if c.type == "assignment_statement"), node)
+    if node.type in ("function_declaration", "function_definition_statement"):
+        target, value = node.child_by_field_name("name"), node
+    elif node.type == "field":  # `update = function(self) ... end` in a table of functions
+        target, value = node.child_by_field_name("name"), node.child_by_field_name("value")
+        if value is None or value.type != "function_definition":
+            return None
+    elif node.type == "assignment_statement":
+        names = next((c for c in node.named_children if c.type == "variable_list"), None)
+        values = next((c for c in node.named_children if c.type == "expression_list"), None)
+        if names is None or values is None or names.named_child_count != 1 or values.named_child_count != 1:
+            return None
+        target, value = names.named_children[0], values.named_children[0]
+        if value.type != "function_definition":
+            # `M.sources = { lsp = function() ... end }`, `M.locality = setmetatable({...}, mt)`: a table
+            # of functions, defined as a class would be, its functions as members.
+            if value.type == "function_call" and node_text(value).startswith("setmetatable("):
+                args = value.child_by_field_name("arguments")
+                value = args.named_children[0] if args is not None and args.named_children else value
+            if value.type != "table_constructor" or not any(
+                f.type == "field"
+                and (v := f.child_by_field_name("value")) is not None
+                and v.type == "function_definition"
+                for f in value.named_children
+            ):
+                return None
+            kind = S.OTHER
+    else:
+        return None
+    while target is not None and target.type in ("dot_index_expression", "method_index_expression"):
+        target = target.child_by_field_name("field") or target.child_by_field_name("method")
+    name = node_text(target) if target is not None and target.type == "identifier" else None
+    return Definition(outer, name, kind, value)
+
+
+def go_receiver(node: Any) -> str | None:
+    """The type a Go method belongs to: ``Middlewares`` for ``func (mws Middlewares) Handler(...)``."""
+    stack = [node.child_by_field_name("receiver")]  # (the type may sit inside a pointer or generic type)
+    while stack:
+        current = stack.pop()
+        if current is not None and current.type == "type_identifier":
+            return node_text(current)
+        if current is not None:
+            stack.extend(reversed(current.named_children))
+    return None
+
+
+def go_value_names(node: Any) -> list[tuple[str, Any]]:
+    """The names a Go ``var`` or ``const`` declaration defines, each with its spec (a block has several)."""
+    specs = [c for c in node.named_children if c.type in ("var_spec", "const_spec")]
+    for group in (c for c in node.named_children if c.type in ("var_spec_list", "const_spec_list")):
+        specs.extend(c for c in group.named_children if c.type in ("var_spec", "const_spec"))
+    return [(node_text(n), spec) for spec in specs for n in spec.children_by_field_name("name")]
+
+
+def kotlin_property(node: Any) -> Definition | None:
+    """``val HttpRequestRetry = createClientPlugin("HttpRequestRetry", ::Config) { ... }`` (how Ktor defines
+    its plugins) or ``val handler: (Int) -> Int = { it + 1 }``: a property built by a block of code is
+    defined there; a property holding a value is not."""
+    variable = next((c for c in node.named_children if c.type == "variable_declaration"), None)
+    name = next((c for c in variable.named_children if c.type == "simple_identifier"), None) if variable else None
+    value = node.named_children[-1] if node.named_children else None
+    if name is None or value is None:
+        return None
+    if value.type == "lambda_literal":
+        return Definition(node, node_text(name), S.FUNCTION, value)
+    suffix = (
+        next((c for c in value.named_children if c.type == "call_suffix"), None)
+        if value.type == "call_expression"
+        else None
+    )
+    if suffix is not None and any(c.type == "annotated_lambda" for c in suffix.named_children):
+        return Definition(node, node_text(name), S.OTHER, value)
+    return None
+
+
+def scala_instance(node: Any) -> Definition | None:
+    """``implicit val catsStdInstancesForList: Traverse[List] = new Traverse[List] { def map ... }``: how
+    Scala libraries define their type class instances; a class without a name, defined there, its methods
+    as members. A val holding a value is not a definition."""
+    value = node.child_by_field_name("value")
+    if value is not None and value.type == "indented_block" and value.named_child_count == 1:
+        value = value.named_children[0]
+    if value is None or value.type != "instance_expression":
+        return None
+    if not any(c.type == "template_body" for c in value.named_children):
+        return None
+    pattern = node.child_by_field_name("pattern")
+    return Definition(
+        node, node_text(pattern) if pattern is not None and pattern.type == "identifier" else None, S.CLASS, value
+    )
+
+
+def holds_functions(value: Any) -> bool:
+    """Whether an object literal has a method or a property holding a function."""
+    return any(
+        p.type == "method_definition"
+        or (p.type == "pair" and (v := p.child_by_field_name("value")) is not None and v.type in FUNCTION_VALUES)
+        for p in value.named_children
+    )
+
+
+def exported_value(node: Any) -> Definition | None:
+    """``export const upgradeWebSocket = defineWebSocketHelper((c, events) => {...})``, ``export const
+    appRouter = router({...})``: what a module exports by name is defined there, whatever made the value
+    (a function, a class or an arrow function is found the usual way, through the wrappers)."""
+    decl = next((c for c in node.named_children if c.type in ("lexical_declaration", "variable_declaration")), None)
+    if decl is None or any(
+        c.type == "variable_declarator"
+        and (v := c.child_by_field_name("value")) is not None
+        and v.type in FUNCTION_VALUES
+        for c in decl.named_children
+    ):
+        return None
+    declarator = next((c for c in decl.named_children if c.type == "variable_declarator"), None)
+    value = declarator.child_by_field_name("value") if declarator is not None else None
+    if declarator is None or value is None:
+        return None
+    arguments = value.child_by_field_name("arguments") if value.type == "call_expression" else None
+    takes_function = arguments is not None and any(a.type in FUNCTION_VALUES for a in arguments.named_children)
+    return Definition(node, name_of(declarator), S.FUNCTION if takes_function else S.OTHER, value)
+
+
+def assigned_function(node: Any) -> Definition | None:
+    """``res.send = function send(body) {...}``, ``Router.prototype.route = ...``, ``exports.json =
+    (obj) => ...``, ``module.exports = function createApplication() {...}``: how CommonJS code defines
+    its functions, named after the property (or, for ``module.exports``, the function's own name)."""
+    expr = node.named_children[0] if node.named_children else None
+    if expr is None or expr.type != "assignment_expression":
+        return None
+    target, value = expr.child_by_field_name("left"), expr.child_by_field_name("right")
+    if target is None or value is None or value.type not in FUNCTION_VALUES:
+        return None
+    prop = target.child_by_field_name("property") if target.type == "member_expression" else target
+    name = node_text(prop) if prop is not None and prop.type in IDENTIFIERS else None
+    if name in (None, "exports"):
+        own = value.child_by_field_name("name")
+        name = node_text(own) if own is not None else name
+    return Definition(node, name, S.CLASS if value.type == "class" else S.FUNCTION, value)
+
+
+def zig_declaration(decl: Any) -> Definition | None:
+    """A Zig function or constant; a struct, enum or union with its methods as members."""
+    child = next((c for c in decl.named_children if c.type in ("FnProto", "VarDecl")), None)
+    if child is None:
+        return None
+    container = _zig_container(decl, child)
+    if container is not None:
+        kind = S.ENUM if node_text(container.named_children[0]).startswith("enum") else S.STRUCT
+        return Definition(decl, name_of(child), kind, container)
+    return Definition(decl, name_of(child), S.FUNCTION if child.type == "FnProto" else S.OTHER, child)
+
+
+def _zig_container(decl: Any, child: Any) -> Any:
+    """The struct, enum or union a Zig declaration defines, whose members are its methods: ``const Pool =
+    struct {...}``, or a generic type, ``fn List(comptime T: type) type { return struct {...}; }``."""
+    if child.type == "VarDecl":
+        value = child.named_children[-1] if child.named_children else None
+    else:
+        body = next((c for c in decl.named_children if c.type == "Block"), None)
+        returns = [s for s in body.named_children if node_text(s).startswith("return ")] if body is not None else []
+        value = returns[-1] if returns and node_text(child).rstrip("{ ").endswith(" type") else None
+    for _ in range(4):  # Statement > AssignExpr > ErrorUnionExpr > SuffixExpr > ContainerDecl
+        if value is None or value.type == "ContainerDecl":
+            break
+        value = value.named_children[0] if value.named_children else None
+    if value is None or value.type != "ContainerDecl" or not value.named_children:
+        return None
+    return value if value.named_children[0].type == "ContainerDeclType" else None
