@@ -28,6 +28,11 @@ _TS = [
     r"^\s*(?:export\s+)?(?:const|let|var)\s+(\w+)\s*=\s*(?:async\s*)?(?:function|\([^)]*\)\s*=>|\w+\s*=>)",
 ]
 _SHELL = [r"^\s*(?:function\s+)?(\w[\w-]*)\s*\(\)", r"^\s*function\s+(\w[\w-]*)"]
+_C = [
+    r"^([A-Za-z_]\w*)\s*\([^;]*$",
+    r"^(?:static\s+|extern\s+|inline\s+)*[A-Za-z_][\w\s\*]*?\b([A-Za-z_]\w*)\s*\([^;]*\)\s*\{?\s*$",
+]
+_CPP = [*_C, r"^\s*(?:template\s*<[^>]*>\s*)?(?:class|struct)\s+(?:[A-Z_]+\s+)?(\w+)\s*(?:final\s*)?[:{]"]
 PATTERNS: dict[str, list[str]] = {
     ".py": [r"^\s*(?:async\s+)?def\s+(\w+)", r"^\s*class\s+(\w+)"],
     ".go": [r"^func\s+(?:\([^)]*\)\s*)?(\w+)", r"^type\s+(\w+)", r"^\t(\w+)\s+(?:struct|interface)\s*\{"],
@@ -57,6 +62,11 @@ PATTERNS: dict[str, list[str]] = {
     ".ex": [r"^\s*(?:def|defp|defmacro|defmacrop|defguard)\s+(\w+[?!]?)", r"^\s*defmodule\s+([\w.]+)"],
     ".hs": [r"^(\w+)\s*::", r"^(?:data|newtype|class|type)\s+(\w+)"],
     ".zig": [r"\bfn\s+(\w+)", r"^\s*(?:pub\s+)?const\s+(\w+)\s*=\s*(?:extern\s+|packed\s+)?(?:struct|enum|union)"],
+    ".c": _C,
+    ".cc": _CPP,
+    ".cpp": _CPP,
+    ".hpp": _CPP,
+    ".h": _CPP,
     ".sh": _SHELL,
     ".bash": _SHELL,
 }

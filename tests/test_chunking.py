@@ -501,6 +501,24 @@ def test_kotlin_class_with_its_constructor_on_the_next_line(chunker: Chunker) ->
     assert defs["bar"][1:] == ("method", 23, 23, "Foo")
 
 
+def test_cpp_macro_calls_in_class_bodies_and_extern_c_blocks(chunker: Chunker) -> None:
+    """A macro call alone on its line in a class body, without a semicolon (`CLI11_ERROR_DEF(Error, ParseError)`,
+    `GTEST_DISALLOW_COPY_AND_ASSIGN_(Foo)`), made tree-sitter lose every class after it; a C API's functions
+    inside `extern "C" { ... }` were no definitions. Both are read now."""
+    text = (
+        "namespace CLI {\n\nclass ParseError : public Error {\n    CLI11_ERROR_DEF(Error, ParseError)\n};\n\n"
+        "class Success : public ParseError {\n    CLI11_ERROR_DEF(ParseError, Success)\n"
+        '    Success() : Success("done", 0) {}\n};\n\nclass CallForHelp : public Success {\n'
+        "    CLI11_ERROR_DEF(Success, CallForHelp)\n};\n\n}  // namespace CLI\n\n"
+        'extern "C" {\n\nvoid leveldb_close(leveldb_t* db) {\n  delete db->rep;\n}\n\n'
+        'int leveldb_major_version() { return 1; }\n\n}  // end extern "C"\n'
+    )
+    defs = definitions_in(chunker, text, "Error.cc")
+    assert {"ParseError", "Success", "CallForHelp", "leveldb_close", "leveldb_major_version"} <= set(defs), defs
+    nested = nested_definitions(chunker.chunk_text(text, "Error.cc").chunks)
+    assert nested["CallForHelp"][1:4] == ("class", 12, 14) and nested["leveldb_close"][1:4] == ("function", 20, 22)
+
+
 def definitions_in(chunker: Chunker, text: str, name: str) -> dict[str, tuple[object, ...]]:
     """Every definition in ``text`` chunked as the file ``name``: the nested ones with their kind, lines
     and parent, and each chunk's own name."""

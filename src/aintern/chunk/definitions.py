@@ -169,10 +169,21 @@ DEFINITIONS: dict[str, dict[str, S]] = {
 DEFINITIONS["tsx"] = DEFINITIONS["typescript"]
 
 #: Nodes whose children are looked at instead of them: groups of top-level declarations (Haskell), the
-#: conditional blocks of C's preprocessor (an include guard wraps a whole header), and parse errors (a
-#: macro tree-sitter cannot expand, ``FMT_BEGIN_NAMESPACE``, can leave a header inside one ERROR node
-#: whose children are still the parsed functions and classes).
-_OPENED = {"declarations", "ERROR", "preproc_ifdef", "preproc_if", "preproc_else", "preproc_elif", "preproc_elifdef"}
+#: conditional blocks of C's preprocessor (an include guard wraps a whole header), C++'s ``extern "C" {
+#: ... }`` (a C API's definitions), and parse errors (a macro tree-sitter cannot expand,
+#: ``FMT_BEGIN_NAMESPACE``, can leave a header inside one ERROR node whose children are still the parsed
+#: functions and classes).
+_OPENED = {
+    "declarations",
+    "ERROR",
+    "preproc_ifdef",
+    "preproc_if",
+    "preproc_else",
+    "preproc_elif",
+    "preproc_elifdef",
+    "linkage_specification",
+    "declaration_list",
+}
 
 
 def members(nodes: list[Any], opened: frozenset[str] | set[str] = _OPENED) -> list[Any]:

@@ -94,12 +94,16 @@ def elixir_definition(node: Any) -> Definition | None:
 #: An upper-case macro alone on a line (``FMT_BEGIN_NAMESPACE``, ``__BEGIN_DECLS``) or before a
 #: declaration on it (``FMT_EXPORT template <...>``, ``UV_EXTERN int uv_run(...)``, ``FMT_CONSTEXPR20 void``).
 _MACRO = re.compile(r"^[ \t]*([A-Z_][A-Z0-9]*_[A-Z0-9_]*)(?=[ \t]*$|[ \t]+[A-Za-z_])", re.MULTILINE)
+#: ... or a macro call alone on its line without a semicolon, in a class body: ``CLI11_ERROR_DEF(Error, X)``,
+#: ``GTEST_DISALLOW_COPY_AND_ASSIGN_(Foo)``.
+_MACRO_CALL = re.compile(r"^[ \t]*([A-Z_][A-Z0-9]*_[A-Z0-9_]*[ \t]*\([^;{}()\n]*\))(?=[ \t]*(?://.*)?$)", re.MULTILINE)
 
 
 def without_macros(text: str) -> str:
     """C or C++ source with such macros blanked (same length, so every offset stays): tree-sitter does
     not expand macros, and one of them before a declaration can make a whole header one parse error."""
-    return _MACRO.sub(lambda m: m.group(0).replace(m.group(1), " " * len(m.group(1))), text)
+    text = _MACRO.sub(lambda m: m.group(0).replace(m.group(1), " " * len(m.group(1))), text)
+    return _MACRO_CALL.sub(lambda m: m.group(0).replace(m.group(1), " " * len(m.group(1))), text)
 
 
 #: A Kotlin class whose primary constructor starts the next line, after modifiers or annotations:
