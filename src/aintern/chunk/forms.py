@@ -109,7 +109,7 @@ def without_macros(text: str) -> str:
 #: A Kotlin class whose primary constructor starts the next line, after modifiers or annotations:
 #: ``class EmbeddedServer<...>\nactual constructor(``, ``class Interceptor\n  @JvmOverloads\n  constructor(``.
 _KOTLIN_CONSTRUCTOR = re.compile(
-    r"(\bclass[ \t]+\w+(?:[ \t]*<[^{}()]*?>)?)"
+    r"(\bclass[ \t]+\w+(?:[ \t]*<[^{}()]{0,1000}?>)?)"
     r"([ \t]*\n(?:[ \t]*(?:(?:public|internal|private|protected|actual)\b|@\w+(?:\([^()\n]*\))?)[ \t]*\n?)*"
     r"[ \t]*constructor[ \t]*\()"
 )
