@@ -271,6 +271,10 @@ def test_kotlin_properties_built_by_code_are_definitions(chunker: Chunker) -> No
     defs = definitions_in(chunker, text, "HttpRequestRetry.kt")
     assert {"HttpRequestRetry", "Client", "handler"} <= set(defs) and not {"size", "count"} & set(defs), defs
     assert defs["handler"][1:] == ("method", 12, 12, "Client")
+    # An object literal (`val GZip: Encoder = object : Encoder { ... }`) is a class with its methods.
+    encoder = "val GZip: Encoder = object : Encoder {\n    override fun encode(source: Int): Int = source\n}\n"
+    nested = nested_definitions(chunker.chunk_text(text + "\n" + encoder, "HttpRequestRetry.kt").chunks)
+    assert nested["encode"][1:] == ("method", 17, 17, "GZip"), nested
 
 
 def test_c_tables_initialised_in_place_are_definitions(chunker: Chunker) -> None:

@@ -192,8 +192,9 @@ def go_value_names(node: Any) -> list[tuple[str, Any]]:
 
 def kotlin_property(node: Any) -> Definition | None:
     """``val HttpRequestRetry = createClientPlugin("HttpRequestRetry", ::Config) { ... }`` (how Ktor defines
-    its plugins) or ``val handler: (Int) -> Int = { it + 1 }``: a property built by a block of code is
-    defined there; a property holding a value is not."""
+    its plugins), ``val handler: (Int) -> Int = { it + 1 }`` or ``val GZip: Encoder = object : Encoder {
+    ... }`` (an object whose methods are its members): a property built by a block of code is defined there;
+    a property holding a value is not."""
     variable = next((c for c in node.named_children if c.type == "variable_declaration"), None)
     name = next((c for c in variable.named_children if c.type == "simple_identifier"), None) if variable else None
     value = node.named_children[-1] if node.named_children else None
@@ -201,6 +202,8 @@ def kotlin_property(node: Any) -> Definition | None:
         return None
     if value.type == "lambda_literal":
         return Definition(node, node_text(name), S.FUNCTION, value)
+    if value.type == "object_literal":
+        return Definition(node, node_text(name), S.CLASS, value)
     suffix = (
         next((c for c in value.named_children if c.type == "call_suffix"), None)
         if value.type == "call_expression"
