@@ -310,6 +310,16 @@ def test_php_helpers_guarded_by_function_exists_are_definitions(chunker: Chunker
     defs = definitions_in(chunker, text, "url_helper.php")
     assert {"url_to", "uri_string"} <= set(defs), defs
     assert defs["uri_string"][1:4] == ("function", 14, 17)
+    # Guards nest, and `else` defines too: CodeIgniter's `dd` under `function_exists`, then `class_exists`.
+    nested = (
+        "<?php\nif (! function_exists('dd')) {\n    if (class_exists(Kint::class)) {\n        function dd(...$vars): void\n"
+        "        {\n            exit;\n        }\n    } else {\n        function dd(...$vars)\n        {\n"
+        "            return 0;\n        }\n    }\n}\n"
+    )
+    from aintern.chunk import chunk_definitions
+
+    found = [d[:4] for c in chunker.chunk_text(nested, "kint_helper.php").chunks for d in chunk_definitions(c)]
+    assert found == [("dd", "function", 4, 7), ("dd", "function", 9, 12)], found
 
 
 def test_c_function_like_macros_are_definitions(chunker: Chunker) -> None:

@@ -31,13 +31,21 @@ def guarded_definitions(node: Any) -> list[Any] | None:
         for other in (c for c in (block.named_children if block is not None else []) if c.type == "else_block"):
             inner.extend(other.named_children)
         return inner if any(elixir_definition(c) is not None for c in inner) else None
-    if node.type != "if_statement":
-        return None
-    body = node.child_by_field_name("body")
-    if body is None or body.type != "compound_statement":
-        return None
-    inner = body.named_children
-    return inner if any(c.type in _PHP_DEFINITIONS for c in inner) else None
+    return _php_guarded(node) if node.type == "if_statement" else None
+
+
+def _php_guarded(node: Any, depth: int = 0) -> list[Any] | None:
+    """The statements of a PHP ``if`` and its ``else``/``elseif`` blocks, if a definition is among them (or in
+    an ``if`` among them: CodeIgniter's ``dd`` is defined under ``function_exists`` and then ``class_exists``)."""
+    blocks = [node.child_by_field_name("body")]
+    for clause in node.children_by_field_name("alternative"):
+        blocks.append(clause.child_by_field_name("body"))
+    inner = [c for b in blocks if b is not None and b.type == "compound_statement" for c in b.named_children]
+    found = any(
+        c.type in _PHP_DEFINITIONS or (c.type == "if_statement" and depth < 4 and _php_guarded(c, depth + 1))
+        for c in inner
+    )
+    return inner if found else None
 
 
 def _python_guarded(node: Any) -> list[Any] | None:
