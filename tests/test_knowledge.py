@@ -25,7 +25,7 @@ from aintern.retrieve import rerank
 from aintern.retrieve.cache import QueryCache
 from aintern.retrieve.hybrid import HybridConfig, hybrid_search
 from aintern.retrieve.keywords import apply_highlights, extract_keywords, extract_quoted_phrases, find_highlights
-from aintern.retrieve.paths import platforms_named
+from aintern.retrieve.paths import platform_of, platforms_named
 from aintern.retrieve.relevance import monotone, relevance
 from aintern.retrieve.rerank import HttpCrossEncoder, KeywordBoost, Ranked, ReciprocalRankFusion, RerankingStrategy
 from aintern.store import IndexedFile, SqliteStore, VectorSearchOptions
@@ -930,6 +930,15 @@ def test_a_platform_variant_follows_the_shared_code_unless_the_question_names_it
     assert platforms_named("the kqueue backend") == {"bsd"} == platforms_named("build on FreeBSD")
     assert platforms_named("EBCDIC conversion on z/OS") == {"zos"} and platforms_named("win32 handles") == {"windows"}
     assert platforms_named("accept a TCP connection") == set()
+    # JavaScript runtimes are platforms too: Hono's adapter/bun/, Nitro's presets/cloudflare/.
+    assert (
+        platform_of("src/adapter/cloudflare-workers/serve-static.ts")
+        == "cloudflare"
+        == platform_of("src/presets/cloudflare/preset.ts")
+    )
+    assert platform_of("src/adapter/bun/websocket.ts") == "bun" and platform_of("src/helper/websocket/index.ts") is None
+    assert platforms_named("serve static files on Cloudflare Workers") == {"cloudflare"}
+    assert platforms_named("stream responses from AWS Lambda") == {"lambda"}
 
 
 def test_a_changelog_follows_the_code_it_describes(static, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]

@@ -81,9 +81,10 @@ class HybridConfig:
     #: A symbol query's path boost (the share of words matched, as ``path_boost``'s) for a file named
     #: after the symbol (``Tokenizer`` -> tokenizer.py), defined there or not.
     symbol_file_boost: float = 0.5
-    #: Multiplier for files of one platform among several (``win/``, ``*_windows.go``, ``sunos.c``) unless
-    #: the question names that platform: a question about the event loop means the code every platform
-    #: shares, or the main one, more than a port's variant of it.
+    #: Multiplier for files of one platform among several (``win/``, ``*_windows.go``, ``sunos.c``, a JavaScript
+    #: runtime's ``adapter/bun/`` or ``presets/cloudflare/``) unless the question names that platform: a
+    #: question about the event loop means the code every platform shares, or the main one, more than a
+    #: port's variant of it.
     platform_weight: float = 0.5
     #: Multiplier for a changelog's chunks (``CHANGELOG.md``, ``CHANGES.rst``, ``History.md``, ``NEWS``):
     #: it names every feature and fix in the words a question uses, but the code is elsewhere.

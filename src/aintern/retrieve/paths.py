@@ -66,6 +66,13 @@ _PLATFORMS = {
     "plan9": {"plan9"},
     "emscripten": {"emscripten"},
     "fuchsia": {"fuchsia"},
+    "bun": {"bun"},
+    "deno": {"deno"},
+    "cloudflare": {"cloudflare", "cloudflare-workers", "cloudflare-pages"},
+    "lambda": {"lambda", "aws-lambda", "lambda-edge"},
+    "vercel": {"vercel"},
+    "netlify": {"netlify"},
+    "fastly": {"fastly"},
 }  # fmt: skip
 _PLATFORM_OF = {name: platform for platform, names in _PLATFORMS.items() for name in names}
 
