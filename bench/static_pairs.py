@@ -14,7 +14,8 @@ examples and vendored code are left out. `table` fine-tunes the whole token tabl
 (in-batch negatives from the same tree: the pairs a search has to tell apart); `question-map` fits a
 256x256 map applied to questions only, the chunks' vectors untouched. 5 % of the pairs (by chunk) are held
 out, and their mean reciprocal rank among their tree's held-out pairs is printed per epoch.
-The trees must not be benchmark repositories (scripts/static_corpus.txt lists the corpus used).
+The trees must not be benchmark repositories (scripts/static_corpus.txt lists the corpus used). `table`
+builds its bags of tokens with scripts/train_static.py's, which needs `pip install -e '.[build]'`.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import dataclasses
 import hashlib
 import json
 import re
+import sys
 import time
 import zlib
 from collections.abc import Iterator
@@ -238,22 +240,14 @@ class _Adam:
 
 
 def tune_table(out: Path, pairs: _Pairs, args: argparse.Namespace) -> None:
-    from scipy import sparse
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
+    from train_static import bag_of_tokens  # the same bags the shipped table was fit on
 
-    embedder = StaticEmbedder()
     table = np.load(MODELS_DIR / "static-code.npy").astype(np.float32)
     start = table.copy()
-
-    def bag(texts: list[str]) -> sparse.csr_matrix:
-        ids = embedder.tokenizer.ids(texts)
-        indptr = np.cumsum([0] + [len(i) for i in ids])
-        cols = np.concatenate([np.asarray(i, dtype=np.int64) for i in ids])
-        vals = np.concatenate([np.full(len(i), 1.0 / max(len(i), 1), dtype=np.float32) for i in ids])
-        m = sparse.csr_matrix((vals, cols, indptr), shape=(len(texts), table.shape[0]))
-        m.sum_duplicates()
-        return m
-
-    questions, documents = bag([r["q"] for r in pairs.rows]), bag([r["d"] for r in pairs.rows])
+    tokenizer = MODELS_DIR / "tokenizer.json"
+    questions = bag_of_tokens([r["q"] for r in pairs.rows], table.shape[0], tokenizer)
+    documents = bag_of_tokens([r["d"] for r in pairs.rows], table.shape[0], tokenizer)
     print(f"held-out MRR before: {pairs.held_out_mrr(questions @ table, documents @ table):.4f}", flush=True)
     adam = _Adam(table.shape, args.lr)
     for epoch in range(args.epochs):

@@ -49,11 +49,13 @@ class CodeChunker:
         tree = get_parser(self.language).parse(text.encode("utf-8", "surrogatepass"))
         last = len(doc.lines) - 1
         nodes = members(tree.root_node.named_children)
-        self.definitions = self._definitions(nodes, None)
+        self.definitions = self._definitions(doc.lines, nodes, None)
         units = self._level(doc, nodes, 0, last, parent=None)
         return _merge(doc, self._fit(doc, units), self.options.target_chunk_size)
 
-    def _definitions(self, nodes: list[Any], parent: str | None, depth: int = 0) -> list[NestedDefinition]:
+    def _definitions(
+        self, lines: list[str], nodes: list[Any], parent: str | None, depth: int = 0
+    ) -> list[NestedDefinition]:
         """Every named definition among ``nodes`` and inside their bodies (methods, inner classes and
         functions), with its own lines, so a method merged into a larger chunk can still be found by name."""
         out: list[NestedDefinition] = []
@@ -64,7 +66,7 @@ class CodeChunker:
             kind = definition.symbol_type
             if parent is not None and kind == S.FUNCTION:
                 kind = S.METHOD
-            first, last = _lines(node)
+            first, last = _lines(node, lines)
             if self.language == "go" and node.type in ("var_declaration", "const_declaration"):
                 for name, spec in go_value_names(node):
                     out.append(NestedDefinition(name, kind, spec.start_point[0], spec.end_point[0], parent))
@@ -80,7 +82,7 @@ class CodeChunker:
                 body = None
             if depth < 8 and body is not None:
                 inner = members(body.named_children)
-                out.extend(self._definitions(inner, definition.name or parent, depth + 1))
+                out.extend(self._definitions(lines, inner, definition.name or parent, depth + 1))
         return out
 
     # -- one nesting level -------------------------------------------------------------
@@ -195,12 +197,13 @@ class CodeChunker:
         return out
 
 
-def _lines(node: Any) -> tuple[int, int]:
-    """A definition's first and last lines (0-based). A node that ends at column 0, or after nothing but the
-    next line's indentation (Scala's indented blocks), does not use that line. (Chunk boundaries keep the
-    node's own end: moving them for Scala cost cats 0.843 -> 0.813, docs/benchmarks.md section 37.)"""
-    first, last = node.start_point[0], node.end_point[0]
-    if last > first and (node.end_point[1] == 0 or not (node.text or b"").rsplit(b"\n", 1)[-1].strip()):
+def _lines(node: Any, lines: list[str]) -> tuple[int, int]:
+    """A definition's first and last lines (0-based) in the file's ``lines``. A node that ends at column 0, or
+    after nothing but the next line's indentation (Scala's indented blocks), does not use that line. (Chunk
+    boundaries keep the node's own end: moving them for Scala cost cats 0.843 -> 0.813, docs section 37.)"""
+    (first, _), (last, column) = node.start_point, node.end_point
+    # (The column counts bytes; where the line's start is all indentation, bytes and characters agree.)
+    if last > first and (column == 0 or (last < len(lines) and not lines[last][:column].strip())):
         last -= 1
     return first, last
 

@@ -11,7 +11,7 @@ from aintern.chunk.forms import (
     elixir_definition,
     exported_value,
     go_value_names,
-    guarded_definitions,
+    enclosed_definitions,
     holds_functions,
     kotlin_property,
     lua_definition,
@@ -194,12 +194,8 @@ def members(nodes: list[Any], opened: frozenset[str] | set[str] = _OPENED) -> li
         node = stack.pop()
         if node.type in opened:
             stack.extend(reversed(node.named_children))
-        elif node.type == "singleton_class":
-            # Ruby's `class << self ... end`: its methods are the enclosing class's (class methods).
-            body = next((c for c in node.named_children if c.type == "body_statement"), None)
-            stack.extend(reversed(body.named_children if body is not None else []))
-        elif (guarded := guarded_definitions(node)) is not None:
-            stack.extend(reversed(guarded))
+        elif (enclosed := enclosed_definitions(node)) is not None:
+            stack.extend(reversed(enclosed))
         else:
             out.append(node)
     return out

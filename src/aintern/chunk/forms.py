@@ -16,10 +16,15 @@ _PYTHON_DEFINITIONS = {"function_definition", "class_definition", "decorated_def
 _PYTHON_CLAUSES = {"else_clause", "elif_clause", "except_clause", "finally_clause"}
 
 
-def guarded_definitions(node: Any) -> list[Any] | None:
-    """What a PHP ``if (! function_exists('url_to')) { function url_to() {...} }`` holds: how helper files
-    (CodeIgniter's, Laravel's) define their functions; and Python's definitions under ``if WIN:``, ``if
-    TYPE_CHECKING:`` or ``try: ... except ImportError:`` (click's two ``getchar``); None for any other statement."""
+def enclosed_definitions(node: Any) -> list[Any] | None:
+    """The statements of a block whose definitions belong to the scope around it, or None: what a PHP ``if
+    (! function_exists('url_to')) { function url_to() {...} }`` holds (how helper files, CodeIgniter's and
+    Laravel's, define their functions); Python's definitions under ``if WIN:``, ``if TYPE_CHECKING:`` or
+    ``try: ... except ImportError:`` (click's two ``getchar``); Elixir's modules under ``if``; and Ruby's
+    ``class << self ... end``, whose methods are the enclosing class's (class methods)."""
+    if node.type == "singleton_class":
+        body = next((c for c in node.named_children if c.type == "body_statement"), None)
+        return body.named_children if body is not None else []
     if node.type == "try_statement" or (node.type == "if_statement" and node.child_by_field_name("condition")):
         python = _python_guarded(node)
         if python is not None:
