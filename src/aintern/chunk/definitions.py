@@ -9,9 +9,9 @@ from typing import Any
 from aintern.chunk.forms import (
     assigned_function,
     elixir_definition,
+    enclosed_definitions,
     exported_value,
     go_value_names,
-    enclosed_definitions,
     holds_functions,
     kotlin_property,
     lua_definition,
