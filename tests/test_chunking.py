@@ -774,7 +774,8 @@ def test_bad_files_yield_reasons_not_exceptions(chunker: Chunker, tmp_path: Path
     directory.mkdir()
     reasons = {p.name: chunker.chunk_file(p).skipped_reason for p in (binary, latin, huge, missing, directory)}
     assert reasons["image.py"] and "binary" in reasons["image.py"]
-    assert reasons["legacy.py"] and "UTF-8" in reasons["legacy.py"]
+    assert reasons["legacy.py"] is None, "a Latin-1 file is read, as Windows-1252"
+    assert chunker.chunk_file(latin).chunks[0].content.startswith("# caf\xe9\n# caf\xe9")
     assert reasons["huge.py"] and "too large" in reasons["huge.py"]
     assert reasons["gone.py"] and "unreadable" in reasons["gone.py"]
     assert reasons["adir.py"] == "not a regular file (directory)"
@@ -794,10 +795,42 @@ def test_bad_files_yield_reasons_not_exceptions(chunker: Chunker, tmp_path: Path
         ("README", None, "markdown"),
         ("data.bin", None, None),
         ("script", "no shebang", None),
+        # Dialects read by a grammar above, and files chunked by lines that a project's questions may be about.
+        ("kernels/add.cu", None, "cpp"),
+        ("sketch/blink.ino", None, "cpp"),
+        ("src/Posix.hsc", None, "haskell"),
+        ("django/conf/project_template/project_name/settings.py-tpl", None, "python"),
+        ("app/views/users/show.html.erb", None, "erb"),
+        ("lib/app_web/components/core_components.heex", None, "eex"),
+        ("Pages/Index.cshtml", None, "razor"),
+        ("schema.graphql", None, "graphql"),
+        ("rules/defs.bzl", None, "starlark"),
+        ("build.ps1", None, "powershell"),
+        ("scrapy/templates/spiders/basic.tmpl", None, "gotmpl"),
+        ("man/HCAR.tex", None, "latex"),
     ],
 )
 def test_language_detection(path: str, first_line: str | None, language: str | None) -> None:
     assert detect_language(path, first_line) == language
+
+
+def test_cuda_kernels_are_chunked_as_cpp(chunker: Chunker) -> None:
+    """A .cu file is indexed (it was skipped as an unknown type), and the C++ grammar names its kernels."""
+    from aintern.chunk import chunk_definitions
+
+    cuda = (
+        "__global__ void vector_add(const float *a, const float *b, float *c, int n) {\n"
+        "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+        "    if (i < n) c[i] = a[i] + b[i];\n"
+        "}\n\n"
+        "void launch_vector_add(const float *a, const float *b, float *c, int n) {\n"
+        "    vector_add<<<(n + 255) / 256, 256>>>(a, b, c, n);\n"
+        "}\n"
+    )
+    result = chunker.chunk_text(cuda, "kernels/add.cu")
+    assert result.language == "cpp" and result.fallback_reason is None
+    names = [c.symbol_name for c in result.chunks] + [d[0] for c in result.chunks for d in chunk_definitions(c)]
+    assert names == ["vector_add", "launch_vector_add"]
 
 
 def _stdlib_files(count: int) -> list[Path]:
@@ -809,6 +842,8 @@ def _stdlib_files(count: int) -> list[Path]:
 
 def test_every_line_covered_on_real_files(chunker: Chunker, minilm) -> None:
     """Property: every non-blank line of a real source file is in at least one chunk."""
+    from aintern.scan import decode_source
+
     files = _stdlib_files(int(os.environ.get("AINTERN_COVERAGE_FILES", "250")))
     files += sorted(Path(__file__).resolve().parents[1].joinpath("src").rglob("*.py"))
     assert len(files) > 100
@@ -819,7 +854,8 @@ def test_every_line_covered_on_real_files(chunker: Chunker, minilm) -> None:
             result = ch.chunk_file(f)
             if result.skipped_reason:
                 continue
-            text = f.read_bytes().decode("utf-8-sig")
+            text = decode_source(f.read_bytes())[0]
+            assert text is not None
             assert_covers(text, result.chunks, str(f))
             assert all(c.token_count <= ch.options.max_chunk_size for c in result.chunks), f
             checked += 1

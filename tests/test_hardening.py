@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import pytest
 from local_server import JsonHandler, LocalServer
-from workspaces import make_workspace
+from workspaces import make_workspace, write_files
 
 from aintern.config import CONFIG_FILE
 from aintern.errors import StoreError
@@ -132,15 +132,9 @@ SECRET_VALUES = [
 ]  # fmt: skip
 
 
-def _write(root: Path, files: dict[str, str]) -> None:
-    for rel, text in files.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text)
-
-
 def test_secrets_in_ordinary_files_are_masked_everywhere(tmp_path: Path) -> None:
     root = tmp_path / "repo"
-    _write(root, SECRET_FILES)
+    write_files(root, SECRET_FILES)
     ws = Workspace(root, tmp_path / "s.db")
     result = ws.build_index()
     assert result.success
@@ -166,17 +160,37 @@ def test_secrets_in_ordinary_files_are_masked_everywhere(tmp_path: Path) -> None
     ws2.close()
 
 
+def test_code_named_like_a_credentials_file_is_indexed_and_masked(tmp_path: Path) -> None:
+    """OkHttp's `Credentials.kt` (HTTP Basic auth) and a `secrets.py` module are code, not credential
+    files: they are indexed, a key written in them is masked; `credentials.json` and `secrets.yml` stay out."""
+    root = tmp_path / "repo"
+    write_files(root, {
+        "okhttp3/Credentials.kt": 'object Credentials {\n    fun basic(user: String, password: String): String =\n'
+                                  '        "Basic " + "$user:$password".encodeBase64()\n}\n',
+        "app/secrets.py": 'API_TOKEN = "ghp_1234567890abcdefghijABCDEFGHIJ123456"\n\ndef token() -> str:\n    return API_TOKEN\n',
+        "credentials.json": '{"client_secret": "abc"}\n',
+        "config/secrets.yml": "production:\n  secret_key_base: abc\n",
+    })  # fmt: skip
+    ws = Workspace(root, tmp_path / "s.db")
+    result = ws.build_index()
+    assert set(ws.store.get_files(ws.require_index().id)) == {"okhttp3/Credentials.kt", "app/secrets.py"}
+    assert {s.rel for s in result.skipped if "secret" in s.reason} == {"credentials.json", "config/secrets.yml"}
+    stored = "\n".join(r[0] for r in ws.store.conn.execute("SELECT content FROM chunks"))
+    assert "fun basic" in stored and 'API_TOKEN = "[REDACTED]"' in stored and "ghp_1234567890" not in stored
+    ws.close()
+
+
 def test_index_summary_reports_masked_secrets(tmp_path: Path) -> None:
     root = tmp_path / "repo"
-    _write(root, {"config.py": SECRET_FILES["config.py"]})
+    write_files(root, {"config.py": SECRET_FILES["config.py"]})
     out = cli("index", "--json", cwd=root, env={"AINTERN_DB": str(tmp_path / "c.db")})
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)["secrets_redacted"] == [{"path": "config.py", "line": 1, "kind": "AWS Access Key"}]
     # In words: which files, not every line, and empty files counted (a package has many __init__.py);
     # --verbose lists each.
-    _write(root, {k: v for k, v in SECRET_FILES.items() if not k.startswith("deploy/")})
+    write_files(root, {k: v for k, v in SECRET_FILES.items() if not k.startswith("deploy/")})
     for name in ("pkg/__init__.py", "pkg/sub/__init__.py", "empty.txt"):
-        _write(root, {name: ""})
+        write_files(root, {name: ""})
     env = {"AINTERN_DB": str(tmp_path / "c.db"), "COLUMNS": "300"}
     out = cli("index", "--force", cwd=root, env=env)
     assert out.returncode == 0, out.stderr

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from samples import SAMPLES
-from workspaces import db_consistent, index_and_kill, make_workspace
+from workspaces import db_consistent, index_and_kill, make_workspace, write_files
 
 from aintern.index import Indexer, IndexingErrorType, IndexingOptions, IndexingPhase
 from aintern.scan import Scanner, ScanOptions
@@ -117,14 +117,18 @@ def test_ignore_rules_secrets_and_bad_files(store, static, tmp_path: Path) -> No
     result = indexer(store, static).index(ws)
     files = set(store.get_files(result.index_id))
     for gone in ("debug.log", "generated/api.py", "src/python/local_settings.py", "scratch.py", "node_modules/pkg/index.js",
-                 ".hidden/tool.py", ".env", "server.pem", "id_rsa", "src/lua/util.lua", "blob.py", "latin1.py",
+                 ".hidden/tool.py", ".env", "server.pem", "id_rsa", "src/lua/util.lua", "blob.py",
                  "huge.txt", "bundle.js", "logo.png"):  # fmt: skip
         assert gone not in files, gone
     assert "tool" in files, "an extension-less script is recognised by its shebang"
     assert "src/python/app.py" in files
     reasons = {s.rel: s.reason for s in result.skipped}
     assert "secret" in reasons[".env"] and "secret" in reasons["server.pem"] and "secret" in reasons["id_rsa"]
-    assert "binary" in reasons["blob.py"] and "UTF-8" in reasons["latin1.py"]
+    assert "binary" in reasons["blob.py"] and "latin1.py" in files and "latin1.py" not in reasons
+    from aintern.workspace import read_indexed_file
+
+    index = store.get_index(result.index_id)
+    assert index is not None and read_indexed_file(store, index, "latin1.py") == "# caf\xe9\n"
     assert "too large" in reasons["huge.txt"] and "minified" in reasons["bundle.js"]
     assert "debug.log" not in reasons, "ignored files are not reported one by one"
     # Skipped-for-content files are remembered: the next run does not read them again.
@@ -241,6 +245,76 @@ def test_monorepo_packages_are_source_nuget_packages_are_not(store, static, tmp_
     assert not scanner.accepts("dotnet/packages/Newtonsoft.Json.13.0.1/lib/readme.txt")
 
 
+def test_output_folders_are_left_out_by_what_they_hold(store, static, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """bin/, obj/ and target/ are left out when a build wrote them, and indexed when they are source: a
+    Python package's bin/ (celery's command line), a Rust crate's src/bin/, a gem's bin/ script."""
+    ws = tmp_path / "ws"
+    source = {
+        "celery/bin/worker.py": "def worker() -> None:\n    print('start a worker from the command line')\n",
+        "src/bin/grep.rs": 'fn main() {\n    println!("search");\n}\n',
+        "bin/rubocop": "#!/usr/bin/env ruby\nrequire 'rubocop'\nexit RuboCop::CLI.new.run\n",
+        "target/specs/entity.ts": "export class Target { name = 'a folder of source named target'; }\n",
+    }
+    built: dict[str, str | bytes] = {
+        # .NET: a configuration folder under bin/ and obj/.
+        "App/bin/Debug/net8.0/App.deps.json": '{"runtimeTarget": {}}\n',
+        "App/obj/project.assets.json": '{"version": 3}\n',
+        "App/obj/Debug/net8.0/App.AssemblyInfo.cs": '[assembly: System.Reflection.AssemblyTitle("App")]\n',
+        # Cargo, Maven.
+        "rs/target/CACHEDIR.TAG": "Signature: 8a477f597d28d172789f06886806bc55\n",
+        "rs/target/debug/build/x/out/gen.rs": "pub const GENERATED: u32 = 1;\n",
+        "java/target/classes/com/acme/App.class": b"\xca\xfe\xba\xbe",
+        "java/target/generated-sources/annotations/Gen.java": "public class Gen {}\n",
+        # An Eclipse project's bin/: class files deep in package folders.
+        "eclipse/bin/org/acme/deep/Main.class": b"\xca\xfe\xba\xbe",
+        "eclipse/bin/org/acme/deep/messages.properties": "hello=world\n",
+        # TypeScript compiled into bin/: each .js beside its .d.ts.
+        "cli/bin/index.js": "export function greet() { return 'hi'; }\n",
+        "cli/bin/index.d.ts": "export declare function greet(): string;\n",
+        # go build into bin/: an executable, and a script beside it.
+        "go/bin/server": b"\x7fELF\x02\x01\x01",
+        "go/bin/run.sh": "#!/bin/sh\nexec ./server\n",
+    }
+    write_files(ws, {**source, **built})
+    files = set(store.get_files(indexer(store, static).index(ws).index_id))
+    assert files == set(source), sorted(files)
+    scanner = Scanner(ws)
+    assert scanner.accepts("celery/bin/worker.py") and scanner.accepts("src/bin/grep.rs")
+    assert not scanner.accepts("App/obj/Debug/net8.0/App.AssemblyInfo.cs")
+    assert not scanner.accepts("java/target/generated-sources/annotations/Gen.java")
+    assert not scanner.accepts("go/bin/run.sh")
+    # A bin/ of scripts that a build later writes into is left out from then on (a watcher's scanner).
+    assert scanner.accepts("bin/rubocop")
+    (ws / "bin/Release").mkdir()
+    assert not scanner.accepts("bin/rubocop")
+
+
+def test_generated_files_are_known_by_a_mark_at_their_top(store, static, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A generator's mark in a file's leading comments skips it (Go's convention, protoc's, `@generated`);
+    code that only mentions one is indexed: Jekyll's `@generated_permalink` ivar in lib/jekyll/url.rb and
+    nginx's bpfgen.sh, which writes `/* AUTO-GENERATED, DO NOT EDIT. */` into its output, were skipped.
+    Data is told by its share of letters and digits among visible characters, not among spaces too."""
+    ws = tmp_path / "ws"
+    files = {
+        "api.pb.go": "// Copyright 2024 The Authors.\n\n// Code generated by protoc-gen-go. DO NOT EDIT.\n\npackage api\n",
+        "schema.php": "<?php\n\n/**\n * @generated by the schema tool\n */\nclass Schema {}\n",
+        "tables.c": "/*\n   AUTO-GENERATED FILE. DO NOT EDIT.\n*/\nint table[] = {1, 2, 3};\n",
+        "url.rb": "class URL\n  def to_s\n    (@generated_permalink ||= generate_url(@permalink))\n  end\nend\n",
+        "bpfgen.sh": "#!/bin/bash\nset -e\ngenerate_head()\n{\n    cat << END\n/* AUTO-GENERATED, DO NOT EDIT. */\nEND\n}\n",
+        "routes.py": "import os\n\n# DO NOT EDIT the order below: the router matches top to bottom.\nROUTES = ['/a', '/b']\n",
+        # Data, not code: spinner frames. A Markdown table padded with spaces (Vite's docs/guide/cli.md) is prose.
+        "spinners.py": "SPINNERS = {\n" + '    "dots": ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧"],\n' * 60 + "}\n",
+        "docs/cli.md": "# Command line\n\n| Option | |\n| --- | --- |\n"
+        + "".join(f"| `--opt{i}` {' ' * 40} | Set option {i} {' ' * 90} |\n" for i in range(40)),
+    }
+    write_files(ws, files)
+    result = indexer(store, static).index(ws)
+    assert set(store.get_files(result.index_id)) == {"url.rb", "bpfgen.sh", "routes.py", "docs/cli.md"}
+    reasons = {s.rel: s.reason for s in result.skipped}
+    assert all(reasons[f] == "generated file (marked as generated)" for f in ("api.pb.go", "schema.php", "tables.c"))
+    assert reasons["spinners.py"].startswith("generated data")
+
+
 def test_sigkill_at_any_moment_leaves_a_consistent_index(static, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     ws = make_workspace(tmp_path / "ws", copies=8)
     db = tmp_path / "crash.db"
@@ -341,17 +415,17 @@ def test_ignore_rules_match_as_pathspec_does() -> None:
 
 
 def test_a_workspace_can_take_a_default_exclusion_back(tmp_path: Path) -> None:
-    """bin/ is excluded by default (.NET's build output), but a Python package's bin/ is its command
-    line: `exclude = ["!**/bin/**"]` in .aintern.toml indexes it again (README, configuration)."""
+    """dist/ is excluded by default (a bundler's output), but a project may keep code there: `exclude =
+    ["!**/dist/**"]` in .aintern.toml indexes it again (README, configuration)."""
     from aintern.config import Settings
 
     ws = tmp_path / "ws"
-    (ws / "pkg/bin").mkdir(parents=True)
-    (ws / "pkg/bin/cli.py").write_text("def main() -> None:\n    print('the command line')\n")
+    (ws / "pkg/dist").mkdir(parents=True)
+    (ws / "pkg/dist/cli.py").write_text("def main() -> None:\n    print('the command line')\n")
     (ws / "pkg/core.py").write_text("def run() -> int:\n    return 0\n")
     assert [f.rel for f in Scanner(ws, Settings.load(ws).scan_options()).scan().files] == ["pkg/core.py"]
-    (ws / ".aintern.toml").write_text('exclude = ["!**/bin/**"]\n')
+    (ws / ".aintern.toml").write_text('exclude = ["!**/dist/**"]\n')
     assert sorted(f.rel for f in Scanner(ws, Settings.load(ws).scan_options()).scan().files) == [
-        "pkg/bin/cli.py",
         "pkg/core.py",
+        "pkg/dist/cli.py",
     ]

@@ -279,12 +279,19 @@ def test_an_index_an_older_chunker_built_is_rechunked_by_its_next_run(tmp_path: 
 
     root = make_workspace(tmp_path / "project")
     (root / "app.ts").write_text("export class App {\n  #dispatch(request) {\n    return request\n  }\n}\n")
+    (root / "legacy.py").write_bytes("def caf\xe9_menu():\n    return 'caf\xe9'\n".encode("latin-1"))
     db = tmp_path / "k.db"
     w = Workspace(root, db)
     first = w.build_index()
     assert first.success and w.require_index().settings["chunker"] == CHUNKER_VERSION
     names = {n for (n,) in w.store.conn.execute("SELECT name FROM chunk_symbols")}
     assert "dispatch" in names
+    # An older aintern skipped legacy.py (not UTF-8) and remembered it by size and time.
+    index_id, stat = w.require_index().id, (root / "legacy.py").stat()
+    with w.store.transaction():
+        w.store.remove_file(index_id, "legacy.py")
+        w.store.set_skipped(index_id, "legacy.py", stat.st_size, stat.st_mtime_ns, "undecodable: not UTF-8 (byte 7)")
+    assert "legacy.py" not in w.store.get_files(index_id)
     w.close()
     with sqlite3.connect(db) as conn:  # what an index of the first chunker looks like: no stamp, no such name
         conn.execute("UPDATE indexes SET settings_json = json_remove(settings_json, '$.chunker')")
@@ -296,6 +303,7 @@ def test_an_index_an_older_chunker_built_is_rechunked_by_its_next_run(tmp_path: 
     assert any("chunked by an older aintern" in n for n in w.notices)  # `aintern index` prints it
     assert again.chunks_embedded < again.chunks_created  # unchanged texts: vectors from the cache
     assert "dispatch" in {n for (n,) in w.store.conn.execute("SELECT name FROM chunk_symbols")}
+    assert "legacy.py" in w.store.get_files(w.require_index().id), "a file an older aintern skipped is read again"
     assert w.require_index().settings["chunker"] == CHUNKER_VERSION
     assert w.build_index().files_indexed == 0
     w.close()

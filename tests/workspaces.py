@@ -30,6 +30,16 @@ def make_workspace(root: Path, copies: int = 1) -> Path:
     return root
 
 
+def write_files(root: Path, files: dict[str, str] | dict[str, str | bytes]) -> None:
+    """Each ``path: text`` (or bytes) under ``root``, folders made as needed."""
+    for rel, content in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            (root / rel).write_bytes(content)
+        else:
+            (root / rel).write_text(content)
+
+
 def db_consistent(store, index_id: int) -> None:  # type: ignore[no-untyped-def]
     """Every file is complete: its chunk count, chunk rows, vectors and keyword rows agree."""
     conn = store.conn

@@ -191,10 +191,14 @@ def read_indexed_file(store: SqliteStore, index: VectorIndex, rel: str) -> str:
     target = Path(os.path.realpath(base / rel))
     if base not in target.parents or not store.file_hashes(index.id, [rel]):
         raise FileNotIndexedError(f"{rel} is not an indexed file of {index.workspace_path}")
+    from aintern.scan import decode_source
+
     try:
-        return target.read_bytes().decode("utf-8", errors="replace")
+        data = target.read_bytes()
     except OSError as exc:
         raise FileNotIndexedError(f"{rel}: {exc.strerror or exc}") from exc
+    # As the indexer read it (UTF-8, or an 8-bit encoding); a file turned binary since reads with replacements.
+    return decode_source(data)[0] or data.decode("utf-8", errors="replace")
 
 
 def find_workspace(start: str | Path, store: SqliteStore | None = None) -> Path | None:

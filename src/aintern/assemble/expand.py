@@ -44,7 +44,7 @@ class FileContextExpander:
     def _lines(self, rel: str) -> tuple[list[str], str] | None:
         import hashlib
 
-        from aintern.scan import FileReadError, read_regular_file  # (the scanner: only when a file is read)
+        from aintern.scan import FileReadError, decode_source, read_regular_file  # (only when a file is read)
 
         with self._lock:
             hit = self._cache.get(rel)
@@ -63,8 +63,10 @@ class FileContextExpander:
             key = (st.st_mtime_ns, st.st_size)
             # Never blocks on a FIFO put in the file's place, never reads an unbounded device.
             data = read_regular_file(path, max(st.st_size, 0) + (1 << 20))
-            text = data.decode("utf-8-sig")
-        except (OSError, UnicodeDecodeError, FileReadError, ValueError):
+        except (OSError, FileReadError, ValueError):
+            return None
+        text, _ = decode_source(data)
+        if text is None:
             return None
         if self.redact_secrets:
             from aintern.scan.secrets import redact

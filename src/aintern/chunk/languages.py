@@ -111,6 +111,79 @@ EXTENSIONS: dict[str, str] = {
     ".groovy": "groovy",
     ".cmake": "cmake",
     ".mk": "make",
+    # Dialects a grammar above reads: CUDA and Arduino sketches as C++, C# scripts, hsc2hs modules,
+    # LuaRocks specs, ClojureScript, Django's project templates (settings.py-tpl).
+    ".py-tpl": "python",
+    ".cu": "cpp",
+    ".cuh": "cpp",
+    ".ino": "cpp",
+    ".tcc": "cpp",
+    ".h++": "cpp",
+    ".c++": "cpp",
+    ".csx": "csharp",
+    ".hsc": "haskell",
+    ".rockspec": "lua",
+    ".cljs": "clojure",
+    ".cljc": "clojure",
+    ".edn": "clojure",
+    ".tfvars": "hcl",
+    ".hcl": "hcl",
+    ".properties": "ini",
+    ".json5": "json",
+    # Chunked by lines: templates (Rails, Phoenix, ASP.NET, Symfony, Go, Jinja, Handlebars), schemas, and
+    # the languages of build files, shells, shaders and editors.
+    ".erb": "erb",
+    ".eex": "eex",
+    ".heex": "eex",
+    ".leex": "eex",
+    ".razor": "razor",
+    ".cshtml": "razor",
+    ".twig": "twig",
+    ".tmpl": "gotmpl",
+    ".gotmpl": "gotmpl",
+    ".j2": "jinja",
+    ".jinja": "jinja",
+    ".jinja2": "jinja",
+    ".hbs": "handlebars",
+    ".handlebars": "handlebars",
+    ".mustache": "handlebars",
+    ".liquid": "liquid",
+    ".astro": "astro",
+    ".graphql": "graphql",
+    ".gql": "graphql",
+    ".prisma": "prisma",
+    ".thrift": "thrift",
+    ".bzl": "starlark",
+    ".star": "starlark",
+    ".nix": "nix",
+    ".pyx": "cython",
+    ".pxd": "cython",
+    ".fish": "fish",
+    ".ps1": "powershell",
+    ".psm1": "powershell",
+    ".bat": "batch",
+    ".cmd": "batch",
+    ".s": "assembly",
+    ".asm": "assembly",
+    ".glsl": "glsl",
+    ".wgsl": "wgsl",
+    ".hlsl": "hlsl",
+    ".metal": "metal",
+    ".sol": "solidity",
+    ".vim": "vim",
+    ".el": "elisp",
+    ".elm": "elm",
+    ".cr": "crystal",
+    ".gleam": "gleam",
+    ".rkt": "racket",
+    ".scm": "scheme",
+    ".lisp": "lisp",
+    ".f90": "fortran",
+    ".f95": "fortran",
+    ".tcl": "tcl",
+    ".sv": "verilog",
+    ".svh": "verilog",
+    ".tex": "latex",
 }
 
 FILE_NAMES: dict[str, str] = {
@@ -180,8 +253,9 @@ CODE_LANGUAGES = frozenset(
     ]
 )
 CONFIG_LANGUAGES = frozenset(
-    ["json", "yaml", "toml", "xml", "html", "css", "ini", "proto", "hcl", "cmake", "make", "dockerfile"]
-)
+    ["json", "yaml", "toml", "xml", "html", "css", "ini", "proto", "hcl", "cmake", "make", "dockerfile", "graphql",
+     "prisma", "thrift", "starlark", "nix"]
+)  # fmt: skip
 DOC_LANGUAGES = frozenset({"markdown", "rst", "text"})
 
 _SHEBANG = re.compile(r"^#!\s*(?:/usr)?(?:/local)?/bin/(?:env\s+(?:-\S+\s+)*)?([A-Za-z0-9_.+-]+)")
@@ -226,7 +300,7 @@ def chunk_type_for(language: str | None) -> ChunkType:
         return ChunkType.CODE
     if language == "markdown":
         return ChunkType.MARKDOWN
-    if language == "rst":
+    if language in ("rst", "latex"):
         return ChunkType.DOCUMENTATION
     if language in CONFIG_LANGUAGES:
         return ChunkType.CONFIG

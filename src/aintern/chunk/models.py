@@ -35,11 +35,12 @@ class SymbolType(str, enum.Enum):
     OTHER = "other"
 
 
-#: Bumped when the chunker cuts or names chunks differently (2: the definitions of docs/benchmarks.md
-#: section 36; 3: Ruby's `class << self`, Zig's structs, Lua's tables of functions, section 37). An index an
-#: older chunker built is re-chunked by its next `aintern index`; the vectors of texts that did not change
-#: come from the embedding cache.
-CHUNKER_VERSION = 3
+#: Bumped when the chunker cuts or names chunks differently, or reads files it used to skip (2: the
+#: definitions of docs/benchmarks.md section 36; 3: Ruby's `class << self`, Zig's structs, Lua's tables of
+#: functions, section 37; 4: files that are not UTF-8, and code that only mentions a generator's mark,
+#: section 38). An index an older chunker built is re-chunked by its next `aintern index` (files it
+#: skipped are read again); the vectors of texts that did not change come from the embedding cache.
+CHUNKER_VERSION = 4
 
 
 @dataclass(frozen=True)

@@ -10,21 +10,23 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from aintern.chunk.languages import detect_language
+from aintern.chunk.languages import chunk_type_for, detect_language
+from aintern.chunk.models import ChunkType
+from aintern.scan.output import OUTPUT_DIR_NAMES, build_output, nuget_packages
 
 if TYPE_CHECKING:
     from pathspec import GitIgnoreSpec
 
 #: Seed defaults plus the usual dependency, build and cache folders of other ecosystems. The seed's
-#: "**/packages/**" (NuGet's restore folder) is not among them: in a JavaScript or TypeScript monorepo
-#: packages/ holds the source itself; a packages folder of NuGet packages is left out by its content
-#: (see _nuget_packages).
+#: "**/bin/**" and "**/obj/**" (.NET's build output), Cargo's and Maven's target/, and the seed's
+#: "**/packages/**" (NuGet's restore folder) are not among them: such a folder is left out by what it
+#: holds, since by name alone it may be source (scan/output.py).
 DEFAULT_EXCLUDES = [
-    "**/node_modules/**", "**/bin/**", "**/obj/**", "**/.git/**", "**/dist/**", "**/build/**",
+    "**/node_modules/**", "**/.git/**", "**/dist/**", "**/build/**",
     "**/*.min.js", "**/*.min.css", "**/*.map", "**/vendor/**",
     "**/.vs/**", "**/.idea/**", "**/.vscode/**",
     "**/__pycache__/**", "**/.venv/**", "**/venv/**", "**/.tox/**", "**/.mypy_cache/**", "**/.pytest_cache/**",
-    "**/.ruff_cache/**", "**/target/**", "**/.gradle/**", "**/*.lock", "**/package-lock.json", "**/*.pyc",
+    "**/.ruff_cache/**", "**/.gradle/**", "**/*.lock", "**/package-lock.json", "**/*.pyc",
 ]  # fmt: skip
 
 #: Files that hold credentials: never indexed unless the user opts in, because indexed text ends up in prompts.
@@ -84,6 +86,7 @@ class Scanner:
         self.options = options or ScanOptions()
         self._exclude = _spec(self.options.exclude)
         self._include = _spec(self.options.include) if self.options.include else None
+        self._output: set[str] = set()  # folders found to be a build's output
 
     def scan(self) -> ScanResult:
         files: list[ScannedFile] = []
@@ -219,8 +222,8 @@ class Scanner:
                 if target.startswith(base) and spec.match_file(target[len(base) :]):
                     return ""
         if is_dir:
-            return "" if name.lower() == "packages" and _nuget_packages(self.root / rel) else None
-        if _SECRET_NAME.match(os.path.normcase(name.lower())):
+            return "" if self._output_folder(name, rel) else None
+        if _SECRET_NAME.match(os.path.normcase(name.lower())) and not _source_code(name):
             # Reported even when hidden: the user should know why .env is not searchable.
             return (
                 None
@@ -259,23 +262,21 @@ class Scanner:
             out.append((rel_dir, _read_spec(f)))
         return out
 
+    def _output_folder(self, name: str, rel: str) -> bool:
+        """Is this folder a build's output or NuGet's packages? A yes is kept for the scanner's life; a no
+        is asked again (a watcher's scanner sees a first build write into a bin/ of scripts)."""
+        if name not in OUTPUT_DIR_NAMES and name.lower() != "packages":
+            return False
+        if rel not in self._output:
+            path = self.root / rel
+            if not (nuget_packages(path) if name.lower() == "packages" else build_output(path)):
+                return False
+            self._output.add(rel)
+        return True
+
     @staticmethod
     def _real(path: Path) -> Path:
         return Path(os.path.realpath(path))
-
-
-def _nuget_packages(directory: Path) -> bool:
-    """Is ``directory`` NuGet's restore folder (packages/<Id>.<version>/<id>.<version>.nupkg)?"""
-    try:
-        with os.scandir(directory) as entries:
-            children = [e.path for e in entries if e.is_dir(follow_symlinks=False)][:20]
-        for child in children:
-            with os.scandir(child) as entries:
-                if any(e.name.lower().endswith(".nupkg") for e in entries):
-                    return True
-    except OSError:
-        pass
-    return False
 
 
 _NAMED_GROUP = re.compile(r"\(\?P<\w+>")
@@ -335,14 +336,15 @@ _BINARY_PROBE = 8192
 
 
 def decode_source(data: bytes) -> tuple[str | None, str | None]:
-    """(text, None) for a UTF-8 text file, or (None, reason) for binary or undecodable bytes."""
+    """(text, None) for a text file, or (None, reason) for a binary one. Text is UTF-8, or else an older
+    8-bit encoding read as Windows-1252 (zlib's DotZLib sources, a © in a Latin-1 header): the code is
+    ASCII either way, so the file is indexed rather than lost, as an editor would open it."""
     if b"\x00" in data[:_BINARY_PROBE]:
         return None, "binary file (NUL bytes)"
     try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        return None, f"undecodable: not UTF-8 (byte {exc.start})"
-    return text, None
+        return data.decode("utf-8-sig"), None
+    except UnicodeDecodeError:
+        return data.decode("cp1252", errors="replace"), None
 
 
 def read_regular_file(path: str | Path, max_bytes: int) -> bytes:
@@ -396,23 +398,57 @@ def printable(path: str) -> str:
     return path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
+def _source_code(name: str) -> bool:
+    """Is a file so named source code? OkHttp's ``Credentials.kt`` or a ``secrets.py`` module is code named
+    like a credentials file: it is indexed, and a key written in it is masked as in any other code."""
+    return chunk_type_for(detect_language(name)) is ChunkType.CODE
+
+
 def _has_shebang_candidate(name: str) -> bool:
     """Extension-less files may be scripts; the indexer decides by their shebang."""
     return "." not in name
 
 
+#: A generator's mark (Go's ``// Code generated ... DO NOT EDIT.``, protoc's, ``@generated``), and the
+#: lines that may come before it: comments, blank lines, a shebang, ``<?php``.
+_GENERATED_MARK = re.compile(r"@generated\b|DO NOT EDIT|Code generated by")
+_COMMENT_LINE = re.compile(r"\s*(//|#|/\*|\*|--|;|<!--|\{-|%|<\?php\s*$|\"\"\"|\'\'\')")
+_BLOCK_COMMENTS = (("/*", "*/"), ('"""', '"""'), ("'''", "'''"), ("<!--", "-->"), ("{-", "-}"))
+
+
+def marked_generated(text: str) -> bool:
+    """Does the file open with a generator's mark? Only its leading comments count (Go's rule: before
+    the first line of code), so code that mentions one is not taken for generated: a Ruby
+    ``@generated_url``, a script that writes ``/* AUTO-GENERATED, DO NOT EDIT. */`` into its output."""
+    closing = None  # the end of the block comment the line is in
+    for line in text[:4000].split("\n")[:60]:
+        stripped = line.strip()
+        if closing is None and stripped and not _COMMENT_LINE.match(line):
+            return False
+        if _GENERATED_MARK.search(line):
+            return True
+        if closing is not None:
+            closing = None if closing in stripped else closing
+            continue
+        for opening, end in _BLOCK_COMMENTS:
+            if stripped.startswith(opening) and end not in stripped[len(opening) :]:
+                closing = end
+                break
+    return False
+
+
 def generated_reason(text: str) -> str | None:
     """Why ``text`` looks machine-generated or minified, or None if it looks written by a person."""
-    head = text[:2000]
-    if "@generated" in head or "DO NOT EDIT" in head or "Code generated by" in head:
+    if marked_generated(text):
         return "generated file (marked as generated)"
     lines = text.split("\n")
     longest = max(len(line) for line in lines)
     if longest > 1000 and len(text) / max(len(lines), 1) > 300:
         return f"minified (lines up to {longest:,} characters)"
     if len(text) > 2000:
-        sample = text[:20000]
-        alnum = sum(c.isalnum() for c in sample) / len(sample)
-        if alnum < 0.25:
+        # Counted among the visible characters: a Markdown table padded with spaces is prose, not data.
+        visible = [c for c in text[:20000] if not c.isspace()]
+        alnum = sum(c.isalnum() for c in visible) / max(len(visible), 1)
+        if alnum < 0.34:
             return f"generated data (only {alnum:.0%} letters and digits)"
     return None
