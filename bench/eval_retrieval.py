@@ -19,7 +19,7 @@ from collections import defaultdict
 from dataclasses import replace
 from pathlib import Path
 
-from semble_data import SHARED, load_repos, ndcg_at_10
+from semble_data import SHARED, files_on_disk, load_repos, ndcg_at_10
 
 from aintern.chunk import ChunkingOptions
 from aintern.embed import get_embedder
@@ -259,7 +259,7 @@ def semble(args: argparse.Namespace) -> None:
         store, index_id, _ = open_index(
             repo.name + ("-whole" if args.whole else ""), repo.root, args.model, args.reindex
         )
-        existing = {repo.prefix + p for p in store.get_files(index_id)}
+        existing = files_on_disk(repo)
         for name, cfg in configs.items():
             scores = []
             for q in repo.queries:

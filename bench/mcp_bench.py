@@ -189,7 +189,7 @@ print(json.dumps(out))
 
 def tokens(args: argparse.Namespace) -> None:
     from mcp import Client
-    from semble_data import load_repos, ndcg_at_10
+    from semble_data import files_on_disk, load_repos, ndcg_at_10
 
     from aintern.mcp import AinternMcp, McpConfig
     from aintern.workspace import Workspace
@@ -207,7 +207,7 @@ def tokens(args: argparse.Namespace) -> None:
             ws.close()
             server = AinternMcp(McpConfig(db=db, workspace=repo.root, watch=False))
 
-            existing = {repo.prefix + p.relative_to(repo.root).as_posix() for p in repo.root.rglob("*") if p.is_file()}
+            existing = files_on_disk(repo)
 
             async def ask(
                 server: AinternMcp = server, repo: Any = repo, existing: set[str] = existing

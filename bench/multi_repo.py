@@ -20,7 +20,7 @@ from collections import defaultdict
 from dataclasses import replace
 from pathlib import Path
 
-from semble_data import load_repos, ndcg_at_10
+from semble_data import files_on_disk, load_repos, ndcg_at_10
 
 from aintern.embed import get_embedder
 from aintern.index import Indexer, IndexingOptions
@@ -57,7 +57,7 @@ def main() -> None:
         root = str(repo.root.resolve())
         index = store.get_index_for_workspace(root)
         assert index is not None
-        existing = {repo.prefix + p for p in store.get_files(index.id)}
+        existing = files_on_disk(repo)
         for q in repo.queries:
             options = KnowledgeQueryOptions(
                 workspace_path=root, max_results=10, min_relevance=0.0, expand_context=False, include_snippets=False

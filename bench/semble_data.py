@@ -48,6 +48,12 @@ def load_repos(names: list[str] | None = None, whole: bool = False) -> list[Repo
     return repos
 
 
+def files_on_disk(repo: Repo) -> set[str]:
+    """Every file of the indexed tree, repo-relative: the targets that count (README, "exist in the indexed
+    tree"). Not the files aintern indexed, so that a relevant file the scanner leaves out scores 0."""
+    return {repo.prefix + p.relative_to(repo.root).as_posix() for p in repo.root.rglob("*") if p.is_file()}
+
+
 def _matches(path: str, target: str) -> bool:
     return path == target or path.endswith("/" + target) or target.endswith("/" + path)
 

@@ -25,7 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from semble_data import load_repos, ndcg_at_10
+from semble_data import files_on_disk, load_repos, ndcg_at_10
 
 
 def export_static_model(directory: Path) -> str:
@@ -64,7 +64,7 @@ def main() -> None:
             t0 = time.perf_counter()
             index = SembleIndex.from_path(str(repo.root), model_path=model_dir)
             seconds = time.perf_counter() - t0
-            existing = {repo.prefix + p.relative_to(repo.root).as_posix() for p in repo.root.rglob("*") if p.is_file()}
+            existing = files_on_disk(repo)
             row = []
             for alpha in (0.0, None):
                 scores = []

@@ -19,7 +19,7 @@ from pathlib import Path
 import eval_retrieval as E
 import numpy as np
 import semble_data
-from semble_data import load_repos, ndcg_at_10
+from semble_data import files_on_disk, load_repos, ndcg_at_10
 
 from aintern.embed import get_embedder
 from aintern.retrieve.hybrid import HybridConfig, symbol_query
@@ -46,7 +46,7 @@ def alpha_shape() -> None:
     rows: list[dict[str, float]] = []
     for repo in load_repos(None):
         store, iid, _ = E.open_index(repo.name, repo.root, "static", False)
-        existing = {repo.prefix + p for p in store.get_files(iid)}
+        existing = files_on_disk(repo)
         for q in repo.queries:
             if symbol_query(q.text):
                 continue
@@ -81,7 +81,7 @@ def file_vectors() -> None:
     per_repo: dict[str, dict[float, float]] = {}
     for repo in load_repos(None):
         store, iid, _ = E.open_index(repo.name, repo.root, "static", False)
-        existing = {repo.prefix + p for p in store.get_files(iid)}
+        existing = files_on_disk(repo)
         matrix = _vectors(store, iid)
         ids = [int(c) for c in matrix.chunk_ids]
         chunks = store.get_chunks(ids, iid)
@@ -219,7 +219,7 @@ def query_map(fit: str, sets: list[str]) -> None:
             matrix = _vectors(store, iid)
             chunks = store.get_chunks([int(c) for c in matrix.chunk_ids], iid)
             paths = [repo.prefix + chunks[int(c)].file_path for c in matrix.chunk_ids]
-            existing = {repo.prefix + p for p in store.get_files(iid)}
+            existing = files_on_disk(repo)
             got: dict[str, list[float]] = {k: [] for k in means}
             for q in repo.queries:
                 s = np.asarray(static.embed(q.text), dtype=np.float32)

@@ -52,7 +52,7 @@ def load(sets: list[str]) -> list[tuple[str, Any, int, str, list[tuple[str, Any,
             semble_data.SEMBLE, semble_data.CORPORA = Path(folder), Path(corpora)
         for repo in semble_data.load_repos():
             store, index_id, _ = ev.open_index(repo.name, repo.root, "static", False)
-            existing = {repo.prefix + p for p in store.get_files(index_id)}
+            existing = semble_data.files_on_disk(repo)
             questions = [(q.text, embedder.embed(q.text), q.targets) for q in repo.queries]
             trees.append((repo.name, store, index_id, repo.prefix, questions, existing))
     return trees

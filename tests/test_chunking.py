@@ -808,6 +808,9 @@ def test_bad_files_yield_reasons_not_exceptions(chunker: Chunker, tmp_path: Path
         ("build.ps1", None, "powershell"),
         ("scrapy/templates/spiders/basic.tmpl", None, "gotmpl"),
         ("man/HCAR.tex", None, "latex"),
+        ("stack.cabal", None, "cabal"),
+        ("cmd-parse.y", None, "yacc"),
+        ("app/views/layouts/application.html.haml", None, "haml"),
     ],
 )
 def test_language_detection(path: str, first_line: str | None, language: str | None) -> None:

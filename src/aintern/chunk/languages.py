@@ -114,6 +114,8 @@ EXTENSIONS: dict[str, str] = {
     # Dialects a grammar above reads: CUDA and Arduino sketches as C++, C# scripts, hsc2hs modules,
     # LuaRocks specs, ClojureScript, Django's project templates (settings.py-tpl).
     ".py-tpl": "python",
+    ".thor": "ruby",
+    ".gemfile": "ruby",
     ".cu": "cpp",
     ".cuh": "cpp",
     ".ino": "cpp",
@@ -148,11 +150,24 @@ EXTENSIONS: dict[str, str] = {
     ".handlebars": "handlebars",
     ".mustache": "handlebars",
     ".liquid": "liquid",
+    ".ejs": "ejs",
+    ".haml": "haml",
+    ".slim": "slim",
+    ".tpl": "template",
     ".astro": "astro",
     ".graphql": "graphql",
     ".gql": "graphql",
     ".prisma": "prisma",
     ".thrift": "thrift",
+    ".cabal": "cabal",
+    ".jsonnet": "jsonnet",
+    ".libsonnet": "jsonnet",
+    ".feature": "gherkin",
+    ".m4": "m4",
+    ".y": "yacc",
+    ".yy": "yacc",
+    ".l": "lex",
+    ".jq": "jq",
     ".bzl": "starlark",
     ".star": "starlark",
     ".nix": "nix",
@@ -254,7 +269,7 @@ CODE_LANGUAGES = frozenset(
 )
 CONFIG_LANGUAGES = frozenset(
     ["json", "yaml", "toml", "xml", "html", "css", "ini", "proto", "hcl", "cmake", "make", "dockerfile", "graphql",
-     "prisma", "thrift", "starlark", "nix"]
+     "prisma", "thrift", "starlark", "nix", "cabal", "jsonnet", "m4"]
 )  # fmt: skip
 DOC_LANGUAGES = frozenset({"markdown", "rst", "text"})
 
