@@ -154,6 +154,7 @@ EXTENSIONS: dict[str, str] = {
     ".haml": "haml",
     ".slim": "slim",
     ".tpl": "template",
+    ".stub": "template",
     ".astro": "astro",
     ".graphql": "graphql",
     ".gql": "graphql",
