@@ -245,6 +245,27 @@ def test_monorepo_packages_are_source_nuget_packages_are_not(store, static, tmp_
     assert not scanner.accepts("dotnet/packages/Newtonsoft.Json.13.0.1/lib/readme.txt")
 
 
+def test_a_build_folder_of_source_is_left_out_and_said(tmp_path: Path) -> None:
+    """build/ stays excluded by name, but one that holds code (nitro's src/core/build/) is reported with
+    the line that takes it back, and that line works; a build/ a build wrote stays silent."""
+    from aintern.config import Settings
+
+    ws = tmp_path / "ws"
+    write_files(ws, {
+        "src/core/build/prod.ts": "export async function buildProduction() { return 'dist'; }\n",
+        "src/app.ts": "export const app = 1;\n",
+        "native/build/CMakeCache.txt": "CMAKE_BUILD_TYPE:STRING=Release\n",
+        "native/build/config.h": "#define VERSION 1\n",
+    })  # fmt: skip
+    scan = Scanner(ws, Settings.load(ws).scan_options()).scan()
+    assert [f.rel for f in scan.files] == ["src/app.ts"]
+    [said] = scan.skipped
+    assert said.rel == "src/core/build" and 'exclude = ["!src/core/build/**"]' in said.reason
+    (ws / ".aintern.toml").write_text('exclude = ["!src/core/build/**"]\n')
+    scan = Scanner(ws, Settings.load(ws).scan_options()).scan()
+    assert [f.rel for f in scan.files] == ["src/app.ts", "src/core/build/prod.ts"] and not scan.skipped
+
+
 def test_output_folders_are_left_out_by_what_they_hold(store, static, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """bin/, obj/ and target/ are left out when a build wrote them, and indexed when they are source: a
     Python package's bin/ (celery's command line), a Rust crate's src/bin/, a gem's bin/ script."""

@@ -215,12 +215,19 @@ class Scanner:
         if name == ".git" or (is_dir and hidden):
             return ""
         target = rel + "/" if is_dir else rel
-        if self._exclude.match_file(target):
+        excluded = self._exclude.match_file(target)
+        if excluded and not (is_dir and name == "build"):
             return ""
         if self.options.respect_gitignore:
             for base, spec in specs:
                 if target.startswith(base) and spec.match_file(target[len(base) :]):
                     return ""
+        if excluded:
+            # A build/ of code (nitro's src/core/build/) is left out by name like any build output, but
+            # said, with how to take it back: a folder a user looks for should not vanish silently.
+            if not build_output(self.root / rel):
+                return f'build folder left out by default; it holds source: exclude = ["!{rel}/**"] indexes it'
+            return ""
         if is_dir:
             return "" if self._output_folder(name, rel) else None
         if _SECRET_NAME.match(os.path.normcase(name.lower())) and not _source_code(name):
