@@ -272,7 +272,6 @@ CONFIG_LANGUAGES = frozenset(
     ["json", "yaml", "toml", "xml", "html", "css", "ini", "proto", "hcl", "cmake", "make", "dockerfile", "graphql",
      "prisma", "thrift", "starlark", "nix", "cabal", "jsonnet", "m4"]
 )  # fmt: skip
-DOC_LANGUAGES = frozenset({"markdown", "rst", "text"})
 
 _SHEBANG = re.compile(r"^#!\s*(?:/usr)?(?:/local)?/bin/(?:env\s+(?:-\S+\s+)*)?([A-Za-z0-9_.+-]+)")
 
