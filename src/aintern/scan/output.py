@@ -50,7 +50,7 @@ _LOOK_DEPTH = 6
 
 
 def build_output(directory: Path) -> bool:
-    """Does ``directory`` (a bin/, obj/ or target/) hold what a build wrote? A bounded look, breadth
+    """Does ``directory`` (a bin/, obj/, target/ or build/) hold what a build wrote? A bounded look, breadth
     first: any compiled file, build cache or configuration folder says yes, as does a ``.js`` file beside
     its ``.d.ts`` (TypeScript's compiled output) or an executable binary; source alone says no."""
     queue = deque([(str(directory), 0)])
