@@ -19,7 +19,7 @@ from collections import defaultdict
 from dataclasses import replace
 from pathlib import Path
 
-from semble_data import SHARED, files_on_disk, load_repos, ndcg_at_10
+from semble_data import SHARED, files_on_disk, load_repos, ndcg_at_10, path_matches
 
 from aintern.chunk import ChunkingOptions
 from aintern.embed import get_embedder
@@ -260,6 +260,10 @@ def semble(args: argparse.Namespace) -> None:
             repo.name + ("-whole" if args.whole else ""), repo.root, args.model, args.reindex
         )
         existing = files_on_disk(repo)
+        indexed = {repo.prefix + p for p in store.get_files(index_id)}
+        for t in sorted({t for q in repo.queries for t in q.targets}):
+            if any(path_matches(p, t) for p in existing) and not any(path_matches(p, t) for p in indexed):
+                print(f"  {repo.name}: target {t} is in the tree but not indexed (it scores 0)", flush=True)
         for name, cfg in configs.items():
             scores = []
             for q in repo.queries:

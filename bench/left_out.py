@@ -17,7 +17,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 from aintern.chunk.languages import detect_language
-from aintern.scan import Scanner, ScanOptions, decode_source, generated_reason, read_regular_file
+from aintern.scan import Scanner, ScanOptions, read_regular_file, source_text
 from aintern.scan.output import OUTPUT_DIR_NAMES, build_output
 
 #: Folders no scan enters whatever their content (dependencies, caches, VCS).
@@ -58,11 +58,9 @@ def main() -> None:
             reasons[skipped.reason.split(" (")[0]].append(skipped.rel)
         for f in scan.files:
             try:
-                text, why = decode_source(read_regular_file(f.location, 1 << 20))
+                why = source_text(f.rel, read_regular_file(f.location, 1 << 20))[2]
             except OSError as exc:
-                text, why = None, f"unreadable: {exc}"
-            if text is not None and detect_language(f.rel, text) is not None and text.strip():
-                why = generated_reason(text)
+                why = f"unreadable: {exc}"
             if why:
                 reasons[why.split(" (")[0]].append(f.rel)
         print(f"{root}: {len(scan.files)} files scanned")

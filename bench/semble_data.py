@@ -54,19 +54,19 @@ def files_on_disk(repo: Repo) -> set[str]:
     return {repo.prefix + p.relative_to(repo.root).as_posix() for p in repo.root.rglob("*") if p.is_file()}
 
 
-def _matches(path: str, target: str) -> bool:
+def path_matches(path: str, target: str) -> bool:
     return path == target or path.endswith("/" + target) or target.endswith("/" + path)
 
 
 def ndcg_at_10(ranked_paths: list[str], targets: list[str], existing: set[str]) -> float:
     """NDCG@10 over chunk results: each target scores at the rank of its first matching chunk."""
-    present = [t for t in targets if any(_matches(p, t) for p in existing)]
+    present = [t for t in targets if any(path_matches(p, t) for p in existing)]
     if not present:
         return 0.0
     dcg = 0.0
     for t in present:
         for rank, p in enumerate(ranked_paths[:10]):
-            if _matches(p, t):
+            if path_matches(p, t):
                 dcg += 1.0 / math.log2(rank + 2)
                 break
     ideal = sum(1.0 / math.log2(r + 2) for r in range(min(10, len(present))))

@@ -13,6 +13,9 @@ gains in both folds; the table is docs/benchmarks.md section 35.
 ``--misses``: instead, where the default ranking puts each question's first relevant file among the
 files of its first 200 chunks (1st, 2nd-3rd, 4th-10th, lower, absent), for the dev split and the sets;
 and, when it is 2nd or 3rd, where the file ranked first sits (its folder, one above or below, elsewhere).
+
+``--agreement``: instead, how often vectors alone and keywords alone put the same file first, and when the
+default ranks another file first, which of the two is relevant (docs/benchmarks.md, section 38).
 """
 
 from __future__ import annotations
@@ -92,13 +95,41 @@ def misses(trees: list[Any], dev: set[str]) -> None:
         print(f"  the file first when the relevant one is 2nd-3rd: {dict(relation[group])}")
 
 
+def agreement(trees: list[Any]) -> None:
+    """When both retrievers alone put one file first and the default puts another first: who is right?"""
+    counts: Counter[str] = Counter()
+    alone = {"vector": ev.CONFIGS["vector"], "bm25": ev.CONFIGS["bm25"]}
+    for _, store, index_id, prefix, questions, _ in trees:
+        for text, vector, targets in questions:
+            first = {}
+            for name, cfg in [("default", HybridConfig()), *alone.items()]:
+                hits = hybrid_search(store, index_id, text, vector, VectorSearchOptions(top_k=50), cfg)
+                first[name] = prefix + hits[0].chunk.file_path if hits else None
+            counts["questions"] += 1
+            if first["vector"] is None or first["vector"] != first["bm25"]:
+                continue
+            counts["both retrievers agree"] += 1
+            if first["default"] != first["vector"]:
+                counts["the default puts another file first"] += 1
+                for who, path in (
+                    ("  that file is relevant", first["default"]),
+                    ("  the agreed file is relevant", first["vector"]),
+                ):
+                    counts[who] += any(semble_data.path_matches(path or "", t) for t in targets)
+    for key, n in counts.items():
+        print(f"{key:40s} {n}")
+
+
 def main() -> None:
-    args = [a for a in sys.argv[1:] if a not in ("--misses", "--base")]
+    args = [a for a in sys.argv[1:] if a not in ("--misses", "--base", "--agreement")]
     trees = load(args or OWN)
     names = [t[0] for t in trees]
     dev, own = names[:22], names[22:]
     if "--misses" in sys.argv[1:]:
         misses(trees, set(dev))
+        return
+    if "--agreement" in sys.argv[1:]:
+        agreement(trees)
         return
     folds = {"F1": set(dev[:11] + own[::2])}
     folds["F2"] = set(names) - folds["F1"]

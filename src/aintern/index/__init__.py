@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from aintern.chunk.languages import detect_language
 from aintern.chunk.models import TextChunk
 from aintern.embed import Embedder, embedding_header, embedding_text
 from aintern.embed.cache import CachedEmbedder
@@ -37,9 +36,8 @@ from aintern.scan import (
     ScannedFile,
     Scanner,
     SkippedFile,
-    decode_source,
-    generated_reason,
     read_regular_file,
+    source_text,
 )
 from aintern.scan.secrets import redact
 from aintern.store import IndexedFile, Store, VectorIndex
@@ -299,21 +297,13 @@ class Indexer:
                 if old is not None and old.content_hash == digest and not self.options.force_reindex:
                     out.put(_Prepared(f, digest, old.language, None))  # touched, not changed
                     continue
-                text, reason = decode_source(data)
-                language = detect_language(f.rel, text) if text is not None else None
-                if text is not None and language is None:
-                    reason = ""  # an extension-less file without a known shebang: not ours, silently
-                elif text is not None and not text.strip():
-                    reason = "empty file"
-                elif text is not None:
-                    reason = generated_reason(text)
-                if reason is not None or text is None:
-                    reason = reason or ""
-                    if reason:
+                text, language, reason = source_text(f.rel, data)
+                if reason is not None:
+                    if reason:  # ("": an extension-less file without a known shebang, not ours, silently)
                         result.skipped.append(SkippedFile(f.rel, reason))
                     out.put(_Prepared(f, digest, language, None, skip_reason=reason))
                     continue
-                assert language is not None
+                assert text is not None and language is not None
                 if not self.options.scan.include_secrets:
                     # Keep the line, mask the value: a key in config.py must not reach the index or a prompt.
                     text, found = redact(text, f.rel)

@@ -225,11 +225,11 @@ class Scanner:
         if excluded:
             # A build/ of code (nitro's src/core/build/) is left out by name like any build output, but
             # said, with how to take it back: a folder a user looks for should not vanish silently.
-            if not build_output(self.root / rel):
+            if not self._output_folder(name, rel):
                 return f'build folder left out by default; it holds source: exclude = ["!{rel}/**"] indexes it'
             return ""
-        if is_dir:
-            return "" if self._output_folder(name, rel) else None
+        if is_dir:  # (a build/ here is one the settings took back: it is indexed whatever it holds)
+            return "" if name != "build" and self._output_folder(name, rel) else None
         if _SECRET_NAME.match(os.path.normcase(name.lower())) and not _source_code(name):
             # Reported even when hidden: the user should know why .env is not searchable.
             return (
@@ -270,16 +270,20 @@ class Scanner:
         return out
 
     def _output_folder(self, name: str, rel: str) -> bool:
-        """Is this folder a build's output or NuGet's packages? A yes is kept for the scanner's life; a no
-        is asked again (a watcher's scanner sees a first build write into a bin/ of scripts)."""
-        if name not in OUTPUT_DIR_NAMES and name.lower() != "packages":
+        """Is this folder (a bin/, obj/, target/ or build/) a build's output, or NuGet's packages? A yes is
+        kept for the scanner's life, so a watcher does not look into an output folder at every event it
+        sends; a no is asked again (a first build may write into a bin/ of scripts)."""
+        if rel in self._output:
+            return True
+        if name.lower() == "packages":
+            found = nuget_packages(self.root / rel)
+        elif name in OUTPUT_DIR_NAMES or name == "build":
+            found = build_output(self.root / rel)
+        else:
             return False
-        if rel not in self._output:
-            path = self.root / rel
-            if not (nuget_packages(path) if name.lower() == "packages" else build_output(path)):
-                return False
+        if found:
             self._output.add(rel)
-        return True
+        return found
 
     @staticmethod
     def _real(path: Path) -> Path:
@@ -352,6 +356,21 @@ def decode_source(data: bytes) -> tuple[str | None, str | None]:
         return data.decode("utf-8-sig"), None
     except UnicodeDecodeError:
         return data.decode("cp1252", errors="replace"), None
+
+
+def source_text(rel: str, data: bytes) -> tuple[str | None, str | None, str | None]:
+    """(text, language, why not): what the indexer makes of a file's bytes. ``why not`` is None for a file
+    to index, ``""`` for one to leave out silently (no known language, no shebang), else the reason it
+    is skipped: binary, empty, generated, minified."""
+    text, reason = decode_source(data)
+    if text is None:
+        return None, None, reason
+    language = detect_language(rel, text)
+    if language is None:
+        return text, None, ""
+    if not text.strip():
+        return text, language, "empty file"
+    return text, language, generated_reason(text)
 
 
 def read_regular_file(path: str | Path, max_bytes: int) -> bytes:
