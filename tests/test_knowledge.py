@@ -1071,6 +1071,34 @@ def test_test_folders_of_every_convention_count_as_tests(static, tmp_path: Path)
     assert path_prior("www/versioned_docs/version-10.x/server/routers.md") < path_prior("www/docs/server/routers.md")
 
 
+def test_jest_folders_beside_the_code_count_as_tests(static, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Jest keeps a package's manual mocks, fixtures, snapshots and type tests in `__mocks__/`, `__fixtures__/`,
+    `__snapshots__/` and `__typetests__/` beside its code, and benchmarks in `__benchmarks__/`: a mock that
+    repeats the module's names (and says them in the question's words) ranks below the module."""
+    from aintern.retrieve.paths import path_prior
+
+    pool = (
+        "import {fork} from 'child_process';\n\n"
+        "export class WorkerPool {\n  private workers = [];\n"
+        "  constructor(private size: number) {}\n"
+        "  run(task: string) {\n    const child = fork(task);\n    this.workers.push(child);\n    return child;\n  }\n}\n"
+    )
+    mock = (
+        "// Manual mock of the worker pool: runs tasks in child processes without forking any.\n"
+        "export class WorkerPool {\n  runs: string[] = [];\n"
+        "  // a task that would run in a child process of the pool\n"
+        "  run(task: string) { this.runs.push(task); }\n}\n"
+    )
+    ws, store, _ = indexed_files(static, tmp_path, {"src/worker.ts": pool, "src/__mocks__/worker.ts": mock})
+    question = "worker pool that runs tasks in child processes"
+    assert ranked_paths(static, store, ws, question, HybridConfig(), k=1) == ["src/worker.ts"]
+    store.close()
+    for path in ("src/__mocks__/fs.ts", "test/__fixtures__/a.json", "src/__snapshots__/a.test.ts.snap",
+                 "src/__typetests__/expect.test.ts", "packages/x/__benchmarks__/run.js", "src/__test__/a.ts"):  # fmt: skip
+        assert path_prior(path) < 1.0, path
+    assert path_prior("src/mocks/handlers.ts") == path_prior("src/__init__.py") == 1.0
+
+
 def test_a_definition_in_a_file_named_after_it_is_found_first(static, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """Six packages define useSelector in their index.ts; react/useSelector.ts defines it too, nested in a
     chunk named after the helper above it. A sentence naming useSelector boosts at most five definitions:

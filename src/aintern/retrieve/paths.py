@@ -18,10 +18,12 @@ TEST_FILE = re.compile(
     r"|[^/]*\.(test|spec)(-d)?\.[cm]?[jt]sx?|[^/]*(Tests?|Spec|Suite)\.(java|kt|swift|cs|scala|php)|test_helpers?[^/]*)$"
 )
 #: Test folders: test/, tests/, Tests/ (Swift, .NET), Foo.Tests/ and Foo.UnitTests/ (.NET test projects),
-#: commonTest/ and jvmTest/ (Kotlin source sets), spec/, __tests__/, testdata/, fixtures/. Not `Test/`:
+#: commonTest/ and jvmTest/ (Kotlin source sets), spec/, testdata/, fixtures/, and Jest's folders beside the code
+#: (__tests__/, __mocks__/ of manual mocks, __fixtures__/, __snapshots__/, __typetests__/). Not `Test/`:
 #: singular and capitalised, it is a PHP framework's test-support library (CodeIgniter, Symfony components).
 TEST_DIR = re.compile(
-    r"(^|/)(tests?|Tests|__tests__|[Ss]pecs?|testing|testdata|fixtures|regress|regressions?|test-?suite|e2e"
+    r"(^|/)(tests?|Tests|__(tests?|mocks|fixtures|snapshots|typetests)__|[Ss]pecs?|testing|testdata|fixtures"
+    r"|regress|regressions?|test-?suite|e2e"
     r"|[^/]+\.(\w+)?Tests|[a-z]+Test)/"
 )
 DEMOTED_DIR = re.compile(r"(^|/)(_?compat|legacy|_?[Ee]xamples?|docs?_src|versioned_docs)/")
@@ -37,7 +39,7 @@ TYPINGS = re.compile(r"(^|/)typings/|(^|/|\.)typings\.ts$")
 #: Not ``Error/``: CakePHP's holds the error handling and its debugger, code a question may be about.
 ERROR_CLASS_FILE = re.compile(r"[a-z0-9](Error|Exception)\.\w+$|(^|/)(?i:exceptions?)/[^/]+$")
 SAMPLES_DIR = re.compile(
-    r"(^|/)([Ss]amples?|[Bb]enchmarks?|bench|benches|[Dd]emos?|\w+Demo)/|[a-z0-9](Benchmarks?|Bench)\.\w+$"
+    r"(^|/)([Ss]amples?|[Bb]enchmarks?|__benchmarks__|bench|benches|[Dd]emos?|\w+Demo)/|[a-z0-9](Benchmarks?|Bench)\.\w+$"
 )
 #: Code in the top-level documentation folder: the programs it shows (libuv's docs/code/*/main.c) and its
 #: build (Sphinx's docs/conf.py), weighed as samples are. Not a ``doc/`` folder deeper in the code (Go's
