@@ -117,6 +117,8 @@ CONFIGS = {
     **{f"lw{n}": replace(HybridConfig(), long_query_words=n) for n in (10, 12, 16)},
     "full": FULL_TIER,
     "full-no-bases": replace(FULL_TIER, base_forms=False),
+    # The full tier's vector weight for questions in words (docs section 39), e.g. "full0.4".
+    **{f"full{a}": replace(FULL_TIER, alpha_natural=a) for a in (0.3, 0.4, 0.5, 0.7)},
 }
 # BM25 column weights (path, symbols, content), e.g. "w431"; the long-question vector weight, e.g. "long0.3".
 for _weights in ((1, 1, 1), (4, 3, 1), (1, 3, 1), (3, 3, 1), (2, 2, 1)):

@@ -2,6 +2,7 @@
 led to no rule.
 
     python bench/probes.py base-classes    # Abstract*/Base*/*-base files: relevant ones' places, others'
+    python bench/probes.py path-kinds [SET:CORPORA ...]  # the same for controllers, commands, events, ... (section 39)
     python bench/probes.py project-name    # questions naming their project, with the name taken out
     python bench/probes.py whole-firsts [--without-docs-rule]   # dev trees indexed whole: what a missed
                                                                 # question has first (before section 36's rule)
@@ -35,19 +36,39 @@ def ranked(store: Any, index_id: int, prefix: str, text: str, vector: Any) -> li
     return list(dict.fromkeys(prefix + h.chunk.file_path for h in hits[:10]))
 
 
-def base_classes() -> None:
-    relevant, places, others = 0, [], Counter()
-    for _, store, index_id, prefix, questions, _ in weight_sweep.load(weight_sweep.OWN):
+#: Files of a kind a question rarely asks for, by path (docs/benchmarks.md section 39).
+KINDS = {
+    "base class": BASE,
+    "controller": re.compile(r"(^|/)Controllers?/|Controller\.\w+$"),
+    "command": re.compile(r"(^|/)(Commands?|commands?|cli)/|Command\.\w+$"),
+    "event": re.compile(r"(^|/)Events?/[^/]+$"),
+    "facade": re.compile(r"(^|/)Facades?/[^/]+$"),
+    "contract": re.compile(r"(^|/)(Contracts?|Interfaces?)/|Interface\.\w+$"),
+    "trait": re.compile(r"(^|/)(Concerns|Traits)/"),
+    "middleware": re.compile(r"(^|/)[Mm]iddlewares?/"),
+}
+
+
+def path_kinds(kinds: dict[str, re.Pattern[str]], sets: list[str]) -> None:
+    """Per kind of file: how many are relevant, where those rank, and how often one that is not relevant
+    sits in the first three places (room for a rule that weighs the kind down, or none)."""
+    relevant: Counter[str] = Counter()
+    places: dict[str, list[int]] = {k: [] for k in kinds}
+    others: dict[str, Counter[int]] = {k: Counter() for k in kinds}
+    for _, store, index_id, prefix, questions, _ in weight_sweep.load(sets):
         for text, vector, targets in questions:
-            relevant += sum(1 for t in targets if BASE.search(t))
-            for place, path in enumerate(ranked(store, index_id, prefix, text, vector), 1):
-                if BASE.search(path):
-                    if path in targets:
-                        places.append(place)
-                    else:
-                        others[place] += 1
-    print(f"relevant base-class files: {relevant}; in the first ten: {len(places)}, first: {places.count(1)}")
-    print(f"irrelevant ones in the first ten by place: {dict(sorted(others.items()))}")
+            files = ranked(store, index_id, prefix, text, vector)
+            for kind, pattern in kinds.items():
+                relevant[kind] += sum(1 for t in targets if pattern.search(t))
+                for place, path in enumerate(files, 1):
+                    if pattern.search(path):
+                        (places[kind].append(place) if path in targets else others[kind].update([place]))
+    for kind in kinds:
+        p, o = places[kind], others[kind]
+        print(
+            f"{kind:11s} relevant {relevant[kind]:3d}, in the first ten {len(p):3d} (first {p.count(1):3d}); "
+            f"irrelevant ones 1st/2nd/3rd {o[1]}/{o[2]}/{o[3]}, in the first ten {sum(o.values())}"
+        )
 
 
 def project_name() -> None:
@@ -97,4 +118,10 @@ def whole_firsts() -> None:
 
 
 if __name__ == "__main__":
-    {"base-classes": base_classes, "project-name": project_name, "whole-firsts": whole_firsts}[sys.argv[1]]()
+    sets = [a for a in sys.argv[2:] if ":" in a] or weight_sweep.OWN
+    {
+        "base-classes": lambda: path_kinds({"base class": BASE}, sets),
+        "path-kinds": lambda: path_kinds(KINDS, sets),
+        "project-name": project_name,
+        "whole-firsts": whole_firsts,
+    }[sys.argv[1]]()

@@ -7,11 +7,21 @@ is used by aintern). Set SEMBLE_SET / SEMBLE_CORPORA as for eval_retrieval.py; i
     python bench/vector_probes.py query-map FIT_SET:FIT_CORPORA      # MiniLM question mapped onto static chunk vectors
     python bench/vector_probes.py question-stopwords # static vectors alone, questions with and without stop words
     python bench/vector_probes.py hubness            # chunk vectors centred per index, or a hub penalty (section 37)
+    python bench/vector_probes.py index-idf [SET:CORPORA ...]       # static vectors as IDF-weighted token means (section 39)
+    python bench/vector_probes.py question-idf [SET:CORPORA ...]    # only the question weighted, by FTS5's IDF (section 39)
+    python bench/vector_probes.py strip-imports [SET:CORPORA ...]   # chunks embedded without import lines (section 39)
+    python bench/vector_probes.py alpha-size [SET:CORPORA ...]      # the vector weight by the index's size (section 39)
+
+The last four take the sets to measure (default: the dev split) and print vector-only and default-ranking
+NDCG@10; a variant of the stored vectors is searched as a tier of its own in a copy of each index
+(CACHE/probes/, made once: delete it after the indexes change), so the default ranking runs unchanged over it.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
+import re
 import statistics
 from dataclasses import replace
 from pathlib import Path
@@ -21,9 +31,9 @@ import numpy as np
 import semble_data
 from semble_data import files_on_disk, load_repos, ndcg_at_10
 
-from aintern.embed import get_embedder
-from aintern.retrieve.hybrid import HybridConfig, symbol_query
-from aintern.store import VectorSearchOptions
+from aintern.embed import embedding_text, get_embedder
+from aintern.retrieve.hybrid import HybridConfig, hybrid_search, symbol_query
+from aintern.store import SqliteStore, VectorSearchOptions
 from aintern.store.text import STOP_WORDS
 from aintern.store.vectors import VectorMatrix
 
@@ -234,15 +244,201 @@ def query_map(fit: str, sets: list[str]) -> None:
         print(spec.split(":")[0], {k: round(statistics.mean(v), 4) for k, v in means.items()})
 
 
+def _trees(sets: list[str]):  # type: ignore[no-untyped-def]
+    """(repo, store, index id, files on disk) of each tree of SET:CORPORA (default: the dev split)."""
+    for spec in sets or [f"{semble_data.SEMBLE}:{semble_data.CORPORA}"]:
+        semble_data.SEMBLE, semble_data.CORPORA = (Path(p) for p in spec.split(":"))
+        for repo in load_repos(None):
+            store, iid, _ = E.open_index(repo.name, repo.root, "static", False)
+            yield repo, store, iid, files_on_disk(repo)
+            store.close()
+
+
+def _alpha(a: float) -> HybridConfig:
+    """The default ranking with vector weight ``a`` (half of it for long questions, as the default's)."""
+    return replace(HybridConfig(), alpha_natural=a, alpha_symbol=a, alpha_long=a / 2)
+
+
+def _ndcg(repo, store, iid: int, existing: set[str], q, vector, cfg: HybridConfig, tier: bool = False) -> float:  # type: ignore[no-untyped-def]
+    hits = hybrid_search(store, iid, q.text, vector, VectorSearchOptions(top_k=10), cfg, tier=tier)
+    return ndcg_at_10([repo.prefix + h.chunk.file_path for h in hits], q.targets, existing)
+
+
+def _report(per_tree: dict[str, list[float]]) -> None:
+    """Each variant's mean over the trees (the dev split alone: over folds A and B too)."""
+    for k, v in per_tree.items():
+        half = len(v) // 2
+        folds = f"  A {statistics.mean(v[:half]):.4f}  B {statistics.mean(v[half:]):.4f}" if len(v) == 22 else ""
+        print(f"{k:22s} {statistics.mean(v):.4f}{folds}  ({len(v)} trees)")
+
+
+def _token_ids(texts: list[str]) -> list[np.ndarray]:
+    return [np.asarray(t, dtype=np.int64) for t in get_embedder("static").tokenizer.ids(texts)]
+
+
+def _weighted(table: np.ndarray, ids: list[np.ndarray], weight: np.ndarray) -> np.ndarray:
+    """Unit-length weighted sums of token vectors (the weighted mean's direction)."""
+    out = np.zeros((len(ids), table.shape[1]), dtype=np.float32)
+    for row, t in enumerate(ids):
+        if len(t):
+            out[row] = (table[t] * weight[t][:, None]).sum(axis=0)
+    return out / np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)
+
+
+def _with_vectors(repo, store, iid: int, tag: str, vectors_of) -> SqliteStore:  # type: ignore[no-untyped-def]
+    """A copy of the index (CACHE/probes/) whose tier holds ``vectors_of(chunk ids, chunks by id)``."""
+    folder = E.CACHE / "probes"
+    folder.mkdir(exist_ok=True)
+    copy = folder / f"{repo.name}-{tag}.db"
+    if not copy.exists():
+        store.conn.execute(f"VACUUM INTO '{copy}'")
+        scratch = SqliteStore(copy)
+        ids = [r[0] for r in scratch.conn.execute("SELECT id FROM chunks WHERE index_id = ? ORDER BY id", (iid,))]
+        vectors = vectors_of(ids, scratch.get_chunks(ids, iid))
+        with scratch.transaction():
+            scratch.create_vector_tier(iid, f"probe-{tag}", vectors.shape[1])
+            scratch.add_tier_vectors(iid, ids, vectors)
+        scratch.close()
+    return SqliteStore(copy, readonly=True)
+
+
+def _static_table() -> np.ndarray:
+    emb = get_embedder("static")
+    emb.load()
+    return emb._table  # type: ignore[attr-defined, no-any-return]
+
+
+def index_idf(sets: list[str]) -> None:
+    """Chunks and questions embedded as token means weighted by idf^p, the idf taken over that index's chunks
+    (p 0 is aintern's plain mean): vector-only NDCG, and the default ranking over them (vector weight 0.3, 0.5)."""
+    table = _static_table()
+    per_tree: dict[str, list[float]] = {}
+    for repo, store, iid, existing in _trees(sets):
+        ids = [r[0] for r in store.conn.execute("SELECT id FROM chunks WHERE index_id = ? ORDER BY id", (iid,))]
+        chunks = store.get_chunks(ids, iid)
+        tokens = _token_ids([embedding_text(chunks[i]) for i in ids])
+        df = np.zeros(len(table))
+        for t in tokens:
+            df[np.unique(t)] += 1
+        idf = np.log((len(tokens) + 1) / (df + 1)) + 1.0
+        got: dict[str, list[float]] = {}
+        for p in (0.0, 0.5, 1.0):
+            weight = idf**p
+            copy = _with_vectors(repo, store, iid, f"idf{p}", lambda i, c, w=weight, t=tokens: _weighted(table, t, w))
+            for q in repo.queries:
+                v = _weighted(table, _token_ids([q.text]), weight)[0]
+                got.setdefault(f"p{p} vector only", []).append(
+                    _ndcg(repo, copy, iid, existing, q, v, E.CONFIGS["vector"], True)
+                )
+                for a in (0.3, 0.5):
+                    got.setdefault(f"p{p} default, a {a}", []).append(
+                        _ndcg(repo, copy, iid, existing, q, v, _alpha(a), True)
+                    )
+            copy.close()
+        for k, v in got.items():
+            per_tree.setdefault(k, []).append(statistics.mean(v))
+    _report(per_tree)
+
+
+def question_idf(sets: list[str]) -> None:
+    """Only the question weighted: each word's tokens by (ln((n + 1) / (df + 1)) + 1)^p, df the word's in the
+    index's keyword vocabulary (what BM25 reads); the stored chunk vectors as they are."""
+    table = _static_table()
+    words = re.compile(r"[A-Za-z0-9_]+|[^\sA-Za-z0-9_]")
+    per_tree: dict[str, list[float]] = {}
+    for repo, store, iid, existing in _trees(sets):
+        n = store.get_index(iid).chunk_count
+        got: dict[str, list[float]] = {}
+        for q in repo.queries:
+            found = words.findall(q.text)
+            df = store.doc_frequencies(iid, [w.lower() for w in found if w[0].isalnum()])
+            for p in (0.0, 0.5, 1.0):
+                total = np.zeros(table.shape[1])
+                for w in found:
+                    ids = _token_ids([w])[0]
+                    d = df.get(w.lower(), 0) if w[0].isalnum() else n
+                    total += (math.log((n + 1) / (d + 1)) + 1.0) ** p * table[ids].sum(axis=0)
+                v = (total / max(np.linalg.norm(total), 1e-12)).astype(np.float32)
+                got.setdefault(f"p{p} vector only", []).append(
+                    _ndcg(repo, store, iid, existing, q, v, E.CONFIGS["vector"])
+                )
+                got.setdefault(f"p{p} default", []).append(_ndcg(repo, store, iid, existing, q, v, HybridConfig()))
+        for k, v in got.items():
+            per_tree.setdefault(k, []).append(statistics.mean(v))
+    _report(per_tree)
+
+
+#: Import, include, namespace and package lines of the languages the benchmark sets hold.
+IMPORT_LINE = re.compile(
+    r"^\s*(use\s+[\w\\:{}, ]+;|import\s|from\s+[\w.]+\s+import\s|package\s+[\w.]+;?\s*$|namespace\s+[\w\\.]+\s*[;{]?\s*$"
+    r"|#\s*include\s|require(_once)?\s*\(?['\"]|(const|let|var)\s+[\w{}, ]+\s*=\s*require\(|extern\s+crate\s|using\s+[\w.]+;"
+    r"|open\s+[\w.]+\s*$|@file:)"
+)
+
+
+def strip_imports(sets: list[str]) -> None:
+    """Chunks embedded without their import, include, namespace and package lines (their text for keyword
+    search unchanged), against as stored: vector-only NDCG and the default ranking."""
+    emb = get_embedder("static")
+
+    def stripped(ids, chunks):  # type: ignore[no-untyped-def]
+        texts = [embedding_text(chunks[i]).split("\n") for i in ids]
+        return emb.embed_batch(["\n".join(line for line in t if not IMPORT_LINE.match(line)) for t in texts])
+
+    per_tree: dict[str, list[float]] = {}
+    for repo, store, iid, existing in _trees(sets):
+        copy = _with_vectors(repo, store, iid, "strip", stripped)
+        got: dict[str, list[float]] = {}
+        for q in repo.queries:
+            v = emb.embed(q.text)
+            for name, where, tier in (("as stored", store, False), ("stripped", copy, True)):
+                got.setdefault(f"{name} vector only", []).append(
+                    _ndcg(repo, where, iid, existing, q, v, E.CONFIGS["vector"], tier)
+                )
+                got.setdefault(f"{name} default", []).append(
+                    _ndcg(repo, where, iid, existing, q, v, HybridConfig(), tier)
+                )
+        copy.close()
+        for k, v in got.items():
+            per_tree.setdefault(k, []).append(statistics.mean(v))
+    _report(per_tree)
+
+
+def alpha_size(sets: list[str]) -> None:
+    """Each tree's chunk count and its NDCG at vector weights 0.15-0.4: does a large index want less of the
+    static vectors?"""
+    emb = get_embedder("static")
+    for repo, store, iid, existing in _trees(sets):
+        scores = []
+        for a in (0.15, 0.2, 0.3, 0.4):
+            scores.append(
+                statistics.mean(
+                    _ndcg(repo, store, iid, existing, q, emb.embed(q.text), _alpha(a)) for q in repo.queries
+                )
+            )
+        print(
+            f"{repo.name:30s} {store.get_index(iid).chunk_count:6d} " + " ".join(f"{x:.3f}" for x in scores), flush=True
+        )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument(
-        "probe", choices=["alpha-shape", "file-vectors", "agreement", "query-map", "question-stopwords", "hubness"]
-    )
+        "probe", choices=["alpha-shape", "file-vectors", "agreement", "query-map", "question-stopwords", "hubness",
+                          "index-idf", "question-idf", "strip-imports", "alpha-size"]
+    )  # fmt: skip
     ap.add_argument("fit", nargs="?", help="agreement, query-map: SET:CORPORA the ridge map is fit on")
     ap.add_argument("sets", nargs="*", help="agreement, query-map: SET:CORPORA to measure")
     a = ap.parse_args()
-    if a.probe == "alpha-shape":
+    probes = {
+        "index-idf": index_idf,
+        "question-idf": question_idf,
+        "strip-imports": strip_imports,
+        "alpha-size": alpha_size,
+    }
+    if a.probe in probes:
+        probes[a.probe]([x for x in (a.fit, *a.sets) if x])
+    elif a.probe == "alpha-shape":
         alpha_shape()
     elif a.probe == "file-vectors":
         file_vectors()
