@@ -1,0 +1,85 @@
+"""Every benchmark set in one command: the dev split (root, and whole trees with --whole), our own sets
+and the commit-message sets, each through bench/eval_retrieval.py, one summary line per set.
+
+    python bench/every_set.py [--whole] [--jobs 2] [-- EXTRA ARGS FOR eval_retrieval.py]
+    python bench/every_set.py -- --tier --config full      # e.g. the full tier everywhere
+
+The own sets are bench/sets/own*/, each tree under /tmp/<set>/corpora (OWN_CORPORA=/other/{set} to move
+them; their READMEs say how to get them); the commit sets' trees under /tmp/commits-bench (flask, click)
+and /tmp/commits-more (PHPMailer, Carbon, Hono, xstate). A set whose trees are missing is skipped and said.
+Per-tree numbers: run the printed command alone (docs/benchmarks.md gives each section's).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+MORE = Path("/tmp/commits-more")
+PHP_TS = ",".join(str(MORE / f"{name}.json") for name in ("phpmailer", "carbon", "hono", "xstate"))
+
+
+def runs(whole: bool, extra: list[str]) -> list[tuple[str, list[str], dict[str, str]]]:
+    """(label, arguments of eval_retrieval.py, environment) per set (no arguments: its trees are not here).
+    Without a --config in ``extra``, the semble sets run the default ranking and the commit sets `aintern
+    files` with its defaults."""
+    given = any(x.startswith("--config") for x in extra)
+    commit_extra = extra if given else [*extra, "--config", "files-default"]
+    extra = extra if given else [*extra, "--config", "default"]
+    found: list[tuple[str, list[str], dict[str, str]]] = [("dev root", ["semble", "--oof", *extra], {})]
+    if whole:
+        found.append(("dev whole trees", ["semble", "--whole", "--oof", *extra], {}))
+    pattern = os.environ.get("OWN_CORPORA", "/tmp/{set}/corpora")
+    for folder in sorted(HERE.glob("sets/own*"), key=lambda p: int(p.name[3:] or 1)):
+        corpora = Path(pattern.format(set=folder.name))
+        env = {"SEMBLE_SET": str(folder), "SEMBLE_CORPORA": str(corpora)}
+        found.append((folder.name, ["semble", *extra], env) if corpora.is_dir() else (folder.name, [], env))
+    found.append(("flask + click R@5", ["commits", *commit_extra], {}))
+    php_ts = ["commits", "--corpora", str(MORE), "--sets", PHP_TS, *commit_extra]
+    found.append(("PHPMailer, Carbon, Hono, xstate R@5", php_ts if MORE.is_dir() else [], {}))
+    return found
+
+
+def summary(label: str, output: str) -> str:
+    """The set's mean (and folds) from eval_retrieval.py's output, one line per configuration."""
+    lines = []
+    for line in output.splitlines():
+        if m := re.match(r"MEAN (\S+)\s+ndcg@10=([\d.]+)", line):
+            lines.append(f"{label:38s} {m.group(1):14s} {m.group(2)}")
+        elif m := re.match(r"FOLD (\S+)\s+A=([\d.]+) B=([\d.]+)", line):
+            lines.append(f"{label:38s} {m.group(1):14s}   fold A {m.group(2)}, B {m.group(3)}")
+        elif m := re.match(r"(\S+)\s+all\s+R@5=([\d.]+)", line):
+            lines.append(f"{label:38s} {m.group(1):14s} {m.group(2)}")
+    return "\n".join(lines) or f"{label:38s} (no result: {output.strip().splitlines()[-1:]})"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--whole", action="store_true", help="also the dev repositories indexed whole")
+    ap.add_argument("--jobs", type=int, default=2, help="sets run at once")
+    ap.add_argument("extra", nargs="*", help="after --: arguments for every eval_retrieval.py run")
+    a = ap.parse_args()
+
+    def one(run: tuple[str, list[str], dict[str, str]]) -> str:
+        label, args, env = run
+        if not args:
+            return f"{label:38s} skipped: its trees are not here ({env.get('SEMBLE_CORPORA', MORE)})"
+        done = subprocess.run(
+            [sys.executable, str(HERE / "eval_retrieval.py"), *args],
+            capture_output=True, text=True, env={**os.environ, **env},
+        )  # fmt: skip
+        return summary(label, done.stdout + done.stderr)
+
+    with ThreadPoolExecutor(a.jobs) as pool:
+        for text in pool.map(one, runs(a.whole, a.extra)):
+            print(text, flush=True)
+
+
+if __name__ == "__main__":
+    main()
