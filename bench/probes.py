@@ -4,6 +4,7 @@ led to no rule.
     python bench/probes.py base-classes    # Abstract*/Base*/*-base files: relevant ones' places, others'
     python bench/probes.py path-kinds [SET:CORPORA ...]  # the same for controllers, commands, events, ... (section 39)
     python bench/probes.py project-name    # questions naming their project, with the name taken out
+    python bench/probes.py nested-reports [SET:CORPORA ...]  # hits reported as a definition nested in their chunk
     python bench/probes.py whole-firsts [--without-docs-rule]   # dev trees indexed whole: what a missed
                                                                 # question has first (before section 36's rule)
 
@@ -17,6 +18,8 @@ import re
 import statistics
 import sys
 from collections import Counter
+from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import eval_retrieval as ev
@@ -71,6 +74,32 @@ def path_kinds(kinds: dict[str, re.Pattern[str]], sets: list[str]) -> None:
         )
 
 
+def nested_reports(sets: list[str]) -> None:
+    """How many of the first ten hits (KnowledgeService.query, as `aintern search` asks) are reported as a
+    definition nested in their chunk rather than by the chunk's own name, with examples (section 39)."""
+    from aintern.knowledge import KnowledgeQueryOptions, KnowledgeService
+
+    hits, nested, examples = 0, 0, []
+    for spec in ["", *sets]:
+        if spec:
+            semble_data.SEMBLE, semble_data.CORPORA = (Path(p) for p in spec.split(":"))
+        for repo in semble_data.load_repos():
+            store, index_id, _ = ev.open_index(repo.name, repo.root, "static", False)
+            workspace = store.get_index(index_id).workspace_path
+            for q in repo.queries:
+                options = KnowledgeQueryOptions(workspace_path=workspace, max_results=10, min_relevance=0.0)
+                for c in KnowledgeService(store).query(q.text, replace(options, expand_context=False)).chunks:
+                    hits += 1
+                    if c.symbol_start_line:
+                        nested += 1
+                        if len(examples) < 12:
+                            examples.append(f"  {repo.name}: {q.text!r} -> {c.file_path}:{c.start_line}-{c.end_line} "
+                                            f"{c.symbol_name} (lines {c.symbol_start_line}-{c.symbol_end_line})")  # fmt: skip
+            store.close()
+    print(f"{hits} hits, {nested} reported as a nested definition ({nested / max(hits, 1):.1%})")
+    print("\n".join(examples))
+
+
 def project_name() -> None:
     embedder = ev.embedder_for("static")
     changes = []
@@ -123,5 +152,6 @@ if __name__ == "__main__":
         "base-classes": lambda: path_kinds({"base class": BASE}, sets),
         "path-kinds": lambda: path_kinds(KINDS, sets),
         "project-name": project_name,
+        "nested-reports": lambda: nested_reports([a for a in sys.argv[2:] if ":" in a]),
         "whole-firsts": whole_firsts,
     }[sys.argv[1]]()

@@ -910,3 +910,38 @@ def test_nested_definition_is_suggested_boosted_and_reported(tmp_path: Path) -> 
     assert suggested == ["open_connection"]
     assert (top.file_path, top.symbol_name, top.parent_symbol) == ("db.py", "open_connection", "DatabaseConnection")
     assert (top.symbol_start_line, top.symbol_end_line) == (5, 6)
+
+
+CACHER = """class FileCacher:
+    def __init__(self, writer, cache):
+        self.writer = writer
+        self.cache = cache
+
+    # Cache a page: the response written as an HTML file on disk.
+    def cache_page(self, request, content):
+        path = self.path_of(request.url)
+        self.writer.write(path, content)
+
+    def forget(self, url):
+        self.cache.forget(url)
+"""
+
+
+def test_a_question_in_words_reports_the_merged_definition_it_is_about(chunker: Chunker, tmp_path: Path) -> None:
+    """A chunk of several methods answers "writing whole pages as HTML files to disk" with the method whose
+    lines (and comment) hold those words, `cache_page`, and its lines: not the constructor it starts with.
+    A question no method answers better than the first keeps the chunk's own name."""
+    from aintern.assemble.snippets import matching_definition
+    from aintern.chunk import chunk_definitions
+
+    _, top = suggested_and_found(tmp_path, {"cacher.py": CACHER}, "cache", "writing whole pages as HTML files to disk")
+    assert (top.symbol_name, top.parent_symbol, top.symbol_start_line, top.symbol_end_line) == (
+        "cache_page",
+        "FileCacher",
+        7,
+        9,
+    )
+    chunk = chunker.chunk_text(CACHER, "cacher.py").chunks[0]
+    definitions = chunk_definitions(chunk)
+    assert matching_definition(chunk.content, chunk.start_line, definitions, "the file cacher class") is None
+    assert matching_definition(chunk.content, chunk.start_line, definitions, "forget a cached url")[0] == "forget"

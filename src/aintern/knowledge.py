@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from aintern.assemble.context import ContextBuildOptions, ContextBuildResult, KnowledgeChunk, assemble
 from aintern.assemble.expand import FileContextExpander
+from aintern.assemble.snippets import matching_definition
 from aintern.chunk.models import SymbolType, chunk_definitions, overlaps
 from aintern.config import Settings
 from aintern.embed import Embedder, embedder_for_model_id
@@ -443,13 +444,16 @@ class KnowledgeService:
                 parent_symbol=c.parent_symbol, original_score=r.original_score, chunk_id=r.chunk_id,
                 file_hash=hashes.get(c.file_path),
             )  # fmt: skip
-            if named and c.symbol_name not in named:
-                # The question names a definition nested in this chunk: say which, and where it is.
-                for name, kind, start, end, parent in chunk_definitions(c):
-                    if name in named:
-                        k.symbol_name, k.symbol_type, k.parent_symbol = name, SymbolType(kind), parent
-                        k.symbol_start_line, k.symbol_end_line = start, end
-                        break
+            definitions = chunk_definitions(c)
+            # The question names a definition nested in this chunk, or one of them holds most of its words:
+            # say which, and where it is.
+            nested = next((d for d in definitions if named and c.symbol_name not in named and d[0] in named), None)
+            if nested is None and not named:
+                nested = matching_definition(c.content, c.start_line, definitions, question)
+            if nested is not None:
+                name, kind, start, end, parent = nested
+                k.symbol_name, k.symbol_type, k.parent_symbol = name, SymbolType(kind), parent
+                k.symbol_start_line, k.symbol_end_line = start, end
             if expander is not None and options.context_lines > 0:
                 e = expander.expand(
                     c.file_path, c.start_line, c.end_line, c.content, options.context_lines, k.file_hash

@@ -4,8 +4,39 @@ lines were left out (the full range is always given beside it)."""
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from aintern.assemble.context import KnowledgeChunk
+from aintern.retrieve.paths import base_form, question_keywords
+from aintern.store.text import identifier_parts
+
+_WORDS = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def matching_definition(
+    content: str, start_line: int, definitions: Sequence[tuple[str, str, int, int, str | None]], question: str
+) -> tuple[str, str, int, int, str | None] | None:
+    """Of the definitions merged into one chunk (``chunk_definitions``), the one whose lines (and the comment
+    above it) hold the most of the question's words, on their base forms and in identifiers' parts
+    (``cachePage`` holds "pages" and "cache"); None when another definition (the chunk's first among them)
+    holds as many, or none holds two. A hit on the chunk then reports that method, not the constructor it
+    opens with."""
+    if len(definitions) < 2:
+        return None
+    wanted = {base_form(w) for w in question_keywords(question)}
+    lines = content.split("\n")
+    held: list[int] = []
+    previous_end = start_line - 1
+    for *_, last, _ in definitions:
+        text = "\n".join(lines[max(0, previous_end + 1 - start_line) : max(0, last + 1 - start_line)])
+        words = {w.lower() for w in _WORDS.findall(text)}
+        words |= {p for w in _WORDS.findall(text) for p in identifier_parts(w)}
+        held.append(len(wanted & {base_form(w) for w in words}))
+        previous_end = max(previous_end, last)
+    best = max(range(len(definitions)), key=lambda i: (held[i], -i))
+    runner_up = max(h for i, h in enumerate(held) if i != best)
+    # Only a clear winner: among a file's list of small exception classes, two holding "error" say nothing.
+    return definitions[best] if best > 0 and held[best] >= 2 and held[best] > runner_up else None
 
 
 def trim(chunk: KnowledgeChunk, max_lines: int = 12) -> tuple[str, bool]:
