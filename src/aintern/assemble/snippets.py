@@ -18,7 +18,7 @@ def matching_definition(
 ) -> tuple[str, str, int, int, str | None] | None:
     """Of the definitions merged into one chunk (``chunk_definitions``), the one whose lines (and the comment
     above it) hold the most of the question's words, on their base forms and in identifiers' parts
-    (``cachePage`` holds "pages" and "cache"); None when another definition (the chunk's first among them)
+    (``cachePage`` holds "pages" and "cache"), the first of equals; None when the chunk's first definition
     holds as many, or none holds two. A hit on the chunk then reports that method, not the constructor it
     opens with."""
     if len(definitions) < 2:
@@ -33,10 +33,8 @@ def matching_definition(
         words |= {p for w in _WORDS.findall(text) for p in identifier_parts(w)}
         held.append(len(wanted & {base_form(w) for w in words}))
         previous_end = max(previous_end, last)
-    best = max(range(len(definitions)), key=lambda i: (held[i], -i))
-    runner_up = max(h for i, h in enumerate(held) if i != best)
-    # Only a clear winner: among a file's list of small exception classes, two holding "error" say nothing.
-    return definitions[best] if best > 0 and held[best] >= 2 and held[best] > runner_up else None
+    best = max(range(len(definitions)), key=lambda i: (held[i], -i))  # (of equals, the first)
+    return definitions[best] if best > 0 and held[best] >= 2 and held[best] > held[0] else None
 
 
 def trim(chunk: KnowledgeChunk, max_lines: int = 12) -> tuple[str, bool]:
