@@ -337,6 +337,8 @@ def index_idf(sets: list[str]) -> None:
             copy.close()
         for k, v in got.items():
             per_tree.setdefault(k, []).append(statistics.mean(v))
+        alone = " ".join(f"{k.split()[0]} {statistics.mean(v):.3f}" for k, v in got.items() if "vector" in k)
+        print(f"  {repo.name}: vector only {alone}", flush=True)
     _report(per_tree)
 
 
