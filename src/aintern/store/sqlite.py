@@ -20,14 +20,12 @@ from aintern.embed.cache import EmbeddingCache, content_hash
 from aintern.errors import ModelMismatchError, StoreError
 from aintern.store.db import (
     PYTHON_MIGRATIONS,
-    DatabaseCorrupt,
     connect,
     default_db_path,
-    explain,
     now,
-    quick_check,
     rows_in,
 )  # fmt: skip
+from aintern.store.integrity import IntegrityCheck
 from aintern.store.keywords import (
     KeywordStorage,
     create_keyword_table,
@@ -78,7 +76,7 @@ def _index_from_row(row: Any) -> VectorIndex:
     )  # fmt: skip
 
 
-class SqliteStore(SearchStorage, KeywordStorage, TierStorage):
+class SqliteStore(SearchStorage, KeywordStorage, TierStorage, IntegrityCheck):
     """All indexes of one application database file."""
 
     def __init__(self, path: str | Path | None = None, readonly: bool = False) -> None:
@@ -98,11 +96,6 @@ class SqliteStore(SearchStorage, KeywordStorage, TierStorage):
         #: What a long-running process holds in memory to search faster (None: everything from the file).
         self.memory: InMemorySearch | None = None
         self._closed = False
-        self._verified = False
-        self._check: threading.Thread | None = None
-        self._checking: list[Any] = []
-        self._damage: str | None = None
-        self._interrupted = False
         _ = self.conn  # open now: a bad database is reported at once, not at the first query
 
     @property
@@ -161,58 +154,6 @@ class SqliteStore(SearchStorage, KeywordStorage, TierStorage):
                     conn.close()
             self._connections = []
         self._local = threading.local()
-
-    def start_verify(self) -> None:
-        """Begin ``verify``'s check in a background thread: SQLite runs it outside the GIL, beside a scan
-        (it reads the whole file: over a second at 100k chunks). ``cancel_verify`` stops it."""
-        if self._verified or self._check is not None:
-            return
-        self._damage = None
-        self._interrupted = False
-        checking: list[Any] = []
-
-        def check() -> None:
-            try:
-                self._damage = quick_check(self.path, checking.append)
-            except Exception:  # interrupted: nothing was checked
-                self._interrupted = True
-
-        self._checking = checking
-        self._check = threading.Thread(target=check, name="aintern-quick-check", daemon=True)
-        self._check.start()
-
-    def cancel_verify(self) -> None:
-        """Stop a check begun by ``start_verify`` (a run found nothing to write): the next write checks."""
-        check, self._check = self._check, None
-        if check is None:
-            return
-        for conn in self._checking:
-            with contextlib.suppress(Exception):  # the check may have ended (and closed it) meanwhile
-                conn.interrupt()
-        check.join()
-
-    def verify(self) -> None:
-        """Raise CorruptDatabaseError when ``PRAGMA quick_check`` finds damage (called before writing).
-
-        Once per store: a watcher writes each saved file, and damage after that first check shows up as
-        SQLite errors instead."""
-        if self._verified:
-            return
-        self.start_verify()
-        assert self._check is not None
-        self._check.join()
-        self._check = None
-        if self._interrupted:  # (by nobody but cancel_verify, which clears _check first: check again)
-            self.verify()
-            return
-        if self._damage:
-            raise explain(DatabaseCorrupt(self._damage), self.path)
-        self._verified = True
-
-    @property
-    def verified(self) -> bool:
-        """Whether ``verify`` found the database sound (a run that writes nothing never checks it)."""
-        return self._verified
 
     @contextlib.contextmanager
     def snapshot(self) -> Iterator[None]:

@@ -1,0 +1,75 @@
+"""SqliteStore's check before writing: ``PRAGMA quick_check`` once per store, started beside a scan (a mixin
+like store.search, store.keywords and store.tiers)."""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from pathlib import Path
+from typing import Any
+
+from aintern.store.db import DatabaseCorrupt, explain, quick_check
+
+
+class IntegrityCheck:
+    """Never write into a damaged database: what it holds would only get worse."""
+
+    path: Path
+    _verified = False
+    _check: threading.Thread | None = None
+    #: The check's connections, to interrupt (set by start_verify).
+    _checking: list[Any] | None = None
+    _damage: str | None = None
+    _interrupted = False
+
+    def start_verify(self) -> None:
+        """Begin ``verify``'s check in a background thread: SQLite runs it outside the GIL, beside a scan
+        (it reads the whole file: over a second at 100k chunks). ``cancel_verify`` stops it."""
+        if self._verified or self._check is not None:
+            return
+        self._damage = None
+        self._interrupted = False
+        checking: list[Any] = []
+
+        def check() -> None:
+            try:
+                self._damage = quick_check(self.path, checking.append)
+            except Exception:  # interrupted: nothing was checked
+                self._interrupted = True
+
+        self._checking = checking
+        self._check = threading.Thread(target=check, name="aintern-quick-check", daemon=True)
+        self._check.start()
+
+    def cancel_verify(self) -> None:
+        """Stop a check begun by ``start_verify`` (a run found nothing to write): the next write checks."""
+        check, self._check = self._check, None
+        if check is None:
+            return
+        for conn in self._checking or ():
+            with contextlib.suppress(Exception):  # the check may have ended (and closed it) meanwhile
+                conn.interrupt()
+        check.join()
+
+    def verify(self) -> None:
+        """Raise CorruptDatabaseError when ``PRAGMA quick_check`` finds damage (called before writing).
+
+        Once per store: a watcher writes each saved file, and damage after that first check shows up as
+        SQLite errors instead."""
+        if self._verified:
+            return
+        self.start_verify()
+        assert self._check is not None
+        self._check.join()
+        self._check = None
+        if self._interrupted:  # (by nobody but cancel_verify, which clears _check first: check again)
+            self.verify()
+            return
+        if self._damage:
+            raise explain(DatabaseCorrupt(self._damage), self.path)
+        self._verified = True
+
+    @property
+    def verified(self) -> bool:
+        """Whether ``verify`` found the database sound (a run that writes nothing never checks it)."""
+        return self._verified
