@@ -5,6 +5,7 @@ led to no rule.
     python bench/probes.py path-kinds [SET:CORPORA ...]  # the same for controllers, commands, events, ... (section 39)
     python bench/probes.py project-name    # questions naming their project, with the name taken out
     python bench/probes.py nested-reports [SET:CORPORA ...]  # hits reported as a definition nested in their chunk
+    python bench/probes.py header-twins [--before] [SET:CORPORA ...]  # C headers beside their .c: relevant, or in the way
     python bench/probes.py whole-firsts [--without-docs-rule]   # dev trees indexed whole: what a missed
                                                                 # question has first (before section 36's rule)
 
@@ -33,9 +34,11 @@ from aintern.store import VectorSearchOptions
 BASE = re.compile(r"(^|/)(Abstract[A-Z]\w*|Base[A-Z]\w*|[\w-]*[-_]base|base)\.\w+$")
 
 
-def ranked(store: Any, index_id: int, prefix: str, text: str, vector: Any) -> list[str]:
-    """The files of the default ranking's first 10 chunks, best first, each once."""
-    hits = hybrid_search(store, index_id, text, vector, VectorSearchOptions(top_k=10), HybridConfig())
+def ranked(
+    store: Any, index_id: int, prefix: str, text: str, vector: Any, cfg: HybridConfig | None = None
+) -> list[str]:
+    """The files of the default ranking's (or ``cfg``'s) first 10 chunks, best first, each once."""
+    hits = hybrid_search(store, index_id, text, vector, VectorSearchOptions(top_k=10), cfg or HybridConfig())
     return list(dict.fromkeys(prefix + h.chunk.file_path for h in hits[:10]))
 
 
@@ -72,6 +75,27 @@ def path_kinds(kinds: dict[str, re.Pattern[str]], sets: list[str]) -> None:
             f"{kind:11s} relevant {relevant[kind]:3d}, in the first ten {len(p):3d} (first {p.count(1):3d}); "
             f"irrelevant ones 1st/2nd/3rd {o[1]}/{o[2]}/{o[3]}, in the first ten {sum(o.values())}"
         )
+
+
+def header_twins(sets: list[str]) -> None:
+    """C headers beside the .c file of their name: how often one is relevant, and how often one that is not
+    stands in the first three places (section 39); ``--before``: in the ranking without the rule that weighs
+    them down (header_twin_weight 1.0), as docs/benchmarks.md counts them."""
+    from aintern.retrieve.hybrid import header_twins as twins_of
+
+    cfg = HybridConfig(header_twin_weight=1.0) if "--before" in sys.argv else HybridConfig()
+    relevant, places, others = 0, [], Counter[int]()
+    for _, store, index_id, prefix, questions, _ in weight_sweep.load(sets):
+        twins = {prefix + p for p in twins_of(store, index_id, set(store.get_files(index_id)))}
+        for text, vector, targets in questions if twins else ():
+            relevant += sum(1 for t in targets if t in twins)
+            for place, path in enumerate(ranked(store, index_id, prefix, text, vector, cfg), 1):
+                if path in twins:
+                    (places.append(place) if path in targets else others.update([place]))
+    print(
+        f"C headers beside their .c: relevant {relevant}, in the first ten {len(places)} (first {places.count(1)}); "
+        f"irrelevant ones 1st/2nd/3rd {others[1]}/{others[2]}/{others[3]}, in the first ten {sum(others.values())}"
+    )
 
 
 def nested_reports(sets: list[str]) -> None:
@@ -153,5 +177,6 @@ if __name__ == "__main__":
         "path-kinds": lambda: path_kinds(KINDS, sets),
         "project-name": project_name,
         "nested-reports": lambda: nested_reports([a for a in sys.argv[2:] if ":" in a]),
+        "header-twins": lambda: header_twins([a for a in sys.argv[2:] if ":" in a]),
         "whole-firsts": whole_firsts,
     }[sys.argv[1]]()

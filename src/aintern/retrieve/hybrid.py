@@ -102,6 +102,9 @@ class HybridConfig:
     #: errors: its message says in a question's words what went wrong, but what the question asks about
     #: is done elsewhere.
     error_class_weight: float = 0.5
+    #: Multiplier for a C header beside the source file of its name (``merge.h`` next to ``merge.c``) when the
+    #: question is in words: the header declares what the source file does, and the question asks how.
+    header_twin_weight: float = 0.5
     #: A question that names a human language ("Greek", "Bengali") names the file of its translations
     #: (``Lang/el.php``, ``messages.bn.xlf``): it joins the candidates, boosted as a named symbol's definition.
     languages: bool = True
@@ -110,6 +113,16 @@ class HybridConfig:
 #: The fusion of an index whose full tier (the transformer's vectors) is complete: its vectors get more say
 #: on questions in words (0.6 instead of 0.3), chosen out of fold (docs/benchmarks.md, section 10).
 FULL_TIER = HybridConfig(alpha_natural=0.6)
+
+
+def header_twins(store: Store, index_id: int, paths: set[str]) -> set[str]:
+    """The C headers among ``paths`` beside the source file of their name (``merge.h`` and ``merge.c`` in one
+    folder of the index). Not C++'s: a C++ header holds its classes and templates, often the code itself."""
+    headers = {p: p[:-2] for p in paths if p.endswith(".h")}
+    if not headers:
+        return set()
+    present = set(store.file_hashes(index_id, [stem + ".c" for stem in headers.values()]))
+    return {h for h, stem in headers.items() if stem + ".c" in present}
 
 
 @dataclass
@@ -287,6 +300,11 @@ def hybrid_search(
     demote_errors = (
         cfg.path_penalties and cfg.error_class_weight != 1.0 and not symbol and not _ASKS_ABOUT_ERRORS.search(question)
     )
+    twins = (
+        header_twins(store, index_id, {c.file_path for c in chunks.values()})
+        if cfg.path_penalties and cfg.header_twin_weight != 1.0 and not symbol
+        else set()
+    )
     scored: list[tuple[float, str, int, int]] = []
     for cid, score in fused.items():
         chunk = chunks.get(cid)
@@ -307,6 +325,8 @@ def hybrid_search(
                 prior *= cfg.platform_weight
             if demote_errors and ERROR_CLASS_FILE.search(path):
                 prior *= cfg.error_class_weight
+            if path in twins:
+                prior *= cfg.header_twin_weight
             factor = factors[path] = (
                 best * cfg.path_boost * share if share >= 0.1 else 0.0,
                 prior,
