@@ -444,12 +444,13 @@ class KnowledgeService:
                 parent_symbol=c.parent_symbol, original_score=r.original_score, chunk_id=r.chunk_id,
                 file_hash=hashes.get(c.file_path),
             )  # fmt: skip
-            definitions = chunk_definitions(c)
-            # The question names a definition nested in this chunk, or one of them holds most of its words:
-            # say which, and where it is.
-            nested = next((d for d in definitions if named and c.symbol_name not in named and d[0] in named), None)
-            if nested is None and not named:
-                nested = matching_definition(c.content, c.start_line, definitions, question)
+            # The question names a definition nested in this chunk, or (a question in words) one of them holds
+            # most of its words: say which, and where it is.
+            if named:
+                own = c.symbol_name in named
+                nested = None if own else next((d for d in chunk_definitions(c) if d[0] in named), None)
+            else:
+                nested = matching_definition(c.content, c.start_line, chunk_definitions(c), question)
             if nested is not None:
                 name, kind, start, end, parent = nested
                 k.symbol_name, k.symbol_type, k.parent_symbol = name, SymbolType(kind), parent

@@ -29,8 +29,8 @@ def matching_definition(
     previous_end = start_line - 1
     for *_, last, _ in definitions:
         text = "\n".join(lines[max(0, previous_end + 1 - start_line) : max(0, last + 1 - start_line)])
-        words = {w.lower() for w in _WORDS.findall(text)}
-        words |= {p for w in _WORDS.findall(text) for p in identifier_parts(w)}
+        names = set(_WORDS.findall(text))
+        words = {w.lower() for w in names} | {p for w in names for p in identifier_parts(w)}
         held.append(len(wanted & {base_form(w) for w in words}))
         previous_end = max(previous_end, last)
     best = max(range(len(definitions)), key=lambda i: (held[i], -i))  # (of equals, the first)
