@@ -89,8 +89,8 @@ class HybridConfig:
     #: Multiplier for a changelog's chunks (``CHANGELOG.md``, ``CHANGES.rst``, ``History.md``, ``NEWS``):
     #: it names every feature and fix in the words a question uses, but the code is elsewhere.
     changelog_weight: float = 0.3
-    #: A symbol query for a C type declared by ``typedef struct TAG name;`` also boosts ``struct TAG``'s
-    #: definition, where the fields are.
+    #: A symbol query for a C type declared by ``typedef struct TAG name;`` boosts ``struct TAG``'s
+    #: definition, where the fields are, instead of that declaration.
     struct_tags: bool = True
     #: A path word that is the initials of 3-4 words in a row of the question matches those words
     #: ("server-side rendering" ~ ssr.ts, "command line interface" ~ cli.ts).
@@ -275,11 +275,15 @@ def hybrid_search(
         # C names a struct twice: `typedef struct ngx_pool_s ngx_pool_t;` in one header, the fields under
         # `struct ngx_pool_s { ... }`, often in another. The fields are what a search for the type means.
         fetched = store.get_chunks(list(definitions), index_id)
-        for declared in list(fetched.values()):
+        for declared_id, declared in list(fetched.items()):
             tag = _struct_tag(declared.content, symbol)
-            for cid in store.chunks_defining(index_id, tag, options, limit=limit) if tag else ():
+            found = store.chunks_defining(index_id, tag, options, limit=limit) if tag else []
+            for cid in found:
                 definitions.setdefault(cid, symbol)
                 fused.setdefault(cid, 0.0)
+            if found and declared_id not in found:
+                # The name's declaration says only that the struct exists; its fields come first.
+                del definitions[declared_id]
     if cfg.languages and cfg.named_symbol_boost and not symbol:
         for code in sorted({c for k in keywords for c in LANGUAGE_CODES.get(k, ())}):
             for cid in store.files_named(index_id, code, options).values():
