@@ -1058,6 +1058,17 @@ def test_test_folders_of_every_convention_count_as_tests(static, tmp_path: Path)
     ):
         assert path_prior(path) < 1.0, path
     assert path_prior("src/regression.py") == path_prior("src/e2e_config.py") == 1.0
+    # Kotlin Multiplatform's test source sets are named in camel case (androidUnitTest/, wasmJsTest/), and
+    # a test written for one platform ends in that platform's name (SvgDecoderTest.jvm.kt); the code's
+    # own platform files (RealImageLoader.android.kt) are code.
+    for path in (
+        "coil-core/src/androidUnitTest/kotlin/coil3/FakeLifecycle.kt",
+        "coil-core/src/androidInstrumentedTest/kotlin/coil3/util/TestApplication.kt",
+        "coil-svg/src/wasmJsTest/kotlin/utils.kt",
+        "coil-svg/src/main/kotlin/SvgDecoderTest.jvm.kt",
+    ):
+        assert path_prior(path) < 1.0, path
+    assert path_prior("coil-core/src/androidMain/kotlin/coil3/RealImageLoader.android.kt") == 1.0
     # Benchmarks named as such and demo apps count as samples do (swift-nio's NIOPerformanceTester, NIO*Demo/).
     for path in ("Sources/NIOPerformanceTester/DeadlineNowBenchmark.swift", "Sources/NIOAsyncAwaitDemo/main.swift",
                  "demo/app.js", "metrics/SerializationBenchmarks.java"):  # fmt: skip

@@ -15,16 +15,17 @@ ARTICLES = {"a", "an", "the"}
 
 TEST_FILE = re.compile(
     r"(^|/)((test_[^/]*|[^/]*_test)\.(py|c|cc|cpp|go|rb|dart|lua|rs|ex|exs)|[^/]*_spec\.(rb|lua)"
-    r"|[^/]*\.(test|spec)(-d)?\.[cm]?[jt]sx?|[^/]*(Tests?|Spec|Suite)\.(java|kt|swift|cs|scala|php)|test_helpers?[^/]*)$"
+    r"|[^/]*\.(test|spec)(-d)?\.[cm]?[jt]sx?|[^/]*(Tests?|Spec|Suite)(\.[a-z][A-Za-z]*)?\.(java|kt|swift|cs|scala|php)|test_helpers?[^/]*)$"
 )
 #: Test folders: test/, tests/, Tests/ (Swift, .NET), Foo.Tests/ and Foo.UnitTests/ (.NET test projects),
-#: commonTest/ and jvmTest/ (Kotlin source sets), spec/, testdata/, fixtures/, and Jest's folders beside the code
-#: (__tests__/, __mocks__/ of manual mocks, __fixtures__/, __snapshots__/, __typetests__/). Not `Test/`:
+#: commonTest/, jvmTest/ and androidUnitTest/ (Kotlin source sets; a test file in one may end in .jvm.kt),
+#: spec/, testdata/, fixtures/, and Jest's folders beside the code (__tests__/, __mocks__/ of manual
+#: mocks, __fixtures__/, __snapshots__/, __typetests__/). Not `Test/`:
 #: singular and capitalised, it is a PHP framework's test-support library (CodeIgniter, Symfony components).
 TEST_DIR = re.compile(
     r"(^|/)(tests?|Tests|__(tests?|mocks|fixtures|snapshots|typetests)__|[Ss]pecs?|testing|testdata|fixtures"
     r"|regress|regressions?|test-?suite|e2e"
-    r"|[^/]+\.(\w+)?Tests|[a-z]+Test)/"
+    r"|[^/]+\.(\w+)?Tests|[a-z]+(?:[A-Z][a-z]+)*Test)/"
 )
 DEMOTED_DIR = re.compile(r"(^|/)(_?compat|legacy|_?[Ee]xamples?|docs?_src|versioned_docs)/")
 CHANGELOG = re.compile(

@@ -1,0 +1,220 @@
+"""Probes behind docs/benchmarks.md section 40's "tried and dropped": three ways to re-score the default
+ranking's candidates (they measure; nothing here is used by aintern). Indexes come from
+bench/eval_retrieval.py's cache.
+
+    python bench/rescore_probes.py file-bm25 [SET:CORPORA ...]     # BM25 over whole files, × (1 + w × its share)
+    python bench/rescore_probes.py references [SET:CORPORA ...]    # the best hits lend score to what they use
+    python bench/rescore_probes.py definition-vectors [SET:CORPORA ...]  # a vector per nested definition too
+
+Without sets, the dev split (with its folds A and B). Each prints, per variant, the mean NDCG@10 over the
+trees; a variant of weight 0 is the default ranking (re-sorted here, so within ~0.001 of eval_retrieval's).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import re
+import statistics
+from collections import Counter, defaultdict
+from typing import Any
+
+import eval_retrieval as E
+import numpy as np
+from semble_data import ndcg_at_10
+from vector_probes import _report, _trees
+
+from aintern.chunk.models import chunk_definitions
+from aintern.embed import embedding_text, file_name_words
+from aintern.retrieve.hybrid import HybridConfig, hybrid_search, symbol_query
+from aintern.retrieve.paths import question_keywords
+from aintern.store import VectorSearchOptions
+from aintern.store.text import STOP_WORDS, identifier_parts
+
+WEIGHTS = (0.0, 0.1, 0.2, 0.3, 0.5)
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*")
+_NAME = re.compile(r"\b[A-Za-z_][A-Za-z0-9_]{3,}\b")
+
+
+def _ranked_files(scores: dict[int, float], paths: dict[int, str]) -> list[str]:
+    """Chunk paths best first, a file's later chunks decayed as the default ranking's are (× 0.5 each)."""
+    seen: Counter[str] = Counter()
+    decayed = []
+    for cid in sorted(scores, key=lambda c: -scores[c]):
+        decayed.append((scores[cid] * 0.5 ** seen[paths[cid]], paths[cid]))
+        seen[paths[cid]] += 1
+    return [p for _, p in sorted(decayed, key=lambda x: -x[0])]
+
+
+def _words(text: str) -> list[str]:
+    out = []
+    for word in _WORD.findall(text):
+        out.append(word.lower())
+        out.extend(p for p in identifier_parts(word) if p != word.lower())
+    return out
+
+
+def _file_bm25(store: Any, iid: int) -> Any:
+    """Term counts, document frequencies and lengths of every file (its chunks' text, its path twice)."""
+    ids = [r[0] for r in store.conn.execute("SELECT id FROM chunks WHERE index_id = ?", (iid,))]
+    counts: dict[str, Counter[str]] = defaultdict(Counter)
+    for chunk in store.get_chunks(ids, iid).values():
+        counts[chunk.file_path].update(_words(chunk.content))
+    for path, c in counts.items():
+        c.update(_words(path) * 2)
+    df: Counter[str] = Counter()
+    for c in counts.values():
+        df.update(c.keys())
+    lengths = {p: sum(c.values()) for p, c in counts.items()}
+    return counts, df, lengths, statistics.mean(lengths.values())
+
+
+def _bm25(model: Any, words: set[str], k1: float = 1.2, b: float = 0.75) -> dict[str, float]:
+    counts, df, lengths, mean_length = model
+    n = len(counts)
+    idf = {w: math.log(1 + (n - df[w] + 0.5) / (df[w] + 0.5)) for w in words if df.get(w)}
+    out = {}
+    for path, c in counts.items():
+        s = sum(
+            i * c[w] * (k1 + 1) / (c[w] + k1 * (1 - b + b * lengths[path] / mean_length))
+            for w, i in idf.items()
+            if c.get(w)
+        )
+        if s:
+            out[path] = s
+    return out
+
+
+def file_bm25(sets: list[str]) -> None:
+    """Each chunk's score × (1 + w × its file's BM25 over whole files / the best candidate file's); questions in
+    words only."""
+    emb = E.embedder_for("static")
+    per_tree: dict[str, list[float]] = {f"w {w}": [] for w in WEIGHTS}
+    for repo, store, iid, existing in _trees(sets):
+        model = _file_bm25(store, iid)
+        got: dict[float, list[float]] = {w: [] for w in WEIGHTS}
+        for q in repo.queries:
+            hits = hybrid_search(store, iid, q.text, emb.embed(q.text), VectorSearchOptions(top_k=100), HybridConfig())
+            paths = {h.chunk_id: h.chunk.file_path for h in hits}
+            by_file = (
+                {}
+                if symbol_query(q.text)
+                else _bm25(model, set(_words(" ".join(question_keywords(q.text)))) - STOP_WORDS)
+            )
+            best = max((by_file.get(p, 0.0) for p in paths.values()), default=0.0) or 1.0
+            for w in WEIGHTS:
+                scores = {h.chunk_id: h.score * (1 + w * by_file.get(h.chunk.file_path, 0.0) / best) for h in hits}
+                ranked = _ranked_files(scores, paths)[:10]
+                got[w].append(ndcg_at_10([repo.prefix + p for p in ranked], q.targets, existing))
+        for w in WEIGHTS:
+            per_tree[f"w {w}"].append(statistics.mean(got[w]))
+        print(repo.name, {w: round(statistics.mean(v), 3) for w, v in got.items()}, flush=True)
+    _report(per_tree)
+
+
+def references(sets: list[str]) -> None:
+    """Each of the five best hits of a question in words adds w × its score / n to the definitions of the n
+    names it uses that are defined in one or two other files (a facade's `new EmailValidator()` lifts
+    `EmailValidator`)."""
+    emb = E.embedder_for("static")
+    per_tree: dict[str, list[float]] = {f"w {w}": [] for w in WEIGHTS}
+    for repo, store, iid, existing in _trees(sets):
+        defined: dict[str, list[tuple[int, str]]] = defaultdict(list)
+        for name, cid, path, _ in store.conn.execute(
+            "SELECT s.name, s.chunk_id, f.path, c.symbol_name = s.name AS own FROM chunk_symbols s JOIN chunks c ON "
+            "c.id = s.chunk_id JOIN files f ON f.id = c.file_id WHERE s.index_id = ? ORDER BY own DESC, f.path, "
+            "c.start_line",
+            (iid,),
+        ):
+            defined[name].append((cid, path))
+        got: dict[float, list[float]] = {w: [] for w in WEIGHTS}
+        for q in repo.queries:
+            hits = hybrid_search(store, iid, q.text, emb.embed(q.text), VectorSearchOptions(top_k=100), HybridConfig())
+            paths = {h.chunk_id: h.chunk.file_path for h in hits}
+            lent: dict[int, float] = defaultdict(float)
+            for h in hits[:5] if not symbol_query(q.text) else ():
+                used = []
+                for name in set(_NAME.findall(h.chunk.content)) - {h.chunk.symbol_name}:
+                    files = {p for _, p in defined.get(name, ())}
+                    if files and len(files) <= 2 and h.chunk.file_path not in files:
+                        used.append(defined[name][0])
+                for cid, path in used:
+                    lent[cid] += h.score / len(used)
+                    paths[cid] = path
+            for w in WEIGHTS:
+                scores = {h.chunk_id: h.score for h in hits}
+                for cid, s in lent.items():
+                    scores[cid] = scores.get(cid, 0.0) + w * s
+                ranked = _ranked_files(scores, paths)[:10]
+                got[w].append(ndcg_at_10([repo.prefix + p for p in ranked], q.targets, existing))
+        for w in WEIGHTS:
+            per_tree[f"w {w}"].append(statistics.mean(got[w]))
+        print(repo.name, {w: round(statistics.mean(v), 3) for w, v in got.items()}, flush=True)
+    _report(per_tree)
+
+
+def definition_vectors(sets: list[str]) -> None:
+    """The vector ranking with a chunk's cosine taken as the best of its whole text and each nested definition
+    of 3+ lines embedded alone ("max"), or the mean of the whole text's and that best ("mix"); vector only and
+    through the default ranking."""
+    emb = E.embedder_for("static")
+    variants = ("whole", "max", "mix")
+    per_tree: dict[str, list[float]] = {f"{k} {v}": [] for k in ("vector", "default") for v in variants}
+    for repo, store, iid, existing in _trees(sets):
+        ids = [r[0] for r in store.conn.execute("SELECT id FROM chunks WHERE index_id = ? ORDER BY id", (iid,))]
+        chunks = store.get_chunks(ids, iid)
+        whole = np.asarray(emb.embed_batch([embedding_text(chunks[i]) for i in ids]), dtype=np.float32)
+        texts, owner = [], []
+        for row, cid in enumerate(ids):
+            c = chunks[cid]
+            definitions = chunk_definitions(c)
+            lines = c.content.split("\n")
+            for name, kind, start, end, parent in definitions if len(definitions) >= 2 else ():
+                if end - start >= 2:
+                    body = "\n".join(lines[max(0, start - c.start_line) : end - c.start_line + 1])
+                    owned = f"{parent}." if parent else ""
+                    texts.append(f"{file_name_words(c.file_path)}\n{kind} {owned}{name}\n{body}")
+                    owner.append(row)
+        parts = np.asarray(emb.embed_batch(texts), dtype=np.float32) if texts else np.zeros((0, whole.shape[1]))
+        knn = store.knn
+        got: dict[str, list[float]] = {k: [] for k in per_tree}
+        for q in repo.queries:
+            vector = np.asarray(emb.embed(q.text), dtype=np.float32)
+            of_whole = whole @ vector
+            of_parts = np.full(len(ids), -1.0, dtype=np.float32)
+            if len(parts):
+                np.maximum.at(of_parts, np.asarray(owner), parts @ vector)
+            best = np.maximum(of_whole, of_parts)
+            for v, scores in (
+                ("whole", of_whole),
+                ("max", best),
+                ("mix", np.where(of_parts > -1, (of_whole + best) / 2, of_whole)),
+            ):
+                top = [(ids[i], float(scores[i])) for i in np.argsort(-scores)[:101]]
+                got[f"vector {v}"].append(
+                    ndcg_at_10([repo.prefix + chunks[c].file_path for c, _ in top[:10]], q.targets, existing)
+                )
+                store.knn = lambda index_id, query, k, options, tier=False, top=top: top[:k]
+                hits = hybrid_search(
+                    store, iid, q.text, vector, VectorSearchOptions(top_k=10), HybridConfig(), top_k=10
+                )
+                store.knn = knn
+                got[f"default {v}"].append(
+                    ndcg_at_10([repo.prefix + h.chunk.file_path for h in hits], q.targets, existing)
+                )
+        for k, v in got.items():
+            per_tree[k].append(statistics.mean(v))
+        print(repo.name, len(texts), {k: round(statistics.mean(v), 3) for k, v in got.items()}, flush=True)
+    _report(per_tree)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("probe", choices=["file-bm25", "references", "definition-vectors"])
+    ap.add_argument("sets", nargs="*", help="SET:CORPORA to measure (default: the dev split)")
+    a = ap.parse_args()
+    {"file-bm25": file_bm25, "references": references, "definition-vectors": definition_vectors}[a.probe](a.sets)
+
+
+if __name__ == "__main__":
+    main()
