@@ -17,6 +17,7 @@ import math
 import re
 import statistics
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from typing import Any
 
 import eval_retrieval as E
@@ -85,72 +86,78 @@ def _bm25(model: Any, words: set[str], k1: float = 1.2, b: float = 0.75) -> dict
     return out
 
 
-def file_bm25(sets: list[str]) -> None:
-    """Each chunk's score × (1 + w × its file's BM25 over whole files / the best candidate file's); questions in
-    words only."""
+def _rescore_probe(sets: list[str], prepare: Callable[[Any, int], Any], rescored: Callable[..., Any]) -> None:
+    """NDCG@10 at each weight of WEIGHTS of the default ranking's 100 best chunks re-scored: ``prepare(store,
+    index id)`` once per tree, then ``rescored(its result, question, hits, paths)`` per question gives the
+    scores at a weight (it may add chunks, and their paths)."""
     emb = E.embedder_for("static")
     per_tree: dict[str, list[float]] = {f"w {w}": [] for w in WEIGHTS}
     for repo, store, iid, existing in _trees(sets):
-        model = _file_bm25(store, iid)
+        state = prepare(store, iid)
         got: dict[float, list[float]] = {w: [] for w in WEIGHTS}
         for q in repo.queries:
             hits = hybrid_search(store, iid, q.text, emb.embed(q.text), VectorSearchOptions(top_k=100), HybridConfig())
             paths = {h.chunk_id: h.chunk.file_path for h in hits}
-            by_file = (
-                {}
-                if symbol_query(q.text)
-                else _bm25(model, set(_words(" ".join(question_keywords(q.text)))) - STOP_WORDS)
-            )
-            best = max((by_file.get(p, 0.0) for p in paths.values()), default=0.0) or 1.0
+            scores_at = rescored(state, q.text, hits, paths)
             for w in WEIGHTS:
-                scores = {h.chunk_id: h.score * (1 + w * by_file.get(h.chunk.file_path, 0.0) / best) for h in hits}
-                ranked = _ranked_files(scores, paths)[:10]
+                ranked = _ranked_files(scores_at(w), paths)[:10]
                 got[w].append(ndcg_at_10([repo.prefix + p for p in ranked], q.targets, existing))
         for w in WEIGHTS:
             per_tree[f"w {w}"].append(statistics.mean(got[w]))
         print(repo.name, {w: round(statistics.mean(v), 3) for w, v in got.items()}, flush=True)
     _report(per_tree)
+
+
+def file_bm25(sets: list[str]) -> None:
+    """Each chunk's score × (1 + w × its file's BM25 over whole files / the best candidate file's); questions in
+    words only."""
+
+    def rescored(
+        model: Any, question: str, hits: list[Any], paths: dict[int, str]
+    ) -> Callable[[float], dict[int, float]]:
+        words = set(_words(" ".join(question_keywords(question)))) - STOP_WORDS
+        by_file = {} if symbol_query(question) else _bm25(model, words)
+        best = max((by_file.get(p, 0.0) for p in paths.values()), default=0.0) or 1.0
+        return lambda w: {h.chunk_id: h.score * (1 + w * by_file.get(h.chunk.file_path, 0.0) / best) for h in hits}
+
+    _rescore_probe(sets, _file_bm25, rescored)
+
+
+def _defined_names(store: Any, iid: int) -> dict[str, list[tuple[int, str]]]:
+    """Every defined name's (chunk id, path) pairs, chunks named after it first."""
+    defined: dict[str, list[tuple[int, str]]] = defaultdict(list)
+    for name, cid, path, _ in store.conn.execute(
+        "SELECT s.name, s.chunk_id, f.path, c.symbol_name = s.name AS own FROM chunk_symbols s JOIN chunks c ON "
+        "c.id = s.chunk_id JOIN files f ON f.id = c.file_id WHERE s.index_id = ? ORDER BY own DESC, f.path, "
+        "c.start_line",
+        (iid,),
+    ):
+        defined[name].append((cid, path))
+    return defined
 
 
 def references(sets: list[str]) -> None:
     """Each of the five best hits of a question in words adds w × its score / n to the definitions of the n
     names it uses that are defined in one or two other files (a facade's `new EmailValidator()` lifts
     `EmailValidator`)."""
-    emb = E.embedder_for("static")
-    per_tree: dict[str, list[float]] = {f"w {w}": [] for w in WEIGHTS}
-    for repo, store, iid, existing in _trees(sets):
-        defined: dict[str, list[tuple[int, str]]] = defaultdict(list)
-        for name, cid, path, _ in store.conn.execute(
-            "SELECT s.name, s.chunk_id, f.path, c.symbol_name = s.name AS own FROM chunk_symbols s JOIN chunks c ON "
-            "c.id = s.chunk_id JOIN files f ON f.id = c.file_id WHERE s.index_id = ? ORDER BY own DESC, f.path, "
-            "c.start_line",
-            (iid,),
-        ):
-            defined[name].append((cid, path))
-        got: dict[float, list[float]] = {w: [] for w in WEIGHTS}
-        for q in repo.queries:
-            hits = hybrid_search(store, iid, q.text, emb.embed(q.text), VectorSearchOptions(top_k=100), HybridConfig())
-            paths = {h.chunk_id: h.chunk.file_path for h in hits}
-            lent: dict[int, float] = defaultdict(float)
-            for h in hits[:5] if not symbol_query(q.text) else ():
-                used = []
-                for name in set(_NAME.findall(h.chunk.content)) - {h.chunk.symbol_name}:
-                    files = {p for _, p in defined.get(name, ())}
-                    if files and len(files) <= 2 and h.chunk.file_path not in files:
-                        used.append(defined[name][0])
-                for cid, path in used:
-                    lent[cid] += h.score / len(used)
-                    paths[cid] = path
-            for w in WEIGHTS:
-                scores = {h.chunk_id: h.score for h in hits}
-                for cid, s in lent.items():
-                    scores[cid] = scores.get(cid, 0.0) + w * s
-                ranked = _ranked_files(scores, paths)[:10]
-                got[w].append(ndcg_at_10([repo.prefix + p for p in ranked], q.targets, existing))
-        for w in WEIGHTS:
-            per_tree[f"w {w}"].append(statistics.mean(got[w]))
-        print(repo.name, {w: round(statistics.mean(v), 3) for w, v in got.items()}, flush=True)
-    _report(per_tree)
+
+    def rescored(
+        defined: Any, question: str, hits: list[Any], paths: dict[int, str]
+    ) -> Callable[[float], dict[int, float]]:
+        lent: dict[int, float] = defaultdict(float)
+        for h in hits[:5] if not symbol_query(question) else ():
+            used = []
+            for name in set(_NAME.findall(h.chunk.content)) - {h.chunk.symbol_name}:
+                files = {p for _, p in defined.get(name, ())}
+                if files and len(files) <= 2 and h.chunk.file_path not in files:
+                    used.append(defined[name][0])
+            for cid, path in used:
+                lent[cid] += h.score / len(used)
+                paths[cid] = path
+        base = {h.chunk_id: h.score for h in hits}
+        return lambda w: {c: base.get(c, 0.0) + w * lent.get(c, 0.0) for c in base.keys() | lent.keys()}
+
+    _rescore_probe(sets, _defined_names, rescored)
 
 
 def definition_vectors(sets: list[str]) -> None:
