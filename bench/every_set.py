@@ -6,7 +6,7 @@ and the commit-message sets, each through bench/eval_retrieval.py, one summary l
 
 The own sets are bench/sets/own*/, each tree under /tmp/<set>/corpora (OWN_CORPORA=/other/{set} to move
 them; their READMEs say how to get them); the commit sets' trees under /tmp/commits-bench (flask, click)
-and /tmp/commits-more (PHPMailer, Carbon, Hono, xstate). A set whose trees are missing is skipped and said.
+/tmp/commits-more (PHPMailer, Carbon, Hono, xstate) and /tmp/commits-own10 (Caddy, Coil, FluentValidation). A set whose trees are missing is skipped and said.
 Per-tree numbers: run the printed command alone (docs/benchmarks.md gives each section's).
 """
 
@@ -23,6 +23,9 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 MORE = Path("/tmp/commits-more")
 PHP_TS = ",".join(str(MORE / f"{name}.json") for name in ("phpmailer", "carbon", "hono", "xstate"))
+#: Commit sets on own10's trees (bench/sets/own10/README.md makes them).
+OWN10 = Path("/tmp/commits-own10")
+GO_KOTLIN_CS = ",".join(str(OWN10 / f"{name}.json") for name in ("caddy", "coil", "fluentvalidation"))
 
 
 def runs(whole: bool, extra: list[str]) -> list[tuple[str, list[str], dict[str, str]]]:
@@ -42,7 +45,9 @@ def runs(whole: bool, extra: list[str]) -> list[tuple[str, list[str], dict[str, 
         found.append((folder.name, ["semble", *extra], env) if corpora.is_dir() else (folder.name, [], env))
     found.append(("flask + click R@5", ["commits", *commit_extra], {}))
     php_ts = ["commits", "--corpora", str(MORE), "--sets", PHP_TS, *commit_extra]
-    found.append(("PHPMailer, Carbon, Hono, xstate R@5", php_ts if MORE.is_dir() else [], {}))
+    found.append(("PHPMailer, Carbon, Hono, xstate R@5", php_ts if MORE.is_dir() else [], {"TREES": str(MORE)}))
+    go_kotlin_cs = ["commits", "--corpora", str(OWN10), "--sets", GO_KOTLIN_CS, *commit_extra]
+    found.append(("Caddy, Coil, FluentValidation R@5", go_kotlin_cs if OWN10.is_dir() else [], {"TREES": str(OWN10)}))
     return found
 
 
@@ -69,7 +74,7 @@ def main() -> None:
     def one(run: tuple[str, list[str], dict[str, str]]) -> str:
         label, args, env = run
         if not args:
-            return f"{label:38s} skipped: its trees are not here ({env.get('SEMBLE_CORPORA', MORE)})"
+            return f"{label:38s} skipped: its trees are not here ({env.get('SEMBLE_CORPORA') or env.get('TREES')})"
         done = subprocess.run(
             [sys.executable, str(HERE / "eval_retrieval.py"), *args],
             capture_output=True, text=True, env={**os.environ, **env},

@@ -13,6 +13,7 @@ trees; a variant of weight 0 is the default ranking (re-sorted here, so within ~
 from __future__ import annotations
 
 import argparse
+import itertools
 import math
 import re
 import statistics
@@ -28,7 +29,7 @@ from vector_probes import _report, _trees
 from aintern.chunk.models import chunk_definitions
 from aintern.embed import embedding_text, file_name_words
 from aintern.retrieve.hybrid import HybridConfig, hybrid_search, symbol_query
-from aintern.retrieve.paths import question_keywords
+from aintern.retrieve.paths import base_form, question_keywords
 from aintern.store import VectorSearchOptions
 from aintern.store.text import STOP_WORDS, identifier_parts
 
@@ -160,6 +161,35 @@ def references(sets: list[str]) -> None:
     _rescore_probe(sets, _defined_names, rescored)
 
 
+def _sequence(text: str) -> list[str]:
+    """A text's words in order, identifiers split into their parts, each on its base form."""
+    out = []
+    for word in _WORD.findall(text):
+        out.extend(base_form(p) for p in (identifier_parts(word) or [word.lower()]))
+    return out
+
+
+def proximity(sets: list[str]) -> None:
+    """Each chunk's score × (1 + w × the share of the question's consecutive content-word pairs that stand
+    within three words of each other in the chunk, identifiers split: "session ticket keys" ~
+    `sessionTicketKeys`, "// rotate the session ticket ..."); questions in words only."""
+
+    def rescored(_: Any, question: str, hits: list[Any], paths: dict[int, str]) -> Callable[[float], dict[int, float]]:
+        words = [base_form(w) for w in _sequence(question) if w not in STOP_WORDS]
+        pairs = {(a, b) for a, b in itertools.pairwise(words) if a != b}
+        share: dict[int, float] = {}
+        for h in hits if pairs and not symbol_query(question) else ():
+            seq = _sequence(h.chunk.content)
+            at: dict[str, list[int]] = defaultdict(list)
+            for i, w in enumerate(seq):
+                at[w].append(i)
+            near = sum(any(abs(i - j) <= 3 for i in at.get(a, ()) for j in at.get(b, ())) for a, b in pairs)
+            share[h.chunk_id] = near / len(pairs)
+        return lambda w: {h.chunk_id: h.score * (1 + w * share.get(h.chunk_id, 0.0)) for h in hits}
+
+    _rescore_probe(sets, lambda store, iid: None, rescored)
+
+
 def definition_vectors(sets: list[str]) -> None:
     """The vector ranking with a chunk's cosine taken as the best of its whole text and each nested definition
     of 3+ lines embedded alone ("max"), or the mean of the whole text's and that best ("mix"); vector only and
@@ -217,10 +247,15 @@ def definition_vectors(sets: list[str]) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("probe", choices=["file-bm25", "references", "definition-vectors"])
+    ap.add_argument("probe", choices=["file-bm25", "references", "proximity", "definition-vectors"])
     ap.add_argument("sets", nargs="*", help="SET:CORPORA to measure (default: the dev split)")
     a = ap.parse_args()
-    {"file-bm25": file_bm25, "references": references, "definition-vectors": definition_vectors}[a.probe](a.sets)
+    {
+        "file-bm25": file_bm25,
+        "references": references,
+        "proximity": proximity,
+        "definition-vectors": definition_vectors,
+    }[a.probe](a.sets)
 
 
 if __name__ == "__main__":
