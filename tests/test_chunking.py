@@ -498,6 +498,24 @@ def test_elixir_modules_under_if_are_definitions(chunker: Chunker) -> None:
     assert found == [("run", "method", 3, 3), ("A.Dataloader", "class", 6, 8), ("run", "method", 7, 7)], found
 
 
+def test_an_elixir_struct_is_named_after_its_module(chunker: Chunker) -> None:
+    """`defstruct [:conf, :timer, limit: 10_000]` defines the struct of the module it is in: it was named
+    after its first argument (a chunk called `[`, or `host` for `defstruct host: ...`)."""
+    from aintern.chunk import chunk_definitions
+
+    text = (
+        "defmodule Oban.Pruner do\n  defstruct [\n    :conf,\n    limit: 10_000\n  ]\n\n"
+        "  def start_link(opts), do: opts\nend\n\n"
+        'defmodule Plug.Conn do\n  defstruct host: "www.example.com", status: nil\nend\n'
+    )
+    chunks = chunker.chunk_text(text, "pruner.ex").chunks
+    found = {(d[0], d[1]) for c in chunks for d in chunk_definitions(c)} | {
+        (c.symbol_name, c.symbol_type.value) for c in chunks if c.symbol_type
+    }
+    assert ("Oban.Pruner", "struct") in found and ("Plug.Conn", "struct") in found, found
+    assert not any(name in ("[", "host") for name, _ in found), found
+
+
 def test_kotlin_class_with_its_constructor_on_the_next_line(chunker: Chunker) -> None:
     """`class EmbeddedServer<...>\\nactual constructor(` and `class Interceptor\\n  @JvmOverloads\\n  constructor(`
     (how ktlint formats a long header): tree-sitter's grammar ended the class at the newline, and its

@@ -1353,3 +1353,45 @@ def test_code_in_the_docs_folder_counts_as_an_example(static, tmp_path: Path) ->
     assert path_prior("docs/conf.py") < 1.0 and path_prior("doc/examples/server.go") < 1.0
     for path in ("docs/index.md", "docs/guide/loop.rst", "src/go/doc/reader.go", "lib/docs.rb"):
         assert path_prior(path) == 1.0, path
+
+
+def test_a_lua_meta_file_counts_as_documentation(static, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A LuaLS meta file (`---@meta`: nvim-tree's `_meta/`) declares an API's types and documents its options
+    in a question's words; the plugin's code does what it describes (docs/benchmarks.md section 40)."""
+    from aintern.chunk.models import ChunkType
+
+    meta = (
+        "---@meta\nerror('Cannot require a meta file')\n\n"
+        "---Filesystem watchers: refresh the tree when files change on disk.\n"
+        "---@class nvim_tree.config.filesystem_watchers\n"
+        "---Watch the file system for changes and refresh the tree.\n---@field enable? boolean\n"
+        "---Milliseconds to wait before refreshing the tree after a change.\n---@field debounce_delay? integer\n"
+        "---Folders whose changes never refresh the tree.\n---@field ignore_dirs? string[]\n"
+    )
+    code = (
+        "local M = {}\n\n"
+        "local function is_folder_ignored(path, ignore_dirs)\n"
+        "  for _, dir in ipairs(ignore_dirs) do\n    if path:find(dir, 1, true) then return true end\n  end\n"
+        "  return false\nend\n\n"
+        "function M.create_watcher(node, opts)\n"
+        "  if is_folder_ignored(node.path, opts.ignore_dirs) then return nil end\n"
+        "  local function callback(watcher)\n    node:refresh()\n  end\n"
+        "  return Watcher:create({ path = node.path, callback = callback, delay = opts.debounce_delay })\n"
+        "end\n\nreturn M\n"
+    )
+    others = {
+        f"lua/tree/{name}.lua": f"local M = {{}}\n\nfunction M.{name}(node)\n  return node.{name} ~= nil\nend\n\nreturn M\n"
+        for name in ("marks", "clipboard", "sorter", "help", "keymap", "view")
+    }
+    files = {"lua/tree/_meta/watchers.lua": meta, "lua/tree/watch.lua": code, **others}
+    ws, store, _ = indexed_files(static, tmp_path, files)
+    question = "watching files for changes and refreshing after a delay"
+    assert ranked_paths(static, store, ws, question, HybridConfig(prose_weight=1.0))[0] == "lua/tree/_meta/watchers.lua"
+    assert ranked_paths(static, store, ws, question, HybridConfig())[0] == "lua/tree/watch.lua"
+    types = {
+        c.file_path: c.chunk_type
+        for c in store.get_chunks([r[0] for r in store.conn.execute("SELECT id FROM chunks")]).values()
+    }
+    assert types["lua/tree/_meta/watchers.lua"] is ChunkType.DOCUMENTATION
+    assert types["lua/tree/watch.lua"] is ChunkType.CODE
+    store.close()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from aintern.chunk.code import CodeChunker, NestedDefinition
@@ -11,6 +12,9 @@ from aintern.chunk.lines import Document, TokenCounter, Unit
 from aintern.chunk.models import ChunkingOptions, ChunkResult, ChunkType, TextChunk
 from aintern.chunk.text import line_units, markdown_units
 from aintern.scan import decode_source
+
+#: The first line of a LuaLS meta file (type declarations and API docs, never run).
+_LUA_META = re.compile(r"\s*---@meta\b")
 
 #: Files larger than this are not chunked (the indexer's scanner applies its own, configurable limit).
 DEFAULT_MAX_FILE_BYTES = 2_000_000
@@ -113,6 +117,10 @@ class Chunker:
         if len(symbols) > 1:
             metadata["symbols"] = ", ".join(symbols)
         chunk_type = chunk_type_for(language)
+        if language == "lua" and _LUA_META.match(doc.text):
+            # A LuaLS meta file (`---@meta`) declares types and documents an API, as a `.d.ts` does; it
+            # raises if required. What it describes is done in the plugin's code.
+            chunk_type = ChunkType.DOCUMENTATION
         if chunk_type is ChunkType.MARKDOWN and unit.parent:
             metadata["heading_path"] = unit.parent
         return TextChunk(

@@ -94,6 +94,8 @@ def elixir_definition(node: Any) -> Definition | None:
         return None
     args = next((c for c in node.named_children if c.type == "arguments"), None)
     name = None
+    if kind is S.STRUCT:  # `defstruct [:conf, ...]` defines the struct of its module, named after it
+        return Definition(node, _elixir_module_of(node), kind, node)
     if args is not None and args.named_children:
         first = args.named_children[0]
         head = first.child_by_field_name("target") if first.type == "call" else None
@@ -102,6 +104,18 @@ def elixir_definition(node: Any) -> Definition | None:
             head = left.child_by_field_name("target") if left is not None and left.type == "call" else left
         name = node_text(head or first)
     return Definition(node, name, kind, node)
+
+
+def _elixir_module_of(node: Any) -> str | None:
+    """The name of the ``defmodule`` (or ``defimpl``, ``defprotocol``) that ``node`` is in."""
+    parent = node.parent
+    while parent is not None:
+        if parent.type == "call":
+            outer = elixir_definition(parent)
+            if outer is not None and outer.symbol_type is not S.STRUCT and outer.symbol_type is not S.FUNCTION:
+                return outer.name
+        parent = parent.parent
+    return None
 
 
 #: An upper-case macro alone on a line (``FMT_BEGIN_NAMESPACE``, ``__BEGIN_DECLS``) or before a

@@ -38,9 +38,10 @@ class SymbolType(str, enum.Enum):
 #: Bumped when the chunker cuts or names chunks differently, or reads files it used to skip (2: the
 #: definitions of docs/benchmarks.md section 36; 3: Ruby's `class << self`, Zig's structs, Lua's tables of
 #: functions, section 37; 4: files that are not UTF-8, and code that only mentions a generator's mark,
-#: section 38). An index an older chunker built is re-chunked by its next `aintern index` (files it
-#: skipped are read again); the vectors of texts that did not change come from the embedding cache.
-CHUNKER_VERSION = 4
+#: section 38; 5: Lua's meta files as documentation, Elixir's structs named after their module, section
+#: 40). An index an older chunker built is re-chunked by its next `aintern index` (files it skipped are read
+#: again); the vectors of texts that did not change come from the embedding cache.
+CHUNKER_VERSION = 5
 
 
 @dataclass(frozen=True)
