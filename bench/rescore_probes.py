@@ -1,14 +1,15 @@
-"""Probes behind docs/benchmarks.md section 40's "tried and dropped": three ways to re-score the default
-ranking's candidates (they measure; nothing here is used by aintern). Indexes come from
-bench/eval_retrieval.py's cache.
+"""Probes behind docs/benchmarks.md section 40's "tried and dropped": ways to re-score the default ranking's
+candidates (they measure; nothing here is used by aintern). Indexes come from bench/eval_retrieval.py's cache.
 
     python bench/rescore_probes.py file-bm25 [SET:CORPORA ...]     # BM25 over whole files, × (1 + w × its share)
     python bench/rescore_probes.py references [SET:CORPORA ...]    # the best hits lend score to what they use
+    python bench/rescore_probes.py proximity [SET:CORPORA ...]     # question word pairs near each other in a chunk
+    python bench/rescore_probes.py file-size [SET:CORPORA ...]     # × (its file's chunks / the median)^-w
     python bench/rescore_probes.py definition-vectors [SET:CORPORA ...]  # a vector per nested definition too
 
-Without sets, the dev split (with its folds A and B). Each prints, per variant, the mean NDCG@10 over the
-trees; a variant of weight 0 is the default ranking (re-sorted here, so within ~0.001 of eval_retrieval's).
-"""
+Without sets, the dev split (with its folds A and B); `--weights 0,0.03,0.06` for other weights. Each prints,
+per variant, the mean NDCG@10 over the trees; a variant of weight 0 is the default ranking (re-sorted here,
+so within ~0.001 of eval_retrieval's)."""
 
 from __future__ import annotations
 
@@ -33,7 +34,7 @@ from aintern.retrieve.paths import base_form, question_keywords
 from aintern.store import VectorSearchOptions
 from aintern.store.text import STOP_WORDS, identifier_parts
 
-WEIGHTS = (0.0, 0.1, 0.2, 0.3, 0.5)
+WEIGHTS = tuple(float(w) for w in __import__("os").environ.get("WEIGHTS", "0,0.1,0.2,0.3,0.5").split(","))
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*")
 _NAME = re.compile(r"\b[A-Za-z_][A-Za-z0-9_]{3,}\b")
 
@@ -190,6 +191,29 @@ def proximity(sets: list[str]) -> None:
     _rescore_probe(sets, lambda store, iid: None, rescored)
 
 
+def file_size(sets: list[str]) -> None:
+    """Each chunk's score × (its file's chunks / the index's median)^(-w): a large file has more chunks to be
+    found by, and the file evidence counts them."""
+
+    def prepare(store: Any, iid: int) -> dict[str, float]:
+        counts = dict(
+            store.conn.execute(
+                "SELECT f.path, count(*) FROM chunks c JOIN files f ON f.id = c.file_id WHERE f.index_id = ? "
+                "GROUP BY f.path",
+                (iid,),
+            ).fetchall()
+        )
+        median = statistics.median(counts.values())
+        return {p: n / median for p, n in counts.items()}
+
+    def rescored(
+        size: Any, question: str, hits: list[Any], paths: dict[int, str]
+    ) -> Callable[[float], dict[int, float]]:
+        return lambda w: {h.chunk_id: h.score * size.get(h.chunk.file_path, 1.0) ** -w for h in hits}
+
+    _rescore_probe(sets, prepare, rescored)
+
+
 def definition_vectors(sets: list[str]) -> None:
     """The vector ranking with a chunk's cosine taken as the best of its whole text and each nested definition
     of 3+ lines embedded alone ("max"), or the mean of the whole text's and that best ("mix"); vector only and
@@ -247,13 +271,18 @@ def definition_vectors(sets: list[str]) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("probe", choices=["file-bm25", "references", "proximity", "definition-vectors"])
+    ap.add_argument("probe", choices=["file-bm25", "references", "proximity", "file-size", "definition-vectors"])
     ap.add_argument("sets", nargs="*", help="SET:CORPORA to measure (default: the dev split)")
+    ap.add_argument("--weights", help="the weights to try, comma-separated (default: 0,0.1,0.2,0.3,0.5)")
     a = ap.parse_args()
+    if a.weights:
+        global WEIGHTS
+        WEIGHTS = tuple(float(w) for w in a.weights.split(","))
     {
         "file-bm25": file_bm25,
         "references": references,
         "proximity": proximity,
+        "file-size": file_size,
         "definition-vectors": definition_vectors,
     }[a.probe](a.sets)
 
