@@ -5,6 +5,7 @@ candidates (they measure; nothing here is used by aintern). Indexes come from be
     python bench/rescore_probes.py references [SET:CORPORA ...]    # the best hits lend score to what they use
     python bench/rescore_probes.py proximity [SET:CORPORA ...]     # question word pairs near each other in a chunk
     python bench/rescore_probes.py file-size [SET:CORPORA ...]     # × (its file's chunks / the median)^-w
+    python bench/rescore_probes.py sizes [SET:CORPORA ...]         # how large the first file is, right or wrong
     python bench/rescore_probes.py definition-vectors [SET:CORPORA ...]  # a vector per nested definition too
 
 Without sets, the dev split (with its folds A and B); `--weights 0,0.03,0.06` for other weights. Each prints,
@@ -214,6 +215,35 @@ def file_size(sets: list[str]) -> None:
     _rescore_probe(sets, prepare, rescored)
 
 
+def sizes(sets: list[str]) -> None:
+    """By category: how large (in chunks, over the index's median file) the default ranking's first file is
+    when it is right, and when it is wrong, beside the right files it ranked below it."""
+    emb = E.embedder_for("static")
+    rows: list[tuple[str, bool, float, list[float]]] = []
+    for repo, store, iid, _ in _trees(sets):
+        counts = dict(
+            store.conn.execute(
+                "SELECT f.path, count(*) FROM chunks c JOIN files f ON f.id = c.file_id WHERE f.index_id = ? "
+                "GROUP BY f.path",
+                (iid,),
+            ).fetchall()
+        )
+        median = statistics.median(counts.values())
+        for q in repo.queries:
+            first = next(iter(E.rank(store, iid, emb, q.text, HybridConfig())), None)
+            if first is not None:
+                right = [counts.get(t[len(repo.prefix) :], 0) / median for t in q.targets]
+                rows.append((q.category, repo.prefix + first in q.targets, counts.get(first, 0) / median, right))
+    for category in sorted({r[0] for r in rows}):
+        hit = [r for r in rows if r[0] == category and r[1]]
+        miss = [r for r in rows if r[0] == category and not r[1]]
+        print(
+            f"{category:13s} right first: {len(hit)}, its size {statistics.median(r[2] for r in hit):.2f}; "
+            f"wrong first: {len(miss)}, its size {statistics.median(r[2] for r in miss):.2f}, "
+            f"the right files' {statistics.median(x for r in miss for x in r[3]):.2f}"
+        )
+
+
 def definition_vectors(sets: list[str]) -> None:
     """The vector ranking with a chunk's cosine taken as the best of its whole text and each nested definition
     of 3+ lines embedded alone ("max"), or the mean of the whole text's and that best ("mix"); vector only and
@@ -271,7 +301,9 @@ def definition_vectors(sets: list[str]) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("probe", choices=["file-bm25", "references", "proximity", "file-size", "definition-vectors"])
+    ap.add_argument(
+        "probe", choices=["file-bm25", "references", "proximity", "file-size", "sizes", "definition-vectors"]
+    )
     ap.add_argument("sets", nargs="*", help="SET:CORPORA to measure (default: the dev split)")
     ap.add_argument("--weights", help="the weights to try, comma-separated (default: 0,0.1,0.2,0.3,0.5)")
     a = ap.parse_args()
@@ -283,6 +315,7 @@ def main() -> None:
         "references": references,
         "proximity": proximity,
         "file-size": file_size,
+        "sizes": sizes,
         "definition-vectors": definition_vectors,
     }[a.probe](a.sets)
 
