@@ -192,27 +192,28 @@ def proximity(sets: list[str]) -> None:
     _rescore_probe(sets, lambda store, iid: None, rescored)
 
 
+def _relative_sizes(store: Any, iid: int) -> dict[str, float]:
+    """Each file's number of chunks over the index's median file's."""
+    counts = dict(
+        store.conn.execute(
+            "SELECT f.path, count(*) FROM chunks c JOIN files f ON f.id = c.file_id WHERE f.index_id = ? GROUP BY f.path",
+            (iid,),
+        ).fetchall()
+    )
+    median = statistics.median(counts.values())
+    return {p: n / median for p, n in counts.items()}
+
+
 def file_size(sets: list[str]) -> None:
     """Each chunk's score × (its file's chunks / the index's median)^(-w): a large file has more chunks to be
     found by, and the file evidence counts them."""
-
-    def prepare(store: Any, iid: int) -> dict[str, float]:
-        counts = dict(
-            store.conn.execute(
-                "SELECT f.path, count(*) FROM chunks c JOIN files f ON f.id = c.file_id WHERE f.index_id = ? "
-                "GROUP BY f.path",
-                (iid,),
-            ).fetchall()
-        )
-        median = statistics.median(counts.values())
-        return {p: n / median for p, n in counts.items()}
 
     def rescored(
         size: Any, question: str, hits: list[Any], paths: dict[int, str]
     ) -> Callable[[float], dict[int, float]]:
         return lambda w: {h.chunk_id: h.score * size.get(h.chunk.file_path, 1.0) ** -w for h in hits}
 
-    _rescore_probe(sets, prepare, rescored)
+    _rescore_probe(sets, _relative_sizes, rescored)
 
 
 def sizes(sets: list[str]) -> None:
@@ -221,19 +222,12 @@ def sizes(sets: list[str]) -> None:
     emb = E.embedder_for("static")
     rows: list[tuple[str, bool, float, list[float]]] = []
     for repo, store, iid, _ in _trees(sets):
-        counts = dict(
-            store.conn.execute(
-                "SELECT f.path, count(*) FROM chunks c JOIN files f ON f.id = c.file_id WHERE f.index_id = ? "
-                "GROUP BY f.path",
-                (iid,),
-            ).fetchall()
-        )
-        median = statistics.median(counts.values())
+        size = _relative_sizes(store, iid)
         for q in repo.queries:
             first = next(iter(E.rank(store, iid, emb, q.text, HybridConfig())), None)
             if first is not None:
-                right = [counts.get(t[len(repo.prefix) :], 0) / median for t in q.targets]
-                rows.append((q.category, repo.prefix + first in q.targets, counts.get(first, 0) / median, right))
+                right = [size.get(t[len(repo.prefix) :], 0.0) for t in q.targets]
+                rows.append((q.category, repo.prefix + first in q.targets, size.get(first, 0.0), right))
     for category in sorted({r[0] for r in rows}):
         hit = [r for r in rows if r[0] == category and r[1]]
         miss = [r for r in rows if r[0] == category and not r[1]]
