@@ -6,6 +6,7 @@ led to no rule.
     python bench/probes.py project-name    # questions naming their project, with the name taken out
     python bench/probes.py nested-reports [SET:CORPORA ...]  # hits reported as a definition nested in their chunk
     python bench/probes.py header-twins [--before] [SET:CORPORA ...]  # C headers beside their .c: relevant, or in the way
+    python bench/probes.py lua-meta [--before] bench/sets/own11:/tmp/own11/corpora  # nvim-tree's _meta/ files
     python bench/probes.py whole-firsts [--without-docs-rule]   # dev trees indexed whole: what a missed
                                                                 # question has first (before section 36's rule)
 
@@ -55,15 +56,16 @@ KINDS = {
 }
 
 
-def path_kinds(kinds: dict[str, re.Pattern[str]], sets: list[str]) -> None:
-    """Per kind of file: how many are relevant, where those rank, and how often one that is not relevant
-    sits in the first three places (room for a rule that weighs the kind down, or none)."""
+def path_kinds(kinds: dict[str, re.Pattern[str]], sets: list[str], cfg: HybridConfig | None = None) -> None:
+    """Per kind of file: how many are relevant, where those rank (in the default ranking, or ``cfg``'s), and
+    how often one that is not relevant sits in the first three places (room for a rule that weighs the kind
+    down, or none)."""
     relevant: Counter[str] = Counter()
     places: dict[str, list[int]] = {k: [] for k in kinds}
     others: dict[str, Counter[int]] = {k: Counter() for k in kinds}
     for _, store, index_id, prefix, questions, _ in weight_sweep.load(sets):
         for text, vector, targets in questions:
-            files = ranked(store, index_id, prefix, text, vector)
+            files = ranked(store, index_id, prefix, text, vector, cfg)
             for kind, pattern in kinds.items():
                 relevant[kind] += sum(1 for t in targets if pattern.search(t))
                 for place, path in enumerate(files, 1):
@@ -178,5 +180,12 @@ if __name__ == "__main__":
         "project-name": project_name,
         "nested-reports": lambda: nested_reports([a for a in sys.argv[2:] if ":" in a]),
         "header-twins": lambda: header_twins([a for a in sys.argv[2:] if ":" in a]),
+        # LuaLS meta files (section 40); --before: weighed as code again (as prose weighs 1.0; own11's Lua tree
+        # has no other prose), which is how they ranked before they chunked as documentation.
+        "lua-meta": lambda: path_kinds(
+            {"lua meta": re.compile(r"/_meta/")},
+            sets,
+            HybridConfig(prose_weight=1.0) if "--before" in sys.argv else None,
+        ),
         "whole-firsts": whole_firsts,
     }[sys.argv[1]]()
