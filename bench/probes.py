@@ -9,6 +9,9 @@ led to no rule.
     python bench/probes.py lua-meta [--before] bench/sets/own11:/tmp/own11/corpora  # nvim-tree's _meta/ files
     python bench/probes.py whole-firsts [--without-docs-rule]   # dev trees indexed whole: what a missed
                                                                 # question has first (before section 36's rule)
+    python bench/probes.py target-ranks SET:CORPORA ...  # each target's place among files and among chunks (section 41)
+    python bench/probes.py one-line-chunks SET:CORPORA ...  # code chunks of one line, by language (section 41)
+    python bench/probes.py subject-files SET:CORPORA ...  # files named after a question's subject (section 41)
 
 The first two search the dev split and the own sets (the trees bench/weight_sweep.py loads); the
 third, the dev trees indexed whole (bench/eval_retrieval.py semble --whole builds them).
@@ -126,6 +129,101 @@ def nested_reports(sets: list[str]) -> None:
     print("\n".join(examples))
 
 
+def _specs(sets: list[str]) -> list[tuple[Path, Path]]:
+    return [(semble_data.SEMBLE, semble_data.CORPORA)] + [tuple(Path(p) for p in s.split(":")) for s in sets]  # type: ignore[misc]
+
+
+def target_ranks(sets: list[str]) -> None:
+    """Each target's place among the distinct files of the default ranking's first 100 chunks, and among the
+    chunks, by category (the dev split is left out unless named)."""
+    embedder = ev.embedder_for("static")
+    buckets = ((1, "1"), (4, "2-4"), (10, "5-10"), (30, "11-30"), (100, "31-100"), (10**9, "beyond"))
+    places: dict[str, dict[str, Counter[str]]] = {"files": {}, "chunks": {}}
+    same = total = 0
+    for semble_data.SEMBLE, semble_data.CORPORA in _specs(sets)[1:]:
+        for repo in semble_data.load_repos():
+            store, index_id, _ = ev.open_index(repo.name, repo.root, "static", False)
+            for q in repo.queries:
+                hits = hybrid_search(store, index_id, q.text, embedder.embed(q.text), VectorSearchOptions(top_k=100),
+                                     HybridConfig(), top_k=100)  # fmt: skip
+                chunks = [repo.prefix + h.chunk.file_path for h in hits]
+                files = list(dict.fromkeys(chunks))
+                for target in q.targets:
+                    at = {k: next((i + 1 for i, p in enumerate(seq) if semble_data.path_matches(p, target)), 10**9)
+                          for k, seq in (("files", files), ("chunks", chunks))}  # fmt: skip
+                    same, total = same + (at["files"] == at["chunks"]), total + 1
+                    for k, place in at.items():
+                        label = next(name for top, name in buckets if place <= top)
+                        places[k].setdefault(q.category, Counter())[label] += 1
+            store.close()
+    for k, by_category in places.items():
+        for category, counts in sorted(by_category.items()):
+            n = sum(counts.values())
+            print(
+                f"{k:7s} {category:13s} {n:5d} targets: "
+                + ", ".join(f"{name} {counts[name] / n:.1%}" for _, name in buckets)
+            )
+    print(f"{same} of {total} targets have the same place among files as among chunks")
+
+
+def one_line_chunks(sets: list[str]) -> None:
+    """Code chunks whose text is one non-blank line, by language, with examples (section 41)."""
+    found, totals, examples = Counter(), Counter(), {}
+    for semble_data.SEMBLE, semble_data.CORPORA in _specs(sets):
+        for repo in semble_data.load_repos():
+            store, index_id, _ = ev.open_index(repo.name, repo.root, "static", False)
+            rows = store.conn.execute(
+                "SELECT content, language, symbol_name FROM chunks WHERE index_id = ? AND chunk_type = 'code'",
+                (index_id,),
+            )
+            for content, language, name in rows:
+                totals[language] += 1
+                if sum(1 for line in content.split("\n") if line.strip()) <= 1:
+                    found[language] += 1
+                    examples.setdefault(language, []).append(f"{repo.name}: {content.strip()[:50]!r} ({name})")
+            store.close()
+    print(f"{sum(found.values())} of {sum(totals.values())} code chunks are one line")
+    for language, n in found.most_common():
+        print(f"  {language:12s} {n:5d} of {totals[language]:6d}  e.g. {'; '.join(examples[language][:3])}")
+
+
+_LEADS = {"how", "where", "what", "when", "which", "why", "does", "do", "is", "are", "the", "a", "an", "each", "every"}
+
+
+def subject_files(sets: list[str]) -> None:
+    """Questions in words whose subject, the first one to three words after "how a" / "where the" joined
+    (plural or not), is a file's whole name (`Store.swift` for "how a store sends an action"): where that file
+    ranks when it is a target, and when it is not."""
+    embedder = ev.embedder_for("static")
+    places: dict[bool, Counter[int]] = {True: Counter(), False: Counter()}
+    for semble_data.SEMBLE, semble_data.CORPORA in _specs(sets)[1:]:
+        for repo in semble_data.load_repos():
+            store, index_id, _ = ev.open_index(repo.name, repo.root, "static", False)
+            named: dict[str, list[str]] = {}
+            for (path,) in store.conn.execute("SELECT path FROM files WHERE index_id = ?", (index_id,)):
+                stem = re.sub(r"[^a-z0-9]", "", path.rsplit("/", 1)[-1].split(".")[0].lower())
+                named.setdefault(stem, []).append(path)
+            for q in repo.queries:
+                words = re.findall(r"[A-Za-z][A-Za-z0-9]*", q.text)
+                start = next((i for i, w in enumerate(words) if w.lower() not in _LEADS), len(words))
+                keys = []
+                for n in (1, 2, 3):
+                    key = "".join(w.lower() for w in words[start : start + n])
+                    if len(words) >= start + n:
+                        keys += [key, key[:-1]] if key.endswith("s") else [key]
+                found = list(dict.fromkeys(p for k in keys for p in named.get(k, [])))
+                if q.category == "symbol" or not found:
+                    continue
+                files = ranked(store, index_id, "", q.text, embedder.embed(q.text))
+                for path in found:
+                    target = any(semble_data.path_matches(repo.prefix + path, t) for t in q.targets)
+                    places[target][files.index(path) + 1 if path in files else 11] += 1
+            store.close()
+    for target, counts in places.items():
+        print(f"{'targets' if target else 'not targets'}: {sum(counts.values())}, by place (11: not in the first ten): "
+              + ", ".join(f"{k}: {v}" for k, v in sorted(counts.items())))  # fmt: skip
+
+
 def project_name() -> None:
     embedder = ev.embedder_for("static")
     changes = []
@@ -188,4 +286,7 @@ if __name__ == "__main__":
             HybridConfig(prose_weight=1.0) if "--before" in sys.argv else None,
         ),
         "whole-firsts": whole_firsts,
+        "target-ranks": lambda: target_ranks([a for a in sys.argv[2:] if ":" in a]),
+        "one-line-chunks": lambda: one_line_chunks([a for a in sys.argv[2:] if ":" in a]),
+        "subject-files": lambda: subject_files([a for a in sys.argv[2:] if ":" in a]),
     }[sys.argv[1]]()

@@ -7,6 +7,8 @@ candidates (they measure; nothing here is used by aintern). Indexes come from be
     python bench/rescore_probes.py file-size [SET:CORPORA ...]     # × (its file's chunks / the median)^-w
     python bench/rescore_probes.py sizes [SET:CORPORA ...]         # how large the first file is, right or wrong
     python bench/rescore_probes.py definition-vectors [SET:CORPORA ...]  # a vector per nested definition too
+    python bench/rescore_probes.py soft-match [SET:CORPORA ...]    # question words matched by word vectors
+    python bench/rescore_probes.py expansion [SET:CORPORA ...]     # BM25 also for the index's neighbour words
 
 Without sets, the dev split (with its folds A and B); `--weights 0,0.03,0.06` for other weights. Each prints,
 per variant, the mean NDCG@10 over the trees; a variant of weight 0 is the default ranking (re-sorted here,
@@ -293,11 +295,126 @@ def definition_vectors(sets: list[str]) -> None:
     _report(per_tree)
 
 
+class _WordVectors:
+    """The static model's vector of single words, unit length, each computed once."""
+
+    def __init__(self) -> None:
+        self.embedder = E.embedder_for("static")
+        self._known: dict[str, np.ndarray] = {}
+
+    def __call__(self, word: str) -> np.ndarray:
+        if word not in self._known:
+            v = np.asarray(self.embedder.embed(word), dtype=np.float32)
+            self._known[word] = v / max(float(np.linalg.norm(v)), 1e-9)
+        return self._known[word]
+
+
+def soft_match(sets: list[str], floor: float = 0.5) -> None:
+    """Each chunk's score × (1 + w × the mean over the question's content words of their best cosine with a word
+    of the chunk, single words embedded by the static model, cosines under ``floor`` counted 0): a late
+    interaction that matches "hiding" ~ `hidden`, "sums" ~ `summarizer`. SOFT_EXACT=0 counts exact matches 0, so
+    only what BM25's stems miss is left."""
+    vec, exact = _WordVectors(), __import__("os").environ.get("SOFT_EXACT", "1") == "1"
+
+    def rescored(_: Any, question: str, hits: list[Any], paths: dict[int, str]) -> Callable[[float], dict[int, float]]:
+        base = {h.chunk_id: h.score for h in hits}
+        words = list(dict.fromkeys(w for w in _words(question) if len(w) >= 3 and w not in STOP_WORDS))
+        share: dict[int, float] = {}
+        if words and not symbol_query(question):
+            asked = np.stack([vec(w) for w in words])
+            for h in hits:
+                held = [w for w in set(_words(h.chunk.content)) if len(w) >= 3]
+                if held:
+                    best = (asked @ np.stack([vec(w) for w in held]).T).max(axis=1)
+                    best[best < floor] = 0.0
+                    if not exact:
+                        best[best > 0.999] = 0.0
+                    share[h.chunk_id] = float(best.mean())
+        return lambda w: {c: s * (1 + w * share.get(c, 0.0)) for c, s in base.items()}
+
+    _rescore_probe(sets, lambda store, iid: None, rescored)
+
+
+def expansion(sets: list[str], floor: float = 0.6, per_word: int = 2) -> None:
+    """BM25 with each question word's ``per_word`` nearest words of the index's vocabulary (terms in 2 chunks to 5 % of
+    them, static-model cosine ≥ ``floor``, none sharing the word's first four letters) added, weighted w ×
+    their cosine; the default ranking over that BM25. Prints, per tree, the words added to the first questions."""
+    from aintern.store import postings
+    from aintern.store.keywords import informative_terms
+    from aintern.store.text import query_terms
+
+    vec, added, searched = _WordVectors(), {}, postings.KeywordMatrix.search
+    per_tree: dict[str, list[float]] = {f"w {w}": [] for w in WEIGHTS}
+
+    def search(self: Any, store: Any, query: str, k: int, weights: tuple[float, float, float]) -> Any:
+        terms = query_terms(query)
+        stems = {t: store.stems(t) for t in terms}
+        if not added or any(len(s) != 1 for s in stems.values()):
+            return searched(self, store, query, k, weights)
+        ids = self._ids_of(store, [s[0] for s in stems.values()])
+        term_ids = {t: ids[stems[t][0]] for t in terms}
+        if len(terms) > 1:
+            terms = informative_terms(terms, {t: self.doc_frequency(term_ids[t]) for t in terms}, len(self.chunk_ids))
+        n, scores = len(self.chunk_ids), np.zeros(len(self.chunk_ids))
+        for term_id, weight in [(term_ids[t], 1.0) for t in terms] + list(added.items()):
+            df = self.doc_frequency(term_id)
+            if df and term_id is not None:
+                lo, hi = self.starts[term_id], self.starts[term_id + 1]
+                freq = sum(wt * col[lo:hi] for wt, col in zip(weights, self.columns))
+                idf = max(math.log((n - df + 0.5) / (df + 0.5)), 1e-6)
+                scores[self.docs[lo:hi]] += (
+                    weight * idf * freq * (postings.K1 + 1) / (freq + self.norm[self.docs[lo:hi]])
+                )
+        top = np.argsort(-scores, kind="stable")[:k]
+        return [(int(self.chunk_ids[i]), float(scores[i])) for i in top if scores[i] > 0]
+
+    postings.KeywordMatrix.search = search  # type: ignore[method-assign]
+    for repo, store, iid, existing in _trees(sets):
+        store.keep_in_memory()
+        store.preload(iid)
+        matrix = store.memory.keyword_matrix(iid)
+        df = np.diff(matrix.starts)
+        rows = np.flatnonzero((df >= 2) & (df <= max(2, 0.05 * len(matrix.chunk_ids))))
+        names = dict(
+            store.conn.execute(
+                f"SELECT id, term FROM keyword_terms WHERE id IN ({','.join(map(str, rows.tolist())) or '0'})"
+            )
+        )
+        vocabulary = [(i, t) for i, t in names.items() if t.isalpha() and len(t) >= 3]
+        table = np.stack([vec(t) for _, t in vocabulary]) if vocabulary else np.zeros((0, 1))
+        got: dict[float, list[float]] = {w: [] for w in WEIGHTS}
+        for number, q in enumerate(repo.queries):
+            near: dict[int, float] = {}
+            for word in [t for t in query_terms(q.text) if len(t) >= 3] if len(vocabulary) else ():
+                cos = table @ vec(word)
+                chosen = [j for j in np.argsort(-cos)[:20] if cos[j] >= floor and vocabulary[j][1][:4] != word[:4]]
+                for j in chosen[:per_word]:
+                    near[vocabulary[j][0]] = max(near.get(vocabulary[j][0], 0.0), float(cos[j]))
+            if number < 3 and near:
+                print("  ", q.text[:60], "+", sorted(names[i] for i in near))
+            for w in WEIGHTS:
+                added.clear()
+                added.update({i: w * c for i, c in near.items()} if w else {})
+                hits = hybrid_search(store, iid, q.text, E.embedder_for("static").embed(q.text),
+                                     VectorSearchOptions(top_k=10), HybridConfig())  # fmt: skip
+                got[w].append(ndcg_at_10([repo.prefix + h.chunk.file_path for h in hits], q.targets, existing))
+            added.clear()
+        for w in WEIGHTS:
+            per_tree[f"w {w}"].append(statistics.mean(got[w]))
+        print(repo.name, {w: round(statistics.mean(v), 3) for w, v in got.items()}, flush=True)
+    postings.KeywordMatrix.search = searched  # type: ignore[method-assign]
+    _report(per_tree)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument(
-        "probe", choices=["file-bm25", "references", "proximity", "file-size", "sizes", "definition-vectors"]
-    )
+        "probe",
+        choices=[
+            "file-bm25", "references", "proximity", "file-size", "sizes", "definition-vectors", "soft-match",
+            "expansion",
+        ],
+    )  # fmt: skip
     ap.add_argument("sets", nargs="*", help="SET:CORPORA to measure (default: the dev split)")
     ap.add_argument("--weights", help="the weights to try, comma-separated (default: 0,0.1,0.2,0.3,0.5)")
     a = ap.parse_args()
@@ -311,6 +428,8 @@ def main() -> None:
         "file-size": file_size,
         "sizes": sizes,
         "definition-vectors": definition_vectors,
+        "soft-match": soft_match,
+        "expansion": expansion,
     }[a.probe](a.sets)
 
 

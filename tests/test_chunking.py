@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from samples import SAMPLES
 
-from aintern.chunk import Chunker, ChunkingOptions, ChunkType, SymbolType, detect_language
+from aintern.chunk import Chunker, ChunkingOptions, ChunkType, SymbolType, chunk_definitions, detect_language
 
 
 def covered_lines(chunks: list) -> set[int]:
@@ -30,6 +30,8 @@ def test_symbols_per_language(small_chunker: Chunker, language: str) -> None:
     assert result.language == language
     assert result.fallback_reason is None
     found = {(c.symbol_name, c.symbol_type.value if c.symbol_type else None, c.parent_symbol) for c in result.chunks}
+    # (a container cut into its members at these tiny sizes: its header line joins the first member's chunk)
+    found |= {(d[0], d[1], d[4]) for c in result.chunks for d in chunk_definitions(c)}
     for name, (kind, parent) in expected.items():
         assert (name, kind, parent) in found, f"{language}: {name} not found as {kind} in {parent}: {found}"
     assert_covers(source, result.chunks, file_name)
@@ -963,3 +965,68 @@ def test_a_question_in_words_reports_the_merged_definition_it_is_about(chunker: 
     definitions = chunk_definitions(chunk)
     assert matching_definition(chunk.content, chunk.start_line, definitions, "the file cacher class") is None
     assert matching_definition(chunk.content, chunk.start_line, definitions, "forget a cached url")[0] == "forget"
+
+
+def test_a_one_line_fragment_joins_its_neighbour(chunker: Chunker) -> None:
+    """A container cut into its members left its header (`extension ByteBuffer {`, `module Cop`), a lone
+    `#if`/`#endif`, `#[test]` or `private` as a chunk of one line, named after the container: as a search
+    result it says nothing, and for a search of the type's name it outranked the type (swift-nio's
+    `ByteBuffer`). Each now joins the chunk it opens or closes; the definitions stay recorded."""
+    from aintern.chunk import chunk_definitions
+
+    body = "".join(
+        f"    /// Reads {i} bytes and moves the reader index past them.\n"
+        f"    public mutating func read{i}(length: Int) -> [UInt8]? {{\n"
+        f"        let bytes = self.getBytes(at: self.readerIndex, length: length + {i})\n"
+        f"        self.moveReaderIndex(forwardBy: length)\n        return bytes\n    }}\n\n"
+        for i in range(14)
+    )
+    swift = f"extension ByteBuffer {{\n    #if canImport(Dispatch)\n{body}    #endif\n}}\n"
+    rust = (
+        "mod tests {\n    use super::*;\n\n"
+        + "".join(
+            f"    #[test]\n    fn adds_{i}() {{\n        let total = add({i}, 2) + add(3, {i});\n"
+            f'        assert_eq!(total, {2 * i + 5}, "sum {i}");\n    }}\n\n'
+            for i in range(30)
+        )
+        + "}\n"
+    )
+    ruby = (
+        "module RuboCop\n  module Cop\n    class VariableTable\n"
+        + "".join(
+            f"      def scope_{i}(node)\n        @scopes[{i}] ||= Scope.new(node, {i})\n        @scopes[{i}].push(node)\n      end\n\n"
+            + ("      private\n\n" if i == 20 else "")
+            for i in range(40)
+        )
+        + "    end\n  end\nend\n"
+    )
+    for text, path, kept in ((swift, "ByteBuffer+Read.swift", "ByteBuffer"), (rust, "lib.rs", "tests"),
+                             (ruby, "variable_table.rb", "VariableTable")):  # fmt: skip
+        chunks = chunker.chunk_text(text, path).chunks
+        assert len(chunks) > 2, path  # (the container was cut into its members)
+        lone = [c.content for c in chunks if sum(1 for line in c.content.splitlines() if line.strip()) <= 1]
+        assert not lone, (path, lone)
+        assert all(c.symbol_name not in ("RuboCop", "Cop") for c in chunks), [c.symbol_name for c in chunks]
+        found = {c.symbol_name for c in chunks} | {d[0] for c in chunks for d in chunk_definitions(c)}
+        assert kept in found, (path, found)
+    first = chunker.chunk_text(swift, "ByteBuffer+Read.swift").chunks[0]
+    assert first.content.startswith("extension ByteBuffer {") and "func read0" in first.content, first.content
+    assert all(
+        "#[test]\n    fn" in c.content for c in chunker.chunk_text(rust, "lib.rs").chunks if "#[test]" in c.content
+    )
+
+
+def test_a_module_around_one_class_is_named_after_the_class(chunker: Chunker) -> None:
+    """Every file of a Ruby gem wraps its class in `module RuboCop` and `module Cop`: the file's chunk was
+    called `RuboCop`, in every file. It is named after the class, in the innermost module."""
+    text = (
+        "# frozen_string_literal: true\n\nmodule RuboCop\n  module Cop\n    module Metrics\n"
+        "      # Checks if the length of a method exceeds some maximum value.\n"
+        "      class MethodLength < Base\n        def on_def(node)\n          check_code_length(node)\n"
+        "        end\n      end\n    end\n  end\nend\n"
+    )
+    (chunk,) = chunker.chunk_text(text, "method_length.rb").chunks
+    assert (chunk.symbol_name, chunk.symbol_type, chunk.parent_symbol) == ("MethodLength", SymbolType.CLASS, "Metrics")
+    two = text.replace("      class MethodLength", "      class Other < Base\n      end\n\n      class MethodLength")
+    (chunk,) = chunker.chunk_text(two, "method_length.rb").chunks
+    assert chunk.symbol_name == "RuboCop"  # (a module of two classes is named after itself)

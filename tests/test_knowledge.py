@@ -1395,3 +1395,25 @@ def test_a_lua_meta_file_counts_as_documentation(static, tmp_path: Path) -> None
     assert types["lua/tree/_meta/watchers.lua"] is ChunkType.DOCUMENTATION
     assert types["lua/tree/watch.lua"] is ChunkType.CODE
     store.close()
+
+
+def test_a_symbol_query_finds_the_type_before_its_extensions(static, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """swift-nio declares `struct ByteBuffer` once and extends it in a dozen files; Rust adds `impl` blocks. A
+    search for the type means its declaration: an extension's definition boost counts half (issue 11, docs
+    section 41)."""
+    fields = "".join(f"    var field{i}: Int\n    /// How field {i} is kept.\n" for i in range(12))
+    extension = "extension ByteBuffer {{\n    /// A ByteBuffer {0} helper.\n    public func {0}() -> ByteBuffer {{ ByteBuffer() }}\n}}\n"
+    ws, store, _ = indexed_files(static, tmp_path, {
+        "Sources/Buffer.swift": f"/// Contiguous bytes with reader and writer indices.\npublic struct ByteBuffer {{\n{fields}}}\n",
+        **{f"Sources/ByteBuffer+{n.capitalize()}.swift": extension.format(n) for n in ("hex", "read", "write", "copy")},
+        "src/lib.rs": "/// Routes requests to handlers.\npub struct Router {\n    routes: Vec<String>,\n"
+                      "    fallback: Option<String>,\n    prefix: String,\n    layers: Vec<String>,\n}\n",
+        "src/routing.rs": "impl Router {\n    pub fn new() -> Router { Router::default() }\n}\n",
+        "src/service.rs": "impl Default for Router {\n    fn default() -> Router { Router::new() }\n}\n",
+    })  # fmt: skip
+    flat = HybridConfig(extension_weight=1.0)
+    assert ranked_paths(static, store, ws, "ByteBuffer", flat, k=1) != ["Sources/Buffer.swift"]
+    assert ranked_paths(static, store, ws, "ByteBuffer", HybridConfig(), k=1) == ["Sources/Buffer.swift"]
+    assert ranked_paths(static, store, ws, "Router", flat, k=1) != ["src/lib.rs"]
+    assert ranked_paths(static, store, ws, "Router", HybridConfig(), k=1) == ["src/lib.rs"]
+    store.close()

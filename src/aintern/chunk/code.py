@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -14,7 +15,8 @@ from aintern.chunk.nodes import Definition, get_parser
 
 S = SymbolType
 
-_CONTAINER_TYPES = {S.CLASS, S.STRUCT, S.INTERFACE, S.ENUM, S.NAMESPACE}
+_TYPES = {S.CLASS, S.STRUCT, S.INTERFACE, S.ENUM}
+_CONTAINER_TYPES = {*_TYPES, S.NAMESPACE}
 #: Definitions whose members are the node's own children: an object or Lua table of functions, a Zig struct,
 #: the items of a Rust macro call.
 _MEMBERS_INSIDE = {"object", "table_constructor", "ContainerDecl", "source_file"}
@@ -51,7 +53,33 @@ class CodeChunker:
         nodes = members(tree.root_node.named_children)
         self.definitions = self._definitions(doc.lines, nodes, None)
         units = self._level(doc, nodes, 0, last, parent=None)
-        return _merge(doc, self._fit(doc, units), self.options.target_chunk_size)
+        merged = _merge(doc, self._fit(doc, units), self.options.target_chunk_size)
+        out = _absorb_fragments(doc, merged, self.options.max_chunk_size)
+        for unit in out:
+            self._name_after_sole_definition(unit)
+        return out
+
+    def _name_after_sole_definition(self, unit: Unit) -> None:
+        """A whole namespace or module that holds one type is named after it: every file of a Ruby gem
+        opens `module RuboCop` and `module Cop` around its one class, a C# file `namespace Dapper { ... }`."""
+        if unit.symbol_type is not S.NAMESPACE or unit.node is None or unit.name is None:
+            return
+        node, parent = unit.node, unit.name
+        while True:
+            body = _body(node)
+            if body is node:
+                return
+            found = [d for d in (find_definition(n, self.language) for n in members(body.named_children)) if d]
+            if len(found) != 1:
+                return
+            inner, name = found[0], found[0].name
+            if name is None or inner.symbol_type not in (*_TYPES, S.NAMESPACE):
+                return  # (a module of one function is still a module: Rust's `mod tests { fn works() }`)
+            if inner.symbol_type is not S.NAMESPACE:
+                unit.symbols = [name, *(s for s in unit.symbols if s != unit.name)]
+                unit.name, unit.symbol_type, unit.parent = name, inner.symbol_type, parent
+                return
+            node, parent = inner.inner, name
 
     def _definitions(
         self, lines: list[str], nodes: list[Any], parent: str | None, depth: int = 0
@@ -282,4 +310,59 @@ def _merge(doc: Document, units: list[Unit], target: int) -> list[Unit]:
             prev.symbols.extend(unit.symbols)
             continue
         out.append(unit)
+    return out
+
+
+#: A one-line fragment that opens what follows it: a header (`extension ByteBuffer {`, `module Cop`, `class
+#: Foo < Base`), an attribute or annotation (`#[test]`, `@Override`, `[Fact]`), a conditional (`#if os(macOS)`)
+#: or a visibility section (`private`, `public:`).
+_OPENS = re.compile(
+    r"(?:[{(\[:]|=>|\bdo|\bthen|\bbegin)\s*$|^\s*(?:#\[|@|\[|#\s*if|(?:private|protected|public|internal)\b)"
+)
+
+
+def _absorb_fragments(doc: Document, units: list[Unit], max_tokens: int) -> list[Unit]:
+    """Units of one line of code (or two or three short ones) join a neighbour: a container's header, a lone attribute or `#endif`, a
+    `private` between methods or a trailing `return M` is no result of its own (a one-line chunk named after
+    its class outranked the class for a search of the class's name). One that opens what follows joins the
+    next unit, any other the previous one. The neighbour keeps its name; a one-line definition joins its symbols
+    unless it is a namespace (every file of a Ruby gem opens `module RuboCop`), and a header's definition is
+    recorded as one that starts in the chunk."""
+    if len(units) < 2:
+        return units
+
+    def lines_of(u: Unit) -> list[str]:
+        return [doc.lines[i] for i in range(u.start, u.end + 1) if not doc.is_blank(i)]
+
+    def fragment(u: Unit) -> bool:  # (a header may follow a line of comment: `# frozen_string_literal: true`)
+        n = len(lines_of(u))
+        return u.char_span is None and u.node is None and (n <= 1 or (n <= 3 and doc.tokens(u.start, u.end) <= 24))
+
+    out = list(units)
+    i = 0
+    while i < len(out) and len(out) > 1:
+        unit = out[i]
+        if not fragment(unit):
+            i += 1
+            continue
+        text = lines_of(unit)
+        nxt = out[i + 1] if i + 1 < len(out) else None
+        prev = out[i - 1] if i > 0 else None
+        forward = nxt is not None and (
+            prev is None or (unit.name is not None and nxt.parent == unit.name) or bool(text and _OPENS.search(text[0]))
+        )
+        target = nxt if forward else prev
+        if (
+            target is None
+            or target.char_span is not None
+            or doc.tokens(min(unit.start, target.start), max(unit.end, target.end)) > max_tokens
+        ):
+            i += 1
+            continue
+        target.start, target.end = min(unit.start, target.start), max(unit.end, target.end)
+        if unit.node is not None and unit.symbol_type is not S.NAMESPACE:  # (a header's definition is recorded)
+            names = [n for n in unit.symbols if n not in target.symbols]
+            target.symbols = [*names, *target.symbols] if forward else [*target.symbols, *names]
+        del out[i]
+        i = max(i - 1, 0)
     return out

@@ -89,6 +89,10 @@ class HybridConfig:
     #: Multiplier for a changelog's chunks (``CHANGELOG.md``, ``CHANGES.rst``, ``History.md``, ``NEWS``):
     #: it names every feature and fix in the words a question uses, but the code is elsewhere.
     changelog_weight: float = 0.3
+    #: Multiplier of a symbol query's definition boost for a chunk that only extends the type (Swift's
+    #: ``extension ByteBuffer``, Rust's ``impl Router``) when the type's own declaration is a candidate too:
+    #: swift-nio extends ``ByteBuffer`` in a dozen files, and a search for it means the struct.
+    extension_weight: float = 0.5
     #: A symbol query for a C type declared by ``typedef struct TAG name;`` boosts ``struct TAG``'s
     #: definition, where the fields are, instead of that declaration.
     struct_tags: bool = True
@@ -201,6 +205,16 @@ def _struct_tag(content: str, name: str) -> str | None:
     return found.group(1) if found and found.group(1) != name else None
 
 
+def _extends(content: str, name: str) -> bool:
+    """Whether ``content`` only extends type ``name`` (``extension ByteBuffer: Codable {``, ``impl<S> Router<S>``,
+    ``impl Default for Router``) and does not declare it."""
+    n = re.escape(name)
+    if re.search(rf"\b(?:struct|class|enum|protocol|actor|trait|interface|union|typealias)\s+{n}\b", content):
+        return False
+    return bool(re.search(rf"^[ \t]*(?:(?:public|internal|fileprivate|private|open)[ \t]+)?extension[ \t]+{n}\b"
+                          rf"|^[ \t]*(?:unsafe[ \t]+)?impl\b[^{{\n]*?\b{n}\b", content, re.M))  # fmt: skip
+
+
 def symbol_query(question: str) -> str | None:
     """The symbol a query names (``Sinatra::Base`` → ``Base``), or None for natural language."""
     q = question.strip()
@@ -267,15 +281,26 @@ def hybrid_search(
         weight, limit = cfg.named_symbol_boost, 5
     definitions: dict[int, str] = {}
     for name in named if weight else ():
-        for cid in store.chunks_defining(index_id, name, options, limit=limit):
+        # (a symbol query looks further, so that extensions of its type cannot crowd out the declaration)
+        for cid in store.chunks_defining(index_id, name, options, limit=limit * 3 if symbol else limit):
             definitions.setdefault(cid, name)
-            fused.setdefault(cid, 0.0)
     fetched: dict[int, TextChunk] = {}
+    if symbol and definitions:
+        cached = store.get_chunks(list(definitions), index_id)  # (in memory: the whole cache, shared by threads)
+        fetched = {cid: cached[cid] for cid in definitions if cid in cached}
+    extensions: set[int] = set()
+    if symbol and cfg.extension_weight != 1.0:
+        extensions = {cid for cid, chunk in fetched.items() if _extends(chunk.content, symbol)}
+        if len(extensions) == len(definitions):  # nothing declares the type here: its extensions are all there is
+            extensions = set()
+    if symbol:  # declarations first, then the store's order
+        definitions = {cid: definitions[cid] for cid in sorted(definitions, key=lambda c: c in extensions)[:limit]}
+    for cid in definitions:
+        fused.setdefault(cid, 0.0)
     if symbol and cfg.struct_tags and definitions:
         # C names a struct twice: `typedef struct ngx_pool_s ngx_pool_t;` in one header, the fields under
         # `struct ngx_pool_s { ... }`, often in another. The fields are what a search for the type means.
-        fetched = store.get_chunks(list(definitions), index_id)
-        for declared_id, declared in list(fetched.items()):
+        for declared_id, declared in [(cid, fetched[cid]) for cid in list(definitions) if cid in fetched]:
             tag = _struct_tag(declared.content, symbol)
             found = store.chunks_defining(index_id, tag, options, limit=limit) if tag else []
             for cid in found:
@@ -339,7 +364,7 @@ def hybrid_search(
         if cid in definitions:
             # A symbol query's definition counts half again when its file is named after it.
             own_file = 1.5 if symbol and file_stem(path) == definitions[cid].lower().replace("_", "") else 1.0
-            score += best * weight * own_file
+            score += best * weight * own_file * (cfg.extension_weight if cid in extensions else 1.0)
         if cid in spelled:
             score += best * cfg.spelled_name_boost * spelled[cid]
         score = (score + factor[0]) * factor[1]
