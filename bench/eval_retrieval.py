@@ -22,6 +22,7 @@ from pathlib import Path
 from semble_data import SHARED, files_on_disk, load_repos, ndcg_at_10, path_matches
 
 from aintern.chunk import ChunkingOptions
+from aintern.chunk.models import CHUNKER_VERSION
 from aintern.embed import get_embedder
 from aintern.index import Indexer, IndexingOptions
 from aintern.index.tier import TIER_MODEL, fill_tier
@@ -201,7 +202,14 @@ def open_index(name: str, root: Path, model: str, reindex: bool) -> tuple[Sqlite
     # (Milvus Lite takes file names under 36 characters.)
     lite = CACHE / "milvus" / f"{hashlib.sha1(tag.encode()).hexdigest()[:16]}.db"
     milvus = {"engine": "milvus", "milvus_uri": str(lite)} if STORE == "milvus" else {}
-    result = Indexer(store, fast, IndexingOptions(chunking=chunking, **milvus)).index(root)  # type: ignore[arg-type]
+    # An index an older chunker built is chunked again (as `aintern index` does), so that a cached index never
+    # answers with chunks the code no longer makes.
+    before = store.get_index_for_workspace(root.resolve())
+    stale = before is not None and before.settings.get("chunker") != CHUNKER_VERSION
+    options = IndexingOptions(chunking=chunking, force_reindex=stale, **milvus)  # type: ignore[arg-type]
+    result = Indexer(store, fast, options).index(root)
+    if result.success and (stale or before is None):
+        store.update_index(result.index_id, settings={"chunker": CHUNKER_VERSION})
     if TIER:
         tier = embedder_for(model)
         with store.transaction():
