@@ -12,6 +12,7 @@ led to no rule.
     python bench/probes.py target-ranks SET:CORPORA ...  # each target's place among files and among chunks (section 41)
     python bench/probes.py one-line-chunks SET:CORPORA ...  # code chunks of one line, by language (section 41)
     python bench/probes.py subject-files SET:CORPORA ...  # files named after a question's subject (section 41)
+    python bench/probes.py swift-parses FOLDER ...  # Swift files with `#if`: parse errors with and without them
 
 The first two search the dev split and the own sets (the trees bench/weight_sweep.py loads); the
 third, the dev trees indexed whole (bench/eval_retrieval.py semble --whole builds them).
@@ -224,6 +225,24 @@ def subject_files(sets: list[str]) -> None:
               + ", ".join(f"{k}: {v}" for k, v in sorted(counts.items())))  # fmt: skip
 
 
+def swift_parses(folders: list[str]) -> None:
+    """Of the Swift files under ``folders`` that hold a compiler directive, how many tree-sitter's grammar fails to
+    parse as written, and with the directive lines blanked as the chunker reads them (section 41)."""
+    from aintern.chunk.forms import swift_directives
+    from aintern.chunk.nodes import get_parser
+
+    parser, files, before, after = get_parser("swift"), 0, 0, 0
+    for path in (p for folder in folders for p in sorted(Path(folder).rglob("*.swift"))):
+        text = path.read_text(encoding="utf-8", errors="replace")
+        if re.search(r"^[ \t]*#if\b", text, re.M):
+            files += 1
+            before += parser.parse(text.encode()).root_node.has_error
+            after += parser.parse(swift_directives(text).encode()).root_node.has_error
+    print(
+        f"{files} Swift files with a directive: {before} do not parse as written, {after} with the directives blanked"
+    )
+
+
 def project_name() -> None:
     embedder = ev.embedder_for("static")
     changes = []
@@ -289,4 +308,5 @@ if __name__ == "__main__":
         "target-ranks": lambda: target_ranks([a for a in sys.argv[2:] if ":" in a]),
         "one-line-chunks": lambda: one_line_chunks([a for a in sys.argv[2:] if ":" in a]),
         "subject-files": lambda: subject_files([a for a in sys.argv[2:] if ":" in a]),
+        "swift-parses": lambda: swift_parses(sys.argv[2:]),
     }[sys.argv[1]]()

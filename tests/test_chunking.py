@@ -1030,3 +1030,23 @@ def test_a_module_around_one_class_is_named_after_the_class(chunker: Chunker) ->
     two = text.replace("      class MethodLength", "      class Other < Base\n      end\n\n      class MethodLength")
     (chunk,) = chunker.chunk_text(two, "method_length.rb").chunks
     assert chunk.symbol_name == "RuboCop"  # (a module of two classes is named after itself)
+
+
+def test_swift_members_after_a_compiler_directive_stay_members(small_chunker: Chunker) -> None:
+    """tree-sitter's Swift grammar read an `#if` inside a type's body as the end of the type: the members
+    after it were functions of the file, not methods of `ByteBuffer` (half of swift-nio's files with a
+    directive did not parse). The directive lines are read as blank; both branches stay, as written."""
+    from aintern.chunk.forms import swift_directives
+
+    text = (
+        "extension ByteBuffer {\n    #if os(Linux)\n    func readLinux() -> Int { return 1 }\n    #else\n"
+        "    func readDarwin() -> Int { return 2 }\n    #endif\n\n    func peekBytes() -> Int { return 3 }\n}\n"
+    )
+    assert swift_directives(text).splitlines()[1] == " " * len("    #if os(Linux)")
+    chunks = small_chunker.chunk_text(text, "ByteBuffer+Read.swift").chunks
+    found = {(c.symbol_name, c.parent_symbol) for c in chunks} | {
+        (d[0], d[4]) for c in chunks for d in chunk_definitions(c)
+    }
+    for method in ("readLinux", "readDarwin", "peekBytes"):
+        assert (method, "ByteBuffer") in found, found
+    assert "".join(c.content for c in chunks).count("#if os(Linux)") == 1  # (the text is the file's)

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from aintern.chunk.definitions import find_definition, members
-from aintern.chunk.forms import go_receiver, go_value_names, kotlin_constructors, without_macros
+from aintern.chunk.forms import go_receiver, go_value_names, kotlin_constructors, swift_directives, without_macros
 from aintern.chunk.lines import Document, Unit, split_lines
 from aintern.chunk.models import ChunkingOptions, SymbolType
 from aintern.chunk.nodes import Definition, get_parser
@@ -48,6 +48,8 @@ class CodeChunker:
             text = without_macros(text)
         elif self.language == "kotlin":
             text = kotlin_constructors(text)
+        elif self.language == "swift":
+            text = swift_directives(text)
         tree = get_parser(self.language).parse(text.encode("utf-8", "surrogatepass"))
         last = len(doc.lines) - 1
         nodes = members(tree.root_node.named_children)

@@ -133,6 +133,17 @@ def without_macros(text: str) -> str:
     return _MACRO_CALL.sub(lambda m: m.group(0).replace(m.group(1), " " * len(m.group(1))), text)
 
 
+#: A Swift compiler directive's line: ``#if os(Linux)``, ``#elseif``, ``#else``, ``#endif``.
+_SWIFT_DIRECTIVE = re.compile(r"^[ \t]*#(?:if|elseif|else|endif)\b.*$", re.M)
+
+
+def swift_directives(text: str) -> str:
+    """Swift source with its ``#if``/``#else``/``#endif`` lines blanked (same length, same lines), both branches
+    kept: tree-sitter's grammar reads a directive inside a type's body as the end of the type, and the
+    members after it as statements of the file (half of swift-nio's files with a directive)."""
+    return _SWIFT_DIRECTIVE.sub(lambda m: " " * len(m.group(0)), text)
+
+
 #: A Kotlin class whose primary constructor starts the next line, after modifiers or annotations:
 #: ``class EmbeddedServer<...>\nactual constructor(``, ``class Interceptor\n  @JvmOverloads\n  constructor(``.
 _KOTLIN_CONSTRUCTOR = re.compile(

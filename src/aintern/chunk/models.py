@@ -41,7 +41,7 @@ class SymbolType(str, enum.Enum):
 #: section 38; 5: Lua's meta files as documentation, Elixir's structs named after their module, section
 #: 40). An index an older chunker built is re-chunked by its next `aintern index` (files it skipped are read
 #: again); the vectors of texts that did not change come from the embedding cache.
-CHUNKER_VERSION = 6
+CHUNKER_VERSION = 7
 
 
 @dataclass(frozen=True)

@@ -205,14 +205,16 @@ def _struct_tag(content: str, name: str) -> str | None:
     return found.group(1) if found and found.group(1) != name else None
 
 
-def _extends(content: str, name: str) -> bool:
-    """Whether ``content`` only extends type ``name`` (``extension ByteBuffer: Codable {``, ``impl<S> Router<S>``,
+def _extends(chunk: TextChunk, name: str) -> bool:
+    """Whether ``chunk`` only extends type ``name`` (``extension ByteBuffer: Codable {``, ``impl<S> Router<S>``,
     ``impl Default for Router``) and does not declare it."""
     n = re.escape(name)
-    if re.search(rf"\b(?:struct|class|enum|protocol|actor|trait|interface|union|typealias)\s+{n}\b", content):
+    if re.search(rf"\b(?:struct|class|enum|protocol|actor|trait|interface|union|typealias)\s+{n}\b", chunk.content):
         return False
-    return bool(re.search(rf"^[ \t]*(?:(?:public|internal|fileprivate|private|open)[ \t]+)?extension[ \t]+{n}\b"
-                          rf"|^[ \t]*(?:unsafe[ \t]+)?impl\b[^{{\n]*?\b{n}\b", content, re.M))  # fmt: skip
+    return bool(
+        re.search(rf"^[ \t]*(?:(?:public|internal|fileprivate|private|open)[ \t]+)?extension[ \t]+{n}\b"
+                  rf"|^[ \t]*(?:unsafe[ \t]+)?impl\b[^{{\n]*?\b{n}\b", chunk.content, re.M)
+    )  # fmt: skip
 
 
 def symbol_query(question: str) -> str | None:
@@ -290,7 +292,7 @@ def hybrid_search(
         fetched = {cid: cached[cid] for cid in definitions if cid in cached}
     extensions: set[int] = set()
     if symbol and cfg.extension_weight != 1.0:
-        extensions = {cid for cid, chunk in fetched.items() if _extends(chunk.content, symbol)}
+        extensions = {cid for cid, chunk in fetched.items() if _extends(chunk, symbol)}
         if len(extensions) == len(definitions):  # nothing declares the type here: its extensions are all there is
             extensions = set()
     if symbol:  # declarations first, then the store's order
