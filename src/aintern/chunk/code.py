@@ -324,12 +324,11 @@ _OPENS = re.compile(
 
 
 def _absorb_fragments(doc: Document, units: list[Unit], max_tokens: int) -> list[Unit]:
-    """Units of one line of code (or two or three short ones) join a neighbour: a container's header, a lone attribute or `#endif`, a
-    `private` between methods or a trailing `return M` is no result of its own (a one-line chunk named after
-    its class outranked the class for a search of the class's name). One that opens what follows joins the
-    next unit, any other the previous one. The neighbour keeps its name; a one-line definition joins its symbols
-    unless it is a namespace (every file of a Ruby gem opens `module RuboCop`), and a header's definition is
-    recorded as one that starts in the chunk."""
+    """Units of one line of code (or of two or three short lines) that define nothing join a neighbour: a
+    container's header, a lone attribute or `#endif`, a `private` between methods or a trailing `return M` is
+    no result of its own (a one-line chunk named after its class outranked the class for a search of the
+    class's name). One that opens what follows joins the next unit, any other the previous one. The neighbour
+    keeps its name; a header's type is still recorded, as a definition that starts in the chunk."""
     if len(units) < 2:
         return units
 
@@ -362,9 +361,6 @@ def _absorb_fragments(doc: Document, units: list[Unit], max_tokens: int) -> list
             i += 1
             continue
         target.start, target.end = min(unit.start, target.start), max(unit.end, target.end)
-        if unit.node is not None and unit.symbol_type is not S.NAMESPACE:  # (a header's definition is recorded)
-            names = [n for n in unit.symbols if n not in target.symbols]
-            target.symbols = [*names, *target.symbols] if forward else [*target.symbols, *names]
         del out[i]
         i = max(i - 1, 0)
     return out
