@@ -108,6 +108,8 @@ CONFIGS = {
     "acro": replace(HybridConfig(), short_capitals=False),
     "caps2": replace(HybridConfig(), acronyms=False),
     "no-struct-tags": replace(HybridConfig(), struct_tags=False),
+    # A symbol query's extensions of its type at other weights (docs section 41; 0.5 is the default, 1.0 before it).
+    **{f"ext{w}": replace(HybridConfig(), extension_weight=w) for w in (1.0, 0.25, 0.0)},
     # Human languages named (docs section 32): the default before it.
     "no-langs": replace(HybridConfig(), languages=False),
     # Error and exception classes weighed down (docs section 32): the default before it.

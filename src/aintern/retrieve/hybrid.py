@@ -286,10 +286,7 @@ def hybrid_search(
         # (a symbol query looks further, so that extensions of its type cannot crowd out the declaration)
         for cid in store.chunks_defining(index_id, name, options, limit=limit * 3 if symbol else limit):
             definitions.setdefault(cid, name)
-    fetched: dict[int, TextChunk] = {}
-    if symbol and definitions:
-        cached = store.get_chunks(list(definitions), index_id)  # (in memory: the whole cache, shared by threads)
-        fetched = {cid: cached[cid] for cid in definitions if cid in cached}
+    fetched = store.get_chunks(list(definitions), index_id) if symbol and definitions else {}
     extensions: set[int] = set()
     if symbol and cfg.extension_weight != 1.0:
         extensions = {cid for cid, chunk in fetched.items() if _extends(chunk, symbol)}
@@ -302,7 +299,8 @@ def hybrid_search(
     if symbol and cfg.struct_tags and definitions:
         # C names a struct twice: `typedef struct ngx_pool_s ngx_pool_t;` in one header, the fields under
         # `struct ngx_pool_s { ... }`, often in another. The fields are what a search for the type means.
-        for declared_id, declared in [(cid, fetched[cid]) for cid in list(definitions) if cid in fetched]:
+        for declared_id in [cid for cid in definitions if cid in fetched]:
+            declared = fetched[declared_id]
             tag = _struct_tag(declared.content, symbol)
             found = store.chunks_defining(index_id, tag, options, limit=limit) if tag else []
             for cid in found:

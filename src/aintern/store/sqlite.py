@@ -500,7 +500,8 @@ class SqliteStore(SearchStorage, KeywordStorage, TierStorage, IntegrityCheck):
             missing = [cid for cid in chunk_ids if cid not in cache]
             if missing:
                 cache.update(self.get_chunks(missing))
-            return cache
+            # (only those asked for: the cache holds up to 20,000, and other threads add to it)
+            return {cid: cache[cid] for cid in chunk_ids if cid in cache}
         sql = f"SELECT {_CHUNK_COLUMNS} FROM chunks c JOIN files f ON f.id = c.file_id WHERE c.id IN ({{marks}})"
         return dict(map(_row_to_chunk, rows_in(self.conn, sql, chunk_ids)))
 
