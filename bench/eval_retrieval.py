@@ -118,6 +118,10 @@ CONFIGS = {
     **{f"rrf{k}": replace(HybridConfig(), rrf_k=float(k)) for k in (5, 10, 20, 30, 40, 100)},
     # Long questions counted from more words (docs section 31; not kept).
     **{f"lw{n}": replace(HybridConfig(), long_query_words=n) for n in (10, 12, 16)},
+    # Candidates per retriever (100 since section 4; docs section 42).
+    **{f"c{n}": replace(HybridConfig(), pool=100, candidates=n) for n in (150, 200, 300)},
+    # The candidate pool weighed by the priors (docs section 42): 100 is the default before it.
+    **{f"pool{n}": replace(HybridConfig(), pool=n) for n in (100, 500)},
     "full": FULL_TIER,
     "full-no-bases": replace(FULL_TIER, base_forms=False),
     # The full tier's vector weight for questions in words (docs section 39), e.g. "full0.4".

@@ -13,6 +13,8 @@ led to no rule.
     python bench/probes.py one-line-chunks SET:CORPORA ...  # code chunks of one line, by language (section 41)
     python bench/probes.py subject-files SET:CORPORA ...  # files named after a question's subject (section 41)
     python bench/probes.py swift-parses FOLDER ...  # Swift files with `#if`: parse errors with and without them
+    python bench/probes.py twin-files SET:CORPORA ...  # a first-three file's namesake elsewhere: relevant or not (section 42)
+    python bench/probes.py path-only-files SET:CORPORA ...  # files the path boost would match, never candidates (section 42)
 
 The first two search the dev split and the own sets (the trees bench/weight_sweep.py loads); the
 third, the dev trees indexed whole (bench/eval_retrieval.py semble --whole builds them).
@@ -34,6 +36,7 @@ import weight_sweep
 
 from aintern.retrieve import paths
 from aintern.retrieve.hybrid import HybridConfig, hybrid_search
+from aintern.retrieve.paths import PathMatcher, initialisms, path_words, question_keywords
 from aintern.store import VectorSearchOptions
 
 BASE = re.compile(r"(^|/)(Abstract[A-Z]\w*|Base[A-Z]\w*|[\w-]*[-_]base|base)\.\w+$")
@@ -289,6 +292,52 @@ def whole_firsts() -> None:
     print(f"questions whose first file is not relevant, by that file's kind: {dict(kinds)}")
 
 
+def twin_files(sets: list[str]) -> None:
+    """When one of the first three files is (or is not) relevant, is a file of the same name elsewhere
+    in the first 100 relevant too? (filament's ``Concerns/CanSearchRecords.php`` and
+    ``Table/Concerns/CanSearchRecords.php`` are both answers; a rule lifting namesakes needs this to
+    hold far more often than not.)"""
+    pairs: Counter[str] = Counter()
+    for _, store, index_id, prefix, questions, _ in weight_sweep.load(sets):
+        for text, vector, targets in questions:
+            hits = hybrid_search(store, index_id, text, vector, VectorSearchOptions(top_k=100), HybridConfig(), 100)
+            files = list(dict.fromkeys(prefix + h.chunk.file_path for h in hits))
+            for i, first in enumerate(files[:3]):
+                name = first.rsplit("/", 1)[-1]
+                for twin in files[i + 1 :]:
+                    if twin.rsplit("/", 1)[-1] == name:
+                        pairs[
+                            f"{'relevant' if first in targets else 'other'} -> {'relevant' if twin in targets else 'other'}"
+                        ] += 1
+    print(dict(sorted(pairs.items())))
+
+
+def path_only_files(sets: list[str]) -> None:
+    """Files whose path words match a question (the path boost's share, >= 0.1) but none of whose chunks
+    is among its candidates: relevant ones against the rest, by share (room for path-found candidates)."""
+    found: Counter[tuple[float, bool]] = Counter()
+    for _, store, index_id, prefix, questions, _ in weight_sweep.load(sets):
+        indexed = [
+            r[0]
+            for r in store.conn.execute("SELECT path FROM files WHERE index_id = ? AND chunk_count > 0", (index_id,))
+        ]
+        for text, vector, targets in questions:
+            keywords = question_keywords(text)
+            if not keywords:
+                continue
+            hits = hybrid_search(store, index_id, text, vector, VectorSearchOptions(top_k=1000), HybridConfig(), 1000)
+            candidates = {h.chunk.file_path for h in hits}
+            matcher = PathMatcher(keywords, True, True, initialisms(text))
+            for path in indexed:
+                share = matcher.share(path_words(path))
+                if path not in candidates and share >= 0.1:
+                    found[(round(min(share, 0.6), 1), prefix + path in targets)] += 1
+    for share in (0.1, 0.2, 0.3, 0.4, 0.5, 0.6):
+        print(
+            f"share {share}{'+' if share == 0.6 else ''}: {found[(share, True)]} relevant, {found[(share, False)]} others"
+        )
+
+
 if __name__ == "__main__":
     sets = [a for a in sys.argv[2:] if ":" in a] or weight_sweep.OWN
     {
@@ -309,4 +358,6 @@ if __name__ == "__main__":
         "one-line-chunks": lambda: one_line_chunks([a for a in sys.argv[2:] if ":" in a]),
         "subject-files": lambda: subject_files([a for a in sys.argv[2:] if ":" in a]),
         "swift-parses": lambda: swift_parses(sys.argv[2:]),
+        "twin-files": lambda: twin_files([a for a in sys.argv[2:] if ":" in a]),
+        "path-only-files": lambda: path_only_files([a for a in sys.argv[2:] if ":" in a]),
     }[sys.argv[1]]()

@@ -6,6 +6,7 @@ import json
 import os
 import threading
 import time
+from dataclasses import replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -1416,4 +1417,32 @@ def test_a_symbol_query_finds_the_type_before_its_extensions(static, tmp_path: P
     assert ranked_paths(static, store, ws, "ByteBuffer", HybridConfig(), k=1) == ["Sources/Buffer.swift"]
     assert ranked_paths(static, store, ws, "Router", flat, k=1) != ["src/lib.rs"]
     assert ranked_paths(static, store, ws, "Router", HybridConfig(), k=1) == ["src/lib.rs"]
+    store.close()
+
+
+def test_tests_and_docs_that_match_more_words_leave_room_for_the_code(static, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """In a whole repository the tests and docs that repeat a question's words fill a retriever's first
+    hundred, and the code they are about never became a candidate (tRPC's router.ts was BM25's 466th).
+    Each retriever's hits are weighed by their priors before the candidates are chosen (issue 11, docs
+    section 42); here at a tenth of the scale: 10 candidates from a pool of 60."""
+    test = (
+        "describe('router', () => {{\n  it('creates router {0} and registers procedures', () => {{\n"
+        "    const router = createRouter(); // router created, procedures registered\n"
+        "    router.register('procedure{0}', procedure);\n    expect(router.procedures).toContain('procedure{0}');\n  }});\n}});\n"
+    )
+    doc = "# Routers {0}\n\nA router is created with `createRouter`, and procedures are registered on the router: router procedures.\n"
+    ws, store, _ = indexed_files(static, tmp_path, {
+        **{f"test/router{i}.test.ts": test.format(i) for i in range(30)},
+        **{f"docs/routers{i}.md": doc.format(i) for i in range(15)},
+    **{f"src/lib/util{i}.ts": f"export function pad{i}(text: string): string {{\n  return text.padStart({i});\n}}\n" for i in range(60)},
+        **{f"src/lib/util{i}.ts": f"export function pad{i}(text: string): string {{\n  return text.padStart({i});\n}}\n" for i in range(60)},
+        "src/router.ts": "/** Builds a router: each procedure registered under its name. */\n"
+                         "export function createRouter(procedures: Record<string, Procedure>) {\n"
+                         "  const registry = new Map(Object.entries(procedures));\n  return { registry };\n}\n",
+    })  # fmt: skip
+    question = "how a router is created and procedures are registered"
+    keywords_only = HybridConfig(alpha_natural=0.0, candidates=10)
+    assert "src/router.ts" not in ranked_paths(static, store, ws, question, replace(keywords_only, pool=10), k=10)
+    assert ranked_paths(static, store, ws, question, replace(keywords_only, pool=60), k=1) == ["src/router.ts"]
+    assert ranked_paths(static, store, ws, question, HybridConfig(candidates=10, pool=60), k=1) == ["src/router.ts"]
     store.close()

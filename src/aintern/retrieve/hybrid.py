@@ -38,6 +38,12 @@ if TYPE_CHECKING:
 @dataclass(frozen=True)
 class HybridConfig:
     candidates: int = 100
+    #: Each retriever's best this many are weighed by their path prior and prose weight, and the best
+    #: ``candidates`` of them by that weight are the candidates, at their own ranks. In a whole repository
+    #: the tests, docs and examples that use a question's words fill a retriever's first hundred: tRPC's
+    #: ``router.ts`` is BM25's 466th for "how a tRPC router is created and procedures are registered",
+    #: behind 416 chunks that the priors weigh down. (``candidates`` or less: the first ``candidates``.)
+    pool: int = 300
     rrf_k: float = 60.0
     #: Weight of the vector ranking in the fusion (the keyword ranking gets 1 − alpha).
     alpha_natural: float = 0.3
@@ -151,6 +157,7 @@ FLOOR_ONLY = 1e-3
 
 _ASKS_ABOUT_ERRORS = re.compile(r"(?i)\b(errors?|exceptions?|throws?|thrown|raises?|raised|fail\w*|panics?|crash\w*)\b")
 _PROSE = {ChunkType.MARKDOWN, ChunkType.DOCUMENTATION, ChunkType.PLAIN_TEXT, ChunkType.CONFIG}
+_PROSE_TYPES = {t.value for t in _PROSE}
 
 
 def named_symbols(question: str) -> set[str]:
@@ -251,8 +258,9 @@ def hybrid_search(
     words = len(re.findall(r"\w+", question))
     alpha = cfg.alpha_symbol if symbol else cfg.alpha_long if words >= cfg.long_query_words else cfg.alpha_natural
     vec: list[tuple[int, float]] = []
+    fetch = max(cfg.pool, cfg.candidates) if cfg.path_penalties else cfg.candidates
     if query_vector is not None and alpha > 0:
-        vec = _cut(store.knn(index_id, query_vector, cfg.candidates + 1, options, tier=tier), cfg.candidates)
+        vec = _cut(store.knn(index_id, query_vector, fetch + 1, options, tier=tier), fetch)
     keywords = question_keywords(question, cfg.short_capitals)
     keyword_query = question
     if cfg.abbreviations and not symbol:  # the code says "fs" where the question says "file system"
@@ -260,7 +268,7 @@ def hybrid_search(
     initials = initialisms(question) if cfg.acronyms and not symbol else {}
     kw: list[tuple[int, float]] = []
     if alpha < 1:
-        kw = _cut(store.bm25(index_id, keyword_query, cfg.candidates + 1, options, cfg.bm25_weights), cfg.candidates)
+        kw = _cut(store.bm25(index_id, keyword_query, fetch + 1, options, cfg.bm25_weights), fetch)
         if kw and kw[0][1] < FLOOR_ONLY:
             # Every matched term is in over half the chunks (always so in a 2-chunk index): BM25 floors
             # their IDF, and what is left of its order is length noise. The matches stay candidates, tied.
@@ -268,6 +276,11 @@ def hybrid_search(
     # Equal scores share a rank, so the order in which an index happened to store equal chunks (their
     # ids, i.e. its history) cannot change the ranking.
     vec_ranks, kw_ranks = _tied_ranks(vec), _tied_ranks(kw)
+    if len(vec) > cfg.candidates or len(kw) > cfg.candidates:
+        in_vec, in_kw = _pool(store, index_id, vec, cfg), _pool(store, index_id, kw, cfg)
+        vec, kw = [h for h in vec if h[0] in in_vec], [h for h in kw if h[0] in in_kw]
+        vec_ranks = [(r, cid) for r, cid in vec_ranks if cid in in_vec]
+        kw_ranks = [(r, cid) for r, cid in kw_ranks if cid in in_kw]
     fused = {cid: alpha / (cfg.rrf_k + r + 1) for r, cid in vec_ranks}  # (a chunk is once in each ranking)
     for r, cid in kw_ranks:
         fused[cid] = fused.get(cid, 0.0) + (1 - alpha) / (cfg.rrf_k + r + 1)
@@ -387,6 +400,28 @@ def hybrid_search(
         Hit(cid, chunks[cid], -neg, vscore.get(cid), kscore.get(cid), vrank.get(cid), krank.get(cid))
         for neg, _, _, cid in scored
     ]
+
+
+def _pool(store: Store, index_id: int, ranked: list[tuple[int, float]], cfg: HybridConfig) -> set[int]:
+    """The ``candidates`` best of one retriever's ranking once each score is weighed by its chunk's path
+    prior and prose weight (a score of 0 or less stays as it is)."""
+    if len(ranked) <= cfg.candidates:
+        return {cid for cid, _ in ranked}
+    files = store.chunk_files(index_id, [cid for cid, _ in ranked])
+    weights: dict[tuple[str, str], float] = {}
+    weighed = []
+    for cid, score in ranked:
+        key = files.get(cid)
+        if score > 0 and key is not None:
+            weight = weights.get(key)
+            if weight is None:
+                path, kind = key
+                weight = path_prior(path, cfg.demote_generated, cfg.demote_samples, cfg.changelog_weight)
+                weight = weights[key] = weight * (cfg.prose_weight if kind in _PROSE_TYPES else 1.0)
+            score *= weight
+        weighed.append((score, cid))
+    # (the best by weighed score; equal scores in the retriever's own order)
+    return {cid for _, cid in heapq.nlargest(cfg.candidates, weighed, key=lambda x: x[0])}
 
 
 def _cut(ranked: list[tuple[int, float]], k: int) -> list[tuple[int, float]]:

@@ -131,6 +131,8 @@ class InMemorySearch:
         self.names: IndexStateCache[DefinedNames] = IndexStateCache()
         #: Chunks read by earlier queries, per index state (emptied when it holds CHUNK_CACHE_SIZE).
         self.chunks: IndexStateCache[dict[int, TextChunk]] = IndexStateCache()
+        #: Every chunk's (file path, chunk type), for the path priors that choose a search's candidates.
+        self.files: IndexStateCache[dict[int, tuple[str, str]]] = IndexStateCache()
         self._sizes: dict[int, tuple[tuple[object, ...], int]] = {}
         self._keyword_stats_started: set[int] = set()
 
@@ -198,6 +200,19 @@ class InMemorySearch:
         if len(found) > CHUNK_CACHE_SIZE:
             found.clear()
         return found
+
+    def chunk_files(self, index_id: int) -> dict[int, tuple[str, str]] | None:
+        """(file path, chunk type) of each of the index's chunks (None while a large index reloads)."""
+
+        def load(s: SqliteStore) -> dict[int, tuple[str, str]]:
+            shared: dict[tuple[str, str], tuple[str, str]] = {}  # one tuple per file and type, not per chunk
+            rows = s.conn.execute(
+                "SELECT c.id, f.path, c.chunk_type FROM chunks c JOIN files f ON f.id = c.file_id WHERE c.index_id = ?",
+                (index_id,),
+            )
+            return {cid: shared.setdefault((path, kind), (path, kind)) for cid, path, kind in rows}
+
+        return self.files.get(self.store, index_id, load, self._large(self.store, index_id))
 
     def add_keyword_stats(self, index_id: int) -> None:
         """Give a small index keyword statistics, so its BM25 and term coverage run in memory too (once

@@ -157,6 +157,15 @@ class SearchStorage:
         # process answers from here while its matrix reloads).
         return dots(query_vector, self.vectors(index_id, chunk_ids, tier=tier))
 
+    def chunk_files(self, index_id: int, chunk_ids: list[int]) -> dict[int, tuple[str, str]]:
+        """(file path, chunk type) of these chunks: what a path prior needs, without reading their text."""
+        if self.memory is not None:
+            known = self.memory.chunk_files(index_id)
+            if known is not None:
+                return {cid: known[cid] for cid in chunk_ids if cid in known}
+        sql = "SELECT c.id, f.path, c.chunk_type FROM chunks c JOIN files f ON f.id = c.file_id WHERE c.id IN ({marks})"
+        return {cid: (path, kind) for cid, path, kind in rows_in(self.conn, sql, chunk_ids)}
+
     def chunk_at(self, index_id: int, path: str, line: int) -> int | None:
         """Id of the smallest chunk of ``path`` that holds ``line`` (the nearest one when none does)."""
         row = self.conn.execute(
