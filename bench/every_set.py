@@ -1,5 +1,7 @@
 """Every benchmark set in one command: the dev split (root, and whole trees with --whole), our own sets
-and the commit-message sets, each through bench/eval_retrieval.py, one summary line per set.
+and the commit-message sets, each through bench/eval_retrieval.py, one summary line per set, and at the
+end the own sets' trees as one group (their mean, and how many trees each configuration lifts or lowers
+against the first).
 
     python bench/every_set.py [--whole] [--jobs 2] [-- EXTRA ARGS FOR eval_retrieval.py]
     python bench/every_set.py -- --tier --config full      # e.g. the full tier everywhere
@@ -15,6 +17,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import statistics
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
@@ -64,12 +67,41 @@ def summary(label: str, output: str) -> str:
     return "\n".join(lines) or f"{label:38s} (no result: {output.strip().splitlines()[-1:]})"
 
 
+def per_tree(output: str) -> dict[str, dict[str, float]]:
+    """Each tree's NDCG@10 per configuration, from eval_retrieval.py semble's per-tree lines."""
+    trees: dict[str, dict[str, float]] = {}
+    for line in output.splitlines():
+        scores = re.findall(r"(\S+)=([\d.]+)", line)
+        if scores and re.match(r"\S+\s+\S+\s+\S+=[\d.]+", line) and not line.startswith(("MEAN", "FOLD", "OOF")):
+            trees[line.split()[0]] = {name: float(v) for name, v in scores}
+    return trees
+
+
+def unseen_summary(trees: dict[str, dict[str, float]]) -> str:
+    """The own sets' trees as one group: each configuration's mean over them, and against the first
+    configuration how many trees it lifts and lowers (the number docs/benchmarks.md quotes since section 40)."""
+    if not trees:
+        return ""
+    names = list(next(iter(trees.values())))
+    first = names[0]
+    lines = []
+    for name in names:
+        values = [t[name] for t in trees.values() if name in t]
+        up = sum(t[name] > t[first] + 1e-9 for t in trees.values() if name in t)
+        down = sum(t[name] < t[first] - 1e-9 for t in trees.values() if name in t)
+        label = f"own sets' {len(values)} trees"
+        lines.append(f"{label:38s} {name:14s} {statistics.mean(values):.4f}  ({up} up, {down} down against {first})")
+    return "\n".join(lines)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--whole", action="store_true", help="also the dev repositories indexed whole")
     ap.add_argument("--jobs", type=int, default=2, help="sets run at once")
     ap.add_argument("extra", nargs="*", help="after --: arguments for every eval_retrieval.py run")
     a = ap.parse_args()
+
+    trees: dict[str, dict[str, float]] = {}
 
     def one(run: tuple[str, list[str], dict[str, str]]) -> str:
         label, args, env = run
@@ -79,11 +111,14 @@ def main() -> None:
             [sys.executable, str(HERE / "eval_retrieval.py"), *args],
             capture_output=True, text=True, env={**os.environ, **env},
         )  # fmt: skip
+        if label.startswith("own"):
+            trees.update(per_tree(done.stdout))
         return summary(label, done.stdout + done.stderr)
 
     with ThreadPoolExecutor(a.jobs) as pool:
         for text in pool.map(one, runs(a.whole, a.extra)):
             print(text, flush=True)
+    print(unseen_summary(trees))
 
 
 if __name__ == "__main__":
