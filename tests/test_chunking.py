@@ -1032,6 +1032,28 @@ def test_a_module_around_one_class_is_named_after_the_class(chunker: Chunker) ->
     assert chunk.symbol_name == "RuboCop"  # (a module of two classes is named after itself)
 
 
+def test_a_class_cut_into_members_keeps_its_doc_comment_and_its_modules(small_chunker: Chunker) -> None:
+    """A class too large for one chunk is cut into its members. Its doc comment sits between `module
+    Style` and `class Alias`, where tree-sitter puts it beside the module's body, not in it: it went to
+    the module's header, and 585 of RuboCop's files opened with a chunk of the cop's description named
+    `Style`. The comment goes with the class, and the module lines above join it (docs section 42)."""
+    methods = "".join(
+        f"        def check_{i}(node)\n          add_offense(node) if node.kind_{i}?\n        end\n\n" for i in range(4)
+    )
+    text = (
+        "# frozen_string_literal: true\n\nmodule RuboCop\n  module Cop\n    module Style\n"
+        "      # Enforces the use of either `#alias` or `#alias_method`\n"
+        "      # depending on configuration, so that one of them is used throughout.\n"
+        f"      class Alias < Base\n        MSG = 'Use alias.'\n\n{methods}      end\n    end\n  end\nend\n"
+    )
+    chunks = small_chunker.chunk_text(text, "alias.rb").chunks
+    first = chunks[0]
+    assert (first.symbol_name, first.symbol_type, first.parent_symbol) == ("Alias", SymbolType.CLASS, "Style")
+    assert first.start_line == 1 and "Enforces the use of" in first.content and "class Alias" in first.content
+    assert not any(c.symbol_name in ("RuboCop", "Cop", "Style") for c in chunks)
+    assert [c.symbol_name for c in chunks[1:]] == [f"check_{i}" for i in range(4)]
+
+
 def test_swift_members_after_a_compiler_directive_stay_members(small_chunker: Chunker) -> None:
     """tree-sitter's Swift grammar read an `#if` inside a type's body as the end of the type: the members
     after it were functions of the file, not methods of `ByteBuffer` (half of swift-nio's files with a

@@ -186,6 +186,12 @@ class CodeChunker:
                 out.append(unit)
                 continue
             inner_first = max(unit.start, inner_nodes[0].start_point[0]) if inner_nodes else unit.start
+            if node is not None and inner_nodes:
+                # A comment between a container's header and its body belongs to the first member, as _level
+                # gives comments to the definition after them: tree-sitter puts Ruby's `module Style` / `# doc`
+                # / `class Alias` comment beside the module's body, not in it, and it was the module's.
+                above = [c.start_point[0] for c in node.named_children if "comment" in c.type]
+                inner_first = min([inner_first, *(line for line in above if unit.start < line < inner_first)])
             if fits and node is not None and inner_first <= node.start_point[0]:
                 out.append(unit)  # members start on the header line: lines cannot separate them
                 continue
@@ -337,7 +343,11 @@ def _absorb_fragments(doc: Document, units: list[Unit], max_tokens: int) -> list
 
     def fragment(u: Unit) -> bool:  # (a header may follow a line of comment: `# frozen_string_literal: true`)
         n = len(lines_of(u))
-        return u.char_span is None and u.node is None and (n <= 1 or (n <= 3 and doc.tokens(u.start, u.end) <= 24))
+        if u.char_span is not None or u.node is not None:
+            return False
+        if u.symbol_type is S.NAMESPACE and n <= 6 and doc.tokens(u.start, u.end) <= 40:
+            return True  # nested module headers (`module RuboCop` / `module Cop` / `module Style`) open what follows
+        return n <= 1 or (n <= 3 and doc.tokens(u.start, u.end) <= 24)
 
     out = list(units)
     i = 0
