@@ -1052,6 +1052,11 @@ def test_a_class_cut_into_members_keeps_its_doc_comment_and_its_modules(small_ch
     assert first.start_line == 1 and "Enforces the use of" in first.content and "class Alias" in first.content
     assert not any(c.symbol_name in ("RuboCop", "Cop", "Style") for c in chunks)
     assert [c.symbol_name for c in chunks[1:]] == [f"check_{i}" for i in range(4)]
+    # A comment on the class's own line stays with its header.
+    marked = text.replace("class Alias < Base\n", "class Alias < Base # rubocop:disable Metrics/ClassLength\n")
+    first, *rest = small_chunker.chunk_text(marked, "alias.rb").chunks
+    assert first.symbol_name == "Alias" and "class Alias < Base # rubocop:disable" in first.content
+    assert [c.symbol_name for c in rest] == [f"check_{i}" for i in range(4)]  # (still cut into its members)
 
 
 def test_swift_members_after_a_compiler_directive_stay_members(small_chunker: Chunker) -> None:

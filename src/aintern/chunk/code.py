@@ -191,7 +191,8 @@ class CodeChunker:
                 # gives comments to the definition after them: tree-sitter puts Ruby's `module Style` / `# doc`
                 # / `class Alias` comment beside the module's body, not in it, and it was the module's.
                 above = [c.start_point[0] for c in node.named_children if "comment" in c.type]
-                inner_first = min([inner_first, *(line for line in above if unit.start < line < inner_first)])
+                header = max(unit.start, node.start_point[0])  # (a comment on the header line stays with it)
+                inner_first = min([inner_first, *(line for line in above if header < line < inner_first)])
             if fits and node is not None and inner_first <= node.start_point[0]:
                 out.append(unit)  # members start on the header line: lines cannot separate them
                 continue
