@@ -24,7 +24,9 @@ from semble_data import SHARED, files_on_disk, load_repos, ndcg_at_10, path_matc
 from aintern.chunk import ChunkingOptions
 from aintern.chunk.models import CHUNKER_VERSION
 from aintern.embed import get_embedder
+from aintern.embed.base import MODEL_IDS
 from aintern.index import Indexer, IndexingOptions
+from aintern.index.files import file_embedder
 from aintern.index.tier import TIER_MODEL, fill_tier
 from aintern.knowledge import KnowledgeQueryOptions, KnowledgeService
 from aintern.retrieve.hybrid import FULL_TIER, HybridConfig, hybrid_search
@@ -122,6 +124,8 @@ CONFIGS = {
     **{f"c{n}": replace(HybridConfig(), pool=100, candidates=n) for n in (150, 200, 300)},
     # The candidate pool weighed by the priors (docs section 42): 100 is the default before it.
     **{f"pool{n}": replace(HybridConfig(), pool=n) for n in (100, 500)},
+    # File vectors reordering the first files (docs section 42): 0.0 is the default before them.
+    **{f"fv{w}": replace(HybridConfig(), file_vector_weight=w) for w in (0.0, 0.1, 0.2, 0.25)},
     "full": FULL_TIER,
     "full-no-bases": replace(FULL_TIER, base_forms=False),
     # The full tier's vector weight for questions in words (docs section 39), e.g. "full0.4".
@@ -161,6 +165,9 @@ TIER = False
 TIER_GRAPH = "int8"
 #: Where indexes keep vectors and keyword search: "sqlite", or "milvus" (Milvus Lite, a file beside the database).
 STORE = "sqlite"
+#: FILE_VECTORS=1: the indexes get file vectors (the `file_vectors` setting) and hybrid configs search with
+#: them, as KnowledgeService does for such an index (docs section 42).
+FILE_VECTORS = os.environ.get("FILE_VECTORS") == "1"
 
 
 def embedder_for(model: str):  # type: ignore[no-untyped-def]
@@ -212,8 +219,11 @@ def open_index(name: str, root: Path, model: str, reindex: bool) -> tuple[Sqlite
     # answers with chunks the code no longer makes.
     before = store.get_index_for_workspace(root.resolve())
     stale = before is not None and before.settings.get("chunker") != CHUNKER_VERSION
-    options = IndexingOptions(chunking=chunking, force_reindex=stale, **milvus)  # type: ignore[arg-type]
+    options = IndexingOptions(chunking=chunking, force_reindex=stale, file_vectors=FILE_VECTORS, **milvus)  # type: ignore[arg-type]
     result = Indexer(store, fast, options).index(root)
+    if not FILE_VECTORS:  # (an index as `aintern index` makes it by default: a search here must not find any)
+        with store.transaction():
+            store.conn.execute("DELETE FROM file_vectors WHERE index_id = ?", (result.index_id,))
     if result.success and (stale or before is None):
         store.update_index(result.index_id, settings={"chunker": CHUNKER_VERSION})
     if TIER:
@@ -261,9 +271,18 @@ def rank(store: SqliteStore, index_id: int, embedder, question: str, cfg: Hybrid
         )  # fmt: skip
         return [c.file_path for c in result.chunks]
     hits = hybrid_search(
-        store, index_id, question, embedder.embed(question), VectorSearchOptions(top_k=k), cfg, tier=TIER
-    )
+        store, index_id, question, embedder.embed(question), VectorSearchOptions(top_k=k), cfg, tier=TIER,
+        file_query=file_query(store, index_id, question, cfg),
+    )  # fmt: skip
     return [h.chunk.file_path for h in hits[:k]]
+
+
+def file_query(store: SqliteStore, index_id: int, question: str, cfg: HybridConfig):  # type: ignore[no-untyped-def]
+    """The question's vector by the file vectors' model, as KnowledgeService gives it for an index with file
+    vectors (FILE_VECTORS=1: the indexes get them; None: not used)."""
+    if not FILE_VECTORS or not cfg.file_vector_weight or store.file_vectors(index_id, MODEL_IDS["minilm"]) is None:
+        return None
+    return file_embedder().embed_query(question)
 
 
 def semble(args: argparse.Namespace) -> None:

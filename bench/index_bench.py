@@ -1,13 +1,13 @@
 """Index real repositories cold, then a no-op update, then search latency; one fresh process per repo.
 
-    python bench/index_bench.py DIR [DIR ...] [--model static] [--queries 50] [--include-secrets]
+    python bench/index_bench.py DIR [DIR ...] [--model static] [--queries 50] [--include-secrets] [--no-file-vectors]
 
 Prints one JSON line per repository: files, chunks, cold index seconds (and the share spent
 embedding), files/s, chunks/s, peak RSS, source and index size, no-op update seconds, and
 search latency p50/p95 (warm, query embedding included), and the time keyword statistics for the
 in-memory BM25 take (computed anew, then rolled back; only indexes of 20,000+ chunks keep them, and
 there the cold time includes them). ``--include-secrets`` indexes without masking secrets (what the
-secret scan costs is the difference).
+secret scan costs is the difference); ``--no-file-vectors`` without the file vectors (docs section 42).
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ QUERIES = [
 ]  # fmt: skip
 
 
-def child(root: Path, model: str, n_queries: int, include_secrets: bool) -> None:
+def child(root: Path, model: str, n_queries: int, include_secrets: bool, file_vectors: bool = True) -> None:
     from aintern.embed import get_embedder
     from aintern.index import Indexer, IndexingOptions
     from aintern.scan import ScanOptions
@@ -44,11 +44,11 @@ def child(root: Path, model: str, n_queries: int, include_secrets: bool) -> None
         embedder = get_embedder(model)
         embedder.load()
         load_s = time.perf_counter() - t0
-        options = IndexingOptions(scan=ScanOptions(include_secrets=include_secrets))
+        options = IndexingOptions(scan=ScanOptions(include_secrets=include_secrets), file_vectors=file_vectors)
         result = Indexer(store, embedder, options).index(root)
         cold = time.perf_counter() - t0
         t1 = time.perf_counter()
-        noop = Indexer(store, embedder).index(root)
+        noop = Indexer(store, embedder, IndexingOptions(file_vectors=file_vectors)).index(root)
         noop_s = time.perf_counter() - t1
         assert noop.files_indexed == 0
         index = store.get_index_for_workspace(root)
@@ -76,7 +76,7 @@ def child(root: Path, model: str, n_queries: int, include_secrets: bool) -> None
         db_bytes = sum(p.stat().st_size for p in Path(tmp).iterdir())
     rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(json.dumps({
-        "repo": str(root), "model": model, "mask_secrets": not include_secrets,
+        "repo": str(root), "model": model, "file_vectors": file_vectors, "mask_secrets": not include_secrets,
         "secrets_masked": sum(len(v) for v in result.secrets_redacted.values()), "files": result.files_indexed, "skipped": result.files_skipped,
         "chunks": result.chunks_created, "cold_s": round(cold, 2), "model_load_s": round(load_s, 2),
         "embed_share": round(result.embed_seconds / cold, 2), "files_per_s": round(result.files_indexed / cold, 1),
@@ -92,14 +92,16 @@ def main() -> None:
     ap.add_argument("--model", default="static")
     ap.add_argument("--queries", type=int, default=50)
     ap.add_argument("--include-secrets", action="store_true", help="do not mask secrets (to measure their cost)")
+    ap.add_argument("--no-file-vectors", action="store_true", help="index without the file vectors")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.child:
-        child(a.repos[0].resolve(), a.model, a.queries, a.include_secrets)
+        child(a.repos[0].resolve(), a.model, a.queries, a.include_secrets, not a.no_file_vectors)
         return
     for repo in a.repos:
         cmd = [sys.executable, __file__, "--child", str(repo), "--model", a.model, "--queries", str(a.queries)]
         cmd += ["--include-secrets"] if a.include_secrets else []
+        cmd += ["--no-file-vectors"] if a.no_file_vectors else []
         subprocess.run(cmd, check=True, env={**os.environ, "HF_HUB_OFFLINE": "1"})
 
 

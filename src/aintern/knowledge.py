@@ -18,6 +18,7 @@ from aintern.assemble.snippets import matching_definition
 from aintern.chunk.models import SymbolType, chunk_definitions, overlaps
 from aintern.config import Settings
 from aintern.embed import Embedder, embedder_for_model_id
+from aintern.embed.base import MODEL_IDS
 from aintern.errors import AinternError
 from aintern.retrieve import rerank
 from aintern.retrieve.cache import QueryCache
@@ -311,6 +312,17 @@ class KnowledgeService:
         with self.store.snapshot():
             return self._query(question, options)
 
+    def _file_query(self, index_id: int, question: str, cfg: HybridConfig) -> QueryVector | None:
+        """The question's vector by the file vectors' model, when the index has file vectors (None: not
+        used; a model that fails to load leaves the ranking as it would be without them)."""
+        model = MODEL_IDS["minilm"]
+        if not cfg.file_vector_weight or self.store.file_vectors(index_id, model) is None:
+            return None
+        try:
+            return self.embedder(model).embed_query(question)
+        except Exception:  # (the search stands without them; an index run reports a broken model)
+            return None
+
     def _query(self, question: str, options: KnowledgeQueryOptions) -> KnowledgeQueryResult:
         started = time.perf_counter()
         index = self._index(options.workspace_path)
@@ -333,9 +345,10 @@ class KnowledgeService:
             directories=list(options.directory_filters), symbol_types=[s.value for s in options.symbol_types],
             deduplicate=options.deduplicate_chunks,
         )  # fmt: skip
+        cfg = self.hybrid_full if tier else self.hybrid
         hits = hybrid_search(
-            self.store, index.id, question, query_vector, search, self.hybrid_full if tier else self.hybrid,
-            top_k=options.max_results * 3, tier=tier is not None,
+            self.store, index.id, question, query_vector, search, cfg, top_k=options.max_results * 3,
+            tier=tier is not None, file_query=self._file_query(index.id, question, cfg),
         )  # fmt: skip
         hit_ids = [h.chunk_id for h in hits]
         cosines = self.store.cosines(index.id, query_vector, hit_ids, tier=tier is not None)

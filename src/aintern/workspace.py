@@ -390,6 +390,7 @@ class Workspace:
             options = IndexingOptions(
                 chunking=chunking, scan=scan, force_reindex=force or rechunk, engine=engine, milvus_uri=milvus_uri,
                 milvus_token_env=token_env, milvus_index=self.settings.milvus_index or "flat",
+                file_vectors=self.settings.file_vectors,
             )  # fmt: skip
             indexer = Indexer(self.store, self.embedder, options)
             indexer.on_file = on_file
@@ -425,7 +426,9 @@ class Workspace:
         paths = list(paths)
 
         def run(on_progress: ProgressCallback) -> IndexingResult:
-            options = IndexingOptions(chunking=self.chunking_options(), scan=self.scan_options())
+            options = IndexingOptions(
+                chunking=self.chunking_options(), scan=self.scan_options(), file_vectors=self.settings.file_vectors
+            )
             indexer = Indexer(self.store, self.embedder, options)
             indexer.on_file = on_file
             result = indexer.index_files(self.root, paths, on_progress, cancel)

@@ -106,6 +106,10 @@ class OnnxEmbedder:
         opts = ort.SessionOptions()
         opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         opts.intra_op_num_threads = self.threads or os.cpu_count() or 1
+        # Threads that spin after a run keep both cores busy: a search that embeds its question here (the
+        # file vectors, the full tier) then ran its numpy at half speed (warm p50 7.3 ms, 3.6 ms without
+        # spinning; bulk embedding is ~20 % slower without it: docs/benchmarks.md section 42).
+        opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
         providers = self.providers
         if providers[0] == "CUDAExecutionProvider":
             if hasattr(ort, "preload_dlls"):

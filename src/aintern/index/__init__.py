@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 from aintern.chunk.models import TextChunk
 from aintern.embed import Embedder, embedding_header, embedding_text
 from aintern.embed.cache import CachedEmbedder
+from aintern.index.files import file_embedder, update_file_vectors
 from aintern.index.git import head_commit
 from aintern.index.models import (
     IndexingError,
@@ -258,6 +259,14 @@ class Indexer:
 
         with self.store.transaction():
             self.store.update_keyword_stats(index_id, cancel, stats_progress)
+        if self.options.file_vectors and not cancel.is_set():
+            emit(IndexingPhase.FINALIZING, message="file vectors")
+            try:
+                update_file_vectors(self.store, index_id, file_embedder())
+            except Exception as exc:  # (optional: the index is searchable without them, as before)
+                result.errors.append(
+                    IndexingError("(file vectors)", f"{type(exc).__name__}: {exc}", IndexingErrorType.EMBEDDING)
+                )
         result.success = True
         emit(IndexingPhase.COMPLETE, processed_files=len(todo), total_files=len(todo))
         return self._finish(result, emit.started)

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from aintern.chunk.models import ChunkType, TextChunk
+from aintern.embed.base import MODEL_IDS
 from aintern.retrieve.paths import (
     ABBREVIATIONS,
     ARTICLES,
@@ -44,6 +45,13 @@ class HybridConfig:
     #: ``router.ts`` is BM25's 466th for "how a tRPC router is created and procedures are registered",
     #: behind 416 chunks that the priors weigh down. (``candidates`` or less: the first ``candidates``.)
     pool: int = 300
+    #: The first ``file_vector_files`` files are reordered by a rank fusion (constant ``file_vector_k``) of
+    #: their order with the order of the index's file vectors (store.files: the transformer's vector of
+    #: each file's path and the names it defines) against the question; this weighs the latter. The file
+    #: vectors tell what a file is about where its chunks' words do not (docs/benchmarks.md section 42).
+    file_vector_weight: float = 0.15
+    file_vector_k: float = 5.0
+    file_vector_files: int = 10
     rrf_k: float = 60.0
     #: Weight of the vector ranking in the fusion (the keyword ranking gets 1 − alpha).
     alpha_natural: float = 0.3
@@ -249,10 +257,12 @@ def hybrid_search(
     config: HybridConfig | None = None,
     top_k: int | None = None,
     tier: bool = False,
+    file_query: QueryVector | None = None,
 ) -> list[Hit]:
     """Ranked hits for ``question``: both retrievers over the whole index, fused, boosted, diversified.
 
-    ``tier``: ``query_vector`` is the full tier's, not the index's own."""
+    ``tier``: ``query_vector`` is the full tier's, not the index's own. ``file_query``: the question's
+    vector by the file vectors' model (None: the first files are not reordered by them)."""
     cfg = config or HybridConfig()
     symbol = symbol_query(question)
     words = len(re.findall(r"\w+", question))
@@ -391,6 +401,10 @@ def hybrid_search(
     scored = _diversify(scored, cfg)
     if cfg.drop_copies and options.deduplicate:
         scored = _without_copies(scored, chunks, top_k)
+    if file_query is not None and cfg.file_vector_weight:
+        files = store.file_vectors(index_id, MODEL_IDS["minilm"])
+        if files is not None:
+            scored = _by_file_vectors(scored, files.ranking(file_query, 3 * cfg.file_vector_files), cfg)
     if top_k:
         scored = scored[:top_k]
     vscore, kscore = dict(vec), dict(kw)
@@ -422,6 +436,34 @@ def _pool(store: Store, index_id: int, ranked: list[tuple[int, float]], cfg: Hyb
         weighed.append((score, cid))
     # (the best by weighed score; equal scores in the retriever's own order)
     return {cid for _, cid in heapq.nlargest(cfg.candidates, weighed, key=lambda x: x[0])}
+
+
+def _by_file_vectors(
+    scored: list[tuple[float, str, int, int]], nearest: list[str], cfg: HybridConfig
+) -> list[tuple[float, str, int, int]]:
+    """The first ``file_vector_files`` files reordered: (1 - w) / (k + the file's place) + w / (k + its place
+    among the file vectors' ``nearest``). Each file's first hit takes the place of the file it now follows;
+    every other hit keeps its own place."""
+    firsts: list[int] = []  # where each of the first files has its first hit
+    seen: set[str] = set()
+    for i, (_, path, _, _) in enumerate(scored):
+        if path not in seen:
+            seen.add(path)
+            firsts.append(i)
+            if len(firsts) == cfg.file_vector_files:
+                break
+    near = {path: place for place, path in enumerate(nearest)}
+    w, k = cfg.file_vector_weight, cfg.file_vector_k
+
+    def fused(place: int) -> float:
+        path = scored[firsts[place]][1]
+        return (1 - w) / (k + place) + (w / (k + near[path]) if path in near else 0.0)
+
+    order = sorted(range(len(firsts)), key=lambda place: -fused(place))  # (stable: ties keep their order)
+    out = list(scored)
+    for slot, place in zip(firsts, order):
+        out[slot] = scored[firsts[place]]
+    return out
 
 
 def _cut(ranked: list[tuple[int, float]], k: int) -> list[tuple[int, float]]:

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Generic, TypeVar
 from aintern.chunk.models import TextChunk
 
 if TYPE_CHECKING:
+    from aintern.store.files import FileVectors
     from aintern.store.postings import KeywordMatrix
     from aintern.store.sqlite import SqliteStore
     from aintern.store.vectors import VectorMatrix
@@ -133,6 +134,8 @@ class InMemorySearch:
         self.chunks: IndexStateCache[dict[int, TextChunk]] = IndexStateCache()
         #: Every chunk's (file path, chunk type), for the path priors that choose a search's candidates.
         self.files: IndexStateCache[dict[int, tuple[str, str]]] = IndexStateCache()
+        #: Each index's file vectors (store.files), per model.
+        self.file_matrices: IndexStateCache[dict[str, FileVectors | None]] = IndexStateCache()
         self._sizes: dict[int, tuple[tuple[object, ...], int]] = {}
         self._keyword_stats_started: set[int] = set()
 
@@ -213,6 +216,15 @@ class InMemorySearch:
             return {cid: shared.setdefault((path, kind), (path, kind)) for cid, path, kind in rows}
 
         return self.files.get(self.store, index_id, load, self._large(self.store, index_id))
+
+    def file_vectors(self, index_id: int, model_id: str) -> FileVectors | None:
+        """The index's file vectors of ``model_id``, loaded once per index state."""
+        by_model = self.file_matrices.get(self.store, index_id, lambda s: {})
+        if by_model is None:  # (a large index reloading: answered from SQLite meanwhile)
+            return self.store.load_file_vectors(index_id, model_id)
+        if model_id not in by_model:
+            by_model[model_id] = self.store.load_file_vectors(index_id, model_id)
+        return by_model[model_id]
 
     def add_keyword_stats(self, index_id: int) -> None:
         """Give a small index keyword statistics, so its BM25 and term coverage run in memory too (once

@@ -25,6 +25,7 @@ from aintern.store.db import (
     now,
     rows_in,
 )  # fmt: skip
+from aintern.store.files import FileVectorStorage
 from aintern.store.integrity import IntegrityCheck
 from aintern.store.keywords import (
     KeywordStorage,
@@ -76,7 +77,7 @@ def _index_from_row(row: Any) -> VectorIndex:
     )  # fmt: skip
 
 
-class SqliteStore(SearchStorage, KeywordStorage, TierStorage, IntegrityCheck):
+class SqliteStore(SearchStorage, KeywordStorage, TierStorage, FileVectorStorage, IntegrityCheck):
     """All indexes of one application database file."""
 
     def __init__(self, path: str | Path | None = None, readonly: bool = False) -> None:

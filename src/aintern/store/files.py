@@ -1,0 +1,109 @@
+"""File vectors: one transformer vector per file of code, of its path and the names it defines (a mixin
+of SqliteStore, like store.tiers: these methods share its per-thread connection).
+
+aintern.index.files writes them at the end of an indexing run; a search reorders its first files by
+how close each file's vector is to the question's (aintern.retrieve.hybrid; docs/benchmarks.md section
+42). A file's row goes with the file (ON DELETE CASCADE); a row whose text changed is written again.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from aintern.store.db import rows_in
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from aintern.store.memory import InMemorySearch
+
+
+class FileVectors:
+    """The vectors of an index's files, in the order of ``paths``, as rows of a unit-length matrix."""
+
+    def __init__(self, paths: list[str], matrix: np.ndarray) -> None:
+        self.paths = paths
+        self.matrix = matrix
+
+    def ranking(self, query_vector: Any, top: int) -> list[str]:
+        """The ``top`` files nearest the question, nearest first (equal cosines in path order)."""
+        import numpy as np
+
+        if not self.paths:
+            return []
+        scores = self.matrix @ np.asarray(query_vector, dtype=np.float32)
+        if len(scores) > top:
+            # The top's lowest score, and every file that reaches it (ties at the cut are kept, then cut in
+            # path order below), without sorting all of a large index's files.
+            floor = np.partition(scores, len(scores) - top)[len(scores) - top]
+            candidates = np.flatnonzero(scores >= floor)
+        else:
+            candidates = np.arange(len(scores))
+        order = candidates[np.lexsort((candidates, -scores[candidates]))][:top]
+        return [self.paths[i] for i in order]
+
+
+class FileVectorStorage:
+    """SqliteStore's methods for file vectors."""
+
+    conn: Any
+    memory: InMemorySearch | None
+
+    def _bump(self, index_id: int, files: int, chunks: int) -> None: ...
+
+    def file_summaries(self, index_id: int) -> list[tuple[int, str, list[str]]]:
+        """(file id, path, the names its chunks define) of each file with code, in path order."""
+        rows = self.conn.execute(
+            "SELECT f.id, f.path, s.name FROM files f JOIN chunks c ON c.file_id = f.id "
+            "LEFT JOIN chunk_symbols s ON s.chunk_id = c.id "
+            "WHERE f.index_id = ? AND c.chunk_type = 'code' ORDER BY f.path, c.start_line",
+            (index_id,),
+        )
+        out: dict[int, tuple[int, str, list[str]]] = {}
+        for file_id, path, name in rows:
+            names = out.setdefault(file_id, (file_id, path, []))[2]
+            if name and name not in names:
+                names.append(name)
+        return list(out.values())
+
+    def file_vector_hashes(self, index_id: int, model_id: str) -> dict[int, str]:
+        """The text hash each file's vector of ``model_id`` was made from."""
+        rows = self.conn.execute(
+            "SELECT file_id, text_hash FROM file_vectors WHERE index_id = ? AND model_id = ?", (index_id, model_id)
+        )
+        return {int(file_id): text_hash for file_id, text_hash in rows}
+
+    def set_file_vectors(self, index_id: int, model_id: str, rows: list[tuple[int, str, bytes]]) -> None:
+        """Write (file id, text hash, vector) rows, replacing older ones; drop rows of other models and of
+        files no longer in ``rows`` or the index's files of code."""
+        if rows:
+            self.conn.executemany(
+                "INSERT OR REPLACE INTO file_vectors (file_id, index_id, model_id, text_hash, vector) VALUES (?, ?, ?, ?, ?)",
+                [(file_id, index_id, model_id, text_hash, vector) for file_id, text_hash, vector in rows],
+            )
+        self.conn.execute("DELETE FROM file_vectors WHERE index_id = ? AND model_id != ?", (index_id, model_id))
+        self._bump(index_id, 0, 0)  # (cached answers and in-memory vectors are keyed on the revision)
+
+    def drop_file_vectors(self, index_id: int, file_ids: list[int]) -> None:
+        """Forget the vectors of these files (no longer files of code)."""
+        for _ in rows_in(self.conn, "DELETE FROM file_vectors WHERE file_id IN ({marks})", file_ids):
+            pass
+
+    def file_vectors(self, index_id: int, model_id: str) -> FileVectors | None:
+        """The index's file vectors of ``model_id`` (None: it has none), held in memory by a long-running process."""
+        if self.memory is not None:
+            return self.memory.file_vectors(index_id, model_id)
+        return self.load_file_vectors(index_id, model_id)
+
+    def load_file_vectors(self, index_id: int, model_id: str) -> FileVectors | None:
+        rows = self.conn.execute(
+            "SELECT f.path, v.vector FROM file_vectors v JOIN files f ON f.id = v.file_id "
+            "WHERE v.index_id = ? AND v.model_id = ? ORDER BY f.path",
+            (index_id, model_id),
+        ).fetchall()
+        if not rows:
+            return None  # (before numpy: a one-shot search of an index without them imports none)
+        import numpy as np
+
+        matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), -1)
+        return FileVectors([r[0] for r in rows], matrix)

@@ -1,0 +1,101 @@
+"""File vectors (aintern.index.files, store.files): a transformer vector per file of code, of its path and
+the names it defines, kept with the files and used to reorder a search's first files (issue 11, docs
+section 42). Real SQLite, the real static model and the real MiniLM."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from aintern.embed.base import MODEL_IDS
+from aintern.index import Indexer, IndexingOptions
+from aintern.index.files import summary_text
+from aintern.knowledge import KnowledgeQueryOptions, KnowledgeService
+from aintern.retrieve.hybrid import HybridConfig, _by_file_vectors
+from aintern.store import SqliteStore
+
+MODEL = MODEL_IDS["minilm"]
+
+FILES = {
+    "src/cache.py": "class LruCache:\n    def evict_oldest(self):\n        return self.entries.popitem(last=False)\n",
+    "src/retry.py": "def retry_with_backoff(call, attempts=3):\n    for n in range(attempts):\n        call()\n",
+    "src/http_client.py": "class HttpClient:\n    def send_request(self, url):\n        return self.session.get(url)\n",
+    "README.md": "# Project\n\nA cache, retries and an HTTP client.\n",
+}
+
+
+def write(root: Path, files: dict[str, str]) -> None:
+    for name, body in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(body)
+
+
+def test_summary_text_is_the_path_the_name_and_the_definitions() -> None:
+    assert summary_text("src/http_client.py", ["HttpClient", "send_request"]) == (
+        "src / http_client.py http client Http Client send request"
+    )
+    assert len(summary_text("a.py", [f"get_name{i}" for i in range(200)]).split()) == 64  # (words at most)
+
+
+def test_file_vectors_follow_the_files_of_code(static, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    ws = tmp_path / "ws"
+    write(ws, FILES)
+    store = SqliteStore(tmp_path / "i.db")
+    on = IndexingOptions(file_vectors=True)  # (the `file_vectors` setting)
+    assert Indexer(store, static, on).index(ws).success
+    index = store.get_index_for_workspace(ws.resolve())
+    assert index is not None
+    vectors = store.file_vectors(index.id, MODEL)
+    assert vectors is not None
+    assert vectors.paths == ["src/cache.py", "src/http_client.py", "src/retry.py"]  # (no vector for prose)
+    assert vectors.matrix.shape == (3, 384)
+    assert np.allclose(np.linalg.norm(vectors.matrix, axis=1), 1.0, atol=1e-3)
+    before = store.file_vector_hashes(index.id, MODEL)
+
+    # A renamed definition makes a new vector; a deleted file takes its vector with it.
+    (ws / "src/cache.py").write_text("class LfuCache:\n    def evict_least_used(self):\n        pass\n")
+    (ws / "src/retry.py").unlink()
+    assert Indexer(store, static, on).index(ws).success
+    after = store.file_vector_hashes(index.id, MODEL)
+    vectors = store.file_vectors(index.id, MODEL)
+    assert vectors is not None and vectors.paths == ["src/cache.py", "src/http_client.py"]
+    assert len(after) == 2 and set(after.values()) - set(before.values())  # (cache.py's text changed)
+
+    # The question's vector finds the file about it first.
+    service = KnowledgeService(store)
+    query = service._file_query(index.id, "sending HTTP requests", service.hybrid)
+    assert query is not None
+    assert vectors.ranking(query, 2)[0] == "src/http_client.py"
+    result = service.query("sending HTTP requests", KnowledgeQueryOptions(workspace_path=str(ws), min_relevance=0.0))
+    assert result.chunks and result.chunks[0].file_path == "src/http_client.py"
+    # Weight 0, or an index made without them: the question is not embedded a second time.
+    assert service._file_query(index.id, "sending HTTP requests", HybridConfig(file_vector_weight=0.0)) is None
+    store.close()
+
+    plain = SqliteStore(tmp_path / "plain.db")
+    assert Indexer(plain, static).index(ws).success  # (off by default)
+    index = plain.get_index_for_workspace(ws.resolve())
+    assert index is not None and plain.file_vectors(index.id, MODEL) is None
+    assert KnowledgeService(plain)._file_query(index.id, "sending HTTP requests", HybridConfig()) is None
+    plain.close()
+
+
+def test_the_file_vectors_reorder_only_the_first_files_and_each_files_first_hit() -> None:
+    """Each of the first files' first hit moves with its file; a file's other hits and the files further
+    down keep their places."""
+    scored = [
+        (-9.0, "a.py", 1, 1),
+        (-8.0, "b.py", 1, 2),
+        (-7.0, "a.py", 20, 3),  # a.py's second hit
+        (-6.0, "c.py", 1, 4),
+        (-5.0, "d.py", 1, 5),  # beyond the first three files
+    ]
+    cfg = HybridConfig(file_vector_weight=0.5, file_vector_k=1.0, file_vector_files=3)
+    out = _by_file_vectors(scored, ["c.py", "d.py"], cfg)
+    # c.py: 0.5/(1+2) + 0.5/1 beats a.py's 0.5/1 and b.py's 0.5/2; d.py is not among the first three files.
+    assert [hit[3] for hit in out] == [4, 1, 3, 2, 5]
+    assert _by_file_vectors(scored, [], cfg) == scored  # (nothing near: the order stands)
+    light = HybridConfig(file_vector_weight=0.15, file_vector_k=5.0, file_vector_files=3)
+    # At the default weight the file vectors move a file up one place, not two: c.py passes b.py, not a.py.
+    assert [hit[3] for hit in _by_file_vectors(scored, ["c.py"], light)] == [1, 4, 3, 2, 5]
