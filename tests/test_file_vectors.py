@@ -62,6 +62,16 @@ def test_file_vectors_follow_the_files_of_code(static, tmp_path: Path) -> None: 
     assert vectors is not None and vectors.paths == ["src/cache.py", "src/http_client.py"]
     assert len(after) == 2 and set(after.values()) - set(before.values())  # (cache.py's text changed)
 
+    # A run of one file (the watcher's) embeds that file again and leaves the others' vectors alone.
+    (ws / "src/http_client.py").write_text(
+        FILES["src/http_client.py"] + "\n    def close_session(self):\n        pass\n"
+    )
+    assert Indexer(store, static, on).index_files(ws, ["src/http_client.py"]).success
+    again = store.file_vector_hashes(index.id, MODEL)
+    ids = store.file_ids(index.id, ["src/cache.py", "src/http_client.py"])
+    assert set(again) == set(ids.values())  # (both files have a vector)
+    assert again[ids["src/cache.py"]] in after.values() and again[ids["src/http_client.py"]] not in after.values()
+
     # The question's vector finds the file about it first.
     service = KnowledgeService(store)
     query = service._file_query(index.id, "sending HTTP requests", service.hybrid)

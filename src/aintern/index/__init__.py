@@ -262,7 +262,9 @@ class Indexer:
         if self.options.file_vectors and not cancel.is_set():
             emit(IndexingPhase.FINALIZING, message="file vectors")
             try:
-                update_file_vectors(self.store, index_id, file_embedder())
+                # (a run of a few files, the watcher's, looks only at them: their files' rows go with them)
+                only = None if full else [f.rel for f in files]
+                update_file_vectors(self.store, index_id, file_embedder(), only)
             except Exception as exc:  # (optional: the index is searchable without them, as before)
                 result.errors.append(
                     IndexingError("(file vectors)", f"{type(exc).__name__}: {exc}", IndexingErrorType.EMBEDDING)

@@ -42,14 +42,20 @@ def summary_text(path: str, names: list[str]) -> str:
     return " ".join(text.split()[:SUMMARY_WORDS])
 
 
-def update_file_vectors(store: Store, index_id: int, embedder: Embedder, batch: int = 256) -> int:
+def update_file_vectors(
+    store: Store, index_id: int, embedder: Embedder, paths: list[str] | None = None, batch: int = 256
+) -> int:
     """Embed the files of code whose summary is new or changed, drop the vectors of files that have no
-    code any more; the number of files embedded."""
+    code any more (only among ``paths`` when given); the number of files embedded."""
     model = embedder.model_id
+    summaries = store.file_summaries(index_id, paths)
     known = store.file_vector_hashes(index_id, model)
+    if paths is not None:  # (a deleted file's row went with it)
+        ids = set(store.file_ids(index_id, paths).values())
+        known = {file_id: digest for file_id, digest in known.items() if file_id in ids}
     todo: list[tuple[int, str, str]] = []
     current: set[int] = set()
-    for file_id, path, names in store.file_summaries(index_id):
+    for file_id, path, names in summaries:
         current.add(file_id)
         text = summary_text(path, names)
         digest = hashlib.sha256(text.encode()).hexdigest()[:32]

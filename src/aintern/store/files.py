@@ -51,20 +51,29 @@ class FileVectorStorage:
 
     def _bump(self, index_id: int, files: int, chunks: int) -> None: ...
 
-    def file_summaries(self, index_id: int) -> list[tuple[int, str, list[str]]]:
-        """(file id, path, the names its chunks define) of each file with code, in path order."""
-        rows = self.conn.execute(
+    def file_summaries(self, index_id: int, paths: list[str] | None = None) -> list[tuple[int, str, list[str]]]:
+        """(file id, path, the names its chunks define) of each file with code (of ``paths`` only, given)."""
+        sql = (
             "SELECT f.id, f.path, s.name FROM files f JOIN chunks c ON c.file_id = f.id "
-            "LEFT JOIN chunk_symbols s ON s.chunk_id = c.id "
-            "WHERE f.index_id = ? AND c.chunk_type = 'code' ORDER BY f.path, c.start_line",
-            (index_id,),
+            "LEFT JOIN chunk_symbols s ON s.chunk_id = c.id WHERE f.index_id = ? AND c.chunk_type = 'code'"
         )
+        if paths is None:
+            rows = list(self.conn.execute(sql + " ORDER BY f.path, c.start_line", (index_id,)))
+        else:
+            rows = list(
+                rows_in(self.conn, sql + " AND f.path IN ({marks}) ORDER BY f.path, c.start_line", paths, [index_id])
+            )
         out: dict[int, tuple[int, str, list[str]]] = {}
         for file_id, path, name in rows:
             names = out.setdefault(file_id, (file_id, path, []))[2]
             if name and name not in names:
                 names.append(name)
         return list(out.values())
+
+    def file_ids(self, index_id: int, paths: list[str]) -> dict[str, int]:
+        """The ids of these files (those the index has)."""
+        sql = "SELECT path, id FROM files WHERE index_id = ? AND path IN ({marks})"
+        return {path: int(file_id) for path, file_id in rows_in(self.conn, sql, paths, [index_id])}
 
     def file_vector_hashes(self, index_id: int, model_id: str) -> dict[int, str]:
         """The text hash each file's vector of ``model_id`` was made from."""
