@@ -128,6 +128,8 @@ CONFIGS = {
     **{f"fv{w}": replace(HybridConfig(), file_vector_weight=w) for w in (0.0, 0.1, 0.2, 0.25)},
     "full": FULL_TIER,
     "full-no-bases": replace(FULL_TIER, base_forms=False),
+    # The full tier without file vectors (docs section 42; they count only with FILE_VECTORS=1).
+    "full-nofv": replace(FULL_TIER, file_vector_weight=0.0),
     # The full tier's vector weight for questions in words (docs section 39), e.g. "full0.4".
     **{f"full{a}": replace(FULL_TIER, alpha_natural=a) for a in (0.3, 0.4, 0.5, 0.7)},
     # A header beside its source file, weighed down by this much (docs section 39), e.g. "twin0.3"; 1.0: off.
