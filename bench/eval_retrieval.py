@@ -24,12 +24,11 @@ from semble_data import SHARED, files_on_disk, load_repos, ndcg_at_10, path_matc
 from aintern.chunk import ChunkingOptions
 from aintern.chunk.models import CHUNKER_VERSION
 from aintern.embed import get_embedder
-from aintern.embed.base import MODEL_IDS
 from aintern.index import Indexer, IndexingOptions
 from aintern.index.files import file_embedder
 from aintern.index.tier import TIER_MODEL, fill_tier
 from aintern.knowledge import KnowledgeQueryOptions, KnowledgeService
-from aintern.retrieve.hybrid import FULL_TIER, HybridConfig, hybrid_search
+from aintern.retrieve.hybrid import FULL_TIER, HybridConfig, hybrid_search, nearest_files
 from aintern.retrieve.rerank import RerankingStrategy
 from aintern.store import SqliteStore, VectorSearchOptions, memory, postings
 from aintern.store import keywords as sqlite_backend
@@ -274,17 +273,15 @@ def rank(store: SqliteStore, index_id: int, embedder, question: str, cfg: Hybrid
         return [c.file_path for c in result.chunks]
     hits = hybrid_search(
         store, index_id, question, embedder.embed(question), VectorSearchOptions(top_k=k), cfg, tier=TIER,
-        file_query=file_query(store, index_id, question, cfg),
+        nearest=nearest(store, index_id, question, cfg),
     )  # fmt: skip
     return [h.chunk.file_path for h in hits[:k]]
 
 
-def file_query(store: SqliteStore, index_id: int, question: str, cfg: HybridConfig):  # type: ignore[no-untyped-def]
-    """The question's vector by the file vectors' model, as KnowledgeService gives it for an index with file
-    vectors (FILE_VECTORS=1: the indexes get them; None: not used)."""
-    if not FILE_VECTORS or not cfg.file_vector_weight or store.file_vectors(index_id, MODEL_IDS["minilm"]) is None:
-        return None
-    return file_embedder().embed_query(question)
+def nearest(store: SqliteStore, index_id: int, question: str, cfg: HybridConfig) -> list[str] | None:
+    """The files nearest the question by the index's file vectors, as KnowledgeService gives them
+    (FILE_VECTORS=1: the indexes have them; else None)."""
+    return nearest_files(store, index_id, question, cfg, file_embedder) if FILE_VECTORS else None
 
 
 def semble(args: argparse.Namespace) -> None:

@@ -8,14 +8,15 @@ from pathlib import Path
 
 import numpy as np
 
-from aintern.embed.base import MODEL_IDS
+from aintern.embed.base import Embedder
 from aintern.index import Indexer, IndexingOptions
 from aintern.index.files import summary_text
 from aintern.knowledge import KnowledgeQueryOptions, KnowledgeService
-from aintern.retrieve.hybrid import HybridConfig, _by_file_vectors
+from aintern.retrieve.hybrid import HybridConfig, _by_file_vectors, nearest_files
 from aintern.store import SqliteStore
+from aintern.store.files import FILE_MODEL
 
-MODEL = MODEL_IDS["minilm"]
+MODEL = FILE_MODEL
 
 FILES = {
     "src/cache.py": "class LruCache:\n    def evict_oldest(self):\n        return self.entries.popitem(last=False)\n",
@@ -74,20 +75,22 @@ def test_file_vectors_follow_the_files_of_code(static, tmp_path: Path) -> None: 
 
     # The question's vector finds the file about it first.
     service = KnowledgeService(store)
-    query = service._file_query(index.id, "sending HTTP requests", service.hybrid)
-    assert query is not None
-    assert vectors.ranking(query, 2)[0] == "src/http_client.py"
+    nearest = service._nearest_files(index.id, "sending HTTP requests", service.hybrid)
+    assert nearest is not None and nearest[0] == "src/http_client.py"
     result = service.query("sending HTTP requests", KnowledgeQueryOptions(workspace_path=str(ws), min_relevance=0.0))
     assert result.chunks and result.chunks[0].file_path == "src/http_client.py"
-    # Weight 0, or an index made without them: the question is not embedded a second time.
-    assert service._file_query(index.id, "sending HTTP requests", HybridConfig(file_vector_weight=0.0)) is None
+    # Weight 0: not used.
+    assert service._nearest_files(index.id, "sending HTTP requests", HybridConfig(file_vector_weight=0.0)) is None
     store.close()
+
+    def unloadable() -> Embedder:
+        raise AssertionError("an index without file vectors loaded the transformer")
 
     plain = SqliteStore(tmp_path / "plain.db")
     assert Indexer(plain, static).index(ws).success  # (off by default)
     index = plain.get_index_for_workspace(ws.resolve())
-    assert index is not None and plain.file_vectors(index.id, MODEL) is None
-    assert KnowledgeService(plain)._file_query(index.id, "sending HTTP requests", HybridConfig()) is None
+    assert index is not None and plain.file_vectors(index.id, FILE_MODEL) is None
+    assert nearest_files(plain, index.id, "sending HTTP requests", HybridConfig(), unloadable) is None
     plain.close()
 
 

@@ -10,14 +10,13 @@ import re
 from typing import TYPE_CHECKING
 
 from aintern.embed import file_name_words
-from aintern.embed.base import MODEL_IDS, vector_bytes
+from aintern.embed.base import vector_bytes
+from aintern.store.files import FILE_MODEL
 
 if TYPE_CHECKING:
     from aintern.embed.base import Embedder
     from aintern.store import Store
 
-#: The file vectors' model: the transformer shipped with aintern (MiniLM, int8).
-FILE_MODEL = MODEL_IDS["minilm"]
 #: Words of a file's text at most (its path, its name in words, then the names it defines): short
 #: texts embed at ~600 files a second on two cores (1,300 of the dev split's files in 2.3 s).
 SUMMARY_WORDS = 64
@@ -29,9 +28,9 @@ _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 @functools.cache
 def file_embedder() -> Embedder:
     """The file vectors' embedder, loaded once per process (indexers and searches share it)."""
-    from aintern.embed import get_embedder
+    from aintern.embed import embedder_for_model_id
 
-    return get_embedder("minilm")
+    return embedder_for_model_id(FILE_MODEL)
 
 
 def summary_text(path: str, names: list[str]) -> str:

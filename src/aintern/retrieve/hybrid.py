@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from aintern.chunk.models import ChunkType, TextChunk
-from aintern.embed.base import MODEL_IDS
 from aintern.retrieve.paths import (
     ABBREVIATIONS,
     ARTICLES,
@@ -30,10 +29,13 @@ from aintern.retrieve.paths import (
     question_keywords,
 )
 from aintern.store import Store, VectorSearchOptions
+from aintern.store.files import FILE_MODEL
 from aintern.store.text import STOP_WORDS, identifier_parts
 
 if TYPE_CHECKING:
-    from aintern.embed.base import QueryVector
+    from collections.abc import Callable
+
+    from aintern.embed.base import Embedder, QueryVector
 
 
 @dataclass(frozen=True)
@@ -257,12 +259,12 @@ def hybrid_search(
     config: HybridConfig | None = None,
     top_k: int | None = None,
     tier: bool = False,
-    file_query: QueryVector | None = None,
+    nearest: list[str] | None = None,
 ) -> list[Hit]:
     """Ranked hits for ``question``: both retrievers over the whole index, fused, boosted, diversified.
 
-    ``tier``: ``query_vector`` is the full tier's, not the index's own. ``file_query``: the question's
-    vector by the file vectors' model (None: the first files are not reordered by them)."""
+    ``tier``: ``query_vector`` is the full tier's, not the index's own. ``nearest``: the files whose
+    file vectors are nearest the question (``nearest_files``; None: the first files are not reordered)."""
     cfg = config or HybridConfig()
     symbol = symbol_query(question)
     words = len(re.findall(r"\w+", question))
@@ -401,10 +403,8 @@ def hybrid_search(
     scored = _diversify(scored, cfg)
     if cfg.drop_copies and options.deduplicate:
         scored = _without_copies(scored, chunks, top_k)
-    if file_query is not None and cfg.file_vector_weight:
-        files = store.file_vectors(index_id, MODEL_IDS["minilm"])
-        if files is not None:
-            scored = _by_file_vectors(scored, files.ranking(file_query, 3 * cfg.file_vector_files), cfg)
+    if nearest and cfg.file_vector_weight:
+        scored = _by_file_vectors(scored, nearest, cfg)
     if top_k:
         scored = scored[:top_k]
     vscore, kscore = dict(vec), dict(kw)
@@ -414,6 +414,20 @@ def hybrid_search(
         Hit(cid, chunks[cid], -neg, vscore.get(cid), kscore.get(cid), vrank.get(cid), krank.get(cid))
         for neg, _, _, cid in scored
     ]
+
+
+def nearest_files(
+    store: Store, index_id: int, question: str, cfg: HybridConfig, embedder: Callable[[], Embedder]
+) -> list[str] | None:
+    """The files whose file vectors are nearest ``question``, for ``hybrid_search``'s ``nearest`` (None: the
+    index has none, or the config gives them no weight). ``embedder`` gives the file vectors' model, loaded
+    only for an index that has them."""
+    if not cfg.file_vector_weight:
+        return None
+    files = store.file_vectors(index_id, FILE_MODEL)
+    if files is None:
+        return None
+    return files.ranking(embedder().embed_query(question), 3 * cfg.file_vector_files)
 
 
 def _pool(store: Store, index_id: int, ranked: list[tuple[int, float]], cfg: HybridConfig) -> set[int]:

@@ -10,12 +10,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from aintern.store.db import rows_in
+from aintern.embed.base import MODEL_IDS
+from aintern.store.db import IN_BATCH, rows_in
 
 if TYPE_CHECKING:
     import numpy as np
 
     from aintern.store.memory import InMemorySearch
+
+
+#: The file vectors' model: the transformer shipped with aintern (MiniLM, int8).
+FILE_MODEL = MODEL_IDS["minilm"]
 
 
 class FileVectors:
@@ -95,8 +100,9 @@ class FileVectorStorage:
 
     def drop_file_vectors(self, index_id: int, file_ids: list[int]) -> None:
         """Forget the vectors of these files (no longer files of code)."""
-        for _ in rows_in(self.conn, "DELETE FROM file_vectors WHERE file_id IN ({marks})", file_ids):
-            pass
+        for lo in range(0, len(file_ids), IN_BATCH):
+            part = file_ids[lo : lo + IN_BATCH]
+            self.conn.execute(f"DELETE FROM file_vectors WHERE file_id IN ({','.join('?' * len(part))})", part)
 
     def file_vectors(self, index_id: int, model_id: str) -> FileVectors | None:
         """The index's file vectors of ``model_id`` (None: it has none), held in memory by a long-running process."""
