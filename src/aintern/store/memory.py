@@ -220,8 +220,7 @@ class InMemorySearch:
     def file_vectors(self, index_id: int, model_id: str) -> FileVectors | None:
         """The index's file vectors of ``model_id``, loaded once per index state."""
         by_model = self.file_matrices.get(self.store, index_id, lambda s: {})
-        if by_model is None:  # (a large index reloading: answered from SQLite meanwhile)
-            return self.store.load_file_vectors(index_id, model_id)
+        assert by_model is not None  # (loaded here, never in the background)
         if model_id not in by_model:
             by_model[model_id] = self.store.load_file_vectors(index_id, model_id)
         return by_model[model_id]
