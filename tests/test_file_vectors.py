@@ -79,6 +79,8 @@ def test_file_vectors_follow_the_files_of_code(static, tmp_path: Path) -> None: 
     assert nearest is not None and nearest[0] == "src/http_client.py"
     result = service.query("sending HTTP requests", KnowledgeQueryOptions(workspace_path=str(ws), min_relevance=0.0))
     assert result.chunks and result.chunks[0].file_path == "src/http_client.py"
+    store.keep_in_memory()  # (a long-running process holds them in memory: the same answer)
+    assert service._nearest_files(index.id, "sending HTTP requests", service.hybrid) == nearest
     # Weight 0: not used.
     assert service._nearest_files(index.id, "sending HTTP requests", HybridConfig(file_vector_weight=0.0)) is None
     store.close()
