@@ -1,13 +1,13 @@
 """`aintern search` end to end: process start to exit, one process per query (issue 14's bar).
 
-    python bench/cli_latency.py /tmp/django/django-5.2.8/django [--runs 20] [--file-vectors]
+    python bench/cli_latency.py /tmp/django/django-5.2.8/django [--runs 20] [--no-file-vectors]
 
 Indexes DIR once into a temporary database (not timed), warms the OS cache with one search, then
 times ``aintern search QUESTION --json -k 10`` for ``--runs`` questions in turn and prints p50/p95,
 with where the time goes: the interpreter's own start, the imports of a search (``python -X importtime``
 on a real search, slowest listed) and the rest (argument parsing, opening the index, the query).
-``--file-vectors``: the index gets file vectors (the `file_vectors` setting, from a temporary user
-config), so each search loads the transformer (docs/benchmarks.md section 42).
+``--no-file-vectors``: the index gets none (the `file_vectors` setting off, from a temporary user
+config; docs/benchmarks.md sections 42-43).
 """
 
 from __future__ import annotations
@@ -37,12 +37,12 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("root", type=Path)
     ap.add_argument("--runs", type=int, default=20)
-    ap.add_argument("--file-vectors", action="store_true", help="index with file vectors")
+    ap.add_argument("--no-file-vectors", action="store_true", help="index without file vectors")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         env = {**os.environ, "AINTERN_DB": str(Path(tmp) / "cli.db")}
-        if args.file_vectors:
-            (Path(tmp) / "config.toml").write_text("file_vectors = true\n")
+        if args.no_file_vectors:
+            (Path(tmp) / "config.toml").write_text("file_vectors = false\n")
             env["AINTERN_CONFIG"] = str(Path(tmp) / "config.toml")
         # As installed by pip, which compiles the package's bytecode (a source checkout run with
         # PYTHONDONTWRITEBYTECODE would otherwise compile every module on every run).

@@ -10,6 +10,7 @@ names another folder, for a change to chunking or embedding measured beside the 
 from __future__ import annotations
 
 import argparse
+import functools
 import hashlib
 import json
 import os
@@ -25,7 +26,6 @@ from aintern.chunk import ChunkingOptions
 from aintern.chunk.models import CHUNKER_VERSION
 from aintern.embed import get_embedder
 from aintern.index import Indexer, IndexingOptions
-from aintern.index.files import file_embedder
 from aintern.index.tier import TIER_MODEL, fill_tier
 from aintern.knowledge import KnowledgeQueryOptions, KnowledgeService
 from aintern.retrieve.hybrid import FULL_TIER, HybridConfig, hybrid_search, nearest_files
@@ -127,7 +127,7 @@ CONFIGS = {
     **{f"fv{w}": replace(HybridConfig(), file_vector_weight=w) for w in (0.0, 0.1, 0.2, 0.25)},
     "full": FULL_TIER,
     "full-no-bases": replace(FULL_TIER, base_forms=False),
-    # The full tier without file vectors (docs section 42; they count only with FILE_VECTORS=1).
+    # The full tier without file vectors (docs section 42).
     "full-nofv": replace(FULL_TIER, file_vector_weight=0.0),
     # The full tier's vector weight for questions in words (docs section 39), e.g. "full0.4".
     **{f"full{a}": replace(FULL_TIER, alpha_natural=a) for a in (0.3, 0.4, 0.5, 0.7)},
@@ -166,9 +166,9 @@ TIER = False
 TIER_GRAPH = "int8"
 #: Where indexes keep vectors and keyword search: "sqlite", or "milvus" (Milvus Lite, a file beside the database).
 STORE = "sqlite"
-#: FILE_VECTORS=1: the indexes get file vectors (the `file_vectors` setting) and hybrid configs search with
-#: them, as KnowledgeService does for such an index (docs section 42).
-FILE_VECTORS = os.environ.get("FILE_VECTORS") == "1"
+#: The indexes get file vectors, as `aintern index` makes them by default, and hybrid configs search with
+#: them as KnowledgeService does (docs sections 42-43); FILE_VECTORS=0: none (`file_vectors = false`).
+FILE_VECTORS = os.environ.get("FILE_VECTORS", "1") != "0"
 
 
 def embedder_for(model: str):  # type: ignore[no-untyped-def]
@@ -222,7 +222,7 @@ def open_index(name: str, root: Path, model: str, reindex: bool) -> tuple[Sqlite
     stale = before is not None and before.settings.get("chunker") != CHUNKER_VERSION
     options = IndexingOptions(chunking=chunking, force_reindex=stale, file_vectors=FILE_VECTORS, **milvus)  # type: ignore[arg-type]
     result = Indexer(store, fast, options).index(root)
-    if not FILE_VECTORS:  # (an index as `aintern index` makes it by default: a search here must not find any)
+    if not FILE_VECTORS:  # (an index as `aintern index` makes it with the setting off: a search must find none)
         with store.transaction():
             store.conn.execute("DELETE FROM file_vectors WHERE index_id = ?", (result.index_id,))
     if result.success and (stale or before is None):
@@ -279,9 +279,14 @@ def rank(store: SqliteStore, index_id: int, embedder, question: str, cfg: Hybrid
 
 
 def nearest(store: SqliteStore, index_id: int, question: str, cfg: HybridConfig) -> list[str] | None:
-    """The files nearest the question by the index's file vectors, as KnowledgeService gives them
-    (FILE_VECTORS=1: the indexes have them; else None)."""
-    return nearest_files(store, index_id, question, cfg, file_embedder) if FILE_VECTORS else None
+    """The files nearest the question by the index's file vectors, as KnowledgeService gives them (by the
+    question's static vector; FILE_VECTORS=0: the indexes have none, so None)."""
+    return nearest_files(store, index_id, cfg, static_embedder().embed_query(question)) if FILE_VECTORS else None
+
+
+@functools.cache
+def static_embedder():  # type: ignore[no-untyped-def]
+    return get_embedder("static", path=TABLE) if TABLE is not None else get_embedder("static")
 
 
 def semble(args: argparse.Namespace) -> None:

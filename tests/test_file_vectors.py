@@ -1,6 +1,7 @@
 """File vectors (aintern.index.files, store.files): a transformer vector per file of code, of its path and
-the names it defines, kept with the files and used to reorder a search's first files (issue 11, docs
-section 42). Real SQLite, the real static model and the real MiniLM."""
+the names it defines, taken into the static model's space by the file map, kept with the files and used
+to reorder a search's first files (issue 11, docs sections 42-43). Real SQLite and sqlite-vec, the real
+static model, the real MiniLM and the shipped map."""
 
 from __future__ import annotations
 
@@ -8,15 +9,15 @@ from pathlib import Path
 
 import numpy as np
 
-from aintern.embed.base import Embedder
+from aintern.chunk.models import TextChunk
 from aintern.index import Indexer, IndexingOptions
-from aintern.index.files import summary_text
+from aintern.index.files import file_embedder, file_map, summary_text
 from aintern.knowledge import KnowledgeQueryOptions, KnowledgeService
 from aintern.retrieve.hybrid import HybridConfig, _by_file_vectors, nearest_files
 from aintern.store import SqliteStore
-from aintern.store.files import FILE_MODEL
+from aintern.store.files import FILE_SPACE
 
-MODEL = FILE_MODEL
+SPACE = FILE_SPACE
 
 FILES = {
     "src/cache.py": "class LruCache:\n    def evict_oldest(self):\n        return self.entries.popitem(last=False)\n",
@@ -43,23 +44,33 @@ def test_file_vectors_follow_the_files_of_code(static, tmp_path: Path) -> None: 
     ws = tmp_path / "ws"
     write(ws, FILES)
     store = SqliteStore(tmp_path / "i.db")
-    on = IndexingOptions(file_vectors=True)  # (the `file_vectors` setting)
-    assert Indexer(store, static, on).index(ws).success
+    assert Indexer(store, static).index(ws).success  # (on by default: the `file_vectors` setting)
     index = store.get_index_for_workspace(ws.resolve())
     assert index is not None
-    vectors = store.file_vectors(index.id, MODEL)
+    vectors = store.load_file_vectors(index.id, SPACE)
     assert vectors is not None
     assert vectors.paths == ["src/cache.py", "src/http_client.py", "src/retry.py"]  # (no vector for prose)
-    assert vectors.matrix.shape == (3, 384)
-    assert np.allclose(np.linalg.norm(vectors.matrix, axis=1), 1.0, atol=1e-3)
-    before = store.file_vector_hashes(index.id, MODEL)
+    # Each is MiniLM's vector of the file's summary taken into the static model's space by the file map.
+    summary = summary_text("src/http_client.py", ["HttpClient", "send_request"])
+    expected = file_embedder().embed_batch([summary])[0] @ file_map().T
+    assert vectors.matrix.shape == (3, static.dimension)
+    assert np.allclose(vectors.matrix[1], expected, atol=1e-4)
+    before = store.file_vector_hashes(index.id, SPACE)
+
+    # A file written again keeps its vector, so a search during a run ranks it as before; the run's end
+    # embeds it again only if its summary changed.
+    kept = store.file_vector_row(index.id, "src/cache.py")
+    again = TextChunk(FILES["src/cache.py"], "src/cache.py", 1, 3, 0, len(FILES["src/cache.py"]))
+    with store.transaction():
+        store.upsert_file(index.id, store.get_files(index.id)["src/cache.py"], [again], np.zeros((1, 256), np.float32))
+    assert kept is not None and store.file_vector_row(index.id, "src/cache.py") == kept
 
     # A renamed definition makes a new vector; a deleted file takes its vector with it.
     (ws / "src/cache.py").write_text("class LfuCache:\n    def evict_least_used(self):\n        pass\n")
     (ws / "src/retry.py").unlink()
-    assert Indexer(store, static, on).index(ws).success
-    after = store.file_vector_hashes(index.id, MODEL)
-    vectors = store.file_vectors(index.id, MODEL)
+    assert Indexer(store, static).index(ws).success
+    after = store.file_vector_hashes(index.id, SPACE)
+    vectors = store.load_file_vectors(index.id, SPACE)
     assert vectors is not None and vectors.paths == ["src/cache.py", "src/http_client.py"]
     assert len(after) == 2 and set(after.values()) - set(before.values())  # (cache.py's text changed)
 
@@ -67,33 +78,51 @@ def test_file_vectors_follow_the_files_of_code(static, tmp_path: Path) -> None: 
     (ws / "src/http_client.py").write_text(
         FILES["src/http_client.py"] + "\n    def close_session(self):\n        pass\n"
     )
-    assert Indexer(store, static, on).index_files(ws, ["src/http_client.py"]).success
-    again = store.file_vector_hashes(index.id, MODEL)
+    assert Indexer(store, static).index_files(ws, ["src/http_client.py"]).success
+    again = store.file_vector_hashes(index.id, SPACE)
     ids = store.file_ids(index.id, ["src/cache.py", "src/http_client.py"])
     assert set(again) == set(ids.values())  # (both files have a vector)
     assert again[ids["src/cache.py"]] in after.values() and again[ids["src/http_client.py"]] not in after.values()
 
-    # The question's vector finds the file about it first.
-    service = KnowledgeService(store)
-    nearest = service._nearest_files(index.id, "sending HTTP requests", service.hybrid)
+    # The question's static vector finds the file about it first, ranked in SQL by a one-shot search and
+    # in memory by a long-running process alike.
+    question = static.embed_query("sending HTTP requests")
+    nearest = nearest_files(store, index.id, HybridConfig(), question)
     assert nearest is not None and nearest[0] == "src/http_client.py"
+    service = KnowledgeService(store)
     result = service.query("sending HTTP requests", KnowledgeQueryOptions(workspace_path=str(ws), min_relevance=0.0))
     assert result.chunks and result.chunks[0].file_path == "src/http_client.py"
-    store.keep_in_memory()  # (a long-running process holds them in memory: the same answer)
-    assert service._nearest_files(index.id, "sending HTTP requests", service.hybrid) == nearest
-    # Weight 0: not used.
-    assert service._nearest_files(index.id, "sending HTTP requests", HybridConfig(file_vector_weight=0.0)) is None
+    store.keep_in_memory()
+    assert nearest_files(store, index.id, HybridConfig(), question) == nearest
+    assert nearest_files(store, index.id, HybridConfig(file_vector_weight=0.0), question) is None  # (weight 0)
+
+    # With the setting turned off the next run drops them, and a search goes on without them.
+    assert Indexer(store, static, IndexingOptions(file_vectors=False)).index(ws).success
+    assert store.load_file_vectors(index.id, SPACE) is None
+    assert nearest_files(store, index.id, HybridConfig(), question) is None
+    result = service.query("sending HTTP requests", KnowledgeQueryOptions(workspace_path=str(ws), min_relevance=0.0))
+    assert result.chunks and result.chunks[0].file_path == "src/http_client.py"
     store.close()
 
-    def unloadable() -> Embedder:
-        raise AssertionError("an index without file vectors loaded the transformer")
 
-    plain = SqliteStore(tmp_path / "plain.db")
-    assert Indexer(plain, static).index(ws).success  # (off by default)
-    index = plain.get_index_for_workspace(ws.resolve())
-    assert index is not None and plain.file_vectors(index.id, FILE_MODEL) is None
-    assert nearest_files(plain, index.id, "sending HTTP requests", HybridConfig(), unloadable) is None
-    plain.close()
+def test_both_rankings_agree_on_many_files(static, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """sqlite-vec's ranking (one-shot searches) and numpy's (long-running processes) give the same files in
+    the same order; a question of no known token has nothing near."""
+    ws = tmp_path / "ws"
+    topics = ["cache", "retry", "http", "parser", "logger", "config", "router", "session", "queue", "token"]
+    write(ws, {f"src/{t}_{n}.py": f"def {t}_step_{n}(value):\n    return value\n" for t in topics for n in range(4)})
+    store = SqliteStore(tmp_path / "i.db")
+    assert Indexer(store, static).index(ws).success
+    index = store.get_index_for_workspace(ws.resolve())
+    assert index is not None
+    questions = [static.embed_query(q) for q in ("http session handling", "parse the config", "retry a queued job")]
+    questions.append(np.zeros(static.dimension, dtype=np.float32))  # (a question of no known token)
+    one_shot = [store.nearest_files(index.id, SPACE, q, 12) for q in questions]
+    store.keep_in_memory()
+    assert [store.nearest_files(index.id, SPACE, q, 12) for q in questions] == one_shot
+    assert len(one_shot[0] or []) == 12 and one_shot[-1] == []
+    assert (one_shot[0] or [""])[0].startswith(("src/http", "src/session"))
+    store.close()
 
 
 def test_the_file_vectors_reorder_only_the_first_files_and_each_files_first_hit() -> None:

@@ -25,7 +25,7 @@ class Settings:
     db = "~/.cache/aintern/project.db"   # where the index lives (else AINTERN_DB, else the user data dir)
     model = "static"                     # static | minilm | openai
     tier = "full"                        # also the transformer's vectors, after the fast index (default: on a GPU)
-    file_vectors = true                  # a transformer vector per file, to reorder a search's first files
+    file_vectors = false                 # no transformer vector per file (on by default: it reorders a search's first files)
     include = ["**/*.py"]                # only these files (default: every file of a known language)
     exclude = ["legacy/**"]              # in addition to the defaults
     max_file_kb = 1024
@@ -51,7 +51,7 @@ class Settings:
     db: Path | None = None
     model: str | None = None
     tier: str | None = None
-    file_vectors: bool = False
+    file_vectors: bool = True
     include: list[str] = field(default_factory=list)
     exclude: list[str] = field(default_factory=list)
     max_file_kb: int = 1024
@@ -164,7 +164,7 @@ SETTINGS: dict[str, SettingSpec] = {
     "tier": SettingSpec(str, "Also compute the transformer's vectors after the fast index (unset: only on a GPU)", ("fast", "full"),
                         optional=True),
     "file_vectors": SettingSpec(bool, "A transformer vector per file of code, to reorder a search's first files "
-                                "(better rankings; a search then loads the transformer)", scope="workspace"),
+                                "(better rankings; indexing takes longer)", scope="workspace"),
     "auto_index": SettingSpec(bool, "Re-index files as they change while `aintern serve` runs"),
     "respect_gitignore": SettingSpec(bool, "Leave out what .gitignore ignores", scope="workspace"),
     "include_hidden": SettingSpec(bool, "Index hidden files and folders", scope="workspace"),

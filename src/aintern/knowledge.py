@@ -18,6 +18,7 @@ from aintern.assemble.snippets import matching_definition
 from aintern.chunk.models import SymbolType, chunk_definitions, overlaps
 from aintern.config import Settings
 from aintern.embed import Embedder, embedder_for_model_id
+from aintern.embed.base import MODEL_IDS
 from aintern.errors import AinternError
 from aintern.retrieve import rerank
 from aintern.retrieve.cache import QueryCache
@@ -26,7 +27,6 @@ from aintern.retrieve.keywords import find_highlights
 from aintern.retrieve.relevance import REPO_LIKELIHOOD, evidence, monotone, relevance, repository_likelihood
 from aintern.retrieve.rerank import Ranked, RerankingStrategy
 from aintern.store import Store, VectorIndex, VectorSearchOptions, VectorTier
-from aintern.store.files import FILE_MODEL
 from aintern.store.text import clean_user_text, query_terms
 
 log = logging.getLogger(__name__)
@@ -312,11 +312,18 @@ class KnowledgeService:
         with self.store.snapshot():
             return self._query(question, options)
 
-    def _nearest_files(self, index_id: int, question: str, cfg: HybridConfig) -> list[str] | None:
-        """The files nearest the question by the index's file vectors (None: it has none; a model that
-        fails to load leaves the ranking as it would be without them)."""
+    def _nearest_files(
+        self, index_id: int, question: str, query: tuple[str, QueryVector], cfg: HybridConfig
+    ) -> list[str] | None:
+        """The files nearest the question by the index's file vectors (None: it has none). They live in the
+        static model's space: ``query`` is the question's (model id, vector), and a vector of another model
+        is not used, the static model embeds the question (a model that fails to load leaves the ranking
+        as it would be without them)."""
+        model_id, vector = query
         try:
-            return nearest_files(self.store, index_id, question, cfg, lambda: self.embedder(FILE_MODEL))
+            if model_id != MODEL_IDS["static"]:
+                vector = self.embedder(MODEL_IDS["static"]).embed_query(question)
+            return nearest_files(self.store, index_id, cfg, vector)
         except Exception:  # (the search stands without them; an index run reports a broken model)
             return None
 
@@ -345,7 +352,7 @@ class KnowledgeService:
         cfg = self.hybrid_full if tier else self.hybrid
         hits = hybrid_search(
             self.store, index.id, question, query_vector, search, cfg, top_k=options.max_results * 3,
-            tier=tier is not None, nearest=self._nearest_files(index.id, question, cfg),
+            tier=tier is not None, nearest=self._nearest_files(index.id, question, (embedder.model_id, query_vector), cfg),
         )  # fmt: skip
         hit_ids = [h.chunk_id for h in hits]
         cosines = self.store.cosines(index.id, query_vector, hit_ids, tier=tier is not None)

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 from aintern.chunk.models import TextChunk
 from aintern.embed import Embedder, embedding_header, embedding_text
 from aintern.embed.cache import CachedEmbedder
-from aintern.index.files import file_embedder, update_file_vectors
+from aintern.index.files import update_file_vectors
 from aintern.index.git import head_commit
 from aintern.index.models import (
     IndexingError,
@@ -259,12 +259,15 @@ class Indexer:
 
         with self.store.transaction():
             self.store.update_keyword_stats(index_id, cancel, stats_progress)
-        if self.options.file_vectors and not cancel.is_set():
+        if not self.options.file_vectors:  # (the setting turned off: a search must not use old ones)
+            with self.store.transaction():
+                self.store.drop_file_vectors(index_id)
+        elif not cancel.is_set():
             emit(IndexingPhase.FINALIZING, message="file vectors")
             try:
-                # (a run of a few files, the watcher's, looks only at them: their files' rows go with them)
+                # (a run of a few files, the watcher's, looks only at them)
                 only = None if full else [f.rel for f in files]
-                update_file_vectors(self.store, index_id, file_embedder(), only)
+                update_file_vectors(self.store, index_id, paths=only)
             except Exception as exc:  # (optional: the index is searchable without them, as before)
                 result.errors.append(
                     IndexingError("(file vectors)", f"{type(exc).__name__}: {exc}", IndexingErrorType.EMBEDDING)

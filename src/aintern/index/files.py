@@ -1,6 +1,8 @@
 """File vectors at the end of an indexing run: one transformer vector per file of code, of its path and
 the names it defines, so a search can tell which files are about a question (docs/benchmarks.md
-section 42). Only files whose text changed are embedded again."""
+sections 42 and 43). MiniLM embeds each file's summary and the file map takes the vector into the static
+model's space, so a search needs only the question's static vector. Only files whose text changed are
+embedded again."""
 
 from __future__ import annotations
 
@@ -11,9 +13,13 @@ from typing import TYPE_CHECKING
 
 from aintern.embed import file_name_words
 from aintern.embed.base import vector_bytes
-from aintern.store.files import FILE_MODEL
+from aintern.store.files import FILE_MODEL, FILE_SPACE
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    import numpy as np
+
     from aintern.embed.base import Embedder
     from aintern.store import Store
 
@@ -27,10 +33,25 @@ _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
 @functools.cache
 def file_embedder() -> Embedder:
-    """The file vectors' embedder, loaded once per process (indexers and searches share it)."""
-    from aintern.embed import embedder_for_model_id
+    """The file vectors' embedder (MiniLM), loaded once per process. Its threads spin between runs:
+    only indexing runs embed with it, and a search never does (docs/benchmarks.md section 43)."""
+    from aintern.embed import get_embedder
 
-    return embedder_for_model_id(FILE_MODEL)
+    embedder = get_embedder("minilm", spinning=True)
+    assert embedder.model_id == FILE_MODEL
+    return embedder
+
+
+@functools.cache
+def file_map() -> np.ndarray:
+    """``W`` (static dimensions x MiniLM's): a question's static vector times ``W`` is near its MiniLM
+    vector (fit by scripts/train_file_map.py). A file's stored vector is ``W`` times its MiniLM vector."""
+    import numpy as np
+
+    from aintern.embed.tokenizer import MODELS_DIR
+
+    matrix: np.ndarray = np.load(MODELS_DIR / "file-map.npy")
+    return matrix
 
 
 def summary_text(path: str, names: list[str]) -> str:
@@ -42,11 +63,16 @@ def summary_text(path: str, names: list[str]) -> str:
 
 
 def update_file_vectors(
-    store: Store, index_id: int, embedder: Embedder, paths: list[str] | None = None, batch: int = 256
+    store: Store,
+    index_id: int,
+    embedder: Callable[[], Embedder] = file_embedder,
+    paths: list[str] | None = None,
+    batch: int = 256,
 ) -> int:
     """Embed the files of code whose summary is new or changed, drop the vectors of files that have no
-    code any more (only among ``paths`` when given); the number of files embedded."""
-    model = embedder.model_id
+    code any more (only among ``paths`` when given); the number of files embedded. ``embedder`` gives
+    MiniLM, loaded only when a file needs embedding."""
+    model = FILE_SPACE
     summaries = store.file_summaries(index_id, paths)
     known = store.file_vector_hashes(index_id, model)
     if paths is not None:  # (a deleted file's row went with it)
@@ -66,7 +92,7 @@ def update_file_vectors(
     rows: list[tuple[int, str, bytes]] = []
     for lo in range(0, len(todo), batch):
         part = todo[lo : lo + batch]
-        vectors = embedder.embed_batch([text for _, _, text in part])
+        vectors = embedder().embed_batch([text for _, _, text in part]) @ file_map().T
         rows.extend((file_id, digest, vector_bytes(v)) for (file_id, digest, _), v in zip(part, vectors))
     with store.transaction():
         store.drop_file_vectors(index_id, gone)

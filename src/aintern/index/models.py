@@ -46,10 +46,10 @@ class IndexingOptions:
     #: The Milvus collection's vector index: "flat" (exact) or "ivf_flat" (approximate, for millions of chunks).
     milvus_index: str = "flat"
     #: A transformer vector per file of code (its path and the names it defines), for the search to
-    #: reorder its first files by (aintern.index.files; +1.3 s for Django's 957 files on two cores). Off by
-    #: default: a search of an index that has them loads the transformer to embed its question, and a
-    #: one-shot `aintern search` takes 273 ms instead of 106 (docs/benchmarks.md section 42).
-    file_vectors: bool = False
+    #: reorder its first files by (aintern.index.files; +1.3 s for Django's 957 files on two cores). A
+    #: search compares them with the question's static vector, so it never loads the transformer
+    #: (docs/benchmarks.md sections 42-43).
+    file_vectors: bool = True
 
 
 @dataclass(frozen=True)

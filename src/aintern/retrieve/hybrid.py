@@ -29,13 +29,11 @@ from aintern.retrieve.paths import (
     question_keywords,
 )
 from aintern.store import Store, VectorSearchOptions
-from aintern.store.files import FILE_MODEL
+from aintern.store.files import FILE_SPACE
 from aintern.store.text import STOP_WORDS, identifier_parts
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
-    from aintern.embed.base import Embedder, QueryVector
+    from aintern.embed.base import QueryVector
 
 
 @dataclass(frozen=True)
@@ -416,18 +414,13 @@ def hybrid_search(
     ]
 
 
-def nearest_files(
-    store: Store, index_id: int, question: str, cfg: HybridConfig, embedder: Callable[[], Embedder]
-) -> list[str] | None:
-    """The files whose file vectors are nearest ``question``, for ``hybrid_search``'s ``nearest`` (None: the
-    index has none, or the config gives them no weight). ``embedder`` gives the file vectors' model, loaded
-    only for an index that has them."""
+def nearest_files(store: Store, index_id: int, cfg: HybridConfig, static_vector: QueryVector) -> list[str] | None:
+    """The files whose file vectors are nearest the question, for ``hybrid_search``'s ``nearest`` (None: the
+    index has none, or the config gives them no weight). ``static_vector``: the question's vector by the
+    static model (the file vectors live in its space)."""
     if not cfg.file_vector_weight:
         return None
-    files = store.file_vectors(index_id, FILE_MODEL)
-    if files is None:
-        return None
-    return files.ranking(embedder().embed_query(question), 3 * cfg.file_vector_files)
+    return store.nearest_files(index_id, FILE_SPACE, static_vector, 3 * cfg.file_vector_files)
 
 
 def _pool(store: Store, index_id: int, ranked: list[tuple[int, float]], cfg: HybridConfig) -> set[int]:

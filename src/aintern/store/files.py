@@ -1,9 +1,11 @@
-"""File vectors: one transformer vector per file of code, of its path and the names it defines (a mixin
-of SqliteStore, like store.tiers: these methods share its per-thread connection).
+"""File vectors: one transformer vector per file of code, of its path and the names it defines, kept in
+the static model's space (a mixin of SqliteStore, like store.tiers: these methods share its per-thread
+connection).
 
 aintern.index.files writes them at the end of an indexing run; a search reorders its first files by
-how close each file's vector is to the question's (aintern.retrieve.hybrid; docs/benchmarks.md section
-42). A file's row goes with the file (ON DELETE CASCADE); a row whose text changed is written again.
+each file's dot product with the question's static vector (aintern.retrieve.hybrid; docs/benchmarks.md
+sections 42 and 43). A file's row goes with the file (ON DELETE CASCADE); a row whose text changed is
+written again.
 """
 
 from __future__ import annotations
@@ -19,24 +21,31 @@ if TYPE_CHECKING:
     from aintern.store.memory import InMemorySearch
 
 
-#: The file vectors' model: the transformer shipped with aintern (MiniLM, int8).
+#: The model that embeds each file's summary: the transformer shipped with aintern (MiniLM, int8).
 FILE_MODEL = MODEL_IDS["minilm"]
+#: What the stored vectors are: MiniLM's vectors of the summaries times the file map (models/file-map.npy,
+#: scripts/train_file_map.py), i.e. in the static model's space, where a question's static vector's dot
+#: product with them ranks files as MiniLM's own vector of the question would. A new map or static
+#: model is a new name, so every index embeds its files again.
+FILE_SPACE = f"{FILE_MODEL}>{MODEL_IDS['static']}/file-map-1"
 
 
 class FileVectors:
-    """The vectors of an index's files, in the order of ``paths``, as rows of a unit-length matrix."""
+    """The vectors of an index's files, in the order of ``paths``, as rows of a matrix."""
 
     def __init__(self, paths: list[str], matrix: np.ndarray) -> None:
         self.paths = paths
         self.matrix = matrix
 
     def ranking(self, query_vector: Any, top: int) -> list[str]:
-        """The ``top`` files nearest the question, nearest first (equal cosines in path order)."""
+        """The ``top`` files whose vectors have the largest dot product with the question's, best first
+        (equal scores in path order)."""
         import numpy as np
 
-        if not self.paths:
+        query = np.asarray(query_vector, dtype=np.float32)
+        if not self.paths or not query.any():  # (a question with no known token: nothing is near)
             return []
-        scores = self.matrix @ np.asarray(query_vector, dtype=np.float32)
+        scores = self.matrix @ query
         if len(scores) > top:
             # The top's lowest score, and every file that reaches it (ties at the cut are kept, then cut in
             # path order below), without sorting all of a large index's files.
@@ -98,17 +107,59 @@ class FileVectorStorage:
         self.conn.execute("DELETE FROM file_vectors WHERE index_id = ? AND model_id != ?", (index_id, model_id))
         self._bump(index_id, 0, 0)  # (cached answers and in-memory vectors are keyed on the revision)
 
-    def drop_file_vectors(self, index_id: int, file_ids: list[int]) -> None:
-        """Forget the vectors of these files (no longer files of code)."""
-        for lo in range(0, len(file_ids), IN_BATCH):
-            part = file_ids[lo : lo + IN_BATCH]
-            self.conn.execute(f"DELETE FROM file_vectors WHERE file_id IN ({','.join('?' * len(part))})", part)
+    def drop_file_vectors(self, index_id: int, file_ids: list[int] | None = None) -> None:
+        """Forget the vectors of these files (no longer files of code), or all of the index's (None)."""
+        if file_ids is None:
+            dropped = self.conn.execute("DELETE FROM file_vectors WHERE index_id = ?", (index_id,)).rowcount
+        else:
+            dropped = 0
+            for lo in range(0, len(file_ids), IN_BATCH):
+                part = file_ids[lo : lo + IN_BATCH]
+                sql = f"DELETE FROM file_vectors WHERE file_id IN ({','.join('?' * len(part))})"
+                dropped += self.conn.execute(sql, part).rowcount
+        if dropped:
+            self._bump(index_id, 0, 0)  # (in-memory vectors are keyed on the revision)
 
-    def file_vectors(self, index_id: int, model_id: str) -> FileVectors | None:
-        """The index's file vectors of ``model_id`` (None: it has none), held in memory by a long-running process."""
+    def file_vector_row(self, index_id: int, path: str) -> tuple[str, str, bytes] | None:
+        """A file's (model id, text hash, vector), for ``upsert_file`` to carry over to the file's new row:
+        a file re-indexed keeps its vector until the run's end decides whether its summary changed (so
+        a search meanwhile ranks it as before, and an edit that renames nothing embeds nothing)."""
+        row = self.conn.execute(
+            "SELECT v.model_id, v.text_hash, v.vector FROM file_vectors v JOIN files f ON f.id = v.file_id "
+            "WHERE f.index_id = ? AND f.path = ?",
+            (index_id, path),
+        ).fetchone()
+        return (str(row[0]), str(row[1]), bytes(row[2])) if row is not None else None
+
+    def restore_file_vector(self, index_id: int, file_id: int, row: tuple[str, str, bytes]) -> None:
+        self.conn.execute(
+            "INSERT OR REPLACE INTO file_vectors (file_id, index_id, model_id, text_hash, vector) VALUES (?, ?, ?, ?, ?)",
+            (file_id, index_id, *row),
+        )
+
+    def nearest_files(self, index_id: int, model_id: str, query_vector: Any, top: int) -> list[str] | None:
+        """The ``top`` files whose vectors of ``model_id`` have the largest dot product with ``query_vector``,
+        best first (None: the index has none). A long-running process ranks the vectors it holds in memory;
+        a one-shot search lets sqlite-vec rank them in SQL, so it neither imports numpy nor reads them all."""
         if self.memory is not None:
-            return self.memory.file_vectors(index_id, model_id)
-        return self.load_file_vectors(index_id, model_id)
+            vectors = self.memory.file_vectors(index_id, model_id)
+            return vectors.ranking(query_vector, top) if vectors is not None else None
+        query = query_vector.tobytes() if hasattr(query_vector, "tobytes") else bytes(query_vector)
+        known = self.conn.execute(
+            "SELECT 1 FROM file_vectors WHERE index_id = ? AND model_id = ? LIMIT 1", (index_id, model_id)
+        ).fetchone()
+        if known is None:
+            return None
+        if not any(query):  # (a question with no known token: cosine is undefined, nothing is near)
+            return []
+        # q . g = |q| |g| (1 - cosine distance); |q| is the same for every file.
+        rows = self.conn.execute(
+            "SELECT f.path FROM file_vectors v JOIN files f ON f.id = v.file_id WHERE v.index_id = ? AND "
+            "v.model_id = ? ORDER BY (1 - vec_distance_cosine(v.vector, ?)) * vec_distance_l2(v.vector, ?) DESC, "
+            "f.path LIMIT ?",
+            (index_id, model_id, query, bytes(len(query)), top),
+        )
+        return [path for (path,) in rows]
 
     def load_file_vectors(self, index_id: int, model_id: str) -> FileVectors | None:
         rows = self.conn.execute(

@@ -345,6 +345,7 @@ class SqliteStore(SearchStorage, KeywordStorage, TierStorage, FileVectorStorage,
         """Replace a file's chunks. Call inside ``transaction()`` so the file is all there or absent."""
         if len(chunks) != len(vectors):
             raise StoreError(f"{file.path}: {len(chunks)} chunks but {len(vectors)} vectors")
+        file_vector = self.file_vector_row(index_id, file.path)
         self.remove_file(index_id, file.path)
         self._bump(index_id, files=1, chunks=len(chunks))
         cur = self.conn.execute(
@@ -353,6 +354,8 @@ class SqliteStore(SearchStorage, KeywordStorage, TierStorage, FileVectorStorage,
             (index_id, file.path, file.content_hash, file.size, file.mtime_ns, now(), len(chunks), file.language),
         )
         file_id = int(cur.lastrowid)
+        if file_vector is not None:
+            self.restore_file_vector(index_id, file_id, file_vector)
         vec_table = f"vec_{int(index_id)}"
         engine = self.milvus(index_id)
         keyword_rows: list[tuple[int, str, str, str]] = []
