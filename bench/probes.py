@@ -15,6 +15,7 @@ led to no rule.
     python bench/probes.py swift-parses FOLDER ...  # Swift files with `#if`: parse errors with and without them
     python bench/probes.py twin-files SET:CORPORA ...  # a first-three file's namesake elsewhere: relevant or not (section 42)
     python bench/probes.py path-only-files SET:CORPORA ...  # files the path boost would match, never candidates (section 42)
+    python bench/probes.py near-files SET:CORPORA ...  # the file vectors' nearest files: relevant, in the first ten or not (section 43)
 
 The first two search the dev split and the own sets (the trees bench/weight_sweep.py loads); the
 third, the dev trees indexed whole (bench/eval_retrieval.py semble --whole builds them).
@@ -338,6 +339,26 @@ def path_only_files(sets: list[str]) -> None:
         )
 
 
+def near_files(sets: list[str]) -> None:
+    """The file vectors' five nearest files of each question: how often each place is relevant, when the
+    default ranking's first ten files hold it and when they do not (room for files found by them alone)."""
+    found: Counter[tuple[int, bool, bool]] = Counter()
+    for _, store, index_id, prefix, questions, _ in weight_sweep.load(sets):
+        for text, vector, targets in questions:
+            near = ev.nearest(store, index_id, text, HybridConfig()) or []
+            hits = hybrid_search(
+                store, index_id, text, vector, VectorSearchOptions(top_k=10), HybridConfig(), 10, nearest=near
+            )
+            first = {h.chunk.file_path for h in hits}
+            for place, path in enumerate(near[:5]):
+                found[(place, path in first, prefix + path in targets)] += 1
+    for place in range(5):
+        for inside in (True, False):
+            yes, no = found[(place, inside, True)], found[(place, inside, False)]
+            where = "among the first ten" if inside else "not among them"
+            print(f"nearest #{place + 1} {where:20s}: {yes} relevant, {no} others ({yes / max(1, yes + no):.3f})")
+
+
 if __name__ == "__main__":
     sets = [a for a in sys.argv[2:] if ":" in a] or weight_sweep.OWN
     {
@@ -360,4 +381,5 @@ if __name__ == "__main__":
         "swift-parses": lambda: swift_parses(sys.argv[2:]),
         "twin-files": lambda: twin_files([a for a in sys.argv[2:] if ":" in a]),
         "path-only-files": lambda: path_only_files([a for a in sys.argv[2:] if ":" in a]),
+        "near-files": lambda: near_files([a for a in sys.argv[2:] if ":" in a]),
     }[sys.argv[1]]()
