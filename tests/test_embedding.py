@@ -428,3 +428,20 @@ def test_indexer_token_id_path_equals_text_path(static, chunker, tmp_path: Path)
     np.testing.assert_allclose(static.embed_token_ids(ids), static.embed_batch(texts), atol=1e-6)
     cached = CachedEmbedder(static, EmbeddingCache(store.conn))
     np.testing.assert_allclose(cached.embed_batch(texts, token_ids=ids), static.embed_batch(texts), atol=1e-6)
+
+
+def test_the_manifest_names_every_shipped_model_file_by_its_hash() -> None:
+    """manifest.json (scripts/build_models.py) lists the sha256 of every model file the package ships."""
+    import hashlib
+    import json
+
+    from aintern.embed.tokenizer import MODELS_DIR
+
+    listed = json.loads((MODELS_DIR / "manifest.json").read_text())["files"]
+    shipped = {
+        p.name: hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in MODELS_DIR.iterdir()
+        if p.suffix in {".onnx", ".npy", ".npz", ".json", ".tsv"} and p.name != "manifest.json"
+    }
+    assert {"file-map.npy", "static-code.npy", "minilm-l6-v2.int8.onnx", "vocab.tsv"} <= set(shipped)
+    assert listed == shipped
