@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 
 from aintern.chunk.models import TextChunk
+from aintern.embed.base import MODEL_IDS
 from aintern.index import Indexer, IndexingOptions
 from aintern.index.files import file_embedder, file_map, summary_text
 from aintern.knowledge import KnowledgeQueryOptions, KnowledgeService
@@ -92,6 +93,10 @@ def test_file_vectors_follow_the_files_of_code(static, tmp_path: Path) -> None: 
     service = KnowledgeService(store)
     result = service.query("sending HTTP requests", KnowledgeQueryOptions(workspace_path=str(ws), min_relevance=0.0))
     assert result.chunks and result.chunks[0].file_path == "src/http_client.py"
+    # A question embedded by another model (a `minilm` index, a full tier) is embedded by the static
+    # model for them: that vector is not in their space.
+    other = (MODEL_IDS["minilm"], np.ones(384, dtype=np.float32))
+    assert service._nearest_files(index.id, "sending HTTP requests", other, HybridConfig()) == nearest
     store.keep_in_memory()
     assert nearest_files(store, index.id, HybridConfig(), question) == nearest
     assert nearest_files(store, index.id, HybridConfig(file_vector_weight=0.0), question) is None  # (weight 0)

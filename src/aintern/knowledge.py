@@ -315,10 +315,10 @@ class KnowledgeService:
     def _nearest_files(
         self, index_id: int, question: str, query: tuple[str, QueryVector], cfg: HybridConfig
     ) -> list[str] | None:
-        """The files nearest the question by the index's file vectors (None: it has none). They live in the
-        static model's space: ``query`` is the question's (model id, vector), and a vector of another model
-        is not used, the static model embeds the question (a model that fails to load leaves the ranking
-        as it would be without them)."""
+        """The files nearest the question by the index's file vectors (None: it has none). ``query`` is the
+        question's (model id, vector); the file vectors live in the static model's space, so a vector of
+        another model (a `minilm` index, a full tier) is replaced by the static model's. A model that fails
+        to load leaves the ranking as it would be without them."""
         model_id, vector = query
         try:
             if model_id != MODEL_IDS["static"]:
