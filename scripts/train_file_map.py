@@ -93,11 +93,16 @@ def fit(static: np.ndarray, minilm: np.ndarray, lam: float) -> np.ndarray:
     return np.linalg.solve(static.T @ static + lam * np.eye(static.shape[1]), static.T @ minilm).astype(np.float32)
 
 
+def held_out(rows: list[dict[str, str]]) -> list[str]:
+    """Every fifth tree, by name: the trees the ridge constant is chosen on."""
+    return sorted({r["tree"] for r in rows})[::5]
+
+
 def agreement(rows: list[dict[str, str]], static: np.ndarray, minilm: np.ndarray, w: np.ndarray | None) -> float:
     """For each held-out tree's phrases: the share of MiniLM's ``TOP`` nearest files of that tree that the
     map finds (``w`` None: the static vectors of the files instead, i.e. without file vectors)."""
     shares = []
-    for tree in sorted({r["tree"] for r in rows})[::5]:
+    for tree in held_out(rows):
         files = [i for i, r in enumerate(rows) if r["tree"] == tree and r["kind"] == "summary"]
         asked = [i for i, r in enumerate(rows) if r["tree"] == tree and r["kind"] == "phrase"]
         if len(files) < 2 * TOP or not asked:
@@ -117,7 +122,7 @@ def main() -> None:
     args = ap.parse_args()
     rows = collect(args.roots, args.work)
     static, minilm = vectors(rows, args.work)
-    held = {r["tree"] for r in rows} & set(sorted({r["tree"] for r in rows})[::5])
+    held = set(held_out(rows))
     train = np.array([r["tree"] not in held for r in rows])
     print(f"{len(rows)} texts, {len(held)} trees held out; without the map {agreement(rows, static, minilm, None):.3f}")
     scores = {lam: agreement(rows, static, minilm, fit(static[train], minilm[train], lam)) for lam in LAMBDAS}

@@ -16,8 +16,6 @@ from aintern.embed.base import vector_bytes
 from aintern.store.files import FILE_MODEL, FILE_SPACE
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
     import numpy as np
 
     from aintern.embed.base import Embedder
@@ -62,16 +60,10 @@ def summary_text(path: str, names: list[str]) -> str:
     return " ".join(text.split()[:SUMMARY_WORDS])
 
 
-def update_file_vectors(
-    store: Store,
-    index_id: int,
-    embedder: Callable[[], Embedder] = file_embedder,
-    paths: list[str] | None = None,
-    batch: int = 256,
-) -> int:
+def update_file_vectors(store: Store, index_id: int, paths: list[str] | None = None, batch: int = 256) -> int:
     """Embed the files of code whose summary is new or changed, drop the vectors of files that have no
-    code any more (only among ``paths`` when given); the number of files embedded. ``embedder`` gives
-    MiniLM, loaded only when a file needs embedding."""
+    code any more (only among ``paths`` when given); the number of files embedded. MiniLM is loaded only
+    when a file needs embedding."""
     model = FILE_SPACE
     summaries = store.file_summaries(index_id, paths)
     known = store.file_vector_hashes(index_id, model)
@@ -92,7 +84,7 @@ def update_file_vectors(
     rows: list[tuple[int, str, bytes]] = []
     for lo in range(0, len(todo), batch):
         part = todo[lo : lo + batch]
-        vectors = embedder().embed_batch([text for _, _, text in part]) @ file_map().T
+        vectors = file_embedder().embed_batch([text for _, _, text in part]) @ file_map().T
         rows.extend((file_id, digest, vector_bytes(v)) for (file_id, digest, _), v in zip(part, vectors))
     with store.transaction():
         store.drop_file_vectors(index_id, gone)

@@ -139,18 +139,14 @@ class FileVectorStorage:
 
     def nearest_files(self, index_id: int, model_id: str, query_vector: Any, top: int) -> list[str] | None:
         """The ``top`` files whose vectors of ``model_id`` have the largest dot product with ``query_vector``,
-        best first (None: the index has none). A long-running process ranks the vectors it holds in memory;
-        a one-shot search lets sqlite-vec rank them in SQL, so it neither imports numpy nor reads them all."""
+        best first (None: the index has none; empty for a question of no known token, which nothing is
+        near). A long-running process ranks the vectors it holds in memory; a one-shot search lets
+        sqlite-vec rank them in SQL, so it neither imports numpy nor reads them all."""
         if self.memory is not None:
             vectors = self.memory.file_vectors(index_id, model_id)
             return vectors.ranking(query_vector, top) if vectors is not None else None
         query = query_vector.tobytes() if hasattr(query_vector, "tobytes") else bytes(query_vector)
-        known = self.conn.execute(
-            "SELECT 1 FROM file_vectors WHERE index_id = ? AND model_id = ? LIMIT 1", (index_id, model_id)
-        ).fetchone()
-        if known is None:
-            return None
-        if not any(query):  # (a question with no known token: cosine is undefined, nothing is near)
+        if not any(query):  # (cosine is undefined)
             return []
         # q . g = |q| |g| (1 - cosine distance); |q| is the same for every file.
         rows = self.conn.execute(
@@ -159,7 +155,7 @@ class FileVectorStorage:
             "f.path LIMIT ?",
             (index_id, model_id, query, bytes(len(query)), top),
         )
-        return [path for (path,) in rows]
+        return [path for (path,) in rows] or None
 
     def load_file_vectors(self, index_id: int, model_id: str) -> FileVectors | None:
         rows = self.conn.execute(
