@@ -2,7 +2,9 @@
 
     python bench/eval_retrieval.py semble [--repos flask,click] [--config NAME]
     python bench/eval_retrieval.py commits
+    python bench/eval_retrieval.py semble --config default,abbreviations=False,path_boost=0.75+file_evidence=0
 
+A --config name is one of CONFIGS, or the default with fields of HybridConfig changed (joined by +).
 Indexes each corpus once into /tmp/aintern-bench/<name>.db (rebuilt with --reindex; AINTERN_BENCH_CACHE
 names another folder, for a change to chunking or embedding measured beside the indexes of the last commit).
 """
@@ -157,6 +159,20 @@ for _a in (0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8):
     CONFIGS[f"alpha{_a}"] = replace(BASE18, alpha_natural=_a, alpha_symbol=_a, alpha_long=_a / 2)
 
 
+def config(name: str) -> HybridConfig:
+    """A named configuration, or the default with fields changed: ``abbreviations=False``,
+    ``path_boost=0.75+file_evidence=0`` (every field's value parsed as the type of its default)."""
+    if name in CONFIGS or "=" not in name:
+        return CONFIGS[name]
+    changes: dict[str, object] = {}
+    default = HybridConfig()
+    for part in name.split("+"):
+        key, _, value = part.partition("=")
+        kind = type(getattr(default, key))
+        changes[key] = value in ("True", "true", "1") if kind is bool else kind(value)
+    return replace(default, **changes)  # type: ignore[arg-type]
+
+
 #: --table: a static token table to use instead of the installed one (an A/B of tables in the full ranking).
 TABLE: Path | None = None
 #: --tier: each static index also gets the full tier (minilm vectors), and hybrid configs search with it.
@@ -293,7 +309,7 @@ def semble(args: argparse.Namespace) -> None:
     # --whole: each whole repository instead of its benchmark_root (larger trees, tests and docs among them).
     repos = load_repos([n for n in args.repos.split(",") if n] or None, whole=args.whole)
     embedder = embedder_for(args.model)
-    configs: dict[str, HybridConfig | str] = {n: n if n in SERVICE else CONFIGS[n] for n in args.config.split(",")}
+    configs: dict[str, HybridConfig | str] = {n: n if n in SERVICE else config(n) for n in args.config.split(",")}
     table: dict[str, dict[str, float]] = defaultdict(dict)
     by_cat: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     for repo in repos:
@@ -347,7 +363,7 @@ def commits(args: argparse.Namespace) -> None:
     corpora = Path(args.corpora)
     embedder = embedder_for(args.model)
     configs: dict[str, HybridConfig | str] = {
-        n: n if n in SERVICE or n in FILES else CONFIGS[n] for n in args.config.split(",")
+        n: n if n in SERVICE or n in FILES else config(n) for n in args.config.split(",")
     }
     sets = (
         [Path(p) for p in args.sets.split(",")]

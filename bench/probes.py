@@ -16,6 +16,7 @@ led to no rule.
     python bench/probes.py twin-files SET:CORPORA ...  # a first-three file's namesake elsewhere: relevant or not (section 42)
     python bench/probes.py path-only-files SET:CORPORA ...  # files the path boost would match, never candidates (section 42)
     python bench/probes.py near-files SET:CORPORA ...  # the file vectors' nearest files: relevant, in the first ten or not (section 43)
+    python bench/probes.py files-aggregate  # `aintern files` by more than each file's best chunk: commit sets' R@5 (section 44)
 
 The first two search the dev split and the own sets (the trees bench/weight_sweep.py loads); the
 third, the dev trees indexed whole (bench/eval_retrieval.py semble --whole builds them).
@@ -359,6 +360,54 @@ def near_files(sets: list[str]) -> None:
             print(f"nearest #{place + 1} {where:20s}: {yes} relevant, {no} others ({yes / max(1, yes + no):.3f})")
 
 
+def files_aggregate() -> None:
+    """`aintern files` ranking each file by its best chunk's relevance + b × its second's + c × its chunk count,
+    instead of the best alone: Recall@5 on the commit sets (the trees of bench/every_set.py's commit sets)."""
+    import json
+
+    from aintern.knowledge import KnowledgeQueryOptions, KnowledgeService
+
+    variants = [(0.0, 0.0), (0.25, 0.0), (0.5, 0.0), (1.0, 0.0), (0.0, 0.02), (0.5, 0.02)]
+    shared = ev.SHARED / "bench" / "commits"
+    groups = {
+        "flask + click": [(Path("/tmp/commits-bench"), shared / f"{r}.json") for r in ("flask", "click")],
+        "PHPMailer, Carbon, Hono, xstate": [
+            (Path("/tmp/commits-more"), Path(f"/tmp/commits-more/{r}.json"))
+            for r in ("phpmailer", "carbon", "hono", "xstate")
+        ],
+        "Caddy, Coil, FluentValidation": [
+            (Path("/tmp/commits-own10"), Path(f"/tmp/commits-own10/{r}.json"))
+            for r in ("caddy", "coil", "fluentvalidation")
+        ],
+    }
+    for group, sets in groups.items():
+        recall: dict[tuple[float, float], list[float]] = {v: [] for v in variants}
+        for corpora, path in sets:
+            if not path.exists():
+                print("missing", path)
+                continue
+            store, index_id, _ = ev.open_index(f"commits-{path.stem}", corpora / path.stem, "static", False)
+            index = store.get_index(index_id)
+            assert index is not None
+            service = KnowledgeService(store)
+            for q in json.loads(path.read_text())["queries"]:
+                options = KnowledgeQueryOptions(
+                    workspace_path=index.workspace_path, max_results=30, min_relevance=0.0,
+                    include_snippets=False, expand_context=False,
+                )  # fmt: skip
+                by_file: dict[str, list[float]] = {}
+                for c in service.query(q["query"], options).chunks:
+                    by_file.setdefault(c.file_path, []).append(c.relevance)
+                gold = set(q["gold_files"])
+                best = {f: sorted(r, reverse=True) for f, r in by_file.items()}
+                for b, c in variants:
+                    score = {f: r[0] + b * (r[1] if len(r) > 1 else 0.0) + c * len(r) for f, r in best.items()}
+                    ranked = sorted(score, key=lambda f: -score[f])  # (stable: ties keep the ranking's order)
+                    recall[(b, c)].append(len(gold & set(ranked[:5])) / len(gold))
+            store.close()
+        print(group, {f"b {b} c {c}": round(statistics.mean(r), 3) for (b, c), r in recall.items() if r})
+
+
 if __name__ == "__main__":
     sets = [a for a in sys.argv[2:] if ":" in a] or weight_sweep.OWN
     {
@@ -382,4 +431,5 @@ if __name__ == "__main__":
         "twin-files": lambda: twin_files([a for a in sys.argv[2:] if ":" in a]),
         "path-only-files": lambda: path_only_files([a for a in sys.argv[2:] if ":" in a]),
         "near-files": lambda: near_files([a for a in sys.argv[2:] if ":" in a]),
+        "files-aggregate": files_aggregate,
     }[sys.argv[1]]()

@@ -9,6 +9,8 @@ candidates (they measure; nothing here is used by aintern). Indexes come from be
     python bench/rescore_probes.py definition-vectors [SET:CORPORA ...]  # a vector per nested definition too
     python bench/rescore_probes.py soft-match [SET:CORPORA ...]    # question words matched by word vectors
     python bench/rescore_probes.py expansion [SET:CORPORA ...]     # BM25 also for the index's neighbour words
+    python bench/rescore_probes.py doc-references [SET:CORPORA ...]  # docs' code spans lend to what they name
+    python bench/rescore_probes.py expansion --words minilm [--missing 2] [SET:CORPORA ...]  # ... by MiniLM's words
 
 Without sets, the dev split (with its folds A and B); `--weights 0,0.03,0.06` for other weights. Each prints,
 per variant, the mean NDCG@10 over the trees; a variant of weight 0 is the default ranking (re-sorted here,
@@ -32,7 +34,7 @@ from vector_probes import _report, _trees
 
 from aintern.chunk.models import chunk_definitions
 from aintern.embed import embedding_text, file_name_words
-from aintern.retrieve.hybrid import HybridConfig, hybrid_search, symbol_query
+from aintern.retrieve.hybrid import _PROSE_TYPES, HybridConfig, hybrid_search, symbol_query
 from aintern.retrieve.paths import base_form, question_keywords
 from aintern.store import VectorSearchOptions
 from aintern.store.text import STOP_WORDS, identifier_parts
@@ -91,13 +93,15 @@ def _bm25(model: Any, words: set[str], k1: float = 1.2, b: float = 0.75) -> dict
     return out
 
 
-def _rescore_probe(sets: list[str], prepare: Callable[[Any, int], Any], rescored: Callable[..., Any]) -> None:
+def _rescore_probe(
+    sets: list[str], prepare: Callable[[Any, int], Any], rescored: Callable[..., Any], whole: bool = False
+) -> None:
     """NDCG@10 at each weight of WEIGHTS of the default ranking's 100 best chunks re-scored: ``prepare(store,
     index id)`` once per tree, then ``rescored(its result, question, hits, paths)`` per question gives the
     scores at a weight (it may add chunks, and their paths)."""
     emb = E.embedder_for("static")
     per_tree: dict[str, list[float]] = {f"w {w}": [] for w in WEIGHTS}
-    for repo, store, iid, existing in _trees(sets):
+    for repo, store, iid, existing in _trees(sets, whole):
         state = prepare(store, iid)
         got: dict[float, list[float]] = {w: [] for w in WEIGHTS}
         for q in repo.queries:
@@ -163,6 +167,40 @@ def references(sets: list[str]) -> None:
         return lambda w: {c: base.get(c, 0.0) + w * lent.get(c, 0.0) for c in base.keys() | lent.keys()}
 
     _rescore_probe(sets, _defined_names, rescored)
+
+
+_CODE_SPAN = re.compile(r"`([^`\n]+)`")
+_FENCE = re.compile(r"```[^\n]*\n(.*?)(?:```|$)", re.S)
+
+
+def doc_references(sets: list[str], whole: bool = True) -> None:
+    """Each prose chunk among the 20 best hits of a question in words lends w × its score / n to the definitions of
+    the n names its code spans and fenced code use that are defined in one or two code files: a project's docs
+    say "poll table content so that it refreshes" beside `$table->poll('10s')`, a bridge from a question's words
+    to code that never uses them. Whole trees by default (a benchmark_root holds little prose)."""
+
+    def rescored(
+        defined: Any, question: str, hits: list[Any], paths: dict[int, str]
+    ) -> Callable[[float], dict[int, float]]:
+        lent: dict[int, float] = defaultdict(float)
+        for h in hits[:20] if not symbol_query(question) else ():
+            if h.chunk.chunk_type not in _PROSE_TYPES:
+                continue
+            text = h.chunk.content
+            code = " ".join(_FENCE.findall(text)) + " " + " ".join(_CODE_SPAN.findall(_FENCE.sub(" ", text)))
+            used: dict[str, int] = {}
+            for name in set(_NAME.findall(code)):
+                found = [(c, p) for c, p in defined.get(name, ()) if not p.endswith((".md", ".mdx", ".rst", ".txt"))]
+                if found and len({p for _, p in found}) <= 2:
+                    for cid, path in found:
+                        used.setdefault(path, cid)
+            for path, cid in used.items():
+                lent[cid] += h.score / len(used)
+                paths[cid] = path
+        base = {h.chunk_id: h.score for h in hits}
+        return lambda w: {c: base.get(c, 0.0) + w * lent.get(c, 0.0) for c in base.keys() | lent.keys()}
+
+    _rescore_probe(sets, _defined_names, rescored, whole)
 
 
 def _sequence(text: str) -> list[str]:
@@ -335,15 +373,21 @@ def soft_match(sets: list[str], floor: float = 0.5) -> None:
     _rescore_probe(sets, lambda store, iid: None, rescored)
 
 
-def expansion(sets: list[str], floor: float = 0.6, per_word: int = 2) -> None:
+def expansion(
+    sets: list[str], source: str = "static", missing: int = 0, floor: float | None = None, per_word: int = 2
+) -> None:
     """BM25 with each question word's ``per_word`` nearest words of the index's vocabulary (terms in 2 chunks to 5 % of
-    them, static-model cosine ≥ ``floor``, none sharing the word's first four letters) added, weighted w ×
-    their cosine; the default ranking over that BM25. Prints, per tree, the words added to the first questions."""
+    them, none sharing the word's first four letters) added, weighted w × their cosine; the default ranking over that
+    BM25. ``source`` "static": the index's terms by the static model, cosine ≥ 0.6; "minilm": the English words of
+    MiniLM's vocabulary that the index holds (on their stems), by MiniLM's vector of each word alone, cosine ≥ 0.55.
+    ``missing`` > 0: only question words in fewer chunks than that are expanded (words the code does not use);
+    ``floor``: another cosine floor.
+    Prints, per tree, the words added to the first questions."""
     from aintern.store import postings
     from aintern.store.keywords import informative_terms
     from aintern.store.text import query_terms
 
-    vec, added, searched = _WordVectors(), {}, postings.KeywordMatrix.search
+    added, searched = {}, postings.KeywordMatrix.search
     per_tree: dict[str, list[float]] = {f"w {w}": [] for w in WEIGHTS}
 
     def search(self: Any, store: Any, query: str, k: int, weights: tuple[float, float, float]) -> Any:
@@ -368,6 +412,8 @@ def expansion(sets: list[str], floor: float = 0.6, per_word: int = 2) -> None:
         top = np.argsort(-scores, kind="stable")[:k]
         return [(int(self.chunk_ids[i]), float(scores[i])) for i in top if scores[i] > 0]
 
+    neighbours = _StaticNeighbours() if source == "static" else _MiniLMNeighbours()
+    neighbours.floor = floor if floor is not None else neighbours.floor
     postings.KeywordMatrix.search = search  # type: ignore[method-assign]
     for repo, store, iid, existing in _trees(sets):
         store.keep_in_memory()
@@ -375,28 +421,26 @@ def expansion(sets: list[str], floor: float = 0.6, per_word: int = 2) -> None:
         matrix = store.memory.keyword_matrix(iid)
         df = np.diff(matrix.starts)
         rows = np.flatnonzero((df >= 2) & (df <= max(2, 0.05 * len(matrix.chunk_ids))))
-        names = dict(
-            store.conn.execute(
-                f"SELECT id, term FROM keyword_terms WHERE id IN ({','.join(map(str, rows.tolist())) or '0'})"
-            )
-        )
-        vocabulary = [(i, t) for i, t in names.items() if t.isalpha() and len(t) >= 3]
-        table = np.stack([vec(t) for _, t in vocabulary]) if vocabulary else np.zeros((0, 1))
+        terms = dict(store.conn.execute("SELECT term, id FROM keyword_terms"))
+        names = {i: t for t, i in terms.items()}
+        neighbours.prepare(store, {names[i]: i for i in rows.tolist() if i in names})
         got: dict[float, list[float]] = {w: [] for w in WEIGHTS}
         for number, q in enumerate(repo.queries):
             near: dict[int, float] = {}
-            for word in [t for t in query_terms(q.text) if len(t) >= 3] if len(vocabulary) else ():
-                cos = table @ vec(word)
-                chosen = [j for j in np.argsort(-cos)[:20] if cos[j] >= floor and vocabulary[j][1][:4] != word[:4]]
-                for j in chosen[:per_word]:
-                    near[vocabulary[j][0]] = max(near.get(vocabulary[j][0], 0.0), float(cos[j]))
+            for word in [t for t in query_terms(q.text) if len(t) >= 3 and t.isalpha() and t not in STOP_WORDS]:
+                stem = (store.stems(word) or [word])[0]
+                if missing and stem in terms and terms[stem] < len(df) and df[terms[stem]] >= missing:
+                    continue
+                for term_id, cos in neighbours(word, stem, per_word):
+                    near[term_id] = max(near.get(term_id, 0.0), cos)
             if number < 3 and near:
                 print("  ", q.text[:60], "+", sorted(names[i] for i in near))
+            vector, nearest = E.embedder_for("static").embed(q.text), E.nearest(store, iid, q.text, HybridConfig())
             for w in WEIGHTS:
                 added.clear()
                 added.update({i: w * c for i, c in near.items()} if w else {})
-                hits = hybrid_search(store, iid, q.text, E.embedder_for("static").embed(q.text),
-                                     VectorSearchOptions(top_k=10), HybridConfig())  # fmt: skip
+                hits = hybrid_search(store, iid, q.text, vector, VectorSearchOptions(top_k=10), HybridConfig(),
+                                     nearest=nearest)  # fmt: skip
                 got[w].append(ndcg_at_10([repo.prefix + h.chunk.file_path for h in hits], q.targets, existing))
             added.clear()
         for w in WEIGHTS:
@@ -406,18 +450,80 @@ def expansion(sets: list[str], floor: float = 0.6, per_word: int = 2) -> None:
     _report(per_tree)
 
 
+class _StaticNeighbours:
+    """An index's terms nearest a question word by the static model's single-word vectors."""
+
+    floor = 0.6
+
+    def __init__(self) -> None:
+        self.vec = _WordVectors()
+
+    def prepare(self, store: Any, vocabulary: dict[str, int]) -> None:
+        self.vocabulary = [(i, t) for t, i in vocabulary.items() if t.isalpha() and len(t) >= 3]
+        self.table = np.stack([self.vec(t) for _, t in self.vocabulary]) if self.vocabulary else np.zeros((0, 1))
+
+    def __call__(self, word: str, stem: str, per_word: int) -> list[tuple[int, float]]:
+        if not self.vocabulary:
+            return []
+        cos = self.table @ self.vec(word)
+        chosen = [j for j in np.argsort(-cos)[:20] if cos[j] >= self.floor and self.vocabulary[j][1][:4] != word[:4]]
+        return [(self.vocabulary[j][0], float(cos[j])) for j in chosen[:per_word]]
+
+
+class _MiniLMNeighbours:
+    """The English words of MiniLM's vocabulary that an index holds (on their stems), nearest a question word by
+    MiniLM's vector of each word alone (MiniLM knows some synonyms the static model does not: "duplicating" ~
+    "replicate" 0.48, "refreshing" ~ "reload" 0.64; unrelated words ~0.3)."""
+
+    floor = 0.55
+
+    def __init__(self) -> None:
+        from aintern.embed import get_embedder
+        from aintern.embed.tokenizer import MODELS_DIR
+
+        lines = (MODELS_DIR / "vocab.tsv").read_text().splitlines()
+        self.words = [w for w in (line.split("\t")[0] for line in lines) if w.isalpha() and w.islower() and len(w) >= 3]
+        self.minilm = get_embedder("minilm")
+        cache = E.CACHE / "minilm-words.npy"
+        if not cache.exists():
+            E.CACHE.mkdir(exist_ok=True)
+            np.save(cache, np.asarray(self.minilm.embed_batch(self.words), dtype=np.float32))
+        table = np.load(cache)
+        self.table = table / np.linalg.norm(table, axis=1, keepdims=True)
+        self.at = {w: i for i, w in enumerate(self.words)}
+
+    def prepare(self, store: Any, vocabulary: dict[str, int]) -> None:
+        self.stems = [(store.stems(w) or [""])[0] for w in self.words] if not hasattr(self, "stems") else self.stems
+        self.ids = np.array([vocabulary.get(s, -1) for s in self.stems])
+
+    def __call__(self, word: str, stem: str, per_word: int) -> list[tuple[int, float]]:
+        v = self.table[self.at[word]] if word in self.at else np.asarray(self.minilm.embed(word), dtype=np.float32)
+        cos = self.table @ (v / np.linalg.norm(v))
+        cos[self.ids < 0] = -1.0
+        found: dict[int, float] = {}
+        for j in np.argsort(-cos)[:30]:
+            if cos[j] < self.floor or len(found) >= per_word:
+                break
+            if self.stems[j] != stem and self.words[j][:4] != word[:4]:
+                found.setdefault(int(self.ids[j]), float(cos[j]))
+        return list(found.items())
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument(
         "probe",
         choices=[
             "file-bm25", "references", "proximity", "file-size", "sizes", "definition-vectors", "soft-match",
-            "expansion",
+            "expansion", "doc-references",
         ],
     )  # fmt: skip
+    ap.add_argument("--words", choices=["static", "minilm"], default="static", help="expansion: whose word vectors")
+    ap.add_argument("--missing", type=int, default=0, help="expansion: only words in fewer chunks than this")
+    ap.add_argument("--floor", type=float, help="expansion: the neighbours' cosine floor (static 0.6, minilm 0.55)")
     ap.add_argument("sets", nargs="*", help="SET:CORPORA to measure (default: the dev split)")
     ap.add_argument("--weights", help="the weights to try, comma-separated (default: 0,0.1,0.2,0.3,0.5)")
-    a = ap.parse_args()
+    a = ap.parse_intermixed_args()
     if a.weights:
         global WEIGHTS
         WEIGHTS = tuple(float(w) for w in a.weights.split(","))
@@ -429,7 +535,8 @@ def main() -> None:
         "sizes": sizes,
         "definition-vectors": definition_vectors,
         "soft-match": soft_match,
-        "expansion": expansion,
+        "expansion": lambda sets: expansion(sets, a.words, a.missing, a.floor),
+        "doc-references": doc_references,
     }[a.probe](a.sets)
 
 

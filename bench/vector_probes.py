@@ -244,12 +244,13 @@ def query_map(fit: str, sets: list[str]) -> None:
         print(spec.split(":")[0], {k: round(statistics.mean(v), 4) for k, v in means.items()})
 
 
-def _trees(sets: list[str]):  # type: ignore[no-untyped-def]
-    """(repo, store, index id, files on disk) of each tree of SET:CORPORA (default: the dev split)."""
+def _trees(sets: list[str], whole: bool = False):  # type: ignore[no-untyped-def]
+    """(repo, store, index id, files on disk) of each tree of SET:CORPORA (default: the dev split); ``whole``:
+    each repository indexed whole (bench/eval_retrieval.py semble --whole builds them)."""
     for spec in sets or [f"{semble_data.SEMBLE}:{semble_data.CORPORA}"]:
         semble_data.SEMBLE, semble_data.CORPORA = (Path(p) for p in spec.split(":"))
-        for repo in load_repos(None):
-            store, iid, _ = E.open_index(repo.name, repo.root, "static", False)
+        for repo in load_repos(None, whole=whole):
+            store, iid, _ = E.open_index(repo.name + ("-whole" if whole else ""), repo.root, "static", False)
             yield repo, store, iid, files_on_disk(repo)
             store.close()
 
