@@ -10,6 +10,7 @@ candidates (they measure; nothing here is used by aintern). Indexes come from be
     python bench/rescore_probes.py soft-match [SET:CORPORA ...]    # question words matched by word vectors
     python bench/rescore_probes.py expansion [SET:CORPORA ...]     # BM25 also for the index's neighbour words
     python bench/rescore_probes.py doc-references [SET:CORPORA ...]  # docs' code spans lend to what they name
+    python bench/rescore_probes.py folder-evidence [SET:CORPORA ...]  # × (1 + w ln(1 + other files of the folder))
     python bench/rescore_probes.py expansion --words minilm [--missing 2] [SET:CORPORA ...]  # ... by MiniLM's words
 
 Without sets, the dev split (with its folds A and B); `--weights 0,0.03,0.06` for other weights. Each prints,
@@ -167,6 +168,24 @@ def references(sets: list[str]) -> None:
         return lambda w: {c: base.get(c, 0.0) + w * lent.get(c, 0.0) for c in base.keys() | lent.keys()}
 
     _rescore_probe(sets, _defined_names, rescored)
+
+
+def folder_evidence(sets: list[str]) -> None:
+    """File evidence one level up: each chunk's score × (1 + w × ln(1 + n)), n = how many other files of its folder
+    have chunks among the 30 best hits (questions in words only): hono's `client/client.ts` beside `client/types.ts`."""
+
+    def rescored(_: Any, question: str, hits: list[Any], paths: dict[int, str]) -> Callable[[float], dict[int, float]]:
+        files_in: dict[str, set[str]] = defaultdict(set)
+        for h in hits[:30]:
+            files_in[h.chunk.file_path.rpartition("/")[0]].add(h.chunk.file_path)
+        n = {
+            h.chunk_id: len(files_in.get(h.chunk.file_path.rpartition("/")[0], set()) - {h.chunk.file_path})
+            for h in hits
+        }
+        w_of = (lambda w: 0.0) if symbol_query(question) else (lambda w: w)
+        return lambda w: {h.chunk_id: h.score * (1 + w_of(w) * math.log1p(n[h.chunk_id])) for h in hits}
+
+    _rescore_probe(sets, lambda store, iid: None, rescored)
 
 
 _CODE_SPAN = re.compile(r"`([^`\n]+)`")
@@ -515,7 +534,7 @@ def main() -> None:
         "probe",
         choices=[
             "file-bm25", "references", "proximity", "file-size", "sizes", "definition-vectors", "soft-match",
-            "expansion", "doc-references",
+            "expansion", "doc-references", "folder-evidence",
         ],
     )  # fmt: skip
     ap.add_argument("--words", choices=["static", "minilm"], default="static", help="expansion: whose word vectors")
@@ -537,6 +556,7 @@ def main() -> None:
         "soft-match": soft_match,
         "expansion": lambda sets: expansion(sets, a.words, a.missing, a.floor),
         "doc-references": doc_references,
+        "folder-evidence": folder_evidence,
     }[a.probe](a.sets)
 
 
