@@ -368,17 +368,13 @@ def files_aggregate() -> None:
     from aintern.knowledge import KnowledgeQueryOptions, KnowledgeService
 
     variants = [(0.0, 0.0), (0.25, 0.0), (0.5, 0.0), (1.0, 0.0), (0.0, 0.02), (0.5, 0.02)]
+    import every_set
+
     shared = ev.SHARED / "bench" / "commits"
     groups = {
         "flask + click": [(Path("/tmp/commits-bench"), shared / f"{r}.json") for r in ("flask", "click")],
-        "PHPMailer, Carbon, Hono, xstate": [
-            (Path("/tmp/commits-more"), Path(f"/tmp/commits-more/{r}.json"))
-            for r in ("phpmailer", "carbon", "hono", "xstate")
-        ],
-        "Caddy, Coil, FluentValidation": [
-            (Path("/tmp/commits-own10"), Path(f"/tmp/commits-own10/{r}.json"))
-            for r in ("caddy", "coil", "fluentvalidation")
-        ],
+        "PHPMailer, Carbon, Hono, xstate": [(every_set.MORE, Path(p)) for p in every_set.PHP_TS.split(",")],
+        "Caddy, Coil, FluentValidation": [(every_set.OWN10, Path(p)) for p in every_set.GO_KOTLIN_CS.split(",")],
     }
     for group, sets in groups.items():
         recall: dict[tuple[float, float], list[float]] = {v: [] for v in variants}

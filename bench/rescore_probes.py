@@ -161,13 +161,23 @@ def references(sets: list[str]) -> None:
                 files = {p for _, p in defined.get(name, ())}
                 if files and len(files) <= 2 and h.chunk.file_path not in files:
                     used.append(defined[name][0])
-            for cid, path in used:
-                lent[cid] += h.score / len(used)
-                paths[cid] = path
-        base = {h.chunk_id: h.score for h in hits}
-        return lambda w: {c: base.get(c, 0.0) + w * lent.get(c, 0.0) for c in base.keys() | lent.keys()}
+            _lend(lent, paths, h.score, used)
+        return _with_lent(hits, lent)
 
     _rescore_probe(sets, _defined_names, rescored)
+
+
+def _lend(lent: dict[int, float], paths: dict[int, str], score: float, used: list[tuple[int, str]]) -> None:
+    """``score`` shared among the chunks ``used`` (chunk id, path), their paths noted for the ranking."""
+    for cid, path in used:
+        lent[cid] += score / len(used)
+        paths[cid] = path
+
+
+def _with_lent(hits: list[Any], lent: dict[int, float]) -> Callable[[float], dict[int, float]]:
+    """The scores at weight w: each hit's own plus w × what was lent to it (a chunk lent to joins the hits)."""
+    base = {h.chunk_id: h.score for h in hits}
+    return lambda w: {c: base.get(c, 0.0) + w * lent.get(c, 0.0) for c in base.keys() | lent.keys()}
 
 
 def folder_evidence(sets: list[str]) -> None:
@@ -179,11 +189,12 @@ def folder_evidence(sets: list[str]) -> None:
         for h in hits[:30]:
             files_in[h.chunk.file_path.rpartition("/")[0]].add(h.chunk.file_path)
         n = {
-            h.chunk_id: len(files_in.get(h.chunk.file_path.rpartition("/")[0], set()) - {h.chunk.file_path})
+            h.chunk_id: 0
+            if symbol_query(question)
+            else len(files_in[h.chunk.file_path.rpartition("/")[0]] - {h.chunk.file_path})
             for h in hits
         }
-        w_of = (lambda w: 0.0) if symbol_query(question) else (lambda w: w)
-        return lambda w: {h.chunk_id: h.score * (1 + w_of(w) * math.log1p(n[h.chunk_id])) for h in hits}
+        return lambda w: {h.chunk_id: h.score * (1 + w * math.log1p(n[h.chunk_id])) for h in hits}
 
     _rescore_probe(sets, lambda store, iid: None, rescored)
 
@@ -207,17 +218,14 @@ def doc_references(sets: list[str], whole: bool = True) -> None:
                 continue
             text = h.chunk.content
             code = " ".join(_FENCE.findall(text)) + " " + " ".join(_CODE_SPAN.findall(_FENCE.sub(" ", text)))
-            used: dict[str, int] = {}
-            for name in set(_NAME.findall(code)):
+            used: dict[str, int] = {}  # (each defining file's first chunk)
+            for name in sorted(set(_NAME.findall(code))):  # (in order: which chunk a file lends to is fixed)
                 found = [(c, p) for c, p in defined.get(name, ()) if not p.endswith((".md", ".mdx", ".rst", ".txt"))]
                 if found and len({p for _, p in found}) <= 2:
                     for cid, path in found:
                         used.setdefault(path, cid)
-            for path, cid in used.items():
-                lent[cid] += h.score / len(used)
-                paths[cid] = path
-        base = {h.chunk_id: h.score for h in hits}
-        return lambda w: {c: base.get(c, 0.0) + w * lent.get(c, 0.0) for c in base.keys() | lent.keys()}
+            _lend(lent, paths, h.score, [(cid, path) for path, cid in used.items()])
+        return _with_lent(hits, lent)
 
     _rescore_probe(sets, _defined_names, rescored, whole)
 
@@ -510,9 +518,10 @@ class _MiniLMNeighbours:
         table = np.load(cache)
         self.table = table / np.linalg.norm(table, axis=1, keepdims=True)
         self.at = {w: i for i, w in enumerate(self.words)}
+        self.stems: list[str] = []  # (each word's stem: every index stems alike, so the first one's serve)
 
     def prepare(self, store: Any, vocabulary: dict[str, int]) -> None:
-        self.stems = [(store.stems(w) or [""])[0] for w in self.words] if not hasattr(self, "stems") else self.stems
+        self.stems = self.stems or [(store.stems(w) or [""])[0] for w in self.words]
         self.ids = np.array([vocabulary.get(s, -1) for s in self.stems])
 
     def __call__(self, word: str, stem: str, per_word: int) -> list[tuple[int, float]]:
