@@ -261,6 +261,24 @@ def test_an_object_of_functions_is_a_definition_with_its_methods(chunker: Chunke
         assert defs["get"][1:] == ("method", 9, 11, "api")
 
 
+def test_a_module_written_inside_a_function_has_its_functions_found(chunker: Chunker) -> None:
+    """Older JavaScript wraps a whole file in a function (a jQuery plugin's `(function ($) {...})(jQuery)`,
+    `!function () {...}()`, AMD's `define([...], function (dep) {...})`): its functions are the file's
+    definitions, with their own lines. A test's `describe(..., function () {...})` is not a module."""
+    body = "  function formatBytes(n) {\n    return n + ' B'\n  }\n\n  exports.truncate = function (s) {\n    return s\n  }\n"
+    for name, (opening, closing) in {
+        "widget.js": ("(function ($) {\n", "})(jQuery);\n"),
+        "bang.js": ("!function () {\n", "}();\n"),
+        "arrow.ts": (";(() => {\n", "})()\n"),
+        "amd.js": ("define(['jquery'], function ($) {\n", "});\n"),
+    }.items():
+        defs = definitions_in(chunker, opening + body + closing, name)
+        assert {"formatBytes", "truncate"} <= set(defs), (name, defs)
+        assert defs["truncate"][1:4] == ("function", 6, 8), (name, defs)
+    spec = "describe('bytes', function () {\n" + body + "  it('works', () => {})\n});\n"
+    assert "formatBytes" not in definitions_in(chunker, spec, "bytes.test.js")
+
+
 def test_kotlin_properties_built_by_code_are_definitions(chunker: Chunker) -> None:
     """Ktor defines each plugin as `val HttpRequestRetry = createClientPlugin("HttpRequestRetry", ...) {...}`;
     that property, and one holding a lambda, are definitions; a property holding a value is not."""

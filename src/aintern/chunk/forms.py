@@ -36,7 +36,37 @@ def enclosed_definitions(node: Any) -> list[Any] | None:
         for other in (c for c in (block.named_children if block is not None else []) if c.type == "else_block"):
             inner.extend(other.named_children)
         return inner if any(elixir_definition(c) is not None for c in inner) else None
+    if node.type == "expression_statement":
+        return _wrapped_module(node)
     return _php_guarded(node) if node.type == "if_statement" else None
+
+
+#: Statements of a JavaScript function body that define something.
+_JS_DEFINITIONS = {"function_declaration", "generator_function_declaration", "class_declaration"}
+
+
+def _wrapped_module(node: Any) -> list[Any] | None:
+    """The statements of a JavaScript module written inside a function, if it defines something: an IIFE
+    (``(function ($) { function addMetric() {...} })(jQuery);``, ``!function () {...}()``, an arrow's), and
+    AMD's or UMD's factory (``define(['dep'], function (dep) {...})``). Its functions are the file's own."""
+    expr = node.named_children[0] if node.named_children else None
+    while expr is not None and expr.type in ("parenthesized_expression", "unary_expression"):
+        expr = expr.named_children[-1] if expr.named_children else None
+    if expr is None or expr.type != "call_expression":
+        return None
+    callee, arguments = expr.child_by_field_name("function"), expr.child_by_field_name("arguments")
+    while callee is not None and callee.type == "parenthesized_expression":
+        callee = callee.named_children[0] if callee.named_children else None
+    functions = [callee] if callee is not None and callee.type in FUNCTION_VALUES else []
+    if functions or (callee is not None and node_text(callee) == "define"):
+        functions += [
+            a for a in (arguments.named_children if arguments is not None else []) if a.type in FUNCTION_VALUES
+        ]
+    inner = [
+        c for f in functions if (body := f.child_by_field_name("body")) is not None and body.type == "statement_block"
+        for c in body.named_children
+    ]  # fmt: skip
+    return inner if any(c.type in _JS_DEFINITIONS or assigned_function(c) for c in inner) else None
 
 
 def _php_guarded(node: Any, depth: int = 0) -> list[Any] | None:
