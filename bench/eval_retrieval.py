@@ -17,6 +17,7 @@ import hashlib
 import json
 import os
 import statistics
+import sys
 import time
 from collections import defaultdict
 from dataclasses import replace
@@ -34,6 +35,7 @@ from aintern.retrieve.hybrid import FULL_TIER, HybridConfig, hybrid_search, near
 from aintern.retrieve.rerank import RerankingStrategy
 from aintern.store import SqliteStore, VectorSearchOptions, memory, postings
 from aintern.store import keywords as sqlite_backend
+from aintern.store import text as store_text
 
 CACHE = Path(os.environ.get("AINTERN_BENCH_CACHE", "/tmp/aintern-bench"))
 #: --bm25-k1 / --bm25-b: BM25's constants instead of FTS5's (k1, b).
@@ -419,7 +421,14 @@ if __name__ == "__main__":
     ap.add_argument("--prune-above", type=int, help="apply it from this many chunks (PRUNE_ABOVE_CHUNKS; 0: always)")
     ap.add_argument("--bm25-k1", type=float, help="BM25's k1 (FTS5's: 1.2), scored by the in-memory postings")
     ap.add_argument("--bm25-b", type=float, help="BM25's b (FTS5's: 0.75), likewise")
+    ap.add_argument("--stop-words", default="", help="more question words to drop, comma-separated (section 45)")
     a = ap.parse_args()
+    if a.stop_words:
+        # Every module that took the list by name gets the longer one (the question side only: no re-index).
+        longer = frozenset(store_text.STOP_WORDS | set(a.stop_words.split(",")))
+        for module in [m for name, m in sys.modules.items() if name.startswith("aintern.")]:
+            if getattr(module, "STOP_WORDS", None) is store_text.STOP_WORDS:
+                module.STOP_WORDS = longer  # type: ignore[attr-defined]
     if a.prune_share is not None:
         sqlite_backend.PRUNE_SHARE = a.prune_share
     if a.prune_above is not None:
