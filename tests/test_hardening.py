@@ -182,17 +182,19 @@ def test_code_named_like_a_credentials_file_is_indexed_and_masked(tmp_path: Path
 
 def test_translation_labels_are_not_taken_for_secrets(tmp_path: Path) -> None:
     """Statamic's lang/ folder had 442 labels like `"Change Password": "Şifrəni Dəyiş"` masked as secrets:
-    in a translation folder a password keyword's value is text, but a real key there is still masked."""
+    in a translation file a password keyword's value is text, but a real key there is still masked, and
+    so is a secret in code that happens to sit in such a folder."""
     root = tmp_path / "repo"
     write_files(root, {
         "lang/az.json": '{\n    "Change Password": "Şifrəni Dəyiş",\n    "Current Password": "Cari Şifrə"\n}\n',
         "resources/lang/fr/auth.php": "<?php\nreturn [\n    'password' => 'Mot de passe',\n"
                                       "    'aws' => 'AKIAIOSFODNN7EXAMPLF',\n];\n",
         "app/config.py": 'DB_PASSWORD = "Mot de passe"\n',
+        "app/i18n/settings.py": 'SECRET_KEY = "k8Jq2vX9pL4mZ7wR"\n',  # code in such a folder is still scanned
     })  # fmt: skip
     ws = Workspace(root, tmp_path / "s.db")
     result = ws.build_index()
-    assert set(result.secrets_redacted) == {"resources/lang/fr/auth.php", "app/config.py"}
+    assert set(result.secrets_redacted) == {"resources/lang/fr/auth.php", "app/config.py", "app/i18n/settings.py"}
     stored = "\n".join(r[0] for r in ws.store.conn.execute("SELECT content FROM chunks"))
     assert '"Change Password": "Şifrəni Dəyiş"' in stored and "'password' => 'Mot de passe'" in stored
     assert "AKIAIOSFODNN7EXAMPLF" not in stored and 'DB_PASSWORD = "[REDACTED]"' in stored

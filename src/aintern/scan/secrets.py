@@ -164,9 +164,14 @@ class SecretRedactor:
         return "\n".join(lines), sorted(findings.values(), key=lambda f: (f.line, f.kind))
 
 
-#: Folders of translations, where a keyword's value is a label in some language ("Mot de passe"):
-#: Statamic's lang/ had 442 such values taken for secrets. Other plugins still apply there.
-_TRANSLATIONS = re.compile(r"(?:^|[/\\])(?:lang|langs|languages|locales?|i18n|l10n|translations?)[/\\]", re.IGNORECASE)
+#: Translation files (in a folder of translations, in a format translations are kept in), where a keyword's
+#: value is a label in some language ("Mot de passe"): Statamic's lang/ had 442 such values taken for
+#: secrets. Other plugins still apply there, and code in such a folder (a .py, a .go) is scanned as usual.
+_TRANSLATIONS = re.compile(
+    r"(?:^|[/\\])(?:lang|langs|languages|locales?|i18n|l10n|translations?)[/\\]"
+    r"(?:.*[/\\])?[^/\\]+\.(?:json|ya?ml|php|js|ts|po|pot|properties|xml|strings|arb|resx|ftl|toml|ini|xliff|xlf)$",
+    re.IGNORECASE,
+)
 
 
 def _mask_value(line: str, value: str) -> str:
