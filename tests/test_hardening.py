@@ -201,6 +201,25 @@ def test_translation_labels_are_not_taken_for_secrets(tmp_path: Path) -> None:
     ws.close()
 
 
+def test_a_tests_digests_are_not_taken_for_secrets(tmp_path: Path) -> None:
+    """libgit2's tests had 2,816 git object ids masked as high-entropy secrets. In a test, a SHA-1 or SHA-256
+    in hex that only the entropy plugin reports stays searchable; the same string in code is masked, and so
+    is a digest-length value a test assigns to a secret's name."""
+    oid = "d8fa77b6833082c1ea36b7828a582d4c43882450"
+    root = tmp_path / "repo"
+    write_files(root, {
+        "tests/checkout/conflict.c": f'static struct entry e[] = {{\n    {{ 0100644, "{oid}", 3, "a.txt" }},\n}};\n',
+        "src/tokens.js": f'const GITHUB = "{oid}";\n',
+        "tests/conftest.py": f'SECRET_KEY = "{oid}"\n',
+    })  # fmt: skip
+    ws = Workspace(root, tmp_path / "s.db")
+    result = ws.build_index()
+    assert set(result.secrets_redacted) == {"src/tokens.js", "tests/conftest.py"}
+    found = ws.knowledge.query(oid, KnowledgeQueryOptions(workspace_path=str(root), min_relevance=0.0))
+    assert [c.file_path for c in found.chunks if oid in c.content] == ["tests/checkout/conflict.c"]
+    ws.close()
+
+
 def test_index_summary_reports_masked_secrets(tmp_path: Path) -> None:
     root = tmp_path / "repo"
     write_files(root, {"config.py": SECRET_FILES["config.py"]})

@@ -42,8 +42,8 @@ class SymbolType(str, enum.Enum):
 #: 40; 6: no chunk of one line, a module around one type named after it; 7: Swift's `#if` lines read as
 #: blank, section 41; 8: a comment between a module's header and its body goes to the member after it,
 #: and nested module headers join that member, section 42; 9: a JavaScript module written inside a
-#: function (an IIFE, AMD's define) has its functions found, and translation folders' labels are no
-#: longer masked as secrets, section 45). An index an older chunker built is re-chunked by its next `aintern index` (files it
+#: function (an IIFE, AMD's define) has its functions found, and translation files' labels and a test's
+#: digests are no longer masked as secrets, section 45). An index an older chunker built is re-chunked by its next `aintern index` (files it
 #: skipped are read again); the vectors of texts that did not change come from the embedding cache.
 CHUNKER_VERSION = 9
 

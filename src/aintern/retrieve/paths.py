@@ -8,25 +8,12 @@ import functools
 import itertools
 import re
 
+from aintern.scan.kinds import is_test
 from aintern.store.text import STOP_WORDS, identifier_parts
 
 #: Words a run of a question's words skips ("get a user by id").
 ARTICLES = {"a", "an", "the"}
 
-TEST_FILE = re.compile(
-    r"(^|/)((test_[^/]*|[^/]*_test)\.(py|c|cc|cpp|go|rb|dart|lua|rs|ex|exs)|[^/]*_spec\.(rb|lua)"
-    r"|[^/]*\.(test|spec)(-d)?\.[cm]?[jt]sx?|[^/]*(Tests?|Spec|Suite)(\.[a-z][A-Za-z]*)?\.(java|kt|swift|cs|scala|php)|test_helpers?[^/]*)$"
-)
-#: Test folders: test/, tests/, Tests/ (Swift, .NET), Foo.Tests/ and Foo.UnitTests/ (.NET test projects),
-#: commonTest/, jvmTest/ and androidUnitTest/ (Kotlin source sets; a test file in one may end in .jvm.kt),
-#: spec/, testdata/, fixtures/, and Jest's folders beside the code (__tests__/, __mocks__/ of manual
-#: mocks, __fixtures__/, __snapshots__/, __typetests__/). Not `Test/`:
-#: singular and capitalised, it is a PHP framework's test-support library (CodeIgniter, Symfony components).
-TEST_DIR = re.compile(
-    r"(^|/)(tests?|Tests|__(tests?|mocks|fixtures|snapshots|typetests)__|[Ss]pecs?|testing|testdata|fixtures"
-    r"|regress|regressions?|test-?suite|e2e"
-    r"|[^/]+\.(\w+)?Tests|[a-z]+(?:[A-Z][a-z]+)*Test)/"
-)
 DEMOTED_DIR = re.compile(r"(^|/)(_?compat|legacy|_?[Ee]xamples?|docs?_src|versioned_docs)/")
 CHANGELOG = re.compile(
     r"(^|/)(change_?log|changes|history|news|releases|release[-_]?notes|whats_?new)(\.(md|rst|txt|markdown|adoc))?$",
@@ -109,7 +96,7 @@ def path_prior(path: str, generated: bool = True, samples: bool = True, changelo
     long-running process asks it of the same files query after query). A package's ``__init__.py`` that
     only re-exports is judged by its content, in ``hybrid_search``."""
     penalty = 1.0
-    if TEST_FILE.search(path) or TEST_DIR.search(path):
+    if is_test(path):
         penalty *= 0.3
     if DEMOTED_DIR.search(path):
         penalty *= 0.3
