@@ -154,19 +154,33 @@ def _print_folds(means: dict[str, list[float]]) -> None:
         print(f"{k:12s} {statistics.mean(v):.4f}  A {statistics.mean(v[:half]):.4f}  B {statistics.mean(v[half:]):.4f}")
 
 
+def _neighbourhood(docs: np.ndarray, k: int = 10) -> np.ndarray:
+    """Each chunk's mean cosine to its ``k`` nearest other chunks (CSLS's local density)."""
+    unit = docs / (np.linalg.norm(docs, axis=1, keepdims=True) + 1e-9)
+    out = np.zeros(len(unit), dtype=np.float32)
+    k = min(k, len(unit) - 1)
+    for start in range(0, len(unit), 2048):
+        sims = unit[start : start + 2048] @ unit.T
+        sims[np.arange(len(sims)), start + np.arange(len(sims))] = -1.0
+        out[start : start + 2048] = np.partition(sims, -k, axis=1)[:, -k:].mean(axis=1)
+    return out
+
+
 def hubness() -> None:
     """Vector-only NDCG@10 with each index's chunk vectors centred on their mean (by gamma, then unit length
-    again), or with a chunk's cosine to that mean subtracted (by beta) from every score: chunks near the
-    centre of a tree match every question a little (docs section 37: dropped)."""
+    again), with a chunk's cosine to that mean subtracted (by beta) from every score, or (CSLS) its mean
+    cosine to its ten nearest chunks subtracted: chunks near the centre of a tree, or of a crowd, match every
+    question a little (docs sections 37 and 45: dropped)."""
     emb = E.embedder_for("static")
     repos = load_repos(None)
-    variants = ["none", "centred 0.5", "centred 1", "hub 0.1", "hub 0.2"]
+    variants = ["none", "centred 0.5", "centred 1", "hub 0.1", "hub 0.2", "csls 0.25", "csls 0.5"]
     means: dict[str, list[float]] = {k: [] for k in variants}
     for repo in repos:
         matrix, paths, existing = _stored_vectors(repo)
         docs = np.asarray(matrix.matrix, dtype=np.float32)
         mean = docs.mean(axis=0)
         hub = docs @ (mean / np.linalg.norm(mean))
+        crowd = _neighbourhood(docs)
         for k in variants:
             kind, _, weight = k.partition(" ")
             scored = docs
@@ -178,6 +192,8 @@ def hubness() -> None:
                 scores = scored @ np.asarray(emb.embed(q.text), dtype=np.float32)
                 if kind == "hub":
                     scores = scores - float(weight) * hub
+                elif kind == "csls":
+                    scores = scores - float(weight) * crowd
                 top = np.argsort(-scores, kind="stable")[:10]
                 got.append(ndcg_at_10([paths[i] for i in top], q.targets, existing))
             means[k].append(statistics.mean(got))
