@@ -202,7 +202,7 @@ def test_translation_labels_are_not_taken_for_secrets(tmp_path: Path) -> None:
 
 
 def test_a_tests_digests_are_not_taken_for_secrets(tmp_path: Path) -> None:
-    """libgit2's tests had 2,816 git object ids masked as high-entropy secrets. In a test, a SHA-1 or SHA-256
+    """libgit2's tests had 2,775 git object ids masked as high-entropy secrets. In a test, a SHA-1 or SHA-256
     in hex that only the entropy plugin reports stays searchable; the same string in code is masked, and so
     is a digest-length value a test assigns to a secret's name."""
     oid = "d8fa77b6833082c1ea36b7828a582d4c43882450"
