@@ -1,6 +1,6 @@
 """Chunking throughput on a real corpus (default: this Python's standard library).
 
-python bench/chunking.py [DIR] [--model static|minilm]
+python bench/chunking.py [DIR] [--model static|minilm] [--ext .py,.ts,...]
 """
 
 from __future__ import annotations
@@ -20,10 +20,14 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("corpus", nargs="?", type=Path, default=Path(sysconfig.get_paths()["stdlib"]))
     ap.add_argument("--model", default="static")
+    ap.add_argument("--ext", default=".py", help="the file extensions to chunk, comma-separated")
     a = ap.parse_args()
     emb = get_embedder(a.model)
     chunker = Chunker(emb.tokenizer, emb.max_tokens - 16)
-    files = [f for f in sorted(a.corpus.rglob("*.py")) if "site-packages" not in f.parts]
+    exts = set(a.ext.split(","))
+    files = [
+        f for f in sorted(a.corpus.rglob("*")) if f.suffix in exts and f.is_file() and "site-packages" not in f.parts
+    ]
     chunker.chunk_file(files[0])  # load the grammar once
     t0 = time.perf_counter()
     n_bytes = n_chunks = skipped = 0

@@ -12,7 +12,8 @@ led to no rule.
     python bench/probes.py target-ranks SET:CORPORA ...  # each target's place among files and among chunks (section 41)
     python bench/probes.py one-line-chunks SET:CORPORA ...  # code chunks of one line, by language (section 41)
     python bench/probes.py subject-files SET:CORPORA ...  # files named after a question's subject (section 41)
-    python bench/probes.py swift-parses FOLDER ...  # Swift files with `#if`: parse errors with and without them
+    python bench/probes.py parse-errors FOLDER ...  # code files with a parse error, as written and as chunked
+    python bench/probes.py swift-parses FOLDER ...  # the same, Swift files with `#if` only (section 41)
     python bench/probes.py twin-files SET:CORPORA ...  # a first-three file's namesake elsewhere: relevant or not (section 42)
     python bench/probes.py path-only-files SET:CORPORA ...  # files the path boost would match, never candidates (section 42)
     python bench/probes.py near-files SET:CORPORA ...  # the file vectors' nearest files: relevant, in the first ten or not (section 43)
@@ -230,22 +231,32 @@ def subject_files(sets: list[str]) -> None:
               + ", ".join(f"{k}: {v}" for k, v in sorted(counts.items())))  # fmt: skip
 
 
-def swift_parses(folders: list[str]) -> None:
-    """Of the Swift files under ``folders`` that hold a compiler directive, how many tree-sitter's grammar fails to
-    parse as written, and with the directive lines blanked as the chunker reads them (section 41)."""
-    from aintern.chunk.forms import swift_directives
+def parse_errors(folders: list[str], swift_directives: bool = False) -> None:
+    """Per language, the code files under ``folders`` that tree-sitter's grammar cannot parse without an error:
+    as written, and as the chunker gives them to it (macros, Swift's `#if` lines and newer syntax blanked;
+    sections 41 and 46). A file with an error may still have its definitions found (section 46's re-parse).
+    ``swift_directives``: only the Swift files that hold a compiler directive (section 41's count)."""
+    from aintern.chunk.forms import parser_text
+    from aintern.chunk.languages import CODE_LANGUAGES, detect_language
     from aintern.chunk.nodes import get_parser
 
-    parser, files, before, after = get_parser("swift"), 0, 0, 0
-    for path in (p for folder in folders for p in sorted(Path(folder).rglob("*.swift"))):
+    files: Counter[str] = Counter()
+    before: Counter[str] = Counter()
+    after: Counter[str] = Counter()
+    for path in (p for folder in folders for p in sorted(Path(folder).rglob("*")) if p.is_file()):
+        language = detect_language(path.name)
+        if language not in CODE_LANGUAGES or path.stat().st_size > 500_000:
+            continue
         text = path.read_text(encoding="utf-8", errors="replace")
-        if re.search(r"^[ \t]*#if\b", text, re.M):
-            files += 1
-            before += parser.parse(text.encode()).root_node.has_error
-            after += parser.parse(swift_directives(text).encode()).root_node.has_error
-    print(
-        f"{files} Swift files with a directive: {before} do not parse as written, {after} with the directives blanked"
-    )
+        if swift_directives and (language != "swift" or not re.search(r"^[ \t]*#if\b", text, re.M)):
+            continue
+        parse = get_parser(language).parse
+        files[language] += 1
+        before[language] += parse(text.encode()).root_node.has_error
+        after[language] += parse(parser_text(language, text).encode()).root_node.has_error
+    for language in sorted(files, key=lambda k: -before[k]):
+        print(f"{language:12s} {files[language]:6d} files: {before[language]:5d} with a parse error as written, "
+              f"{after[language]:5d} as the chunker reads them")  # fmt: skip
 
 
 def project_name() -> None:
@@ -423,7 +434,8 @@ if __name__ == "__main__":
         "target-ranks": lambda: target_ranks([a for a in sys.argv[2:] if ":" in a]),
         "one-line-chunks": lambda: one_line_chunks([a for a in sys.argv[2:] if ":" in a]),
         "subject-files": lambda: subject_files([a for a in sys.argv[2:] if ":" in a]),
-        "swift-parses": lambda: swift_parses(sys.argv[2:]),
+        "parse-errors": lambda: parse_errors(sys.argv[2:]),
+        "swift-parses": lambda: parse_errors(sys.argv[2:], swift_directives=True),
         "twin-files": lambda: twin_files([a for a in sys.argv[2:] if ":" in a]),
         "path-only-files": lambda: path_only_files([a for a in sys.argv[2:] if ":" in a]),
         "near-files": lambda: near_files([a for a in sys.argv[2:] if ":" in a]),

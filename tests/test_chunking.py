@@ -279,6 +279,24 @@ def test_a_module_written_inside_a_function_has_its_functions_found(chunker: Chu
     assert "formatBytes" not in definitions_in(chunker, spec, "bytes.test.js")
 
 
+def test_definitions_after_a_syntax_error_the_grammar_cannot_recover_from_are_found(chunker: Chunker) -> None:
+    """TypeScript's grammar fails on generic call signatures written without semicolons (Redux Toolkit's
+    `TakePattern`), and leaves what follows as loose pieces of an ERROR node. The file is parsed again
+    from the next statement, so the interface after it is found, with its own lines."""
+    signature = "  <Check extends Matcher<State>>(\n    check: Check,\n{}  ): Outcome<State, Check>\n"
+    text = (
+        "export interface WaitFor<State> {\n"
+        + "".join(signature.format(extra) for extra in ("", "    timeout: number,\n", "    timeout?: number,\n"))
+        + "}\n\nexport interface StopOptions {\n  cancelRunning?: true\n}\n\n"
+        "export type Stop = (options?: StopOptions) => void\n\n"
+        "export function stopAll(options: StopOptions): number {\n  return 0\n}\n"
+    )
+    defs = definitions_in(chunker, text, "types.ts")
+    assert {"WaitFor", "StopOptions", "Stop", "stopAll"} <= set(defs), defs
+    assert defs["StopOptions"][1:4] == ("interface", 15, 17), defs
+    assert defs["stopAll"][1:4] == ("function", 21, 23), defs
+
+
 def test_kotlin_properties_built_by_code_are_definitions(chunker: Chunker) -> None:
     """Ktor defines each plugin as `val HttpRequestRetry = createClientPlugin("HttpRequestRetry", ...) {...}`;
     that property, and one holding a lambda, are definitions; a property holding a value is not."""
@@ -427,6 +445,10 @@ def test_zig_struct_methods_and_generic_types_are_definitions(chunker: Chunker) 
     assert defs["init"][1:] == ("method", 7, 10, "Pool") and defs["release"][1:] == ("method", 12, 14, "Pool")
     assert defs["List"][1] == "struct" and defs["append"][1:] == ("method", 24, 27, "List")
     assert defs["helper"][1:] == ("function", 31, 31, None)
+    # The type function's parameters on lines of their own (libxev's `pub fn Intrusive(\n comptime T: type,...`).
+    source = ZIG_SOURCE.replace("pub fn List(comptime T: type) type {", "pub fn List(\n    comptime T: type,\n) type {")
+    defs = nested_definitions(chunker.chunk_text(source, "pool.zig").chunks)
+    assert defs["List"][1] == "struct" and defs["append"][1:] == ("method", 26, 29, "List"), defs
 
 
 def test_lua_tables_of_functions_are_definitions(chunker: Chunker) -> None:
@@ -1075,6 +1097,32 @@ def test_a_class_cut_into_members_keeps_its_doc_comment_and_its_modules(small_ch
     first, *rest = small_chunker.chunk_text(marked, "alias.rb").chunks
     assert first.symbol_name == "Alias" and "class Alias < Base # rubocop:disable" in first.content
     assert [c.symbol_name for c in rest] == [f"check_{i}" for i in range(4)]  # (still cut into its members)
+
+
+def test_swift_written_for_a_newer_compiler_keeps_its_definitions(chunker: Chunker) -> None:
+    """One `()` statement in a `switch` made the whole of swift-nio's `FileSystem.swift` one parse error, and
+    typed throws, `sending` and `nonisolated(unsafe)` made others; the definitions after them had no names.
+    The parser now reads such syntax blanked (same lines), and the chunks keep the file's own text."""
+    text = (
+        "public struct FileSystem {\n"
+        "    func move(_ r: Result) {\n        switch r {\n        case .moved:\n            ()\n"
+        "        case .failed:\n            promise.succeed(())\n        }\n    }\n\n"
+        "    func copy<E>(_ body: () throws(E) -> Int) throws(E) -> Int {\n        try body()\n    }\n\n"
+        "    func take(_ value: sending Value) -> sending Value {\n        value\n    }\n\n"
+        "    func nonisolated() -> Int {\n        1\n    }\n"
+        "}\n\nnonisolated(unsafe) private let sharedKey = malloc(1)!\n\n"
+        "public func removeItem(at path: FilePath) {\n    _ = path\n}\n"
+    )
+    from aintern.chunk.forms import swift_directives
+    from aintern.chunk.nodes import get_parser
+
+    parse = get_parser("swift").parse
+    assert parse(text.encode()).root_node.has_error and not parse(swift_directives(text).encode()).root_node.has_error
+    defs = definitions_in(chunker, text, "FileSystem.swift")
+    assert {"FileSystem", "move", "copy", "take", "nonisolated", "removeItem"} <= set(defs), defs
+    assert defs["take"][1:] == ("method", 15, 17, "FileSystem") and defs["removeItem"][1:4] == ("function", 26, 28)
+    chunks = chunker.chunk_text(text, "FileSystem.swift").chunks
+    assert "".join(c.content for c in chunks).count("throws(E)") == 2 and "promise.succeed(())" in chunks[0].content
 
 
 def test_swift_members_after_a_compiler_directive_stay_members(small_chunker: Chunker) -> None:

@@ -7,8 +7,10 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from tree_sitter import Parser, Range
+
 from aintern.chunk.definitions import find_definition, members
-from aintern.chunk.forms import go_receiver, go_value_names, kotlin_constructors, swift_directives, without_macros
+from aintern.chunk.forms import go_receiver, go_value_names, parser_text
 from aintern.chunk.lines import Document, Unit, split_lines
 from aintern.chunk.models import ChunkingOptions, SymbolType
 from aintern.chunk.nodes import Definition, get_parser
@@ -43,16 +45,9 @@ class CodeChunker:
 
     def units(self, doc: Document) -> list[Unit]:
         """The file's chunks as units; ``self.definitions`` then holds every definition, nested ones too."""
-        text = doc.text
-        if self.language in ("c", "cpp"):
-            text = without_macros(text)
-        elif self.language == "kotlin":
-            text = kotlin_constructors(text)
-        elif self.language == "swift":
-            text = swift_directives(text)
-        tree = get_parser(self.language).parse(text.encode("utf-8", "surrogatepass"))
+        text = parser_text(self.language, doc.text)
         last = len(doc.lines) - 1
-        nodes = members(tree.root_node.named_children)
+        nodes = self._top_level(text, doc.lines)
         self.definitions = self._definitions(doc.lines, nodes, None)
         units = self._level(doc, nodes, 0, last, parent=None)
         merged = _merge(doc, self._fit(doc, units), self.options.target_chunk_size)
@@ -60,6 +55,45 @@ class CodeChunker:
         for unit in out:
             self._name_after_sole_definition(unit)
         return out
+
+    def _top_level(self, text: str, lines: list[str]) -> list[Any]:
+        """The file's top-level nodes, parsed again past a syntax error the grammar does not recover from.
+
+        A grammar older than the code (TypeScript's `export type *`, call signatures without semicolons)
+        can leave the rest of a file as the loose pieces of an ERROR node, their definitions with no names.
+        Where the first line after an error that opens a statement (at column 0) is inside an ERROR node,
+        the rest of the file is parsed again from that line, positions kept, and the new parse is taken
+        if the file then has more definitions."""
+        source = text.encode("utf-8", "surrogatepass")
+        parser = get_parser(self.language)
+        root = parser.parse(source).root_node
+        nodes = members(root.named_children)
+        if not root.has_error:
+            return nodes
+        raw = text.split("\n")
+        offsets = list(
+            itertools.accumulate((len(line.encode("utf-8", "surrogatepass")) + 1 for line in raw), initial=0)
+        )
+        found = len(self._definitions(lines, nodes, None))
+        after = 0
+        for _ in range(_RESYNC_LIMIT):
+            error = _first_error(root, after)
+            if error is None:
+                break
+            line = next((i for i in range(error + 1, len(raw)) if _STATEMENT_START.match(raw[i])), None)
+            if line is None:
+                break
+            after = line
+            if not _in_error(root, line):
+                continue  # the grammar recovered by itself before this line
+            reparser = Parser(parser.language)
+            reparser.included_ranges = [Range((line, 0), root.end_point, offsets[line], len(source))]
+            again = reparser.parse(source).root_node
+            # (A node across the line is dropped: a C++ header's ERROR can hold a namespace of good templates.)
+            candidate = [n for n in nodes if n.end_point[0] < line] + members(again.named_children)
+            if (count := len(self._definitions(lines, candidate, None))) > found:
+                nodes, root, found = candidate, again, count
+        return nodes
 
     def _name_after_sole_definition(self, unit: Unit) -> None:
         """A whole namespace or module that holds one type is named after it: every file of a Ruby gem
@@ -232,6 +266,40 @@ class CodeChunker:
                 )
             )
         return out
+
+
+#: A line that can open a top-level statement: not indented, not a continuation (`)`, `}`, `|`, `,`), not a
+#: preprocessor line (C#'s `#if` sits at column 0 inside an expression), a C label or a clause of a statement.
+_STATEMENT_START = re.compile(r"(?!\w+:|(else|elif|except|finally|catch|case|default)\b)[A-Za-z_$@/]")
+#: Re-parses per file at most: each parses the rest of the file again.
+_RESYNC_LIMIT = 16
+
+
+def _first_error(root: Any, after: int) -> int | None:
+    """The first line at or after ``after`` where a syntax error starts: a missing token, or an ERROR node's
+    first loose piece. (An ERROR can wrap a whole file whose first hundred statements parsed well.)"""
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.end_point[0] < after or not (node.has_error or node.is_missing):
+            continue
+        if node.is_missing and node.start_point[0] >= after:
+            return int(node.start_point[0])
+        if node.type == "ERROR" and not any(c.has_error or c.is_missing for c in node.children):
+            loose = [c.start_point[0] for c in node.named_children if c.start_point[1] > 0]
+            line = max(after, min(loose, default=node.start_point[0]))
+            return int(line)
+        stack.extend(reversed(node.children))
+    return None
+
+
+def _in_error(root: Any, line: int) -> bool:
+    node = root.descendant_for_point_range((line, 0), (line, 0))
+    while node is not None:
+        if node.type == "ERROR":
+            return True
+        node = node.parent
+    return False
 
 
 def _lines(node: Any, lines: list[str]) -> tuple[int, int]:

@@ -167,11 +167,45 @@ def without_macros(text: str) -> str:
 _SWIFT_DIRECTIVE = re.compile(r"^[ \t]*#(?:if|elseif|else|endif)\b.*$", re.M)
 
 
+#: Newer Swift the grammar does not know, blanked: a typed throw's error type (`throws(Failure)`),
+#: `nonisolated(unsafe)`'s argument, the `sending` and `consume` keywords, `@_specialize(...)`.
+_SWIFT_NEWER = re.compile(
+    r"(?<!func )\b(?:throws(\([^()\n]*\))|nonisolated(\(unsafe\)))|(?<=[:>] )(sending) |(?<== )(consume) (?=\w)"
+    r"|(@_specialize\([^()\n]*\))"
+)
+_SWIFT_NEWER_WORDS = ("throws(", "nonisolated(unsafe)", "sending ", "consume ", "@_specialize(")
+#: The empty tuple where it is a value (`promise.succeed(())`, `case .done: ()`), which the grammar cannot
+#: parse; it reads `0` in its place. Not a call's parentheses, `f()`, nor a function type's, `() -> Void`.
+_SWIFT_EMPTY_TUPLE = re.compile(r"\(\)(?=[ \t]*(?:[),\]}]|//|$))", re.M)
+_VALUE_BEFORE = re.compile(r"(?:\(|(?<!_)[:=,] |\breturn |\bin )$")
+
+
 def swift_directives(text: str) -> str:
-    """Swift source with its ``#if``/``#else``/``#endif`` lines blanked (same length, same lines), both branches
-    kept: tree-sitter's grammar reads a directive inside a type's body as the end of the type, and the
-    members after it as statements of the file (half of swift-nio's files with a directive)."""
-    return _SWIFT_DIRECTIVE.sub(lambda m: " " * len(m.group(0)), text)
+    """Swift source as the grammar can parse it (same length, same lines). Its ``#if``/``#else``/``#endif``
+    lines are blanked, both branches kept: tree-sitter's grammar reads a directive inside a type's body as
+    the end of the type, and the members after it as statements of the file (half of swift-nio's files
+    with a directive). Newer syntax is blanked too: one `()` statement in a `switch` had made the whole of
+    swift-nio's `FileSystem.swift` one parse error."""
+    text = _SWIFT_DIRECTIVE.sub(lambda m: " " * len(m.group(0)), text)
+    if any(word in text for word in _SWIFT_NEWER_WORDS):
+        text = _SWIFT_NEWER.sub(_blank_groups, text)
+    pieces, done = [], 0
+    for match in _SWIFT_EMPTY_TUPLE.finditer(text):
+        start = match.start()
+        line_start = text.rfind("\n", 0, start) + 1
+        if not text[line_start:start].strip() or _VALUE_BEFORE.search(text[max(line_start, start - 8) : start]):
+            pieces += [text[done:start], "0 "]
+            done = match.end()
+    return "".join(pieces) + text[done:]
+
+
+def _blank_groups(match: re.Match[str]) -> str:
+    whole, start = match.group(0), match.start()
+    for group in range(1, (match.re.groups or 0) + 1):
+        if match.group(group) is not None:
+            first, last = match.start(group) - start, match.end(group) - start
+            whole = whole[:first] + " " * (last - first) + whole[last:]
+    return whole
 
 
 #: A Kotlin class whose primary constructor starts the next line, after modifiers or annotations:
@@ -367,7 +401,9 @@ def _zig_container(decl: Any, child: Any) -> Any:
     else:
         body = next((c for c in decl.named_children if c.type == "Block"), None)
         returns = [s for s in body.named_children if node_text(s).startswith("return ")] if body is not None else []
-        value = returns[-1] if returns and node_text(child).rstrip("{ ").endswith(" type") else None
+        # (The return type is the prototype's last child: its parameters may take several lines.)
+        returns_type = bool(child.named_children) and child.named_children[-1].text == b"type"
+        value = returns[-1] if returns and returns_type else None
     for _ in range(4):  # Statement > AssignExpr > ErrorUnionExpr > SuffixExpr > ContainerDecl
         if value is None or value.type == "ContainerDecl":
             break
@@ -375,3 +411,15 @@ def _zig_container(decl: Any, child: Any) -> Any:
     if value is None or value.type != "ContainerDecl" or not value.named_children:
         return None
     return value if value.named_children[0].type == "ContainerDeclType" else None
+
+
+def parser_text(language: str, text: str) -> str:
+    """``text`` as the chunker gives it to ``language``'s grammar: macros, directives and syntax newer than
+    the grammar blanked (same length, same lines, so every offset stays)."""
+    if language in ("c", "cpp"):
+        return without_macros(text)
+    if language == "kotlin":
+        return kotlin_constructors(text)
+    if language == "swift":
+        return swift_directives(text)
+    return text

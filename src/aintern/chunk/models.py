@@ -43,9 +43,11 @@ class SymbolType(str, enum.Enum):
 #: blank, section 41; 8: a comment between a module's header and its body goes to the member after it,
 #: and nested module headers join that member, section 42; 9: a JavaScript module written inside a
 #: function (an IIFE, AMD's define) has its functions found, and translation files' labels and a test's
-#: digests are no longer masked as secrets, section 45). An index an older chunker built is re-chunked by its next `aintern index` (files it
+#: digests are no longer masked as secrets, section 45; 10: a file is parsed again past a syntax error its
+#: grammar does not recover from, newer Swift is read as the grammar knows it, and a Zig type function's
+#: members are found when its parameters take several lines, section 46). An index an older chunker built is re-chunked by its next `aintern index` (files it
 #: skipped are read again); the vectors of texts that did not change come from the embedding cache.
-CHUNKER_VERSION = 9
+CHUNKER_VERSION = 10
 
 
 @dataclass(frozen=True)
