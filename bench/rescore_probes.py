@@ -35,7 +35,8 @@ from vector_probes import _report, _trees
 
 from aintern.chunk.models import chunk_definitions
 from aintern.embed import embedding_text, file_name_words
-from aintern.retrieve.hybrid import _PROSE_TYPES, HybridConfig, hybrid_search, symbol_query
+from aintern.retrieve.hybrid import _PROSE_TYPES, HybridConfig, hybrid_search
+from aintern.retrieve.names import symbol_query
 from aintern.retrieve.paths import base_form, question_keywords
 from aintern.store import VectorSearchOptions
 from aintern.store.text import STOP_WORDS, identifier_parts

@@ -32,7 +32,8 @@ import semble_data
 from semble_data import files_on_disk, load_repos, ndcg_at_10
 
 from aintern.embed import embedding_text, get_embedder
-from aintern.retrieve.hybrid import HybridConfig, hybrid_search, symbol_query
+from aintern.retrieve.hybrid import HybridConfig, hybrid_search
+from aintern.retrieve.names import symbol_query
 from aintern.store import SqliteStore, VectorSearchOptions
 from aintern.store.text import STOP_WORDS
 from aintern.store.vectors import VectorMatrix

@@ -1420,6 +1420,37 @@ def test_a_symbol_query_finds_the_type_before_its_extensions(static, tmp_path: P
     store.close()
 
 
+def test_a_member_named_with_its_owner_is_that_owners(static, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Drizzle has a `buildSelectQuery` in each dialect; "PgDialect buildSelectQuery" (or
+    `PgDialect.buildSelectQuery`, or a sentence naming both) means PostgreSQL's. A member named with its owner
+    takes a symbol's definition boost, and the same name in other types none."""
+    helpers = "".join(
+        f"  /** Escapes {what} the {{0}} way: quotes doubled, the rest as it is. */\n"
+        f"  escape{what.capitalize()}(value: string): string {{{{\n    return value.replaceAll('\"', '\"\"').trim()\n  }}}}\n\n"
+        for what in ("name", "param", "string", "table", "column", "schema", "alias", "index", "view", "enum")
+    )
+    method = (
+        "export class {0}Dialect {{\n" + helpers + "  /** Builds a SELECT for {0}. */\n"
+        "  buildSelectQuery(table: string): string {{\n    {1}\n  }}\n}}\n"
+    )
+    ws, store, _ = indexed_files(static, tmp_path, {
+        "src/gel-core/dialect.ts": method.format("Gel", "return `select * from ${table}` // as PgDialect builds it"),
+        "src/mysql-core/dialect.ts": method.format("MySql", "return `select * from ${table}` // as PgDialect does"),
+        "src/pg-core/dialect.ts": method.format("Pg", "return this.quote(table)"),
+        "src/sqlite-core/dialect.ts": method.format("SQLite", "return `select * from ${table}` // the select query"),
+        "src/pg-core/session.ts": "export class PgSession {\n  constructor(private dialect: PgDialect) {}\n}\n",
+    })  # fmt: skip
+    for question in (
+        "PgDialect buildSelectQuery",
+        "buildSelectQuery PgDialect",
+        "PgDialect.buildSelectQuery",
+        "how does PgDialect buildSelectQuery quote the table",
+    ):
+        assert ranked_paths(static, store, ws, question, HybridConfig(), k=1) == ["src/pg-core/dialect.ts"], question
+    assert len(set(ranked_paths(static, store, ws, "buildSelectQuery", HybridConfig(), k=4))) == 4
+    store.close()
+
+
 def test_tests_and_docs_that_match_more_words_leave_room_for_the_code(static, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """In a whole repository the tests and docs that repeat a question's words fill a retriever's first
     hundred, and the code they are about never became a candidate (tRPC's router.ts was BM25's 466th).

@@ -12,7 +12,7 @@ from aintern.assemble.context import ContextBuildOptions, ContextFormat
 from aintern.index import Indexer
 from aintern.index.tier import fill_tier
 from aintern.knowledge import KnowledgeQueryOptions, KnowledgeService
-from aintern.retrieve.hybrid import spelled_names
+from aintern.retrieve.names import spelled_names
 from aintern.store import SqliteStore
 
 USER_SERVICE = """

@@ -22,8 +22,9 @@ from aintern.embed.base import MODEL_IDS
 from aintern.errors import AinternError
 from aintern.retrieve import rerank
 from aintern.retrieve.cache import QueryCache
-from aintern.retrieve.hybrid import FULL_TIER, HybridConfig, hybrid_search, named_symbols, nearest_files
+from aintern.retrieve.hybrid import FULL_TIER, HybridConfig, hybrid_search, nearest_files
 from aintern.retrieve.keywords import find_highlights
+from aintern.retrieve.names import named_symbols
 from aintern.retrieve.relevance import REPO_LIKELIHOOD, evidence, monotone, relevance, repository_likelihood
 from aintern.retrieve.rerank import Ranked, RerankingStrategy
 from aintern.store import Store, VectorIndex, VectorSearchOptions, VectorTier

@@ -14,9 +14,17 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from aintern.chunk.models import ChunkType, TextChunk
+from aintern.retrieve.names import (
+    _extends,
+    _struct_tag,
+    defines_member,
+    named_symbols,
+    owned_names,
+    spelled_names,
+    symbol_query,
+)
 from aintern.retrieve.paths import (
     ABBREVIATIONS,
-    ARTICLES,
     ERROR_CLASS_FILE,
     LANGUAGE_CODES,
     PathMatcher,
@@ -30,7 +38,6 @@ from aintern.retrieve.paths import (
 )
 from aintern.store import Store, VectorSearchOptions
 from aintern.store.files import FILE_SPACE
-from aintern.store.text import STOP_WORDS, identifier_parts
 
 if TYPE_CHECKING:
     from aintern.embed.base import QueryVector
@@ -154,90 +161,12 @@ class Hit:
     keyword_rank: int | None = None
 
 
-_SYMBOL_QUERY = re.compile(
-    r"^(?:[A-Za-z_]\w*(?:(?:::|\\|->|\.)[A-Za-z_]\w*)+"  # qualified: Sinatra::Base, a.b
-    r"|_\w*"  # _private, __init__
-    r"|[A-Za-z][A-Za-z0-9]*[A-Z_]\w*"  # camelCase, snake_case, HTTPAdapter
-    r"|[A-Z][A-Za-z0-9]*)$"  # Base, URL
-)
 #: A best BM25 score below this came from floored IDFs only (a real term scores well above 0.1).
 FLOOR_ONLY = 1e-3
 
 _ASKS_ABOUT_ERRORS = re.compile(r"(?i)\b(errors?|exceptions?|throws?|thrown|raises?|raised|fail\w*|panics?|crash\w*)\b")
 _PROSE = {ChunkType.MARKDOWN, ChunkType.DOCUMENTATION, ChunkType.PLAIN_TEXT, ChunkType.CONFIG}
 _PROSE_TYPES = {t.value for t in _PROSE}
-
-
-def named_symbols(question: str) -> set[str]:
-    """The symbols a question names: the symbol a symbol query is, else the compound identifiers in a
-    sentence ("how IntoResponse converts ..."); their definitions are boosted."""
-    symbol = symbol_query(question)
-    if symbol:
-        return {symbol}
-    return {w for w in re.findall(r"[A-Za-z_]\w*", question) if identifier_parts(w)}
-
-
-def spelled_names(store: Store, index_id: int, question: str) -> dict[str, float]:
-    """Defined names that runs of the question's words spell, in any case style, with the share of the
-    question's content words each run uses: "how do I get a user by id" finds GetUserByIdAsync and
-    get_user_by_id, share 1.0 (get, user and id are all its content words; "by" is a stop word).
-    Runs of 2–4 words; articles are skipped, and a run neither starts nor ends with a stop word."""
-    # Words of the question; an identifier it names (dynamic_format_arg_store) is not words spelled out,
-    # so it ends a run (its parts would spell format_arg_store, another name).
-    words = [
-        w.lower() if w.isalpha() and (w.islower() or w[1:].islower() or w.isupper()) else ""
-        for w in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", question)
-        if w.lower() not in ARTICLES
-    ]
-    content = [w for w in words if w and w not in STOP_WORDS]
-    if len(content) < 2:
-        return {}
-    forms: dict[str, float] = {}
-    for n in (2, 3, 4):
-        for i in range(len(words) - n + 1):
-            run = words[i : i + n]
-            if "" in run or run[0] in STOP_WORDS or run[-1] in STOP_WORDS:
-                continue
-            share = sum(w not in STOP_WORDS for w in run) / len(content)
-            pascal = "".join(w.capitalize() for w in run)
-            for form in (pascal, pascal[0].lower() + pascal[1:], "_".join(run)):
-                forms[form] = max(forms.get(form, 0.0), share)
-    found: dict[str, float] = {}
-    starting = store.names_starting(index_id, list(forms))
-    for prefix, defined in starting.items():
-        for name in defined:
-            rest = name[len(prefix) :]
-            # The run is the whole name or a word-aligned start of it (GetUserById|Async, get_user|_or_404).
-            if not rest or rest[0].isupper() or rest[0] in "_0123456789":
-                found[name] = max(found.get(name, 0.0), forms[prefix])
-    return found
-
-
-def _struct_tag(content: str, name: str) -> str | None:
-    """The tag of the struct, union or enum that a body-less ``typedef struct TAG name;`` names, if
-    ``content`` has one for ``name``."""
-    found = re.search(rf"typedef\s+(?:struct|union|enum)\s+(\w+)\s+\**{re.escape(name)}\s*;", content)
-    return found.group(1) if found and found.group(1) != name else None
-
-
-def _extends(chunk: TextChunk, name: str) -> bool:
-    """Whether ``chunk`` only extends type ``name`` (``extension ByteBuffer: Codable {``, ``impl<S> Router<S>``,
-    ``impl Default for Router``) and does not declare it."""
-    n = re.escape(name)
-    if re.search(rf"\b(?:struct|class|enum|protocol|actor|trait|interface|union|typealias)\s+{n}\b", chunk.content):
-        return False
-    return bool(
-        re.search(rf"^[ \t]*(?:(?:public|internal|fileprivate|private|open)[ \t]+)?extension[ \t]+{n}\b"
-                  rf"|^[ \t]*(?:unsafe[ \t]+)?impl\b[^{{\n]*?\b{n}\b", chunk.content, re.M)
-    )  # fmt: skip
-
-
-def symbol_query(question: str) -> str | None:
-    """The symbol a query names (``Sinatra::Base`` → ``Base``), or None for natural language."""
-    q = question.strip()
-    if not _SYMBOL_QUERY.match(q):
-        return None
-    return re.split(r"::|\\|->|\.", q)[-1]
 
 
 @functools.lru_cache(maxsize=1 << 12)
@@ -332,6 +261,18 @@ def hybrid_search(
             if found and declared_id not in found:
                 # The name's declaration says only that the struct exists; its fields come first.
                 del definitions[declared_id]
+    # A member named with its owner (`PgDialect.buildSelectQuery`, "PgDialect buildSelectQuery") is that
+    # owner's: its definitions count as a symbol query's, the same name in other types not at all.
+    members: set[int] = set()
+    for owner, name in sorted(owned_names(question)) if weight else ():
+        found = store.chunks_defining(index_id, name, options, limit=100)
+        fetched |= store.get_chunks([cid for cid in found if cid not in fetched], index_id)
+        owned = [cid for cid in found if cid in fetched and defines_member(fetched[cid], name, owner)]
+        if owned:
+            definitions = {cid: n for cid, n in definitions.items() if n != name} | dict.fromkeys(owned, name)
+            members.update(owned)
+            for cid in owned:
+                fused.setdefault(cid, 0.0)
     if cfg.languages and cfg.named_symbol_boost and not symbol:
         for code in sorted({c for k in keywords for c in LANGUAGE_CODES.get(k, ())}):
             for cid in store.files_named(index_id, code, options).values():
@@ -387,7 +328,8 @@ def hybrid_search(
         if cid in definitions:
             # A symbol query's definition counts half again when its file is named after it.
             own_file = 1.5 if symbol and file_stem(path) == definitions[cid].lower().replace("_", "") else 1.0
-            score += best * weight * own_file * (cfg.extension_weight if cid in extensions else 1.0)
+            boost = cfg.definition_boost if cid in members else weight
+            score += best * boost * own_file * (cfg.extension_weight if cid in extensions else 1.0)
         if cid in spelled:
             score += best * cfg.spelled_name_boost * spelled[cid]
         score = (score + factor[0]) * factor[1]
