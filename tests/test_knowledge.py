@@ -1451,6 +1451,36 @@ def test_a_member_named_with_its_owner_is_that_owners(static, tmp_path: Path) ->
     store.close()
 
 
+def test_a_symbol_search_opens_a_split_definition_at_its_first_piece(static, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Drizzle's `PgDialect.buildSelectQuery` is cut into three chunks, and a search for it opened at the
+    last, which repeats the name most. A definition's pieces are shown from its first (its signature and
+    doc comment), in the places the ranking gave them, so no file moves (docs section 47)."""
+    steps = "".join(f"    const part{i} = this.quote(table, {i}) // column {i} of the select list\n" for i in range(60))
+    tail = "".join(
+        f"    if (nested{i}) return this.buildSelectQuery(nested{i}) // buildSelectQuery again\n" for i in range(12)
+    )
+    source = (
+        "export class PgDialect {\n  /** Builds the SELECT statement of a query. */\n"
+        f"  buildSelectQuery(table: string): string {{\n{steps}{tail}    return table\n  }}\n}}\n"
+    )
+    ws, store, _ = indexed_files(
+        static, tmp_path, {"src/pg-core/dialect.ts": source, "src/other.ts": "export const x = 1\n"}
+    )
+    index = store.get_index_for_workspace(ws.resolve())
+    assert index is not None
+    ids = store.chunks_defining(index.id, "buildSelectQuery", VectorSearchOptions())
+    pieces = [c for c in store.get_chunks(ids, index.id).values() if c.symbol_name == "buildSelectQuery"]
+    assert len(pieces) >= 2
+    hits = hybrid_search(
+        store, index.id, "buildSelectQuery", static.embed("buildSelectQuery"), VectorSearchOptions(top_k=5)
+    )
+    assert hits[0].chunk.start_line == min(p.start_line for p in pieces) == 1
+    assert [h.chunk.start_line for h in hits if h.chunk.file_path.endswith("dialect.ts")] == sorted(
+        p.start_line for p in pieces
+    )
+    store.close()
+
+
 def test_tests_and_docs_that_match_more_words_leave_room_for_the_code(static, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """In a whole repository the tests and docs that repeat a question's words fill a retriever's first
     hundred, and the code they are about never became a candidate (tRPC's router.ts was BM25's 466th).

@@ -345,6 +345,11 @@ def hybrid_search(
         scored = _without_copies(scored, chunks, top_k)
     if nearest and cfg.file_vector_weight:
         scored = _by_file_vectors(scored, nearest, cfg)
+    if symbol:
+        own = {
+            cid: chunks[cid] for cid, name in definitions.items() if cid in chunks and chunks[cid].symbol_name == name
+        }
+        scored = _first_pieces_first(scored, own)
     if top_k:
         scored = scored[:top_k]
     vscore, kscore = dict(vec), dict(kw)
@@ -472,6 +477,25 @@ def _without_copies(
             continue
         seen.add(text)
         out.append(item)
+    return out
+
+
+def _first_pieces_first(
+    scored: list[tuple[float, str, int, int]], defining: dict[int, TextChunk]
+) -> list[tuple[float, str, int, int]]:
+    """A definition cut into pieces (chunks named after it, ``defining``) is shown from its first, the
+    signature and the doc comment: where a later piece ranks above an earlier one, they trade places and
+    the scores stay with the places, so every file keeps its place (docs section 47)."""
+    pieces: dict[tuple[str, str | None], list[int]] = {}
+    for place, (_, _, _, cid) in enumerate(scored):
+        if cid in defining:
+            pieces.setdefault((defining[cid].file_path, defining[cid].symbol_name), []).append(place)
+    out = list(scored)
+    for places in pieces.values():
+        ids = sorted((scored[p][3] for p in places), key=lambda cid: defining[cid].start_line)
+        for place, cid in zip(places, ids, strict=True):
+            neg, path, _, _ = scored[place]
+            out[place] = (neg, path, defining[cid].start_line, cid)
     return out
 
 
