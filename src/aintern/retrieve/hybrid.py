@@ -15,12 +15,12 @@ from typing import TYPE_CHECKING
 
 from aintern.chunk.models import ChunkType, TextChunk
 from aintern.retrieve.names import (
-    _extends,
-    _struct_tag,
     defines_member,
     named_symbols,
+    only_extends,
     owned_names,
     spelled_names,
+    struct_tag,
     symbol_query,
 )
 from aintern.retrieve.paths import (
@@ -241,7 +241,7 @@ def hybrid_search(
     fetched = store.get_chunks(list(definitions), index_id) if symbol and definitions else {}
     extensions: set[int] = set()
     if symbol and cfg.extension_weight != 1.0:
-        extensions = {cid for cid, chunk in fetched.items() if _extends(chunk, symbol)}
+        extensions = {cid for cid, chunk in fetched.items() if only_extends(chunk, symbol)}
         if len(extensions) == len(definitions):  # nothing declares the type here: its extensions are all there is
             extensions = set()
     if symbol:  # declarations first, then the store's order
@@ -253,7 +253,7 @@ def hybrid_search(
         # `struct ngx_pool_s { ... }`, often in another. The fields are what a search for the type means.
         for declared_id in [cid for cid in definitions if cid in fetched]:
             declared = fetched[declared_id]
-            tag = _struct_tag(declared.content, symbol)
+            tag = struct_tag(declared.content, symbol)
             found = store.chunks_defining(index_id, tag, options, limit=limit) if tag else []
             for cid in found:
                 definitions.setdefault(cid, symbol)

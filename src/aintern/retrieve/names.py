@@ -63,14 +63,14 @@ def spelled_names(store: Store, index_id: int, question: str) -> dict[str, float
     return found
 
 
-def _struct_tag(content: str, name: str) -> str | None:
+def struct_tag(content: str, name: str) -> str | None:
     """The tag of the struct, union or enum that a body-less ``typedef struct TAG name;`` names, if
     ``content`` has one for ``name``."""
     found = re.search(rf"typedef\s+(?:struct|union|enum)\s+(\w+)\s+\**{re.escape(name)}\s*;", content)
     return found.group(1) if found and found.group(1) != name else None
 
 
-def _extends(chunk: TextChunk, name: str) -> bool:
+def only_extends(chunk: TextChunk, name: str) -> bool:
     """Whether ``chunk`` only extends type ``name`` (``extension ByteBuffer: Codable {``, ``impl<S> Router<S>``,
     ``impl Default for Router``) and does not declare it."""
     n = re.escape(name)
