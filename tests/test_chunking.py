@@ -297,6 +297,30 @@ def test_definitions_after_a_syntax_error_the_grammar_cannot_recover_from_are_fo
     assert defs["stopAll"][1:4] == ("function", 21, 23), defs
 
 
+def test_typescript_newer_than_the_grammar_is_read_as_it_knows_it(chunker: Chunker) -> None:
+    """`export type * from`, variance (`<in out T>`) and call signatures on lines of their own after a member
+    with no `;` (Redux Toolkit's `AddListenerOverloads`, its type parameters on lines of their own) are
+    parsing errors for the grammar. It reads them blanked, or with a `;` in the indentation; the chunks keep
+    the file's own text."""
+    from aintern.chunk.forms import typescript_text
+
+    text = (
+        "export type * from './types'\ntype Exact<in out T> = (x: T) => T\n\n"
+        "export type AddOverloads<Return> = {\n  /** With a predicate. */\n  <\n    Check extends Matcher,\n  >(\n"
+        "    options: { predicate: Check },\n  ): Return\n\n  /** With an action creator. */\n"
+        "  <Creator extends ActionCreator>(options: { actionCreator: Creator }): Return\n"
+        "  (type: string): Return\n}\n\nexport function addListener(options: Options): void {\n  return\n}\n"
+    )
+    assert only_rewritten_parses("typescript", text) and len(typescript_text(text)) == len(text)
+    defs = definitions_in(chunker, text, "types.ts")
+    assert {"Exact", "AddOverloads", "addListener"} <= set(defs), defs
+    chunks = chunker.chunk_text(text, "types.ts").chunks
+    assert "".join(c.content for c in chunks).count("export type * from") == 1 and "<in out T>" in chunks[0].content
+    # An arrow function returning one is not a signature: nothing is added to the line after `=>`.
+    curried = "export const middleware =\n  (api: Api) =>\n  (next: Next) =>\n  (action: Action) => next(action)\n"
+    assert typescript_text(curried) == curried
+
+
 def test_kotlin_properties_built_by_code_are_definitions(chunker: Chunker) -> None:
     """Ktor defines each plugin as `val HttpRequestRetry = createClientPlugin("HttpRequestRetry", ...) {...}`;
     that property, and one holding a lambda, are definitions; a property holding a value is not."""
@@ -591,6 +615,18 @@ def test_cpp_macro_calls_in_class_bodies_and_extern_c_blocks(chunker: Chunker) -
     assert {"ParseError", "Success", "CallForHelp", "leveldb_close", "leveldb_major_version"} <= set(defs), defs
     nested = nested_definitions(chunker.chunk_text(text, "Error.cc").chunks)
     assert nested["CallForHelp"][1:4] == ("class", 12, 14) and nested["leveldb_close"][1:4] == ("function", 20, 22)
+
+
+def only_rewritten_parses(language: str, text: str) -> bool:
+    """Whether the grammar fails on ``text`` as written and parses it as the chunker rewrites it."""
+    from aintern.chunk.forms import parser_text
+    from aintern.chunk.nodes import get_parser
+
+    parse = get_parser(language).parse
+    return (
+        bool(parse(text.encode()).root_node.has_error)
+        and not parse(parser_text(language, text).encode()).root_node.has_error
+    )
 
 
 def definitions_in(chunker: Chunker, text: str, name: str) -> dict[str, tuple[object, ...]]:
@@ -1113,11 +1149,7 @@ def test_swift_written_for_a_newer_compiler_keeps_its_definitions(chunker: Chunk
         "}\n\nnonisolated(unsafe) private let sharedKey = malloc(1)!\n\n"
         "public func removeItem(at path: FilePath) {\n    _ = path\n}\n"
     )
-    from aintern.chunk.forms import swift_directives
-    from aintern.chunk.nodes import get_parser
-
-    parse = get_parser("swift").parse
-    assert parse(text.encode()).root_node.has_error and not parse(swift_directives(text).encode()).root_node.has_error
+    assert only_rewritten_parses("swift", text)
     defs = definitions_in(chunker, text, "FileSystem.swift")
     assert {"FileSystem", "move", "copy", "take", "nonisolated", "removeItem"} <= set(defs), defs
     assert defs["take"][1:] == ("method", 15, 17, "FileSystem") and defs["removeItem"][1:4] == ("function", 26, 28)

@@ -413,6 +413,44 @@ def _zig_container(decl: Any, child: Any) -> Any:
     return value if value.named_children[0].type == "ContainerDeclType" else None
 
 
+#: TypeScript newer than the grammar, blanked: `export type * from`'s `type`, a type parameter's variance
+#: (`<in out T>`, `<out Ret>`).
+_TS_EXPORT_TYPE = re.compile(r"^([ \t]*export[ \t]+)(type)(?=[ \t]+\*)", re.M)
+_TS_VARIANCE = re.compile(r"([<,][ \t]*)(in[ \t]+out|in|out)(?=[ \t]+[A-Za-z_]\w*[ \t]*(?:[,>=]|extends\b))")
+#: A call signature on a line of its own (`  <Predicate extends Matcher>(`, `  (value: T): R`, a lone `  <`),
+#: and the code line before it (a doc comment may sit between) when that ends a member's type
+#: (`  ): Outcome<State, Check>`, `  get: Getter`): with no `;` between them the grammar cannot read it.
+_TS_SIGNATURE = re.compile(
+    r"[ \t]+(?=<[ \t]*$|<[A-Za-z_]\w*(?:[ \t]+extends\b|[ \t]*[,>=])|\((?:[A-Za-z_]\w*\??:|\.\.\.|\)))"
+)
+_TS_MEMBER_END = re.compile(r":[^=]*[\w\]>)]$")
+_TS_SIGNATURE_LINE = re.compile(r"\n[ \t]+(?:<|\((?:[A-Za-z_]\w*\??:|\.\.\.|\)))")
+
+
+def typescript_text(text: str) -> str:
+    """TypeScript as the grammar of tree-sitter-language-pack 0.13.0 can parse it (same length, same lines):
+    newer syntax blanked, and a `;` in the indentation before a call signature that follows a member without
+    one (Redux Toolkit's `TakePattern`, Hono's `Context`: without it the rest of the file was one error)."""
+    if "type *" in text:
+        text = _TS_EXPORT_TYPE.sub(lambda m: m.group(1) + " " * len(m.group(2)), text)
+    text = _TS_VARIANCE.sub(lambda m: m.group(1) + " " * len(m.group(2)), text)
+    if not _TS_SIGNATURE_LINE.search(text):
+        return text
+    lines = text.split("\n")
+    for i in range(1, len(lines)):
+        start = _TS_SIGNATURE.match(lines[i])
+        if start is None:
+            continue
+        j = i - 1  # the code line before it: a doc comment may sit between
+        while j > 0 and (not lines[j].strip() or lines[j].lstrip().startswith(("//", "*", "/*"))):
+            j -= 1
+        before = lines[j].rstrip()
+        if before.lstrip().startswith(("//", "*", "/*")) or before.endswith("=>") or not _TS_MEMBER_END.search(before):
+            continue
+        lines[i] = lines[i][: start.end() - 1] + ";" + lines[i][start.end() :]
+    return "\n".join(lines)
+
+
 def parser_text(language: str, text: str) -> str:
     """``text`` as the chunker gives it to ``language``'s grammar: macros, directives and syntax newer than
     the grammar blanked (same length, same lines, so every offset stays)."""
@@ -422,4 +460,6 @@ def parser_text(language: str, text: str) -> str:
         return kotlin_constructors(text)
     if language == "swift":
         return swift_directives(text)
+    if language == "typescript":
+        return typescript_text(text)
     return text
