@@ -321,6 +321,21 @@ def test_typescript_newer_than_the_grammar_is_read_as_it_knows_it(chunker: Chunk
     assert typescript_text(curried) == curried
 
 
+def test_kotlin_newer_than_the_grammar_is_read_as_it_knows_it(chunker: Chunker) -> None:
+    """Ktor writes Kotlin 2's `..<` ranges, multi-dollar strings (`$$"$ref"`) and context parameters; each is a
+    parse error for the grammar. It reads them blanked (same lines); the chunks keep the file's own text."""
+    text = (
+        'private const val RefKey = $$"$ref"\n\ncontext(project: Project)\nfun reportProblem(id: String) {\n'
+        "    val parts = (0..<id.length).map { id[it] }\n}\n\nclass Schema {\n    fun reference(): String = RefKey\n}\n"
+    )
+    assert only_rewritten_parses("kotlin", text)
+    defs = definitions_in(chunker, text, "Schema.kt")
+    assert {"reportProblem", "Schema", "reference"} <= set(defs), defs
+    assert defs["reference"][1:] == ("method", 9, 9, "Schema"), defs
+    content = "".join(c.content for c in chunker.chunk_text(text, "Schema.kt").chunks)
+    assert '$$"$ref"' in content and "0..<id.length" in content and "context(project: Project)" in content
+
+
 def test_kotlin_properties_built_by_code_are_definitions(chunker: Chunker) -> None:
     """Ktor defines each plugin as `val HttpRequestRetry = createClientPlugin("HttpRequestRetry", ...) {...}`;
     that property, and one holding a lambda, are definitions; a property holding a value is not."""

@@ -230,6 +230,20 @@ def kotlin_constructors(text: str) -> str:
     return _KOTLIN_CONSTRUCTOR.sub(joined, text)
 
 
+#: Kotlin newer than the grammar: the `..<` range (read as `..`), a multi-dollar string's extra `$`s
+#: (`$$"$ref"`), a context parameter list on its own line (`context(project: Project)`), blanked.
+_KOTLIN_NEWER = re.compile(r"(?<=\.\.)<|(?<![\w$])\$+(?=\$\"|\")|^[ \t]*context\([^()\n]*\)[ \t]*$", re.M)
+
+
+def kotlin_text(text: str) -> str:
+    """Kotlin as the grammar can parse it (same length, same lines): constructors joined to their class
+    (``kotlin_constructors``), and newer syntax blanked."""
+    text = kotlin_constructors(text)
+    if "..<" not in text and '$"' not in text and "context(" not in text:
+        return text
+    return _KOTLIN_NEWER.sub(lambda m: " " * len(m.group(0)), text)
+
+
 def lua_definition(node: Any) -> Definition | None:
     """``function M.setup()``, ``function M:del()``, ``M.build = function() end``: Lua modules define
     their functions on a table; each is named after its field (``setup``), as a method is in any other
@@ -457,7 +471,7 @@ def parser_text(language: str, text: str) -> str:
     if language in ("c", "cpp"):
         return without_macros(text)
     if language == "kotlin":
-        return kotlin_constructors(text)
+        return kotlin_text(text)
     if language == "swift":
         return swift_directives(text)
     if language == "typescript":
