@@ -2,6 +2,8 @@
 
     python bench/eval_retrieval.py semble [--repos flask,click] [--config NAME]
     python bench/eval_retrieval.py commits
+    ... --per-query /tmp/before.json                 # every question's score, saved (at one commit)
+    ... --against /tmp/before.json                   # the questions that moved since (at another)
     python bench/eval_retrieval.py semble --config default,abbreviations=False,path_boost=0.75+file_evidence=0
 
 A --config name is one of CONFIGS, or the default with fields of HybridConfig changed (joined by +).
@@ -307,6 +309,17 @@ def static_embedder():  # type: ignore[no-untyped-def]
     return get_embedder("static", path=TABLE) if TABLE is not None else get_embedder("static")
 
 
+#: Every question's score and first five files in this run ("config repo: question"), for --per-query.
+PER_QUERY: dict[str, tuple[float, list[str]]] = {}
+
+
+def moved(before: dict[str, list[object]]) -> None:
+    """The questions whose score differs from ``before`` (another run's --per-query file), with both top fives."""
+    for key, (score, top) in PER_QUERY.items():
+        if key in before and abs(float(before[key][0]) - score) > 1e-9:  # type: ignore[arg-type]
+            print(f"moved {key}: {float(before[key][0]):.4f} -> {score:.4f}\n  before {before[key][1]}\n  now    {top}")  # type: ignore[arg-type]
+
+
 def semble(args: argparse.Namespace) -> None:
     # --whole: each whole repository instead of its benchmark_root (larger trees, tests and docs among them).
     repos = load_repos([n for n in args.repos.split(",") if n] or None, whole=args.whole)
@@ -329,6 +342,7 @@ def semble(args: argparse.Namespace) -> None:
                 paths = [repo.prefix + p for p in rank(store, index_id, embedder, q.text, cfg)]
                 s = ndcg_at_10(paths, q.targets, existing)
                 scores.append(s)
+                PER_QUERY[f"{name} {repo.name}: {q.text}"] = (s, paths[:5])
                 by_cat[name][q.category].append(s)
             table[repo.name][name] = statistics.mean(scores)
         store.close()
@@ -384,6 +398,7 @@ def commits(args: argparse.Namespace) -> None:
                 gold = set(q["gold_files"])
                 r1.append(len(gold & set(files[:1])) / len(gold))
                 r5.append(len(gold & set(files[:5])) / len(gold))
+                PER_QUERY[f"{name} {repo}: {q['query']}"] = (r5[-1], files[:5])
                 r10.append(len(gold & set(files[:10])) / len(gold))
                 first = next((i for i, f in enumerate(files) if f in gold), None)
                 mrr.append(0.0 if first is None else 1.0 / (first + 1))
@@ -422,6 +437,8 @@ if __name__ == "__main__":
     ap.add_argument("--bm25-k1", type=float, help="BM25's k1 (FTS5's: 1.2), scored by the in-memory postings")
     ap.add_argument("--bm25-b", type=float, help="BM25's b (FTS5's: 0.75), likewise")
     ap.add_argument("--stop-words", default="", help="more question words to drop, comma-separated (section 45)")
+    ap.add_argument("--per-query", type=Path, help="save every question's score (NDCG@10 or R@5) and top five here")
+    ap.add_argument("--against", type=Path, help="a --per-query file of another run: list the questions that moved")
     a = ap.parse_args()
     if a.stop_words:
         # Every module that took the list by name gets the longer one (the question side only: no re-index).
@@ -441,3 +458,7 @@ if __name__ == "__main__":
     TIER_GRAPH = a.tier_graph
     STORE = a.store
     semble(a) if a.bench == "semble" else commits(a)
+    if a.per_query:
+        a.per_query.write_text(json.dumps(PER_QUERY, indent=0))
+    if a.against:
+        moved(json.loads(a.against.read_text()))

@@ -1,6 +1,7 @@
 """Warm in-process query latency, aintern against semble, one corpus, one run (issue 14's ratio).
 
     /tmp/semblevenv/bin/python bench/warm_query.py /tmp/django/django-5.2.8/django [--rounds 5] [--store milvus]
+    python bench/warm_query.py TREE --question "PgDialect buildSelectQuery"   # only these questions
 
 (semble's venv as bench/semble_side_by_side.py makes it; without semble only aintern is timed.)
 aintern: ``KnowledgeService.query`` with default options (hybrid retrieval, relevance, context
@@ -63,7 +64,9 @@ def main() -> None:
         help="forget the chunks read before each query (as if every question were new)",
     )
     ap.add_argument("--store", choices=["sqlite", "milvus"], default="sqlite", help="aintern's search engine")
+    ap.add_argument("--question", action="append", help="a question to time instead of the built-in ones (repeatable)")
     a = ap.parse_args()
+    questions = a.question or QUESTIONS
     with tempfile.TemporaryDirectory() as tmp:
         ws = Workspace(a.root, Path(tmp) / "w.db")
         if a.store == "milvus":  # Milvus Lite in a file beside the database
@@ -79,7 +82,7 @@ def main() -> None:
         semble = semble_search(a.root, Path(tmp))
         times: dict[str, list[float]] = {"aintern": [], "semble": []}
         for round_ in range(a.rounds + 1):  # the first round warms both (loads, caches)
-            for q in QUESTIONS:
+            for q in questions:
                 service.cache.clear()
                 if a.no_chunk_cache and service.store.memory is not None:
                     service.store.memory.chunks.discard(ws.require_index().id)

@@ -336,6 +336,28 @@ def test_kotlin_newer_than_the_grammar_is_read_as_it_knows_it(chunker: Chunker) 
     assert '$$"$ref"' in content and "0..<id.length" in content and "context(project: Project)" in content
 
 
+def test_a_file_only_its_written_text_parses_is_read_as_written(chunker: Chunker) -> None:
+    """The rewrite reads Swift's `()` as a value, but in `(_: ((), ())) in` it is a tuple type, and swift-nio's
+    `HTTPEncoder.swift` parsed as written and not as rewritten. Where only the written text parses, the
+    chunker reads that."""
+    text = (
+        "extension Encoder {\n    func flush(p: Promise) {\n        w.futureResult.map { (_: ((), ())) in }.cascade(to: p)\n"
+        "    }\n\n    func encode(_ data: Data) -> Int {\n        return data.count\n    }\n}\n"
+    )
+    from aintern.chunk.code import CodeChunker
+    from aintern.chunk.forms import parser_text
+    from aintern.chunk.nodes import get_parser
+
+    parse = get_parser("swift").parse
+    assert (
+        not parse(text.encode()).root_node.has_error and parse(parser_text("swift", text).encode()).root_node.has_error
+    )
+    nodes = CodeChunker("swift", chunker.options)._top_level(text, text.split("\n"))
+    assert nodes and not any(n.has_error for n in nodes)
+    defs = definitions_in(chunker, text, "HTTPEncoder.swift")
+    assert defs["flush"][1:] == ("method", 2, 4, "Encoder") and defs["encode"][1:] == ("method", 6, 8, "Encoder"), defs
+
+
 def test_kotlin_properties_built_by_code_are_definitions(chunker: Chunker) -> None:
     """Ktor defines each plugin as `val HttpRequestRetry = createClientPlugin("HttpRequestRetry", ...) {...}`;
     that property, and one holding a lambda, are definitions; a property holding a value is not."""

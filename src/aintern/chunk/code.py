@@ -45,9 +45,8 @@ class CodeChunker:
 
     def units(self, doc: Document) -> list[Unit]:
         """The file's chunks as units; ``self.definitions`` then holds every definition, nested ones too."""
-        text = parser_text(self.language, doc.text)
         last = len(doc.lines) - 1
-        nodes = self._top_level(text, doc.lines)
+        nodes = self._top_level(doc.text, doc.lines)
         self.definitions = self._definitions(doc.lines, nodes, None)
         units = self._level(doc, nodes, 0, last, parent=None)
         merged = _merge(doc, self._fit(doc, units), self.options.target_chunk_size)
@@ -56,17 +55,25 @@ class CodeChunker:
             self._name_after_sole_definition(unit)
         return out
 
-    def _top_level(self, text: str, lines: list[str]) -> list[Any]:
+    def _top_level(self, written: str, lines: list[str]) -> list[Any]:
         """The file's top-level nodes, parsed again past a syntax error the grammar does not recover from.
+
+        The grammar reads the text as ``parser_text`` rewrites it (macros, newer syntax blanked), unless only
+        the text as written parses without an error (Swift's `(_: ((), ()))`, a tuple type, is no value).
 
         A grammar older than the code (TypeScript's `export type *`, call signatures without semicolons)
         can leave the rest of a file as the loose pieces of an ERROR node, their definitions with no names.
         Where the first line after an error that opens a statement (at column 0) is inside an ERROR node,
         the rest of the file is parsed again from that line, positions kept, and the new parse is taken
         if the file then has more definitions."""
+        text = parser_text(self.language, written)
         source = text.encode("utf-8", "surrogatepass")
         parser = get_parser(self.language)
         root = parser.parse(source).root_node
+        if root.has_error and text != written:
+            plain = parser.parse(written.encode("utf-8", "surrogatepass")).root_node
+            if not plain.has_error:
+                text, source, root = written, written.encode("utf-8", "surrogatepass"), plain
         nodes = members(root.named_children)
         if not root.has_error:
             return nodes

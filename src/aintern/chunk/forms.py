@@ -159,8 +159,7 @@ _MACRO_CALL = re.compile(r"^[ \t]*([A-Z_][A-Z0-9]*_[A-Z0-9_]*[ \t]*\([^;{}()\n]*
 def without_macros(text: str) -> str:
     """C or C++ source with such macros blanked (same length, so every offset stays): tree-sitter does
     not expand macros, and one of them before a declaration can make a whole header one parse error."""
-    text = _MACRO.sub(lambda m: m.group(0).replace(m.group(1), " " * len(m.group(1))), text)
-    return _MACRO_CALL.sub(lambda m: m.group(0).replace(m.group(1), " " * len(m.group(1))), text)
+    return _MACRO_CALL.sub(blank_groups, _MACRO.sub(blank_groups, text))
 
 
 #: A Swift compiler directive's line: ``#if os(Linux)``, ``#elseif``, ``#else``, ``#endif``.
@@ -186,9 +185,9 @@ def swift_directives(text: str) -> str:
     the end of the type, and the members after it as statements of the file (half of swift-nio's files
     with a directive). Newer syntax is blanked too: one `()` statement in a `switch` had made the whole of
     swift-nio's `FileSystem.swift` one parse error."""
-    text = _SWIFT_DIRECTIVE.sub(lambda m: " " * len(m.group(0)), text)
+    text = _SWIFT_DIRECTIVE.sub(blank_groups, text)
     if any(word in text for word in _SWIFT_NEWER_WORDS):
-        text = _SWIFT_NEWER.sub(_blank_groups, text)
+        text = _SWIFT_NEWER.sub(blank_groups, text)
     pieces, done = [], 0
     for match in _SWIFT_EMPTY_TUPLE.finditer(text):
         start = match.start()
@@ -199,9 +198,13 @@ def swift_directives(text: str) -> str:
     return "".join(pieces) + text[done:]
 
 
-def _blank_groups(match: re.Match[str]) -> str:
+def blank_groups(match: re.Match[str]) -> str:
+    """The match with each group it matched blanked (the whole match where the pattern has no group): same
+    length, same lines, so every offset the parser reports is the file's."""
     whole, start = match.group(0), match.start()
-    for group in range(1, (match.re.groups or 0) + 1):
+    if not match.re.groups:
+        return " " * len(whole)
+    for group in range(1, match.re.groups + 1):
         if match.group(group) is not None:
             first, last = match.start(group) - start, match.end(group) - start
             whole = whole[:first] + " " * (last - first) + whole[last:]
@@ -241,7 +244,7 @@ def kotlin_text(text: str) -> str:
     text = kotlin_constructors(text)
     if "..<" not in text and '$"' not in text and "context(" not in text:
         return text
-    return _KOTLIN_NEWER.sub(lambda m: " " * len(m.group(0)), text)
+    return _KOTLIN_NEWER.sub(blank_groups, text)
 
 
 def lua_definition(node: Any) -> Definition | None:
@@ -429,8 +432,8 @@ def _zig_container(decl: Any, child: Any) -> Any:
 
 #: TypeScript newer than the grammar, blanked: `export type * from`'s `type`, a type parameter's variance
 #: (`<in out T>`, `<out Ret>`).
-_TS_EXPORT_TYPE = re.compile(r"^([ \t]*export[ \t]+)(type)(?=[ \t]+\*)", re.M)
-_TS_VARIANCE = re.compile(r"([<,][ \t]*)(in[ \t]+out|in|out)(?=[ \t]+[A-Za-z_]\w*[ \t]*(?:[,>=]|extends\b))")
+_TS_EXPORT_TYPE = re.compile(r"^[ \t]*export[ \t]+(type)(?=[ \t]+\*)", re.M)
+_TS_VARIANCE = re.compile(r"[<,][ \t]*(in[ \t]+out|in|out)(?=[ \t]+[A-Za-z_]\w*[ \t]*(?:[,>=]|extends\b))")
 #: A call signature on a line of its own (`  <Predicate extends Matcher>(`, `  (value: T): R`, a lone `  <`),
 #: and the code line before it (a doc comment may sit between) when that ends a member's type
 #: (`  ): Outcome<State, Check>`, `  get: Getter`): with no `;` between them the grammar cannot read it.
@@ -446,8 +449,8 @@ def typescript_text(text: str) -> str:
     newer syntax blanked, and a `;` in the indentation before a call signature that follows a member without
     one (Redux Toolkit's `TakePattern`, Hono's `Context`: without it the rest of the file was one error)."""
     if "type *" in text:
-        text = _TS_EXPORT_TYPE.sub(lambda m: m.group(1) + " " * len(m.group(2)), text)
-    text = _TS_VARIANCE.sub(lambda m: m.group(1) + " " * len(m.group(2)), text)
+        text = _TS_EXPORT_TYPE.sub(blank_groups, text)
+    text = _TS_VARIANCE.sub(blank_groups, text)
     if not _TS_SIGNATURE_LINE.search(text):
         return text
     lines = text.split("\n")
