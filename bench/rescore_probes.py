@@ -11,6 +11,8 @@ candidates (they measure; nothing here is used by aintern). Indexes come from be
     python bench/rescore_probes.py expansion [SET:CORPORA ...]     # BM25 also for the index's neighbour words
     python bench/rescore_probes.py doc-references [SET:CORPORA ...]  # docs' code spans lend to what they name
     python bench/rescore_probes.py folder-evidence [SET:CORPORA ...]  # × (1 + w ln(1 + other files of the folder))
+    python bench/rescore_probes.py deprecated [SET:CORPORA ...]    # × (1 - w) for a definition marked deprecated
+    python bench/rescore_probes.py strings [SET:CORPORA ...]       # × (1 - w) for a chunk mostly of string literals
     python bench/rescore_probes.py expansion --words minilm [--missing 2] [SET:CORPORA ...]  # ... by MiniLM's words
 
 Without sets, the dev split (with its folds A and B); `--weights 0,0.03,0.06` for other weights. Each prints,
@@ -284,6 +286,66 @@ def file_size(sets: list[str]) -> None:
     _rescore_probe(sets, _relative_sizes, rescored)
 
 
+#: A deprecation mark in a definition's head (its doc comment, attributes), as each language writes it.
+_DEPRECATED = re.compile(
+    r"@deprecated\b|@Deprecated\b|#\[deprecated\b|\[\[deprecated\b|__attribute__\(\(deprecated|\[Obsolete\b"
+    r"|^\s*// Deprecated:|@available\([^)\n]*\bdeprecated\b|\{-# DEPRECATED\b|\.\. deprecated::"
+    r"|\bDeprecationWarning\b|\bE_USER_DEPRECATED\b|\btrigger_deprecation\(|---@deprecated\b",
+    re.M,
+)
+
+
+def deprecated(sets: list[str]) -> None:
+    """Each chunk's score × (1 − w) where its first 16 lines mark its definition deprecated (section 50), unless
+    the question is about deprecation; prints how many questions had such a chunk among their ten best."""
+    asks = re.compile(r"(?i)\b(deprecat\w*|obsolete|legacy)\b")
+    marked = [0, 0]  # questions, of them with a marked chunk in the first ten
+
+    def rescored(_: Any, question: str, hits: list[Any], paths: dict[int, str]) -> Callable[[float], dict[int, float]]:
+        mark = set() if asks.search(question) else {
+            h.chunk_id for h in hits if _DEPRECATED.search("\n".join(h.chunk.content.split("\n", 16)[:16]))
+        }  # fmt: skip
+        marked[0] += 1
+        marked[1] += any(h.chunk_id in mark for h in hits[:10])
+        return lambda w: {h.chunk_id: h.score * (1 - w if h.chunk_id in mark else 1.0) for h in hits}
+
+    _rescore_probe(sets, lambda store, iid: None, rescored)
+    print(f"{marked[1]} of {marked[0]} questions have a chunk marked deprecated among their ten best")
+
+
+#: A string literal within a line ('...', "...", `...`), or a here-document's body (`<<EOF` ... `EOF`).
+_STRING = re.compile(r"""'(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*"|`(?:[^`\\\n]|\\.)*`""")
+_HEREDOC = re.compile(r"<<-?[ \t]*['\"]?(\w+)['\"]?[^\n]*\n(.*?)^[ \t]*\1[ \t]*$", re.M | re.S)
+
+
+def string_share(content: str) -> float:
+    """The share of a chunk's non-blank characters inside string literals (triple-quoted docstrings are not)."""
+    total = len(re.sub(r"\s", "", content)) or 1
+    inside = sum(len(re.sub(r"\s", "", m.group(2))) for m in _HEREDOC.finditer(content))
+    rest = _HEREDOC.sub("", content)
+    inside += sum(
+        len(re.sub(r"\s", "", m.group(0))) for m in _STRING.finditer(rest) if not m.group(0).startswith(('""', "''"))
+    )
+    return inside / total
+
+
+def strings(sets: list[str], floor: float = 0.6) -> None:
+    """Each chunk's score × (1 − w) where string literals are over ``floor`` of its text (help and usage text,
+    message tables: prose in a question's words, while the code is elsewhere), unless the question is about
+    help, usage or messages; prints how many questions had such a chunk among their ten best."""
+    asks = re.compile(r"(?i)\b(help|usage|messages?|text|strings?|translat\w*)\b")
+    marked = [0, 0]
+
+    def rescored(_: Any, question: str, hits: list[Any], paths: dict[int, str]) -> Callable[[float], dict[int, float]]:
+        mark = set() if asks.search(question) else {h.chunk_id for h in hits if string_share(h.chunk.content) > floor}
+        marked[0] += 1
+        marked[1] += any(h.chunk_id in mark for h in hits[:10])
+        return lambda w: {h.chunk_id: h.score * (1 - w if h.chunk_id in mark else 1.0) for h in hits}
+
+    _rescore_probe(sets, lambda store, iid: None, rescored)
+    print(f"{marked[1]} of {marked[0]} questions have a chunk mostly of strings among their ten best")
+
+
 def sizes(sets: list[str]) -> None:
     """By category: how large (in chunks, over the index's median file) the default ranking's first file is
     when it is right, and when it is wrong, beside the right files it ranked below it."""
@@ -544,7 +606,7 @@ def main() -> None:
         "probe",
         choices=[
             "file-bm25", "references", "proximity", "file-size", "sizes", "definition-vectors", "soft-match",
-            "expansion", "doc-references", "folder-evidence",
+            "expansion", "doc-references", "folder-evidence", "deprecated", "strings",
         ],
     )  # fmt: skip
     ap.add_argument("--words", choices=["static", "minilm"], default="static", help="expansion: whose word vectors")
@@ -567,6 +629,8 @@ def main() -> None:
         "expansion": lambda sets: expansion(sets, a.words, a.missing, a.floor),
         "doc-references": doc_references,
         "folder-evidence": folder_evidence,
+        "deprecated": deprecated,
+        "strings": strings,
     }[a.probe](a.sets)
 
 
