@@ -5,7 +5,7 @@ led to no rule.
     python bench/probes.py path-kinds [SET:CORPORA ...]  # the same for controllers, commands, events, ... (section 39)
     python bench/probes.py project-name    # questions naming their project, with the name taken out
     python bench/probes.py nested-reports [SET:CORPORA ...]  # hits reported as a definition nested in their chunk
-    python bench/probes.py header-twins [--before] [SET:CORPORA ...]  # C headers beside their .c: relevant, or in the way
+    python bench/probes.py header-twins [--before] [SET:CORPORA ...]  # C headers with a .c of their name: relevant, or in the way
     python bench/probes.py lua-meta [--before] bench/sets/own11:/tmp/own11/corpora  # nvim-tree's _meta/ files
     python bench/probes.py whole-firsts [--without-docs-rule]   # dev trees indexed whole: what a missed
                                                                 # question has first (before section 36's rule)
@@ -91,9 +91,10 @@ def path_kinds(kinds: dict[str, re.Pattern[str]], sets: list[str], cfg: HybridCo
 
 
 def header_twins(sets: list[str]) -> None:
-    """C headers beside the .c file of their name: how often one is relevant, and how often one that is not
-    stands in the first three places (section 39); ``--before``: in the ranking without the rule that weighs
-    them down (header_twin_weight 1.0), as docs/benchmarks.md counts them."""
+    """C headers whose index has a .c file of their name (beside them or, since section 51, anywhere): how often
+    one is relevant, and how often one that is not stands in the first three places (section 39); ``--before``:
+    in the ranking without the rule that weighs them down (header_twin_weight 1.0), as docs/benchmarks.md
+    counts them."""
     from aintern.retrieve.hybrid import header_twins as twins_of
 
     cfg = HybridConfig(header_twin_weight=1.0) if "--before" in sys.argv else HybridConfig()
@@ -106,7 +107,7 @@ def header_twins(sets: list[str]) -> None:
                 if path in twins:
                     (places.append(place) if path in targets else others.update([place]))
     print(
-        f"C headers beside their .c: relevant {relevant}, in the first ten {len(places)} (first {places.count(1)}); "
+        f"C headers with a .c of their name: relevant {relevant}, in the first ten {len(places)} (first {places.count(1)}); "
         f"irrelevant ones 1st/2nd/3rd {others[1]}/{others[2]}/{others[3]}, in the first ten {sum(others.values())}"
     )
 

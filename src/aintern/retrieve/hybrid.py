@@ -127,8 +127,9 @@ class HybridConfig:
     #: errors: its message says in a question's words what went wrong, but what the question asks about
     #: is done elsewhere.
     error_class_weight: float = 0.5
-    #: Multiplier for a C header beside the source file of its name (``merge.h`` next to ``merge.c``) when the
-    #: question is in words: the header declares what the source file does, and the question asks how.
+    #: Multiplier for a C header whose index has a source file of its name (``merge.h`` and ``merge.c``, beside
+    #: it or elsewhere) when the question is in words: the header declares what the source file does, and the
+    #: question asks how.
     header_twin_weight: float = 0.5
     #: A question that names a human language ("Greek", "Bengali") names the file of its translations
     #: (``Lang/el.php``, ``messages.bn.xlf``): it joins the candidates, boosted as a named symbol's definition.
@@ -141,13 +142,14 @@ FULL_TIER = HybridConfig(alpha_natural=0.6)
 
 
 def header_twins(store: Store, index_id: int, paths: set[str]) -> set[str]:
-    """The C headers among ``paths`` beside the source file of their name (``merge.h`` and ``merge.c`` in one
-    folder of the index). Not C++'s: a C++ header holds its classes and templates, often the code itself."""
-    headers = {p: p[:-2] for p in paths if p.endswith(".h")}
+    """The C headers among ``paths`` whose index has a source file of their name, beside them or in another
+    folder (``merge.h`` and ``merge.c``; a public ``include/event2/http.h`` and the ``http.c`` that implements
+    it). Not C++'s: a C++ header holds its classes and templates, often the code itself."""
+    headers = [p for p in paths if p.endswith(".h")]
     if not headers:
         return set()
-    present = set(store.file_hashes(index_id, [stem + ".c" for stem in headers.values()]))
-    return {h for h, stem in headers.items() if stem + ".c" in present}
+    sources = store.file_names(index_id, ".c")
+    return {h for h in headers if h.rsplit("/", 1)[-1][:-2] + ".c" in sources}
 
 
 @dataclass

@@ -197,6 +197,11 @@ def rows_in(conn: Any, sql: str, values: Sequence[Any], before: Sequence[Any] = 
         yield from conn.execute(sql.format(marks=",".join("?" * len(part))), [*before, *part])
 
 
+def like_escaped(text: str) -> str:
+    """``text`` as a literal inside a ``LIKE ... ESCAPE '\\'`` pattern (its ``%``, ``_`` and ``\\`` escaped)."""
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
 def now() -> str:
     """The time stamp stored with indexes and files: UTC, to the second, ISO 8601."""
     return datetime.now(timezone.utc).isoformat(timespec="seconds")

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from aintern.chunk.models import TextChunk, overlaps
 from aintern.embed.base import dots, vector_bytes
 from aintern.errors import StoreError
-from aintern.store.db import rows_in
+from aintern.store.db import like_escaped, rows_in
 from aintern.store.keywords import BM25_WEIGHTS
 from aintern.store.milvus import MilvusConfig, MilvusSearch, expression
 from aintern.store.models import ChunkSearchResult, VectorSearchOptions
@@ -224,7 +224,7 @@ class SearchStorage:
         clauses, args = self._filters(index_id, options, alias="c.")
         if clauses is None or not name:
             return {}
-        escaped = name.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        escaped = like_escaped(name)
         patterns = [f"{escaped}.%", f"%/{escaped}.%", f"%.{escaped}.%", f"%-{escaped}.%"]
         rows = self.conn.execute(
             "SELECT f.path, c.id FROM chunks c JOIN files f ON f.id = c.file_id WHERE f.index_id = ? AND ("
@@ -292,7 +292,7 @@ class SearchStorage:
 
     def search_symbols(self, index_id: int, partial: str, limit: int = 10) -> list[tuple[str, str | None, str]]:
         """(symbol, type, path) of indexed symbols whose name starts with (then contains) ``partial``."""
-        pattern = partial.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        pattern = like_escaped(partial)
         rows = self.conn.execute(
             "SELECT DISTINCT s.name, CASE WHEN s.name = c.symbol_name THEN c.symbol_type END, f.path, "
             "CASE WHEN s.name LIKE ? ESCAPE '\\' THEN 0 ELSE 1 END AS prefix_rank "
