@@ -1334,6 +1334,25 @@ def test_initials_and_short_capitals_name_files(static, tmp_path: Path) -> None:
     assert initialisms("just in time compilation")["jit"] == {"just", "time"}
 
 
+def test_a_two_word_phrase_matches_the_abbreviation_code_uses(static, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """ShellCheck keeps its "regular expression helpers" in Regex.hs: the phrase matches the file code names
+    by its abbreviation (regex, regexp), as "file system" matches fs (docs/benchmarks.md section 51)."""
+    from aintern.retrieve.paths import question_keywords
+
+    ws, store, _ = indexed_files(static, tmp_path, {
+        "src/Regex.hs": "module Regex where\n\nmkRegex :: String -> Regex\nmkRegex str = compile str\n\n"
+                        "matches :: String -> Regex -> Bool\nmatches str re = isJust (matchRegex re str)\n",
+        "src/Parser.hs": "module Parser where\n\n-- Helpers for reading an expression: a regular word, an arithmetic\n"
+                         "-- expression, or an expression in brackets.\nreadExpression :: Parser Token\n"
+                         "readExpression = readArithmetic <|> readRegular <|> readBracketed\n",
+    })  # fmt: skip
+    question = "regular expression helpers"
+    assert ranked_paths(static, store, ws, question, HybridConfig(abbreviations=False))[0] == "src/Parser.hs"
+    assert ranked_paths(static, store, ws, question, HybridConfig())[0] == "src/Regex.hs"
+    store.close()
+    assert "regularexpression" in question_keywords(question)
+
+
 def test_a_c_type_named_by_a_typedef_finds_its_struct(static, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """`typedef struct ngx_pool_s ngx_pool_t;` in one header, the fields under `struct ngx_pool_s` in
     another: a search for `ngx_pool_t` reaches the fields (issue 11, docs/benchmarks.md section 31)."""

@@ -133,7 +133,8 @@ ABBREVIATIONS = {
     "expression": {"expr"}, "implementation": {"impl"}, "reference": {"ref"}, "repository": {"repo"},
     "pointer": {"ptr"}, "address": {"addr"}, "command": {"cmd"}, "certificate": {"cert"},
     "package": {"pkg"}, "statistics": {"stats"}, "template": {"tmpl", "tpl"}, "transaction": {"tx", "txn"},
-    "specification": {"spec"}, "filesystem": {"fs"},
+    "specification": {"spec"}, "filesystem": {"fs"}, "regularexpression": {"regex", "regexp"},
+    "regularexpressions": {"regex", "regexp"},
 }  # fmt: skip
 
 
