@@ -940,6 +940,9 @@ def test_a_platform_variant_follows_the_shared_code_unless_the_question_names_it
     assert platform_of("src/adapter/bun/websocket.ts") == "bun" and platform_of("src/helper/websocket/index.ts") is None
     assert platforms_named("serve static files on Cloudflare Workers") == {"cloudflare"}
     assert platforms_named("stream responses from AWS Lambda") == {"lambda"}
+    # WebAssembly too: reqwest's src/wasm/ beside its native client, libxev's wasi_poll backend.
+    assert platform_of("src/wasm/request.rs") == "webassembly" == platform_of("src/backend/wasi_poll.zig")
+    assert platforms_named("the client in the browser for WebAssembly") == {"webassembly"} == platforms_named("wasm")
 
 
 def test_a_changelog_follows_the_code_it_describes(static, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]

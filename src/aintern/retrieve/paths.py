@@ -55,6 +55,7 @@ _PLATFORMS = {
     "vxworks": {"vxworks"},
     "plan9": {"plan9"},
     "emscripten": {"emscripten"},
+    "webassembly": {"wasm", "wasm32", "wasm64", "wasi", "webassembly"},
     "fuchsia": {"fuchsia"},
     "bun": {"bun"},
     "deno": {"deno"},
