@@ -1356,6 +1356,31 @@ def test_a_two_word_phrase_matches_the_abbreviation_code_uses(static, tmp_path: 
     assert "regularexpression" in question_keywords(question)
 
 
+def test_a_phrasal_verb_matches_the_one_word_code_writes_for_it(static, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Tesla keeps "timing out a request" in middleware/timeout.ex and libgit2 "checking out a tree" in
+    checkout.c: code writes a verb and its adverb as one word, and the path counts for both (docs/benchmarks.md
+    section 53). Two nouns in a row are not such a pair."""
+    from aintern.retrieve.paths import phrasal_verbs
+
+    ws, store, _ = indexed_files(static, tmp_path, {
+        "lib/middleware/timeout.ex": "defmodule Tesla.Middleware.Timeout do\n  # Fails the request when it takes too long.\n"
+                                     "  def call(env, next, opts) do\n"
+                                     "    task = Task.async(fn -> Tesla.run(env, next) end)\n"
+                                     "    Task.await(task, opts[:timeout] || 1_000)\n  end\nend\n",
+        "lib/middleware/keep_request.ex": "defmodule Tesla.Middleware.KeepRequest do\n"
+                                          "  # Keep the request's url, body and headers.\n"
+                                          "  def call(env, next, _opts) do\n    env |> put_request() |> Tesla.run(next)\n  end\nend\n",
+    })  # fmt: skip
+    question = "timing out a request"
+    assert ranked_paths(static, store, ws, question, HybridConfig(phrasal_verbs=False))[0] == (
+        "lib/middleware/keep_request.ex"
+    )
+    assert ranked_paths(static, store, ws, question, HybridConfig())[0] == "lib/middleware/timeout.ex"
+    store.close()
+    assert phrasal_verbs("checking out a tree, then setting up the index") == [("checking", "out"), ("setting", "up")]
+    assert phrasal_verbs("computed values of a store") == []
+
+
 def test_a_c_type_named_by_a_typedef_finds_its_struct(static, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """`typedef struct ngx_pool_s ngx_pool_t;` in one header, the fields under `struct ngx_pool_s` in
     another: a search for `ngx_pool_t` reaches the fields (issue 11, docs/benchmarks.md section 31)."""

@@ -32,6 +32,7 @@ from aintern.retrieve.paths import (
     initialisms,
     path_prior,
     path_words,
+    phrasal_verbs,
     platform_of,
     platforms_named,
     question_keywords,
@@ -120,6 +121,9 @@ class HybridConfig:
     #: A path word that is the initials of 3-4 words in a row of the question matches those words
     #: ("server-side rendering" ~ ssr.ts, "command line interface" ~ cli.ts).
     acronyms: bool = True
+    #: A path word that writes a phrasal verb of the question as one word matches it ("timing out" ~ timeout.ex,
+    #: "checking out" ~ checkout.c, "shutting down" ~ shutdown).
+    phrasal_verbs: bool = True
     #: Two-letter words in capitals (GD, UI, IO) are keywords, as longer words are (GDHandler.php).
     short_capitals: bool = True
     #: Multiplier for the file of an error or exception class (``ConnectionIsNotSetError.ts``,
@@ -290,7 +294,8 @@ def hybrid_search(
     # Scores first, as plain tuples; Hit objects only for what is returned (most candidates are not).
     factors: dict[str, tuple[float, float, bool]] = {}  # per file: (path boost, path prior, a package's init)
     boost_path = not symbol and cfg.path_boost and keywords
-    matches = PathMatcher(keywords, cfg.abbreviations, cfg.base_forms, initials) if boost_path else None
+    verbs = phrasal_verbs(question) if cfg.phrasal_verbs and boost_path else None
+    matches = PathMatcher(keywords, cfg.abbreviations, cfg.base_forms, initials, verbs) if boost_path else None
     named_platforms = platforms_named(question) if cfg.platform_weight != 1.0 else set()
     demote_errors = (
         cfg.path_penalties and cfg.error_class_weight != 1.0 and not symbol and not _ASKS_ABOUT_ERRORS.search(question)

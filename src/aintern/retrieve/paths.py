@@ -185,11 +185,23 @@ def initialisms(question: str) -> dict[str, set[str]]:
     return found
 
 
+#: Adverbs that make a phrasal verb, which code writes as one word with its verb (checkout, setup, shutdown).
+PARTICLES = {"out", "up", "down", "in", "off", "over", "back", "on", "away"}
+
+
+def phrasal_verbs(question: str) -> list[tuple[str, str]]:
+    """A question's verbs with the adverb that follows them, lower case: code writes "timing out", "setting
+    up" and "shutting down" as one word (``timeout``, ``setup``, ``shutdown``)."""
+    words = [w.lower() for w in re.findall(r"[A-Za-z]+", question)]
+    return [(verb, adverb) for verb, adverb in itertools.pairwise(words) if adverb in PARTICLES and len(verb) >= 3]
+
+
 class PathMatcher:
     """The share of a query's keywords found among a file's path words: a shared prefix of 3+ letters
     counts (route ~ routing), and so do a usual abbreviation (database ~ db), a shared base form
-    (logging ~ logger) and initials (ssr ~ server-side rendering: all three words). Each path word is
-    compared with the keywords once per query, however many files use it."""
+    (logging ~ logger), initials (ssr ~ server-side rendering: all three words) and a phrasal verb written
+    as one word (timeout ~ timing out, on the verb's base form). Each path word is compared with the keywords
+    once per query, however many files use it."""
 
     def __init__(
         self,
@@ -197,9 +209,13 @@ class PathMatcher:
         abbreviations: bool = True,
         bases: bool = False,
         initials: dict[str, set[str]] | None = None,
+        verbs: list[tuple[str, str]] | None = None,
     ) -> None:
         self.count = len(keywords)
         self._initials = {a: frozenset(ws & keywords) for a, ws in (initials or {}).items()}
+        # (verb, its base form, adverb, the keywords among the two)
+        self._verbs = [(v, base_form(v), a, frozenset({v, a} & keywords)) for v, a in verbs or ()]
+        self._verbs = [v for v in self._verbs if v[3]]
         # Per keyword: the words it matches exactly (itself, its 3+ letter prefixes, its abbreviations)
         # and the start a longer word may have (itself, when 3+ letters).
         self._keywords = [
@@ -228,9 +244,21 @@ class PathMatcher:
                 if self._bases and len(w) >= 4:
                     found |= self._bases.get(base_form(w), set())
                 found |= self._initials.get(w, frozenset())
+                if self._verbs and len(w) >= 5:
+                    found |= self._phrasal(w)
                 by_word[w] = found
             matched |= found
         return len(matched) / self.count
+
+    def _phrasal(self, word: str) -> frozenset[str]:
+        """The keywords of each phrasal verb that ``word`` writes as one word: the verb's start (or a word of its
+        base form) and then the adverb (checkout ~ checking out, login ~ logs in, timeout ~ timing out)."""
+        found: frozenset[str] = frozenset()
+        for verb, verb_base, adverb, keywords in self._verbs:
+            head = word[: -len(adverb)]
+            if word.endswith(adverb) and len(head) >= 3 and (verb.startswith(head) or base_form(head) == verb_base):
+                found |= keywords
+        return found
 
 
 def file_stem(path: str) -> str:
