@@ -1,7 +1,7 @@
 """Every benchmark set in one command: the dev split (root, and whole trees with --whole), our own sets
 and the commit-message sets, each through bench/eval_retrieval.py, one summary line per set, and at the
 end the own sets' trees as one group (their mean, and how many trees each configuration lifts or lowers
-against the first).
+against the first), then split into the descriptive sets (own to own12) and the annotator-style ones (own13 on).
 
     python bench/every_set.py [--whole] [--jobs 2] [-- EXTRA ARGS FOR eval_retrieval.py]
     python bench/every_set.py -- --tier --config full      # e.g. the full tier everywhere
@@ -77,9 +77,15 @@ def per_tree(output: str) -> dict[str, dict[str, float]]:
     return trees
 
 
-def unseen_summary(trees: dict[str, dict[str, float]]) -> str:
+#: own13 and later ask in the manner of the semble benchmark's annotators (docs/benchmarks.md sections 42, 51-54);
+#: the sets before them ask longer, descriptive questions.
+ANNOTATOR_STYLE_FROM = 13
+
+
+def unseen_summary(trees: dict[str, dict[str, float]], sets: dict[str, str], group: str = "own sets'") -> str:
     """The own sets' trees as one group: each configuration's mean over them, and against the first
-    configuration how many trees it lifts and lowers (the number docs/benchmarks.md quotes since section 40)."""
+    configuration how many trees it lifts and lowers (the number docs/benchmarks.md quotes since section 40);
+    then the same for the descriptive sets (own to own12) and the annotator-style ones (own13 on)."""
     if not trees:
         return ""
     names = list(next(iter(trees.values())))
@@ -89,8 +95,13 @@ def unseen_summary(trees: dict[str, dict[str, float]]) -> str:
         values = [t[name] for t in trees.values() if name in t]
         up = sum(t[name] > t[first] + 1e-9 for t in trees.values() if name in t)
         down = sum(t[name] < t[first] - 1e-9 for t in trees.values() if name in t)
-        label = f"own sets' {len(values)} trees"
+        label = f"{group} {len(values)} trees"
         lines.append(f"{label:38s} {name:14s} {statistics.mean(values):.4f}  ({up} up, {down} down against {first})")
+    if group == "own sets'":
+        for part, annotators in (("descriptive sets'", False), ("annotator-style sets'", True)):
+            chosen = {t: v for t, v in trees.items() if (int(sets[t][3:] or 1) >= ANNOTATOR_STYLE_FROM) == annotators}
+            if chosen and len(chosen) < len(trees):
+                lines.append(unseen_summary(chosen, sets, part))
     return "\n".join(lines)
 
 
@@ -102,6 +113,7 @@ def main() -> None:
     a = ap.parse_args()
 
     trees: dict[str, dict[str, float]] = {}
+    sets: dict[str, str] = {}  # each tree's set
 
     def one(run: tuple[str, list[str], dict[str, str]]) -> str:
         label, args, env = run
@@ -112,13 +124,15 @@ def main() -> None:
             capture_output=True, text=True, env={**os.environ, **env},
         )  # fmt: skip
         if label.startswith("own"):
-            trees.update(per_tree(done.stdout))
+            found = per_tree(done.stdout)
+            trees.update(found)
+            sets.update(dict.fromkeys(found, label))
         return summary(label, done.stdout + done.stderr)
 
     with ThreadPoolExecutor(a.jobs) as pool:
         for text in pool.map(one, runs(a.whole, a.extra)):
             print(text, flush=True)
-    print(unseen_summary(trees))
+    print(unseen_summary(trees, sets))
 
 
 if __name__ == "__main__":

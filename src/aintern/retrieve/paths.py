@@ -213,9 +213,8 @@ class PathMatcher:
     ) -> None:
         self.count = len(keywords)
         self._initials = {a: frozenset(ws & keywords) for a, ws in (initials or {}).items()}
-        # (verb, its base form, adverb, the keywords among the two)
-        self._verbs = [(v, base_form(v), a, frozenset({v, a} & keywords)) for v, a in verbs or ()]
-        self._verbs = [v for v in self._verbs if v[3]]
+        # (verb, its base form, adverb, the keywords among the two), for the verbs whose words are keywords
+        self._verbs = [(v, base_form(v), a, frozenset({v, a} & keywords)) for v, a in verbs or () if {v, a} & keywords]
         # Per keyword: the words it matches exactly (itself, its 3+ letter prefixes, its abbreviations)
         # and the start a longer word may have (itself, when 3+ letters).
         self._keywords = [
