@@ -1,7 +1,7 @@
 """Vector-only NDCG@10 of static token tables on the semble dev set, without re-indexing.
 
     python bench/eval_static.py [TABLE.npy|.npz ...]    # default: the shipped static-code.npy
-    python bench/eval_static.py --question-map MAP.npy  # questions' vectors through a linear map (static_pairs.py)
+    python bench/eval_static.py --question-map MAP.npy  # questions' vectors through a linear map (probes/static_pairs.py)
 
 Takes the chunks of the indexes bench/eval_retrieval.py built (/tmp/aintern-bench), embeds their
 embedding texts with each table and ranks by cosine: the "vector" row of the ablation ladder, for a

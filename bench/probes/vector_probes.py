@@ -1,16 +1,16 @@
 """Probes behind docs/benchmarks.md's "tried and dropped" vector ideas (sections 32-37) (they measure; nothing here
 is used by aintern). Set SEMBLE_SET / SEMBLE_CORPORA as for eval_retrieval.py; indexes come from its cache.
 
-    python bench/vector_probes.py alpha-shape        # per-question vector weight vs the shape of the scores
-    python bench/vector_probes.py file-vectors       # a file's mean chunk vector fused with the ranking
-    python bench/vector_probes.py agreement FIT_SET:FIT_CORPORA      # static vs MiniLM chunk vectors (needs --tier indexes)
-    python bench/vector_probes.py query-map FIT_SET:FIT_CORPORA      # MiniLM question mapped onto static chunk vectors
-    python bench/vector_probes.py question-stopwords # static vectors alone, questions with and without stop words
-    python bench/vector_probes.py hubness            # chunk vectors centred per index, or a hub penalty (section 37)
-    python bench/vector_probes.py index-idf [SET:CORPORA ...]       # static vectors as IDF-weighted token means (section 39)
-    python bench/vector_probes.py question-idf [SET:CORPORA ...]    # only the question weighted, by FTS5's IDF (section 39)
-    python bench/vector_probes.py strip-imports [SET:CORPORA ...]   # chunks embedded without import lines (section 39)
-    python bench/vector_probes.py alpha-size [SET:CORPORA ...]      # the vector weight by the index's size (section 39)
+    python bench/probes/vector_probes.py alpha-shape        # per-question vector weight vs the shape of the scores
+    python bench/probes/vector_probes.py file-vectors       # a file's mean chunk vector fused with the ranking
+    python bench/probes/vector_probes.py agreement FIT_SET:FIT_CORPORA      # static vs MiniLM chunk vectors (needs --tier indexes)
+    python bench/probes/vector_probes.py query-map FIT_SET:FIT_CORPORA      # MiniLM question mapped onto static chunk vectors
+    python bench/probes/vector_probes.py question-stopwords # static vectors alone, questions with and without stop words
+    python bench/probes/vector_probes.py hubness            # chunk vectors centred per index, or a hub penalty (section 37)
+    python bench/probes/vector_probes.py index-idf [SET:CORPORA ...]       # static vectors as IDF-weighted token means (section 39)
+    python bench/probes/vector_probes.py question-idf [SET:CORPORA ...]    # only the question weighted, by FTS5's IDF (section 39)
+    python bench/probes/vector_probes.py strip-imports [SET:CORPORA ...]   # chunks embedded without import lines (section 39)
+    python bench/probes/vector_probes.py alpha-size [SET:CORPORA ...]      # the vector weight by the index's size (section 39)
 
 The last four take the sets to measure (default: the dev split) and print vector-only and default-ranking
 NDCG@10; a variant of the stored vectors is searched as a tier of its own in a copy of each index
@@ -19,12 +19,15 @@ NDCG@10; a variant of the stored vectors is searched as a tier of its own in a c
 
 from __future__ import annotations
 
+import sys
 import argparse
 import math
 import re
 import statistics
 from dataclasses import replace
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/: the modules the scripts share
 
 import eval_retrieval as E
 import numpy as np

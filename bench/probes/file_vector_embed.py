@@ -1,7 +1,7 @@
 """What embedding a tree's file summaries costs (the file vectors of an indexing run), with onnxruntime's
 threads spinning between runs and without (docs/benchmarks.md section 43), alternating.
 
-    python bench/file_vector_embed.py /tmp/django/django-5.2.8/django [--rounds 2]
+    python bench/probes/file_vector_embed.py /tmp/django/django-5.2.8/django [--rounds 2]
 
 Indexes DIR once without file vectors (not timed), then embeds every file's summary text with MiniLM
 in the indexer's batches, a fresh embedder per measurement (its warm-up run not timed).

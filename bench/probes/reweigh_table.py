@@ -1,7 +1,7 @@
 """Static token tables with every row weighed by how common its token is in a corpus of code, for
 bench/eval_static.py: SIF (a / (a + p), p the token's share of all tokens) and IDF^q over files.
 
-    python bench/reweigh_table.py /tmp/train/src --out /tmp/reweighed   # the static model's own corpus (batch 1)
+    python bench/probes/reweigh_table.py /tmp/train/src --out /tmp/reweighed   # the static model's own corpus (batch 1)
     python bench/eval_static.py src/aintern/embed/models/static-code.npy /tmp/reweighed/*.npy
 
 Section 39 found that weighing tokens by their IDF *within each index* lifts vector-only ranking; this asks

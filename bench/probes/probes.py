@@ -1,23 +1,23 @@
 """Ranking probes behind docs/benchmarks.md section 36: questions asked of the default ranking that
 led to no rule.
 
-    python bench/probes.py base-classes    # Abstract*/Base*/*-base files: relevant ones' places, others'
-    python bench/probes.py path-kinds [SET:CORPORA ...]  # the same for controllers, commands, events, ... (section 39)
-    python bench/probes.py project-name    # questions naming their project, with the name taken out
-    python bench/probes.py nested-reports [SET:CORPORA ...]  # hits reported as a definition nested in their chunk
-    python bench/probes.py header-twins [--before] [SET:CORPORA ...]  # C headers with a .c of their name: relevant, or in the way
-    python bench/probes.py lua-meta [--before] bench/sets/own11:/tmp/own11/corpora  # nvim-tree's _meta/ files
-    python bench/probes.py whole-firsts [--without-docs-rule]   # dev trees indexed whole: what a missed
+    python bench/probes/probes.py base-classes    # Abstract*/Base*/*-base files: relevant ones' places, others'
+    python bench/probes/probes.py path-kinds [SET:CORPORA ...]  # the same for controllers, commands, events, ... (section 39)
+    python bench/probes/probes.py project-name    # questions naming their project, with the name taken out
+    python bench/probes/probes.py nested-reports [SET:CORPORA ...]  # hits reported as a definition nested in their chunk
+    python bench/probes/probes.py header-twins [--before] [SET:CORPORA ...]  # C headers with a .c of their name: relevant, or in the way
+    python bench/probes/probes.py lua-meta [--before] bench/sets/own11:/tmp/own11/corpora  # nvim-tree's _meta/ files
+    python bench/probes/probes.py whole-firsts [--without-docs-rule]   # dev trees indexed whole: what a missed
                                                                 # question has first (before section 36's rule)
-    python bench/probes.py target-ranks SET:CORPORA ...  # each target's place among files and among chunks (section 41)
-    python bench/probes.py one-line-chunks SET:CORPORA ...  # code chunks of one line, by language (section 41)
-    python bench/probes.py subject-files SET:CORPORA ...  # files named after a question's subject (section 41)
-    python bench/probes.py parse-errors FOLDER ...  # code files with a parse error, as written and as chunked
-    python bench/probes.py swift-parses FOLDER ...  # the same, Swift files with `#if` only (section 41)
-    python bench/probes.py twin-files SET:CORPORA ...  # a first-three file's namesake elsewhere: relevant or not (section 42)
-    python bench/probes.py path-only-files SET:CORPORA ...  # files the path boost would match, never candidates (section 42)
-    python bench/probes.py near-files SET:CORPORA ...  # the file vectors' nearest files: relevant, in the first ten or not (section 43)
-    python bench/probes.py files-aggregate  # `aintern files` by more than each file's best chunk: commit sets' R@5 (section 44)
+    python bench/probes/probes.py target-ranks SET:CORPORA ...  # each target's place among files and among chunks (section 41)
+    python bench/probes/probes.py one-line-chunks SET:CORPORA ...  # code chunks of one line, by language (section 41)
+    python bench/probes/probes.py subject-files SET:CORPORA ...  # files named after a question's subject (section 41)
+    python bench/probes/probes.py parse-errors FOLDER ...  # code files with a parse error, as written and as chunked
+    python bench/probes/probes.py swift-parses FOLDER ...  # the same, Swift files with `#if` only (section 41)
+    python bench/probes/probes.py twin-files SET:CORPORA ...  # a first-three file's namesake elsewhere: relevant or not (section 42)
+    python bench/probes/probes.py path-only-files SET:CORPORA ...  # files the path boost would match, never candidates (section 42)
+    python bench/probes/probes.py near-files SET:CORPORA ...  # the file vectors' nearest files: relevant, in the first ten or not (section 43)
+    python bench/probes/probes.py files-aggregate  # `aintern files` by more than each file's best chunk: commit sets' R@5 (section 44)
 
 The first two search the dev split and the own sets (the trees bench/weight_sweep.py loads); the
 third, the dev trees indexed whole (bench/eval_retrieval.py semble --whole builds them).
@@ -33,6 +33,8 @@ from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/: the modules the scripts share
 
 import eval_retrieval as ev
 import semble_data

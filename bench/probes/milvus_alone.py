@@ -2,13 +2,13 @@
 upsert, batch size, with or without the BM25 text field), and the recall and latency of IVF_FLAT against
 exact search at a million distinct vectors.
 
-    python bench/milvus_alone.py vectors --from DB [DB ...]     # distinct static vectors of indexed code
-    python bench/milvus_alone.py ingest --mode full-insert --rows 200000 --batch 256
-    python bench/milvus_alone.py recall --nlist 1024 128 0      # 0: FLAT (exact)
-    python bench/milvus_alone.py recall --nlist 1024 --questions  # queries: the semble dev questions
-    python bench/milvus_alone.py recall --hnsw --ef 64 128 --questions  # HNSW (Milvus Lite 3, a server)
-    python bench/milvus_alone.py load --mode full-insert --batch 256  # a fresh process opens ingest's collection
-    python bench/milvus_alone.py interim --nlist 100 --nprobe 4   # a model of Lite 2.5's index (needs faiss)
+    python bench/probes/milvus_alone.py vectors --from DB [DB ...]     # distinct static vectors of indexed code
+    python bench/probes/milvus_alone.py ingest --mode full-insert --rows 200000 --batch 256
+    python bench/probes/milvus_alone.py recall --nlist 1024 128 0      # 0: FLAT (exact)
+    python bench/probes/milvus_alone.py recall --nlist 1024 --questions  # queries: the semble dev questions
+    python bench/probes/milvus_alone.py recall --hnsw --ef 64 128 --questions  # HNSW (Milvus Lite 3, a server)
+    python bench/probes/milvus_alone.py load --mode full-insert --batch 256  # a fresh process opens ingest's collection
+    python bench/probes/milvus_alone.py interim --nlist 100 --nprobe 4   # a model of Lite 2.5's index (needs faiss)
 
 ``vectors`` gathers the distinct vectors of the given aintern databases' embedding caches (index real code
 with the static model first, e.g. the dev corpora and a virtualenv's site-packages) and grows them to

@@ -1,19 +1,19 @@
 """Probes behind docs/benchmarks.md section 40's "tried and dropped": ways to re-score the default ranking's
 candidates (they measure; nothing here is used by aintern). Indexes come from bench/eval_retrieval.py's cache.
 
-    python bench/rescore_probes.py file-bm25 [SET:CORPORA ...]     # BM25 over whole files, × (1 + w × its share)
-    python bench/rescore_probes.py references [SET:CORPORA ...]    # the best hits lend score to what they use
-    python bench/rescore_probes.py proximity [SET:CORPORA ...]     # question word pairs near each other in a chunk
-    python bench/rescore_probes.py file-size [SET:CORPORA ...]     # × (its file's chunks / the median)^-w
-    python bench/rescore_probes.py sizes [SET:CORPORA ...]         # how large the first file is, right or wrong
-    python bench/rescore_probes.py definition-vectors [SET:CORPORA ...]  # a vector per nested definition too
-    python bench/rescore_probes.py soft-match [SET:CORPORA ...]    # question words matched by word vectors
-    python bench/rescore_probes.py expansion [SET:CORPORA ...]     # BM25 also for the index's neighbour words
-    python bench/rescore_probes.py doc-references [SET:CORPORA ...]  # docs' code spans lend to what they name
-    python bench/rescore_probes.py folder-evidence [SET:CORPORA ...]  # × (1 + w ln(1 + other files of the folder))
-    python bench/rescore_probes.py deprecated [SET:CORPORA ...]    # × (1 - w) for a definition marked deprecated
-    python bench/rescore_probes.py strings [SET:CORPORA ...]       # × (1 - w) for a chunk mostly of string literals
-    python bench/rescore_probes.py expansion --words minilm [--missing 2] [SET:CORPORA ...]  # ... by MiniLM's words
+    python bench/probes/rescore_probes.py file-bm25 [SET:CORPORA ...]     # BM25 over whole files, × (1 + w × its share)
+    python bench/probes/rescore_probes.py references [SET:CORPORA ...]    # the best hits lend score to what they use
+    python bench/probes/rescore_probes.py proximity [SET:CORPORA ...]     # question word pairs near each other in a chunk
+    python bench/probes/rescore_probes.py file-size [SET:CORPORA ...]     # × (its file's chunks / the median)^-w
+    python bench/probes/rescore_probes.py sizes [SET:CORPORA ...]         # how large the first file is, right or wrong
+    python bench/probes/rescore_probes.py definition-vectors [SET:CORPORA ...]  # a vector per nested definition too
+    python bench/probes/rescore_probes.py soft-match [SET:CORPORA ...]    # question words matched by word vectors
+    python bench/probes/rescore_probes.py expansion [SET:CORPORA ...]     # BM25 also for the index's neighbour words
+    python bench/probes/rescore_probes.py doc-references [SET:CORPORA ...]  # docs' code spans lend to what they name
+    python bench/probes/rescore_probes.py folder-evidence [SET:CORPORA ...]  # × (1 + w ln(1 + other files of the folder))
+    python bench/probes/rescore_probes.py deprecated [SET:CORPORA ...]    # × (1 - w) for a definition marked deprecated
+    python bench/probes/rescore_probes.py strings [SET:CORPORA ...]       # × (1 - w) for a chunk mostly of string literals
+    python bench/probes/rescore_probes.py expansion --words minilm [--missing 2] [SET:CORPORA ...]  # ... by MiniLM's words
 
 Without sets, the dev split (with its folds A and B); `--weights 0,0.03,0.06` for other weights. Each prints,
 per variant, the mean NDCG@10 over the trees; a variant of weight 0 is the default ranking (re-sorted here,
@@ -21,6 +21,8 @@ so within ~0.001 of eval_retrieval's)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+import sys
 import argparse
 import itertools
 import math
@@ -29,6 +31,8 @@ import statistics
 from collections import Counter, defaultdict
 from collections.abc import Callable
 from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/: the modules the scripts share
 
 import eval_retrieval as E
 import numpy as np

@@ -2,9 +2,9 @@
 section 37). The shipped table is fit by regression onto MiniLM's chunk vectors (scripts/train_static.py);
 this asks whether a question-like text can be pulled toward its code directly.
 
-    python bench/static_pairs.py mine PAIRS.jsonl TREE...          # a doc comment's first sentence -> its code
-    python bench/static_pairs.py table OUT.npy PAIRS.jsonl... [--lr 0.003 --epochs 1 --mixed]
-    python bench/static_pairs.py question-map OUT.npy PAIRS.jsonl... [--lr 0.001 --epochs 5]
+    python bench/probes/static_pairs.py mine PAIRS.jsonl TREE...          # a doc comment's first sentence -> its code
+    python bench/probes/static_pairs.py table OUT.npy PAIRS.jsonl... [--lr 0.003 --epochs 1 --mixed]
+    python bench/probes/static_pairs.py question-map OUT.npy PAIRS.jsonl... [--lr 0.001 --epochs 5]
     python bench/eval_static.py OUT.npy                             # the table, vector only, dev folds
     python bench/eval_static.py --question-map OUT.npy              # the map on questions, vector only
 
@@ -240,7 +240,7 @@ class _Adam:
 
 
 def tune_table(out: Path, pairs: _Pairs, args: argparse.Namespace) -> None:
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
     from train_static import bag_of_tokens  # the same bags the shipped table was fit on
 
     table = np.load(MODELS_DIR / "static-code.npy").astype(np.float32)

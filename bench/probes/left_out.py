@@ -1,6 +1,6 @@
 """What the scanner and the indexer leave out of each tree, and why: the files a question can never find.
 
-    python bench/left_out.py TREE... [--examples N]
+    python bench/probes/left_out.py TREE... [--examples N]
 
 Per tree, the files a scan skips with a reason (secrets, symlinks, size), the files the indexer skips
 by content (binary, minified, a generator's mark), the extensions of files left out as no known language

