@@ -12,11 +12,11 @@ vector, ``auto`` is the library's default (an inverted index over shared tokens,
 
 from __future__ import annotations
 
-from pathlib import Path
-import sys
 import argparse
 import sqlite3
 import statistics
+import sys
+from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/: the modules the scripts share
 

@@ -13,13 +13,14 @@ docs/benchmarks.md section 36 has the result.
 
 from __future__ import annotations
 
-from pathlib import Path
 import math
 import statistics
 import sys
+from pathlib import Path
 from typing import Any
 
 import numpy as np
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/: the modules the scripts share
 
 import semble_data

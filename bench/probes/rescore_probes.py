@@ -21,15 +21,15 @@ so within ~0.001 of eval_retrieval's)."""
 
 from __future__ import annotations
 
-from pathlib import Path
-import sys
 import argparse
 import itertools
 import math
 import re
 import statistics
+import sys
 from collections import Counter, defaultdict
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/: the modules the scripts share

@@ -19,11 +19,11 @@ NDCG@10; a variant of the stored vectors is searched as a tier of its own in a c
 
 from __future__ import annotations
 
-import sys
 import argparse
 import math
 import re
 import statistics
+import sys
 from dataclasses import replace
 from pathlib import Path
 
