@@ -44,7 +44,7 @@ class OnnxEmbedder:
         weights dequantised, see ``float_graph``), or ``auto``: float on a GPU, int8 on a CPU.
         ``spinning``: let the threads spin between runs, for a bulk job that no search shares the
         process with (the file vectors: Django's 768 summaries in 1.17 s instead of 1.65,
-        bench/file_vector_embed.py)."""
+        bench/probes/file_vector_embed.py)."""
         if graph not in ("auto", "int8", "float"):
             raise ValueError(f"graph must be auto, int8 or float, not {graph!r}")
         self.path = Path(path)
