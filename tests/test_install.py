@@ -118,6 +118,26 @@ def test_a_file_that_does_not_parse_is_refused_and_left_alone(agent: str, tmp_pa
             assert path.read_text() == wrong
 
 
+def test_a_windows_file_keeps_its_line_endings_and_a_symlinked_one_stays_a_link(tmp_path: Path, home: Path) -> None:
+    path = tmp_path / ".vscode" / "mcp.json"
+    path.parent.mkdir()
+    original = EXISTING["vscode"].replace("\n", "\r\n")
+    path.write_bytes(original.encode())
+    change = agent_config.plan("vscode", tmp_path, "aintern", STDIO)
+    assert change.after.count("\n") == change.after.count("\r\n") and change.after.startswith(original[:40])
+    ops = difflib.SequenceMatcher(None, original, change.after, autojunk=False).get_opcodes()
+    assert {op for op, *_ in ops} <= {"equal", "insert"}
+    # Dotfiles kept in a repository of their own: Codex's file is a link to it, and stays one.
+    dotfiles = tmp_path / "dotfiles" / "codex.toml"
+    dotfiles.parent.mkdir()
+    dotfiles.write_text(EXISTING["codex"])
+    (home / ".codex").mkdir(parents=True)
+    (home / ".codex" / "config.toml").symlink_to(dotfiles)
+    wrote = cli("codex", "--yes", "-w", str(tmp_path), cwd=tmp_path)
+    assert wrote.returncode == 0, wrote.stderr
+    assert (home / ".codex" / "config.toml").is_symlink() and "[mcp_servers.aintern]" in dotfiles.read_text()
+
+
 def test_a_url_without_a_path_means_the_servers_mcp_endpoint_and_a_bad_one_is_refused() -> None:
     assert agent_config.http_server("http://10.0.0.5:8765").url == "http://10.0.0.5:8765/mcp"
     assert agent_config.http_server("https://search.internal/team/mcp").url == "https://search.internal/team/mcp"

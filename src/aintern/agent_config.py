@@ -131,13 +131,17 @@ def plan(agent: str, project: Path, name: str, server: Server) -> Change:
     or does not parse: it is then never written)."""
     path = config_path(agent, project)
     try:
-        before = path.read_text(encoding="utf-8") if path.exists() else None
+        before = path.read_bytes().decode("utf-8") if path.exists() else None
     except (OSError, UnicodeDecodeError) as exc:
         raise AinternError(f"{path}: cannot be read ({exc}); nothing was written") from exc
+    crlf = before is not None and "\r\n" in before  # a Windows file keeps its line endings
+    text = (before or "").replace("\r\n", "\n") if crlf else before or ""
     try:
-        after = merged_text(agent, before or "", name, entry(agent, server))
+        after = merged_text(agent, text, name, entry(agent, server))
     except AinternError as exc:
         raise AinternError(f"{path}: {exc}; fix it or move it aside, nothing was written") from exc
+    if crlf and before is not None:
+        after = before if after == text else after.replace("\n", "\r\n")
     return Change(path, before, after)
 
 

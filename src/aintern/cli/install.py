@@ -98,6 +98,7 @@ def find_project(workspace: Path | None, db: Path | None) -> tuple[Path, bool]:
 
 def write_atomically(path: Path, text: str) -> None:
     """Replace ``path`` with ``text`` in one step (a crash leaves the old file or the new one), mode kept."""
+    path = path.resolve()  # through a symlink (dotfiles kept elsewhere): the link stays a link
     path.parent.mkdir(parents=True, exist_ok=True)
     mode = path.stat().st_mode & 0o777 if path.exists() else None
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
