@@ -170,6 +170,10 @@ def test_the_cli_shows_the_diff_asks_refuses_and_prints_without_writing(tmp_path
     refused = cli("vscode", "--yes", cwd=project)
     assert refused.returncode == 1 and "not valid JSON" in refused.stderr and str(broken) in refused.stderr
     assert broken.read_text() == BROKEN["vscode"]
+    # Names an agent could not read, and a project that is not there, are refused before anything else.
+    assert cli("zed", "--name", "my server", "--yes", cwd=project).returncode == 2
+    assert "no such folder" in cli("zed", "-w", str(project / "gone"), "--yes", cwd=project).stderr
+    assert not (project / ".zed").exists()
     # Codex: the user's own file, under HOME.
     codex = cli("codex", "--yes", cwd=project)
     assert codex.returncode == 0, codex.stderr

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import sys
 import tempfile
 from pathlib import Path
@@ -46,6 +47,8 @@ def install(
 
     if token and not http:
         raise fail("--token goes with --http (a server started by the agent needs none)", 2)
+    if not re.fullmatch(r"[A-Za-z0-9_-]+", name):
+        raise fail(f"--name {name!r}: letters, digits, '-' and '_' only (every agent reads such a name)", 2)
     project, indexed = find_project(workspace, db)
     server = agent_config.http_server(http, token) if http else agent_config.stdio_server(project, db)
     spec = agent_config.AGENTS[agent]
@@ -68,7 +71,12 @@ def install(
             raise fail("not a terminal to ask on: pass --yes to write it (or --print to only show it)", 2)
         if not typer.confirm(f"Write {change.path}?", default=True):
             raise fail("nothing was written", 1)
-    write_atomically(change.path, change.after)
+    try:
+        write_atomically(change.path, change.after)
+    except OSError as exc:
+        raise fail(
+            f"{escape(str(change.path))}: cannot be written ({exc.strerror or exc}); nothing was changed"
+        ) from exc
     err.print(f"wrote {escape(str(change.path))}: restart {escape(spec.name)} (or reload its MCP servers) to use it",
               highlight=False)  # fmt: skip
     if token and not spec.user_level:
