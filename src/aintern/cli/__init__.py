@@ -18,6 +18,7 @@ COMMANDS = {
     "search": "search", "context": "search", "files": "search", "suggest": "search",
     "ask": "chat", "chat": "chat", "conversations": "chat",
 }  # fmt: skip
+COMMANDS["install"] = "install"
 
 
 def load_commands(argv: list[str]) -> None:
