@@ -235,7 +235,7 @@ def float_graph(path: Path) -> bytes:
     try:
         import onnx
         from onnx import helper, numpy_helper
-    except ImportError as exc:  # pragma: no cover - GPU installs bring onnx (README: "On a GPU")
+    except ImportError as exc:  # pragma: no cover - GPU installs bring onnx (docs/scaling.md: "The full tier")
         raise RuntimeError("the model on a GPU needs the onnx package: pip install onnx") from exc
 
     model = onnx.load(str(path))
