@@ -167,6 +167,8 @@ def test_bad_input_is_a_tool_error_and_the_server_goes_on(indexed: tuple[Path, P
             ("find_related", {"path": "src/python/app.py", "line": 0}, "line: lines count from 1"),
             ("find_related", {"path": "src/python/app.py", "line": 999_999}, "line: src/python/app.py has"),
             ("find_related", {"path": "./src/python/app.py", "line": 10**9}, "line: src/python/app.py has"),
+            ("find_related", {"path": str(root / "src/python/app.py"), "line": 2}, None),  # inside: made relative
+            ("find_related", {"path": str(outside / "app.py"), "line": 2}, "not indexed"),
             ("clear", {"path": "all"}, "clear takes one repository"),
             ("clear", {"path": "*"}, "clear takes one repository"),
             ("clear", {"path": ""}, "clear: name the repository"),

@@ -102,6 +102,19 @@ def test_a_server_in_a_folder_not_indexed_says_so_and_may_index_it(two: tuple[Pa
 
     run(server, body)
     assert indexes(db) == ["radio", "shop", "weather"]
+    # A --repo folder the server was started for may be indexed too, before its first index.
+    extra = shop.parent / "lights"
+    extra.mkdir()
+    (extra / "dimmer.py").write_text("def dim_the_lights(level):\n    return max(0, level - 10)\n")
+    with_repo = AinternMcp(McpConfig(db=db, workspace=shop, repos=[str(extra)], watch=False))
+
+    async def more(c: Client) -> None:
+        assert not (await c.call_tool("index", {"path": str(extra)})).is_error
+        found = await c.call_tool("search", {"query": "dim the lights", "repos": ["lights"], "k": 1})
+        assert found.structured_content["hits"][0]["path"] == "dimmer.py"
+        assert (await c.call_tool("index", {"path": str(fresh)})).is_error  # (not this server's)
+
+    run(with_repo, more)
 
 
 def test_all_repos_serves_every_index_and_clear_never_takes_all(two: tuple[Path, Path, Path]) -> None:

@@ -24,8 +24,9 @@ def mcp(
 ) -> None:
     """Serve MCP over stdio for a coding agent (Claude Code, Cursor, VS Code, Codex, Zed).
 
-    Serves the project it is started in and the --repo ones (or every index with --all-repos): it searches,
-    reads, indexes and clears those only, and keeps them fresh while it runs.
+    Serves the project it is started in and the --repo ones (every index with --all-repos).
+
+    It searches, reads, indexes and clears only those, and keeps them fresh while it runs.
     """
     from aintern.mcp import AinternMcp, McpConfig
 

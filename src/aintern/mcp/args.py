@@ -79,6 +79,16 @@ def file_path(path: str) -> str:
     return rel
 
 
+def inside(rel: str, root: str) -> str:
+    """An absolute path into the repository at ``root`` made relative to it (agents often give those)."""
+    if not rel.startswith("/"):
+        return rel
+    try:
+        return Path(rel).relative_to(root).as_posix()
+    except ValueError:
+        return rel
+
+
 def glob(pattern: str | None) -> str | None:
     if pattern is None or not pattern.strip():
         return None

@@ -248,6 +248,8 @@ class AinternMcp:
         rel = args.file_path(path)
         index = self.scope.one(repo, "find_related")
 
+        rel = args.inside(rel, index.workspace_path)
+
         def run() -> Any:
             self.fresh([index])
             if not self.store.file_hashes(index.id, [rel]):
