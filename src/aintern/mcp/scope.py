@@ -65,7 +65,7 @@ class Scope:
 
     def not_indexed(self) -> str:
         where = self.config.workspace
-        if where is None or self.config.all_repos:
+        if where is None:
             return "nothing is indexed yet: call `index` with the repository's folder first"
         return (
             f"{where} is not indexed: call `index` with path {str(where)!r} (or run `aintern index` in it), "
