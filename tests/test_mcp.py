@@ -73,7 +73,7 @@ def two_repos(web_env: Path) -> tuple[Path, Path, Path]:
 
 def test_every_tool_answers_in_text_and_structured_content(two_repos: tuple[Path, Path, Path]) -> None:
     shop, weather, db = two_repos
-    server = AinternMcp(McpConfig(db=db, workspace=shop, watch=False))
+    server = AinternMcp(McpConfig(db=db, workspace=shop, all_repos=True, watch=False))
 
     async def body(c: Client) -> None:
         listed = {t.name: t for t in (await c.list_tools()).tools}
@@ -133,6 +133,7 @@ def test_every_tool_answers_in_text_and_structured_content(two_repos: tuple[Path
 def test_bad_input_is_a_tool_error_and_the_server_goes_on(indexed: tuple[Path, Path], web_env: Path) -> None:
     root, db = indexed
     server = AinternMcp(McpConfig(db=db, workspace=root, watch=False))
+    lines = len((root / "src/python/app.py").read_text().splitlines())
     outside = web_env / "elsewhere"
     outside.mkdir()
 
@@ -152,6 +153,25 @@ def test_bad_input_is_a_tool_error_and_the_server_goes_on(indexed: tuple[Path, P
             ("status", {"path": str(outside)}, "no index matches"),
             ("context", {"query": "store", "max_tokens": 5}, "max_tokens"),
             ("symbols", {"prefix": ""}, "prefix"),
+            # Out of range or meaningless: refused, never clamped or answered (issues 46 and 47).
+            ("symbols", {"prefix": "\u0000"}, "prefix: give the start of a name"),
+            ("symbols", {"prefix": " \t\x01\x1f "}, "prefix: give the start of a name"),
+            ("search", {"query": "store", "max_tokens": 0}, "max_tokens: between 1 and"),
+            ("search", {"query": "store", "max_tokens": -5}, "max_tokens: between 1 and"),
+            ("search", {"query": "store", "k": -3}, "k: between"),
+            ("search", {"query": "store", "min_relevance": 1.5}, "min_relevance: between 0 and 1"),
+            ("search", {"query": "store", "language": "klingon"}, "'klingon' is not a language aintern knows"),
+            ("search", {"query": "store", "language": "PYTHON"}, None),
+            ("files", {"query": "store", "n": 0}, "n: between 1 and 100, not 0"),
+            ("find_related", {"path": "src/python/app.py", "line": -5}, "line: lines count from 1"),
+            ("find_related", {"path": "src/python/app.py", "line": 0}, "line: lines count from 1"),
+            ("find_related", {"path": "src/python/app.py", "line": 999_999}, "line: src/python/app.py has"),
+            ("find_related", {"path": "./src/python/app.py", "line": 10**9}, "line: src/python/app.py has"),
+            ("find_related", {"path": str(root / "src/python/app.py"), "line": 2}, None),  # inside: made relative
+            ("find_related", {"path": str(outside / "app.py"), "line": 2}, "not indexed"),
+            ("clear", {"path": "all"}, "clear takes one repository"),
+            ("clear", {"path": "*"}, "clear takes one repository"),
+            ("clear", {"path": ""}, "clear: name the repository"),
         ]
         for tool, args, error in cases:
             result = await c.call_tool(tool, args)
@@ -160,8 +180,17 @@ def test_bad_input_is_a_tool_error_and_the_server_goes_on(indexed: tuple[Path, P
                 assert error in text(result), (tool, text(result))
         still = await c.call_tool("search", {"query": "Store rows", "k": 1})
         assert not still.is_error and still.structured_content["hits"]
+        unknown = await c.call_tool("search", {"query": "store", "language": "klingon"})
+        assert all(lang in text(unknown) for lang in ("python", "kotlin", "elixir", "markdown"))
+        last = await c.call_tool("find_related", {"path": "src/python/app.py", "line": lines})
+        assert not last.is_error, text(last)  # (the last line is in range)
 
     run(server, body)
+    store = SqliteStore(db)
+    try:
+        assert store.get_index_for_workspace(str(root.resolve())) is not None, "a refused call deleted the index"
+    finally:
+        store.close()
 
 
 def test_index_reports_progress_and_search_sees_an_edit_at_once(web_env: Path) -> None:
@@ -370,3 +399,55 @@ def test_repositories_of_different_models_are_searched_each_with_its_own_and_say
     found = run(server, lambda c: c.call_tool("search", {"query": "tune the radio frequency", "min_relevance": 0}))
     assert text(found).startswith("note: the repositories use different embedding models")
     assert found.structured_content["notes"] == result.notes
+
+
+def test_find_related_takes_a_name_defined_in_the_same_file_as_its_definition(web_env: Path) -> None:
+    """requests' layout: sessions.py defines Session.request, api.py a `request` function that calls it."""
+    root = web_env / "requests"
+    (root / "requests").mkdir(parents=True)
+    (root / "requests" / "sessions.py").write_text(
+        "class Session:\n"
+        '    """A session keeps settings and connections across requests."""\n\n'
+        "    def __init__(self):\n        self.headers = {}\n        self.adapters = {}\n\n"
+        "    def request(self, method, url, params=None, data=None, headers=None):\n"
+        '        """Build a request from its parts, prepare it and send it."""\n'
+        "        prepared = self.prepare_request(method.upper(), url, params, data, headers)\n"
+        "        return self.send(prepared)\n\n"
+        "    def get(self, url, **kwargs):\n"
+        '        """Send a GET request."""\n'
+        '        return self.request("GET", url, **kwargs)\n\n'
+        "    def post(self, url, data=None, **kwargs):\n"
+        '        """Send a POST request."""\n'
+        '        return self.request("POST", url, data=data, **kwargs)\n'
+    )
+    (root / "requests" / "api.py").write_text(
+        "from . import sessions\n\n\n"
+        "def request(method, url, **kwargs):\n"
+        '    """Send a request with a session of its own, closed when done."""\n'
+        "    with sessions.Session() as session:\n"
+        "        return session.request(method=method, url=url, **kwargs)\n\n\n"
+        "def get(url, params=None, **kwargs):\n"
+        '    """Send a GET request."""\n'
+        '    return request("get", url, params=params, **kwargs)\n'
+    )
+    db = web_env / "aintern.db"
+    index(root, db)
+    lines = (root / "requests" / "sessions.py").read_text().splitlines()
+    at_def = next(i for i, line in enumerate(lines, 1) if "def request" in line)
+    at_call = next(i for i, line in enumerate(lines, 1) if 'self.request("GET"' in line)
+    server = AinternMcp(McpConfig(db=db, workspace=root, watch=False))
+
+    async def body(c: Client) -> list[list[dict[str, Any]]]:
+        out = []
+        for line in (at_def, at_call):
+            found = await c.call_tool("find_related", {"path": "requests/sessions.py", "line": line})
+            assert not found.is_error, text(found)
+            out.append(found.structured_content["related"])
+        return out
+
+    on_def, on_call = run(server, body)
+    for related in (on_def, on_call):
+        definitions = [r["path"] for r in related if r["reason"] == "definition"]
+        assert "requests/api.py" not in definitions, related  # api.py's namesake calls it; it does not define it
+    # At its definition, api.py's `request` is a caller of Session.request.
+    assert ("requests/api.py", "usage") in [(r["path"], r["reason"]) for r in on_def], on_def

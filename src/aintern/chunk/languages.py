@@ -322,3 +322,8 @@ def chunk_type_for(language: str | None) -> ChunkType:
     if language is None or language == "text":
         return ChunkType.PLAIN_TEXT
     return ChunkType.CODE
+
+
+def known_languages() -> list[str]:
+    """Every language name a file can be detected as: what a language filter can match."""
+    return sorted({*EXTENSIONS.values(), *FILE_NAMES.values(), *SHEBANGS.values(), *CODE_LANGUAGES, *CONFIG_LANGUAGES})

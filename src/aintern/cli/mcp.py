@@ -13,20 +13,26 @@ from aintern.cli.common import DbOption, RepoOption, app
 @app.command()
 def mcp(
     repo: RepoOption = None,
+    all_repos: Annotated[
+        bool, typer.Option("--all-repos", help="Serve every indexed repository (this project's stays the default).")
+    ] = False,
     workspace: Annotated[
-        Path | None, typer.Option("--workspace", "-w", help="The project searched by default (default: here).")
+        Path | None, typer.Option("--workspace", "-w", help="The project served and searched (default: here).")
     ] = None,
     no_watch: Annotated[bool, typer.Option("--no-watch", help="Do not watch the workspaces for changes.")] = False,
     db: DbOption = None,
 ) -> None:
     """Serve MCP over stdio for a coding agent (Claude Code, Cursor, VS Code, Codex, Zed).
 
-    Searches the project it is started in (and --repo ones); keeps them fresh while it runs.
+    Serves the project it is started in and the --repo ones (every index with --all-repos).
+
+    It searches, reads, indexes and clears only those, and keeps them fresh while it runs.
     """
     from aintern.mcp import AinternMcp, McpConfig
 
-    server = AinternMcp(McpConfig(db=db, workspace=(workspace or Path.cwd()).resolve(), repos=repo or [],
-                                  watch=not no_watch))  # fmt: skip
+    repos = [str(Path(r).resolve()) if Path(r).exists() else r for r in repo or []]
+    server = AinternMcp(McpConfig(db=db, workspace=(workspace or Path.cwd()).resolve(), repos=repos,
+                                  all_repos=all_repos, watch=not no_watch))  # fmt: skip
     server.start_background()
     try:
         server.server.run("stdio")

@@ -1,6 +1,10 @@
 """Code related to a location (``find_related``): the definitions of the names used on its line, then
 the enclosing definition's other definitions and its usages (callers), then the chunks whose vectors
-are nearest to the location's own."""
+are nearest to the location's own.
+
+A name defined in the location's own file is defined there: its definitions in that file (its class's
+first) are the definitions, and a namesake in another file is not (requests' ``Session.request`` is
+defined in sessions.py; api.py's ``request`` function calls it, it does not define it)."""
 
 from __future__ import annotations
 
@@ -30,8 +34,19 @@ def find_related(store: Store, index: VectorIndex, path: str, line: int, k: int 
     if chunk_id is None:
         raise ValueError(f"{path} is not indexed in {index.workspace_path}")
     here = store.get_chunks([chunk_id])[chunk_id]
-    symbol = _symbol_at(here, line)
+    symbol, parent = _symbol_at(here, line)
+    own = {d[0] for d in chunk_definitions(here)} | ({here.symbol_name} if here.symbol_name else set())
     found: list[RelatedChunk] = []
+
+    def definitions(name: str) -> None:
+        """The chunks that define ``name``: those of this file when it defines it (its class's first)."""
+        ids = store.chunks_defining(index.id, name, options, k)
+        chunks = store.get_chunks(ids)
+        ids = [cid for cid in ids if cid in chunks]
+        local = [cid for cid in ids if chunks[cid].file_path == here.file_path]
+        ids = local if local or name in own else ids
+        add(sorted(ids, key=lambda cid: (chunks[cid].file_path != here.file_path, _parent(chunks[cid], name) != parent)),
+            "definition")  # fmt: skip
 
     def add(ids: list[int], reason: str, scores: dict[int, float] | None = None) -> None:
         chunks = store.get_chunks(ids)
@@ -46,9 +61,9 @@ def find_related(store: Store, index: VectorIndex, path: str, line: int, k: int 
     text = lines[line - here.start_line] if 0 <= line - here.start_line < len(lines) else ""
     for name in dict.fromkeys(IDENTIFIER.findall(text)):
         if name != symbol and len(name) > 2:
-            add(store.chunks_defining(index.id, name, options, k), "definition")
+            definitions(name)
     if symbol:
-        add(store.chunks_defining(index.id, symbol, options, k), "definition")
+        definitions(symbol)
         # Usages: chunks whose text names the symbol as a whole word (keyword search finds candidates).
         word = re.compile(rf"(?<![\w$]){re.escape(symbol)}(?![\w$])")
         usages = [r for r in store.keyword_search(index.id, symbol, VectorSearchOptions(top_k=k * 3))
@@ -63,10 +78,16 @@ def find_related(store: Store, index: VectorIndex, path: str, line: int, k: int 
     return found
 
 
-def _symbol_at(chunk: TextChunk, line: int) -> str | None:
-    """The innermost definition at ``line`` in ``chunk`` (a method of a merged class), else the chunk's own."""
-    best: tuple[int, str] | None = None
-    for name, _kind, start, end, _parent in chunk_definitions(chunk):
+def _symbol_at(chunk: TextChunk, line: int) -> tuple[str | None, str | None]:
+    """The innermost definition at ``line`` in ``chunk`` (a method of a merged class), else the chunk's own,
+    with the name of what it is defined in (its class)."""
+    best: tuple[int, str, str | None] | None = None
+    for name, _kind, start, end, parent in chunk_definitions(chunk):
         if start <= line <= end and (best is None or end - start < best[0]):
-            best = (end - start, name)
-    return best[1] if best else chunk.symbol_name
+            best = (end - start, name, parent)
+    return (best[1], best[2]) if best else (chunk.symbol_name, chunk.parent_symbol)
+
+
+def _parent(chunk: TextChunk, name: str) -> str | None:
+    """What ``chunk`` defines ``name`` in (a class), as far as it records it."""
+    return next((p for n, _k, _a, _b, p in chunk_definitions(chunk) if n == name), chunk.parent_symbol)

@@ -275,9 +275,10 @@ def create_app(config: ServerConfig | None = None) -> Starlette:
     web = WebState(config, store, KnowledgeService(store), Jobs(config.db), templates)
     # Model loads (seed: ModelStateChanged) reach the pages with the other events; they concern no one workspace.
     web.knowledge.on_model_state(lambda s: web.jobs.emit("model", "", dataclasses.asdict(s)))
-    # MCP over streamable HTTP at /mcp: every agent session shares this process's loaded indexes.
-    agents = AinternMcp(McpConfig(db=config.db, workspace=config.workspace, watch=config.watch), store=store,
-                        knowledge=web.knowledge, jobs=web.jobs)  # fmt: skip
+    # MCP over streamable HTTP at /mcp: every agent session shares this process's loaded indexes, and it
+    # serves the indexes this server holds (all of its database), its workspace's by default.
+    agents = AinternMcp(McpConfig(db=config.db, workspace=config.workspace, all_repos=True, watch=config.watch),
+                        store=store, knowledge=web.knowledge, jobs=web.jobs)  # fmt: skip
     mcp_routes = agents.server.streamable_http_app(streamable_http_path="/mcp", host=config.host).routes
 
     @contextlib.asynccontextmanager

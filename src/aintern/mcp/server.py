@@ -9,169 +9,57 @@ changes the watcher saw to be indexed, so an agent never gets the old lines of a
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import anyio
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
-from mcp.types import CallToolResult, TextContent
-from pydantic import BaseModel, Field
+from mcp.types import CallToolResult
+from pydantic import Field
 
 from aintern import __version__
 from aintern.assemble.context import ContextBuildOptions, ContextFormat, KnowledgeChunk
 from aintern.assemble.snippets import trim
-from aintern.assemble.tokens import TokenEstimation, count_tokens
 from aintern.chunk.models import SymbolType
 from aintern.errors import AinternError
 from aintern.index.jobs import Jobs
 from aintern.knowledge import KnowledgeQueryOptions, KnowledgeQueryResult, KnowledgeService, scope_options
+from aintern.mcp import args, output
+from aintern.mcp.models import (
+    CLEAR_HELP,
+    CONTEXT_HELP,
+    FILES_HELP,
+    INDEX_HELP,
+    INSTRUCTIONS,
+    RELATED_HELP,
+    SEARCH_HELP,
+    STATUS_HELP,
+    SYMBOLS_HELP,
+    ContextResult,
+    FileHit,
+    FilesResult,
+    IndexResult,
+    Related,
+    RelatedResult,
+    Repos,
+    SearchResult,
+    StatusResult,
+    Symbol,
+    SymbolsResult,
+)
+from aintern.mcp.output import call, scope_of
+from aintern.mcp.scope import McpConfig, Scope
 from aintern.store import SqliteStore, VectorIndex
 
 log = logging.getLogger(__name__)
 
-#: Longest query the tools take (longer text is an agent pasting a file, not asking).
-MAX_QUERY_CHARS = 2000
-#: Most results any tool returns.
-MAX_K = 100
 #: The search tool's default threshold: at 0.1 a search of the dev set returns a median of 5 hits in ~640
 #: tokens (NDCG@10 0.891); 0.2 halves the tokens and loses 0.03, 0 doubles them for 0.012 (bench/mcp_bench.py).
 SEARCH_MIN_RELEVANCE = 0.1
 #: How long a search waits for the changes the watcher saw to be indexed.
 FRESH_WAIT_S = 30.0
-
-INSTRUCTIONS = """\
-aintern searches the code of indexed repositories by meaning and by name and answers with file:line
-locations. Start with `search` (a question or a name), then read what it points to. `context` gives one
-block of the most relevant code within a token budget; `files` lists the files that matter for a
-question; `find_related` shows the definitions, usages and look-alikes of the code at a location;
-`symbols` finds definitions by the start of their name. Results are fresh: files edited since the last
-index are re-indexed before a search answers. `index` and `status` build and inspect indexes."""
-
-
-@dataclass
-class McpConfig:
-    db: Path | None = None
-    #: Where the server was started (an agent launches it in its project): searched by default.
-    workspace: Path | None = None
-    #: More workspaces searched by default: folders, index names or git remotes (``all``: every index).
-    repos: list[str] = field(default_factory=list)
-    #: Watch the searched workspaces and index their changes before answering.
-    watch: bool = True
-
-
-# -- structured results ---------------------------------------------------------------------------
-
-
-class Hit(BaseModel):
-    repo: str | None = Field(None, description="The repository (index name), when several were searched")
-    path: str = Field(description="File path, relative to its repository")
-    start_line: int
-    end_line: int
-    symbol: str | None = None
-    symbol_type: str | None = None
-    relevance: float = Field(description="Calibrated 0-1: the chance this is what the question is after")
-    code: str = Field(description="The chunk's code; long chunks trimmed to the matching lines, '…' marks cuts")
-    trimmed: bool = False
-
-
-class SearchResult(BaseModel):
-    query: str
-    repos: list[str]
-    hits: list[Hit]
-    tokens: int = Field(description="Tokens of the text answer (cl100k estimate)")
-    truncated: bool = Field(False, description="Hits were left out to stay within max_tokens")
-    notes: list[str] = Field(default_factory=list, description="How the answer was made, where it matters")
-
-
-class ContextResult(BaseModel):
-    context: str
-    tokens: int
-    chunks: int
-    files: list[str]
-    truncated: bool
-
-
-class FileHit(BaseModel):
-    repo: str | None = None
-    path: str
-    relevance: float
-    match_count: int
-    match_lines: list[int]
-
-
-class FilesResult(BaseModel):
-    query: str
-    files: list[FileHit]
-
-
-class Related(BaseModel):
-    path: str
-    start_line: int
-    end_line: int
-    symbol: str | None = None
-    reason: Literal["definition", "usage", "similar"]
-    code: str
-    trimmed: bool = False
-
-
-class RelatedResult(BaseModel):
-    repo: str
-    path: str
-    line: int
-    related: list[Related]
-
-
-class Symbol(BaseModel):
-    repo: str
-    name: str
-    type: str | None = None
-    path: str
-
-
-class SymbolsResult(BaseModel):
-    prefix: str
-    symbols: list[Symbol]
-
-
-class StatusResult(BaseModel, extra="allow"):
-    """``aintern status --json``, with ``watching`` (this server keeps it fresh) and a running index's ``run``."""
-
-    workspace: str
-    name: str
-    files: int
-    chunks: int
-    stale_files: int
-    watching: bool
-
-
-class IndexResult(BaseModel):
-    workspace: str
-    run_id: str = Field(description="The run (status shows its progress while it goes)")
-    phase: str
-    done: bool
-    files_indexed: int | None = None
-    files_unchanged: int | None = None
-    files_removed: int | None = None
-    chunks: int | None = None
-    seconds: float | None = Field(None, description="How long the run took, its full tier's fill included")
-    error: str | None = None
-
-
-#: The ``repos`` parameter the tools share.
-Repos = Annotated[
-    list[str] | None,
-    Field(
-        description="Repositories: folder paths, index names or git remotes; 'all' for every index. Default: this project"
-    ),
-]
-
-
-# -- the server -----------------------------------------------------------------------------------
 
 
 class AinternMcp:
@@ -194,29 +82,18 @@ class AinternMcp:
 
     # -- workspaces ---------------------------------------------------------------------------------
 
-    def default_indexes(self) -> list[VectorIndex]:
-        """The server's workspace (if indexed) and its ``--repo`` ones; every index when there are none."""
-        from aintern.workspace import resolve_workspaces
+    @property
+    def scope(self) -> Scope:
+        return Scope(self.store, self.config)
 
-        found: dict[int, VectorIndex] = {}
-        if self.config.workspace is not None:
-            index = self.store.find_index_above(self.config.workspace)
-            if index is not None:
-                found[index.id] = index
-        if self.config.repos:
-            found.update((i.id, i) for i in resolve_workspaces(self.store, self.config.repos))
-        return list(found.values()) or self.store.list_indexes()
+    def default_indexes(self) -> list[VectorIndex]:
+        """What the tools use when no repository is named: the server's workspace (if indexed) and its
+        ``--repo`` ones; with ``--all-repos`` and neither indexed, every index."""
+        return self.scope.defaults()
 
     def indexes(self, repos: list[str] | None) -> list[VectorIndex]:
-        from aintern.workspace import resolve_workspaces
-
-        try:
-            found = resolve_workspaces(self.store, repos) if repos else self.default_indexes()
-        except AinternError as exc:
-            raise ToolError(str(exc)) from exc
-        if not found:
-            raise ToolError("nothing is indexed yet: call `index` with the repository's folder first")
-        return found
+        """The served indexes ``repos`` names (default: this project); a tool error for any other."""
+        return self.scope.resolve(repos)
 
     def start_background(self) -> None:
         """Load the default workspaces' indexes (so the first search does not wait) and watch them
@@ -276,8 +153,12 @@ class AinternMcp:
         min_relevance: Annotated[float | None, Field(description="Lowest relevance 0-1 (default 0.1)")] = None,
         max_tokens: Annotated[int, Field(description="Budget for the whole answer, in tokens")] = 4000,
     ) -> Annotated[CallToolResult, SearchResult]:
-        query = _query(query)
-        k = _k(k)
+        query = args.query(query)
+        k = args.count(k)
+        max_tokens = args.between(max_tokens, "max_tokens", 1, args.MAX_TOKENS)
+        min_relevance = args.relevance(min_relevance)
+        language = args.language(language)
+        path = args.glob(path)
         kinds: tuple[SymbolType, ...] = ()
         if symbol_type:
             try:
@@ -287,7 +168,7 @@ class AinternMcp:
         indexes = self.indexes(repos)
         several = len(indexes) > 1
         options = KnowledgeQueryOptions(
-            **scope_options(_scope(indexes)), max_results=k, min_relevance=SEARCH_MIN_RELEVANCE if min_relevance is None else min_relevance,
+            **scope_options(scope_of(indexes)), max_results=k, min_relevance=SEARCH_MIN_RELEVANCE if min_relevance is None else min_relevance,
             expand_context=False, languages=(language,) if language else (), file_patterns=(path,) if path else (),
             symbol_types=kinds,
         )  # fmt: skip
@@ -296,13 +177,13 @@ class AinternMcp:
             self.fresh(indexes)
             return self.knowledge.query(query, options)
 
-        answer = await _call(run)
-        hits, text, tokens, truncated = _hits(answer.chunks, several, max_tokens)
+        answer = await call(run)
+        hits, text, tokens, truncated = output.hits(answer.chunks, several, max_tokens)
         if answer.notes:
             text = "\n".join(f"note: {n}" for n in answer.notes) + "\n" + text
-        result = SearchResult(query=query, repos=[i.name for i in indexes], hits=hits, tokens=tokens,
-                              truncated=truncated, notes=answer.notes)  # fmt: skip
-        return _result(text, result)
+        found = SearchResult(query=query, repos=[i.name for i in indexes], hits=hits, tokens=tokens,
+                             truncated=truncated, notes=answer.notes)  # fmt: skip
+        return output.result(text, found)
 
     async def context(
         self,
@@ -313,9 +194,8 @@ class AinternMcp:
         ] = "markdown",
         repos: Repos = None,
     ) -> Annotated[CallToolResult, ContextResult]:
-        query = _query(query)
-        if not 100 <= max_tokens <= 100_000:
-            raise ToolError("max_tokens: between 100 and 100000")
+        query = args.query(query)
+        max_tokens = args.between(max_tokens, "max_tokens", 100, args.MAX_TOKENS)
         indexes = self.indexes(repos)
         options = ContextBuildOptions(
             max_tokens=max_tokens, format=ContextFormat(format), max_chunks=20, min_relevance=0.3
@@ -323,13 +203,13 @@ class AinternMcp:
 
         def run() -> Any:
             self.fresh(indexes)
-            return self.knowledge.build_context(query, _scope(indexes), options)
+            return self.knowledge.build_context(query, scope_of(indexes), options)
 
-        built = await _call(run)
-        result = ContextResult(context=built.context, tokens=built.estimated_tokens, chunks=built.chunks_included,
-                               files=built.files_included, truncated=built.was_truncated)  # fmt: skip
+        built = await call(run)
+        made = ContextResult(context=built.context, tokens=built.estimated_tokens, chunks=built.chunks_included,
+                             files=built.files_included, truncated=built.was_truncated)  # fmt: skip
         text = built.context or "No code in the index is relevant enough to this question."
-        return _result(text, result)
+        return output.result(text, made)
 
     async def files(
         self,
@@ -337,20 +217,20 @@ class AinternMcp:
         n: Annotated[int, Field(description="Most files to return (1-100)")] = 10,
         repos: Repos = None,
     ) -> Annotated[CallToolResult, FilesResult]:
-        query = _query(query)
-        n = _k(n)
+        query = args.query(query)
+        n = args.count(n, "n")
         indexes = self.indexes(repos)
 
         def run() -> Any:
             self.fresh(indexes)
-            return self.knowledge.find_relevant_files(query, _scope(indexes), n, 0.4, fill=True)
+            return self.knowledge.find_relevant_files(query, scope_of(indexes), n, 0.4, fill=True)
 
-        found = await _call(run)
+        found = await call(run)
         files = [FileHit(repo=f.repo, path=f.file_path, relevance=round(f.relevance, 3), match_count=f.match_count,
                          match_lines=f.match_lines) for f in found]  # fmt: skip
         lines = [f"{f.repo + '/' if f.repo else ''}{f.path}  {f.relevance:.2f}  lines {', '.join(map(str, f.match_lines[:8]))}"
                  for f in files]  # fmt: skip
-        return _result("\n".join(lines) or "No relevant files.", FilesResult(query=query, files=files))
+        return output.result("\n".join(lines) or "No relevant files.", FilesResult(query=query, files=files))
 
     async def find_related(
         self,
@@ -360,18 +240,26 @@ class AinternMcp:
         repo: Annotated[str | None, Field(description="The repository; default: this project")] = None,
     ) -> Annotated[CallToolResult, RelatedResult]:
         from aintern.retrieve.related import find_related
+        from aintern.workspace import read_indexed_file
 
-        k = _k(k)
-        index = self.indexes([repo] if repo else None)[0]
+        k = args.count(k)
+        if line < 1:
+            raise ToolError(f"line: lines count from 1, not {line}")
+        rel = args.file_path(path)
+        index = self.scope.one(repo, "find_related")
+
+        rel = args.inside(rel, index.workspace_path)
 
         def run() -> Any:
             self.fresh([index])
-            try:
-                return find_related(self.store, index, path.strip().lstrip("./"), max(1, line), k)
-            except ValueError as exc:
-                raise ToolError(str(exc)) from exc
+            if not self.store.file_hashes(index.id, [rel]):
+                raise ToolError(f"{rel[:300]} is not indexed in {index.workspace_path}")
+            last = len(read_indexed_file(self.store, index, rel).splitlines())
+            if line > last:
+                raise ToolError(f"line: {rel} has {last} lines, not {line}")
+            return find_related(self.store, index, rel, line, k)
 
-        found = await _call(run)
+        found = await call(run)
         related = []
         for r in found:
             code, cut = trim(KnowledgeChunk(content=r.chunk.content, file_path=r.chunk.file_path, start_line=r.chunk.start_line,
@@ -380,8 +268,8 @@ class AinternMcp:
                                    symbol=r.chunk.symbol_name, reason=r.reason, code=code, trimmed=cut))  # fmt: skip
         text = "\n\n".join(f"{r.path}:{r.start_line}-{r.end_line}  {r.reason}{'  ' + r.symbol if r.symbol else ''}\n{r.code}"
                            for r in related)  # fmt: skip
-        return _result(
-            text or "Nothing related found.", RelatedResult(repo=index.name, path=path, line=line, related=related)
+        return output.result(
+            text or "Nothing related found.", RelatedResult(repo=index.name, path=rel, line=line, related=related)
         )
 
     async def symbols(
@@ -390,10 +278,8 @@ class AinternMcp:
         repos: Repos = None,
         k: Annotated[int, Field(description="Most results (1-100)")] = 20,
     ) -> Annotated[CallToolResult, SymbolsResult]:
-        prefix = prefix.strip()[:200]
-        if not prefix:
-            raise ToolError("prefix: give the start of a name")
-        k = _k(k)
+        prefix = args.prefix(prefix)
+        k = args.count(k)
         indexes = self.indexes(repos)
 
         def run() -> list[Symbol]:
@@ -406,9 +292,11 @@ class AinternMcp:
                 ]
             return out[:k]
 
-        found = await _call(run)
+        found = await call(run)
         text = "\n".join(f"{s.name}  {s.type or ''}  {s.repo + '/' if len(indexes) > 1 else ''}{s.path}" for s in found)
-        return _result(text or f"No definitions start with {prefix!r}.", SymbolsResult(prefix=prefix, symbols=found))
+        return output.result(
+            text or f"No definitions start with {prefix!r}.", SymbolsResult(prefix=prefix, symbols=found)
+        )
 
     async def index(
         self,
@@ -419,12 +307,8 @@ class AinternMcp:
         ] = True,
         force: Annotated[bool, Field(description="Re-index every file, not just the changed ones")] = False,
     ) -> Annotated[CallToolResult, IndexResult]:
-        root = Path(path).expanduser()
-        if not root.is_absolute():
-            raise ToolError(f"{path}: give the absolute path of a folder")
-        if not root.is_dir():
-            raise ToolError(f"{path}: {'not a folder' if root.exists() else 'no such folder'}")
-        root = root.resolve()
+        root = args.folder(path)
+        self.scope.check_index(root)
         try:
             job = self.jobs.running(root) or self.jobs.start(root, "reindex" if force else "index")
         except AinternError as exc:
@@ -437,7 +321,7 @@ class AinternMcp:
             if p is not None and p.total_files:
                 await ctx.report_progress(p.processed_files, p.total_files, f"{p.phase.value}: {p.current_file or ''}")
         r = job.result
-        result = IndexResult(
+        done = IndexResult(
             workspace=str(root), run_id=job.id, phase=job.phase, done=job.done, error=job.error,
             files_indexed=r.files_indexed if r else None, files_unchanged=r.files_unchanged if r else None,
             files_removed=r.files_removed if r else None, chunks=r.chunks_created if r else None,
@@ -448,7 +332,7 @@ class AinternMcp:
             raise ToolError(f"indexing {root} failed: {error}")
         text = (f"{root}: {job.phase}" + (f", {r.files_indexed} files indexed, {r.files_unchanged} unchanged, "
                 f"{r.chunks_created} chunks in {job.elapsed:.1f} s" if r else " (running; `status` shows its progress)"))  # fmt: skip
-        return _result(text, result)
+        return output.result(text, done)
 
     async def status(
         self,
@@ -458,7 +342,10 @@ class AinternMcp:
     ) -> Annotated[CallToolResult, StatusResult]:
         from aintern.workspace import Workspace
 
-        index = self.indexes([path] if path else None)[0]
+        workspace = self.config.workspace
+        if not (path or "").strip() and workspace is not None and not self.scope.own():
+            return self._not_indexed(workspace)
+        index = self.scope.one(path, "status")
 
         def run() -> dict[str, Any]:
             ws = Workspace(index.workspace_path, self.config.db or self.store.path, readonly=True)
@@ -470,32 +357,40 @@ class AinternMcp:
             if job is not None and not job.done:
                 data["run"] = job.to_dict(log_from=len(job.log))
             data["watching"] = self.jobs.watching(index.workspace_path)
+            data["indexed"] = True
             return data
 
-        data = await _call(run)
+        data = await call(run)
         text = (f"{data['name']} ({data['workspace']}): {data['files']} files, {data['chunks']} chunks, "
                 f"{'up to date' if not data['stale_files'] else str(data['stale_files']) + ' files changed'}"
                 + (f"; indexing {data['run'].get('percent', 0):.0f} %" if data.get("run") else ""))  # fmt: skip
-        return _result(text, data)
+        return output.result(text, data)
+
+    def _not_indexed(self, workspace: Path) -> CallToolResult:
+        """The status of the server's own folder before its first index: itself, never another workspace."""
+        hint = self.scope.not_indexed()
+        data = {"workspace": str(workspace), "name": workspace.name, "files": 0, "chunks": 0, "stale_files": 0,
+                "watching": False, "indexed": False, "hint": hint}  # fmt: skip
+        return output.result(hint, data)
 
     async def clear(
         self,
         path: Annotated[str, Field(description="The repository whose index to delete (folder, name or git remote)")],
     ) -> str:
-        index = self.indexes([path])[0]
-        await _call(lambda: self.store.delete_index(index.id))
+        index = self.scope.one(path, "clear", required=True)
+        await call(lambda: self.store.delete_index(index.id))
         self.jobs.unwatch(index.workspace_path)
         return f"deleted the index of {index.workspace_path}"
 
     # -- resources and prompts -------------------------------------------------------------------------
 
     def read_file(self, repo: str, path: str) -> str:
-        from aintern.workspace import read_indexed_file, resolve_workspaces
+        from aintern.workspace import read_indexed_file
 
         try:
-            index = resolve_workspaces(self.store, [repo])[0]
+            index = self.scope.one(repo, "read", required=True)
             return read_indexed_file(self.store, index, path)
-        except AinternError as exc:
+        except (AinternError, ToolError) as exc:
             raise ResourceError(str(exc)) from exc
 
     def explain(self, path: str, line: str = "1", question: str = "") -> str:
@@ -505,89 +400,3 @@ class AinternMcp:
             f"Use the aintern tools: `find_related` with path={path!r} and line={line} for its definitions and "
             "usages, `search` for anything else you need. Cite every claim with its source as path:line."
         )
-
-
-# -- helpers --------------------------------------------------------------------------------------
-
-SEARCH_HELP = (
-    "Find code by meaning or by name across the indexed repositories: ranked path:start-end hits with the "
-    "symbol, a calibrated relevance and the matching lines. Use it first for any question about the code "
-    "('where is the session saved?', 'UserService', 'retry with backoff')."
-)
-CONTEXT_HELP = (
-    "One block of the code most relevant to a question, grouped by file with line numbers, within a token "
-    "budget: paste-ready context for answering or editing."
-)
-FILES_HELP = "The files that matter most for a question, best first, with the lines that matched."
-RELATED_HELP = (
-    "Code related to a location (path and line): the definitions and usages of the symbol there first, "
-    "then code that looks alike. Use it to follow a function to its callers or a call to its definition."
-)
-SYMBOLS_HELP = "Definitions (functions, classes, methods, ...) whose name starts with a prefix, with their files."
-INDEX_HELP = (
-    "Index a repository's folder (only changed files after the first time), reporting progress. Searches of "
-    "a repository this server watches stay fresh without calling it again."
-)
-STATUS_HELP = "An index's state: files, chunks, model, files changed since indexing, a running index's progress."
-CLEAR_HELP = "Delete a repository's index (the files are not touched)."
-
-
-def _query(text: str) -> str:
-    from aintern.store.text import clean_user_text
-
-    cleaned = clean_user_text(text or "", MAX_QUERY_CHARS)
-    if not cleaned:
-        raise ToolError("query: give a question or a name")
-    return cleaned
-
-
-def _k(k: int) -> int:
-    if not 1 <= k <= MAX_K:
-        raise ToolError(f"k: between 1 and {MAX_K}, not {k}")
-    return k
-
-
-def _scope(indexes: list[VectorIndex]) -> str | list[str]:
-    """One workspace, or several searched together."""
-    return indexes[0].workspace_path if len(indexes) == 1 else [i.workspace_path for i in indexes]
-
-
-async def _call(fn: Callable[[], Any]) -> Any:
-    """Run blocking work in a thread; aintern's own errors reach the agent as tool errors."""
-    try:
-        return await anyio.to_thread.run_sync(fn)
-    except ToolError:
-        raise
-    except (AinternError, ValueError) as exc:
-        raise ToolError(str(exc)) from exc
-
-
-def _hits(chunks: list[KnowledgeChunk], several: bool, max_tokens: int) -> tuple[list[Hit], str, int, bool]:
-    """The hits as structured results and as compact text (with its tokens), as many as fit ``max_tokens``."""
-    hits: list[Hit] = []
-    parts: list[str] = []
-    used = 0
-    for c in chunks:
-        code, cut = trim(c)
-        hit = Hit(repo=c.repo if several else None, path=c.file_path, start_line=c.start_line, end_line=c.end_line,
-                  symbol=c.symbol_name, symbol_type=c.symbol_type.value if c.symbol_type else None,
-                  relevance=round(c.relevance, 3), code=code, trimmed=cut)  # fmt: skip
-        where = f"{c.display_path}:{c.start_line}-{c.end_line}"
-        head = f"{where}  {c.symbol_name or ''}{' (' + hit.symbol_type + ')' if hit.symbol_type else ''}  {hit.relevance:.2f}"
-        part = f"{head}\n```{c.language or ''}\n{code}\n```"
-        cost = count_tokens(part, TokenEstimation.TOKENIZER)
-        if hits and used + cost > max_tokens:
-            return hits, "\n\n".join(parts), used, True
-        hits.append(hit)
-        parts.append(part)
-        used += cost
-    return hits, "\n\n".join(parts) or "No code matched.", used, False
-
-
-def _result(text: str, structured: BaseModel | dict[str, Any]) -> CallToolResult:
-    data = (
-        structured.model_dump(mode="json")
-        if isinstance(structured, BaseModel)
-        else json.loads(json.dumps(structured, default=str))
-    )
-    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=data)

@@ -1,0 +1,66 @@
+"""How the tools run and answer: blocking work in a thread with aintern's errors as tool errors, and
+results as compact text for the agent plus structured content for its schema."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+import anyio
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import CallToolResult, TextContent
+from pydantic import BaseModel
+
+from aintern.assemble.context import KnowledgeChunk
+from aintern.assemble.snippets import trim
+from aintern.assemble.tokens import TokenEstimation, count_tokens
+from aintern.errors import AinternError
+from aintern.mcp.models import Hit
+from aintern.store import VectorIndex
+
+
+def scope_of(indexes: list[VectorIndex]) -> str | list[str]:
+    """One workspace, or several searched together."""
+    return indexes[0].workspace_path if len(indexes) == 1 else [i.workspace_path for i in indexes]
+
+
+async def call(fn: Callable[[], Any]) -> Any:
+    """Run blocking work in a thread; aintern's own errors reach the agent as tool errors."""
+    try:
+        return await anyio.to_thread.run_sync(fn)
+    except ToolError:
+        raise
+    except (AinternError, ValueError) as exc:
+        raise ToolError(str(exc)) from exc
+
+
+def hits(chunks: list[KnowledgeChunk], several: bool, max_tokens: int) -> tuple[list[Hit], str, int, bool]:
+    """The hits as structured results and as compact text (with its tokens), as many as fit ``max_tokens``."""
+    out: list[Hit] = []
+    parts: list[str] = []
+    used = 0
+    for c in chunks:
+        code, cut = trim(c)
+        hit = Hit(repo=c.repo if several else None, path=c.file_path, start_line=c.start_line, end_line=c.end_line,
+                  symbol=c.symbol_name, symbol_type=c.symbol_type.value if c.symbol_type else None,
+                  relevance=round(c.relevance, 3), code=code, trimmed=cut)  # fmt: skip
+        where = f"{c.display_path}:{c.start_line}-{c.end_line}"
+        head = f"{where}  {c.symbol_name or ''}{' (' + hit.symbol_type + ')' if hit.symbol_type else ''}  {hit.relevance:.2f}"
+        part = f"{head}\n```{c.language or ''}\n{code}\n```"
+        cost = count_tokens(part, TokenEstimation.TOKENIZER)
+        if out and used + cost > max_tokens:
+            return out, "\n\n".join(parts), used, True
+        out.append(hit)
+        parts.append(part)
+        used += cost
+    return out, "\n\n".join(parts) or "No code matched.", used, False
+
+
+def result(text: str, structured: BaseModel | dict[str, Any]) -> CallToolResult:
+    data = (
+        structured.model_dump(mode="json")
+        if isinstance(structured, BaseModel)
+        else json.loads(json.dumps(structured, default=str))
+    )
+    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=data)

@@ -1,0 +1,140 @@
+"""Which repositories one MCP server serves, and so what its tools may search, read, index and clear.
+
+An agent in project A must not read, index or delete project B through a server started for A: the
+server serves its folder and its ``--repo`` ones, or every index with ``--all-repos`` (``aintern serve``'s
+/mcp holds every index of its database). A folder that is not indexed is said so, never answered with
+another project's results."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from mcp.server.mcpserver.exceptions import ToolError
+
+from aintern.errors import AinternError
+from aintern.store import SqliteStore, VectorIndex
+
+#: What names every repository in the ``repos`` argument.
+EVERY = ("all", "*")
+
+
+@dataclass
+class McpConfig:
+    db: Path | None = None
+    #: Where the server was started (an agent launches it in its project): served and searched by default.
+    workspace: Path | None = None
+    #: More repositories served and searched by default: folders, index names or git remotes.
+    repos: list[str] = field(default_factory=list)
+    #: Serve every index of the database (``--all-repos``; ``aintern serve``'s /mcp, which holds them all);
+    #: searched by default when neither the workspace nor a ``--repo`` one is indexed.
+    all_repos: bool = False
+    #: Watch the searched workspaces and index their changes before answering.
+    watch: bool = True
+
+
+class Scope:
+    """The served repositories of one server, over its database; refusals are tool errors."""
+
+    def __init__(self, store: SqliteStore, config: McpConfig) -> None:
+        self.store = store
+        self.config = config
+
+    def own(self) -> list[VectorIndex]:
+        """The workspace's index (at or above its folder) and the indexed ``--repo`` ones."""
+        from aintern.workspace import resolve_workspaces
+
+        found: dict[int, VectorIndex] = {}
+        if self.config.workspace is not None:
+            index = self.store.find_index_above(self.config.workspace)
+            if index is not None:
+                found[index.id] = index
+        for spec in self.config.repos:
+            try:
+                found.update((i.id, i) for i in resolve_workspaces(self.store, [spec]))
+            except (AinternError, OSError, RuntimeError, ValueError):  # (not indexed yet: the server may index it)
+                continue
+        return list(found.values())
+
+    def served(self) -> list[VectorIndex]:
+        return self.store.list_indexes() if self.config.all_repos else self.own()
+
+    def defaults(self) -> list[VectorIndex]:
+        """What a tool uses when no repository is named."""
+        return self.own() or (self.store.list_indexes() if self.config.all_repos else [])
+
+    def not_indexed(self) -> str:
+        where = self.config.workspace
+        if where is None:
+            return "nothing is indexed yet: call `index` with the repository's folder first"
+        return (
+            f"{where} is not indexed: call `index` with path {str(where)!r} (or run `aintern index` in it), "
+            "then ask again"
+        )
+
+    def resolve(self, specs: list[str] | None) -> list[VectorIndex]:
+        """The served indexes ``specs`` name (the defaults when none); a tool error for anything else."""
+        if not specs:
+            found = self.defaults()
+            if not found:
+                raise ToolError(self.not_indexed())
+            return found
+        served = self.served()
+        out: dict[int, VectorIndex] = {}
+        for spec in specs:
+            if spec.strip() in EVERY:
+                out.update((i.id, i) for i in served)
+            else:
+                out.update((i.id, i) for i in self._matching(spec, served))
+        if not out:
+            raise ToolError(self.not_indexed())
+        return list(out.values())
+
+    def one(self, spec: str | None, action: str, required: bool = False) -> VectorIndex:
+        """The one served index ``spec`` names (default: this project, unless ``required``) for ``action``;
+        'all' and a name of several repositories are refused."""
+        if required and not (spec or "").strip():
+            raise ToolError(f"{action}: name the repository (a folder, an index name or a git remote)")
+        if spec is not None and spec.strip() in EVERY:
+            raise ToolError(f"{action} takes one repository (a folder, an index name or a git remote), not {spec!r}")
+        found = self.resolve([spec] if spec and spec.strip() else None)
+        if len(found) > 1:
+            names = ", ".join(sorted(i.workspace_path for i in found))
+            raise ToolError(f"{action}: {spec!r} names several repositories ({names}); give one folder")
+        return found[0]
+
+    def check_index(self, root: Path) -> None:
+        """``root`` (resolved) may be indexed: a served index's folder, or the server's own folder or a
+        ``--repo`` folder before its first index."""
+        allowed = {Path(i.workspace_path) for i in self.served()}
+        workspace = self.config.workspace
+        if workspace is not None and self.store.find_index_above(workspace) is None:
+            allowed.add(workspace.resolve())
+        for spec in self.config.repos:
+            path = Path(spec).expanduser()
+            if path.is_absolute() and path.is_dir():
+                allowed.add(path.resolve())
+        if root not in allowed:
+            raise ToolError(
+                f"{root} is not a repository this server serves ({self._names(self.served())}): index it with "
+                f"`aintern index {root}` and start the server with --repo {root} (or --all-repos) to use it here"
+            )
+
+    def _matching(self, spec: str, served: list[VectorIndex]) -> list[VectorIndex]:
+        from aintern.workspace import resolve_workspaces
+
+        try:
+            found = resolve_workspaces(self.store, [spec])
+        except (AinternError, OSError, RuntimeError, ValueError):  # (matches nothing; a name too long to be a folder)
+            found = []
+        ids = {i.id for i in served}
+        inside = [i for i in found if i.id in ids]
+        if inside:
+            return inside
+        what = (f"{spec[:200]!r} is not served by this server" if found
+                else f"no index matches {spec[:200]!r} (a folder, an index name or a git remote)")  # fmt: skip
+        raise ToolError(f"{what}; it serves: {self._names(served)}")
+
+    @staticmethod
+    def _names(indexes: list[VectorIndex]) -> str:
+        return ", ".join(sorted(f"{i.name} ({i.workspace_path})" for i in indexes)) or "nothing indexed yet"

@@ -1,0 +1,169 @@
+"""An MCP server serves the repositories it was started for, and no other, driven by the official SDK
+client: in process, over stdio (`aintern mcp`) and over HTTP (`aintern serve`'s /mcp)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import pytest
+from mcp import Client, StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+from test_mcp import index, run, text
+from web_server import WebServer
+
+from aintern.mcp import AinternMcp, McpConfig
+from aintern.store import SqliteStore
+
+
+def indexes(db: Path) -> list[str]:
+    store = SqliteStore(db)
+    try:
+        return sorted(i.name for i in store.list_indexes())
+    finally:
+        store.close()
+
+
+@pytest.fixture
+def two(web_env: Path) -> tuple[Path, Path, Path]:
+    """Project A ("shop") and project B ("weather") indexed in one database: (a, b, database)."""
+    db = web_env / "aintern.db"
+    shop, weather = web_env / "shop", web_env / "weather"
+    for root, name, body in ((shop, "billing.py", "def charge_invoice(invoice, card):\n    return card.charge(invoice)\n"),
+                             (weather, "forecast.py", "def barometric_forecast(hpa):\n    return hpa < 1000\n")):  # fmt: skip
+        root.mkdir()
+        (root / name).write_text(body)
+        index(root, db)
+    return shop, weather, db
+
+
+def test_a_server_touches_only_the_repositories_it_serves(two: tuple[Path, Path, Path]) -> None:
+    shop, weather, db = two
+    server = AinternMcp(McpConfig(db=db, workspace=shop, watch=False))
+
+    async def body(c: Client) -> None:
+        refused: list[tuple[str, dict[str, Any], str]] = [
+            ("search", {"query": "barometric forecast", "repos": ["weather"]}, "not served by this server"),
+            ("search", {"query": "barometric forecast", "repos": [str(weather)]}, "not served by this server"),
+            ("files", {"query": "barometric", "repos": ["weather"]}, "not served"),
+            ("symbols", {"prefix": "barometric", "repos": ["weather"]}, "not served"),
+            ("status", {"path": "weather"}, "not served"),
+            ("find_related", {"path": "forecast.py", "line": 1, "repo": "weather"}, "not served"),
+            ("clear", {"path": "weather"}, "not served"),
+            ("clear", {"path": str(weather)}, "not served"),
+            ("index", {"path": str(weather)}, "not a repository this server serves"),
+            ("index", {"path": "/etc"}, "not a repository this server serves"),
+            ("index", {"path": str(shop.parent)}, "not a repository this server serves"),
+        ]
+        for tool, args, error in refused:
+            result = await c.call_tool(tool, args)
+            assert result.is_error and error in text(result), (tool, args, text(result))
+        # 'all' is every repository this server serves: this project's only.
+        every = await c.call_tool("search", {"query": "barometric forecast", "repos": ["all"], "min_relevance": 0})
+        assert not every.is_error and every.structured_content["repos"] == ["shop"]
+        assert all(h["path"] == "billing.py" for h in every.structured_content["hits"])
+        with pytest.raises(Exception, match="not served"):
+            await c.read_resource("aintern://file/weather/forecast.py")
+        assert "charge_invoice" in (await c.read_resource("aintern://file/shop/billing.py")).contents[0].text
+        own = await c.call_tool("index", {"path": str(shop)})  # its own repository: allowed
+        assert not own.is_error, text(own)
+
+    run(server, body)
+    assert indexes(db) == ["shop", "weather"]
+    assert not (weather / ".aintern.toml").exists()
+
+
+def test_a_server_in_a_folder_not_indexed_says_so_and_may_index_it(two: tuple[Path, Path, Path]) -> None:
+    shop, _, db = two
+    fresh = shop.parent / "radio"
+    fresh.mkdir()
+    (fresh / "tuner.py").write_text("def tune_frequency(mhz):\n    return mhz * 1000\n")
+    server = AinternMcp(McpConfig(db=db, workspace=fresh, watch=False))
+
+    async def body(c: Client) -> None:
+        for tool, args in (("search", {"query": "charge invoice"}), ("files", {"query": "charge invoice"}),
+                           ("context", {"query": "charge invoice"}), ("symbols", {"prefix": "charge"}),
+                           ("find_related", {"path": "billing.py", "line": 1})):  # fmt: skip
+            result = await c.call_tool(tool, args)
+            assert result.is_error, (tool, text(result))
+            assert f"{fresh} is not indexed" in text(result) and "call `index`" in text(result), text(result)
+        status = await c.call_tool("status", {})
+        assert not status.is_error and status.structured_content["workspace"] == str(fresh)
+        assert status.structured_content["indexed"] is False and "not indexed" in text(status)
+        done = await c.call_tool("index", {"path": str(fresh)})
+        assert not done.is_error, text(done)
+        found = await c.call_tool("search", {"query": "tune the frequency", "k": 1})
+        assert found.structured_content["hits"][0]["path"] == "tuner.py"
+        assert (await c.call_tool("status", {})).structured_content["name"] == "radio"
+
+    run(server, body)
+    assert indexes(db) == ["radio", "shop", "weather"]
+    # A --repo folder the server was started for may be indexed too, before its first index.
+    extra = shop.parent / "lights"
+    extra.mkdir()
+    (extra / "dimmer.py").write_text("def dim_the_lights(level):\n    return max(0, level - 10)\n")
+    with_repo = AinternMcp(McpConfig(db=db, workspace=shop, repos=[str(extra)], watch=False))
+
+    async def more(c: Client) -> None:
+        assert not (await c.call_tool("index", {"path": str(extra)})).is_error
+        found = await c.call_tool("search", {"query": "dim the lights", "repos": ["lights"], "k": 1})
+        assert found.structured_content["hits"][0]["path"] == "dimmer.py"
+        assert (await c.call_tool("index", {"path": str(fresh)})).is_error  # (not this server's)
+
+    run(with_repo, more)
+
+
+def test_all_repos_serves_every_index_and_clear_never_takes_all(two: tuple[Path, Path, Path]) -> None:
+    shop, weather, db = two
+    server = AinternMcp(McpConfig(db=db, workspace=shop, all_repos=True, watch=False))
+
+    async def body(c: Client) -> None:
+        other = await c.call_tool("search", {"query": "barometric forecast", "repos": ["weather"]})
+        assert not other.is_error and other.structured_content["hits"][0]["path"] == "forecast.py"
+        default = await c.call_tool("search", {"query": "barometric forecast", "min_relevance": 0})
+        assert default.structured_content["repos"] == ["shop"]  # this project stays the default
+        for spec in ("all", "*", " all ", ""):
+            refused = await c.call_tool("clear", {"path": spec})
+            assert refused.is_error and "clear" in text(refused), (spec, text(refused))
+        assert indexes(db) == ["shop", "weather"]
+        cleared = await c.call_tool("clear", {"path": "weather"})
+        assert not cleared.is_error and str(weather) in text(cleared)
+
+    run(server, body)
+    assert indexes(db) == ["shop"]
+
+
+def test_stdio_and_http_servers_keep_to_their_scope(two: tuple[Path, Path, Path]) -> None:
+    shop, weather, db = two
+    elsewhere = shop.parent / "notes"
+    elsewhere.mkdir()
+
+    def stdio(*flags: str) -> StdioServerParameters:
+        return StdioServerParameters(command=sys.executable, args=["-m", "aintern", "mcp", "--db", str(db), "--no-watch", *flags],
+                                     cwd=str(elsewhere), env={**os.environ, "HF_HUB_OFFLINE": "1"})  # fmt: skip
+
+    async def main(url: str) -> None:
+        async with Client(stdio()) as c:
+            status = await c.call_tool("status", {})
+            assert status.structured_content["workspace"] == str(elsewhere), status.structured_content
+            found = await c.call_tool("search", {"query": "barometric forecast"})
+            assert found.is_error and "is not indexed" in text(found), text(found)
+        async with Client(stdio("--all-repos")) as c:
+            found = await c.call_tool("search", {"query": "barometric forecast", "k": 1})
+            assert not found.is_error and found.structured_content["hits"][0]["path"] == "forecast.py"
+            assert (await c.call_tool("index", {"path": "/etc"})).is_error
+        # `aintern serve`'s /mcp serves the indexes that server holds; its workspace's by default.
+        async with Client(streamable_http_client(url, http_client=httpx2.AsyncClient(timeout=60))) as c:
+            other = await c.call_tool("search", {"query": "barometric forecast", "repos": [str(weather)], "k": 1})
+            assert not other.is_error and other.structured_content["hits"][0]["path"] == "forecast.py"
+            default = await c.call_tool("search", {"query": "barometric forecast", "min_relevance": 0})
+            assert default.structured_content["repos"] == ["shop"]
+            assert (await c.call_tool("index", {"path": str(elsewhere)})).is_error
+
+    with WebServer(db, workspace=shop, watch=False) as web:
+        asyncio.run(main(web.url + "/mcp"))
+    assert indexes(db) == ["shop", "weather"]
