@@ -215,7 +215,7 @@ def test_search_and_click_through_to_the_file_at_its_lines(
         expect(page.locator("h1")).to_have_text(path)
         expect(page.locator(f"[id='L-{start}']")).to_be_in_viewport()
         expect(page.locator(".code .hll").first).to_be_visible()  # the hit's lines are marked
-        assert (root / path).read_text().splitlines()[start - 1].strip()[:20] in page.locator("td.code").inner_text()
+        assert (root / path).read_text().splitlines()[start - 1].strip()[:20] in page.locator("#codeview").inner_text()
         page.screenshot(path=shots / "file.png")
         # The relevant-files tab and symbol suggestions as you type.
         page.goto(server.url + "/search?q=database+connection")
