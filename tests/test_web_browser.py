@@ -61,6 +61,15 @@ def no_script_errors(page: Page) -> None:
     assert page.errors == []  # type: ignore[attr-defined]
 
 
+def add_and_watch_to_completion(page: Page) -> None:
+    """Press "Add and index" in the Add dialog, and follow the run on its progress page until it completes."""
+    page.get_by_role("button", name="Add and index").click()
+    expect(page).to_have_url(re.compile(r"/indexes/\d+/progress$"))
+    expect(page.locator("#phase")).to_have_text("complete", timeout=120_000)
+    expect(page.locator("#pct")).to_have_text("100 %")
+    expect(page.locator("#log")).to_contain_text("src/python/app.py")
+
+
 def test_a_path_typed_while_the_first_listing_loads_is_not_overwritten(browser: Browser, env: Path) -> None:
     """The Add dialog lists the home folder when it opens; a path typed before that listing arrives stays, and
     its own listing is shown (the late answer used to overwrite the typed path, and then list the home
@@ -160,11 +169,7 @@ def test_add_a_workspace_and_watch_its_progress_to_completion(browser: Browser, 
         page.fill("#add-exclude", "*.md")
         page.select_option("#add-tier", "full")  # the transformer's vectors too: part of the run
         page.screenshot(path=shots / "add-options.png")
-        page.get_by_role("button", name="Add and index").click()
-        expect(page).to_have_url(re.compile(r"/indexes/\d+/progress$"))
-        expect(page.locator("#phase")).to_have_text("complete", timeout=120_000)
-        expect(page.locator("#pct")).to_have_text("100 %")
-        expect(page.locator("#log")).to_contain_text("src/python/app.py")
+        add_and_watch_to_completion(page)
         expect(page.locator("#current")).to_contain_text("files indexed")
         expect(page.locator("#current")).to_contain_text(
             re.compile(r"full tier: \d+ chunks embedded in [\d.]+ s, searches use it")

@@ -559,8 +559,7 @@ function setupSettings() {
     try {
       const saved = await api("POST", `/api/settings${WS ? "?ws=" + WS : ""}`, { scope, values });
       $("#settings-status").textContent = `Saved ${saved.saved.join(", ")} to ${saved.file}`;
-      Object.entries(values).forEach(([k, v]) => initial.set(k, v));
-      toast("Settings saved");
+      Object.entries(values).forEach(([k, v]) => initial.set(k, v));  // (the status line says so: no toast over it)
     } catch (err) {
       const errors = (err.data && err.data.errors) || {};
       Object.entries(errors).forEach(([k, msg]) => { const p = $(`[data-error-for="${k}"]`); if (p) p.textContent = msg; });
