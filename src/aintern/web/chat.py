@@ -124,14 +124,14 @@ async def preview_json(request: Request) -> Response:
         raise HTTPError(400, "q: the message is empty")
     ws = _workspace(web, request)
     try:
-        preview = await asyncio.to_thread(
-            lambda: _chat(web, ws).preview_context(question, _options(ws, request.query_params.get("rag") != "0"))
-        )
+        options = _options(ws, request.query_params.get("rag") != "0")
+        preview = await asyncio.to_thread(lambda: _chat(web, ws).preview_context(question, options))
     finally:
         ws.close()
     data = asdict(preview)
     data.pop("chunks", None)
     data["sources"] = [s.to_dict() for s in preview.sources]
+    data["min_relevance"] = options.min_relevance  # (the page says which threshold the chunks passed)
     return JSONResponse(data)
 
 

@@ -509,7 +509,7 @@ function setupChat() {
       try {
         const p = await api("GET", `/api/chat/preview?ws=${WS}&rag=${$("#rag").checked ? 1 : 0}&q=${encodeURIComponent(text)}`);
         $("#preview").textContent = p.is_enabled
-          ? `Context: ${p.sources.length} chunks from ${new Set(p.sources.map(s => s.path)).size} files, ${p.estimated_tokens} tokens`
+          ? `Context: ${p.sources.length} chunks above relevance ${p.min_relevance} from ${new Set(p.sources.map(s => s.path)).size} files, ${p.estimated_tokens} tokens`
           : `No code context: ${p.reason}`;
       } catch (e) { $("#preview").textContent = ""; }
     }, 400);
