@@ -78,6 +78,7 @@ def test_the_context_page_builds_with_its_defaults_then_with_edited_values(
     expect(page).to_have_url(re.compile(r"/context\?.*q=Where"))
     expect(page.locator("#context-stats")).to_contain_text("tokens of 4,000")
     expect(page.locator("#context-text")).to_contain_text(re.compile(r"Lines \d+-\d+"))
+    assert not re.search(r"\b1 (chunks|files)\b", page.locator("#context-stats").inner_text())
     page.screenshot(path=shots / "journey-context-default.png")
     # Edited: another format, a smaller budget and no threshold.
     page.select_option("select[name=format]", "xml")
@@ -159,7 +160,15 @@ def test_search_with_its_defaults_then_with_filters(server: WebServer, page: Pag
     assert all(t.split(":")[0].endswith(".py") for t in hits.all_inner_texts())
     expect(page.locator("select[name=lang]")).to_have_value("python")
     expect(page.locator("input[name=k]")).to_have_value("3")
+    assert not re.search(r"\b1 results\b", page.locator("#stats").inner_text())
     page.screenshot(path=shots / "journey-search-filtered.png")
+    # Every repository: one ranking over all indexes (here the one).
+    page.select_option("select[name=lang]", "")
+    page.check("input[name=repos]")
+    page.get_by_role("button", name="Search").click()
+    expect(page).to_have_url(re.compile(r"repos=all"))
+    expect(page.locator(".hit").first).to_be_visible()
+    expect(page.locator("input[name=repos]")).to_be_checked()
 
 
 def test_a_list_cut_short_by_the_relevance_threshold_says_so(server: WebServer, page: Page, shots: Path) -> None:
