@@ -140,6 +140,25 @@ def test_a_token_is_required_of_every_request_when_set(indexed: tuple[Path, Path
         assert c.get("/api/indexes").status_code == 200
 
 
+def test_a_browser_gets_a_token_page_and_programs_get_json(indexed: tuple[Path, Path]) -> None:
+    """Issue 46: a browser sent to a token-protected server got a bare JSON 401; it is offered the token
+    form (a GET of the page it asked for, with ?token=, which sets the cookie). The API stays JSON."""
+    _, db = indexed
+    html = {"Accept": "text/html,application/xhtml+xml,*/*;q=0.8"}
+    with WebServer(db, token="s3cret-token", watch=False) as s, httpx.Client(base_url=s.url) as c:
+        page = c.get("/search?q=a&lang=python", headers=html)
+        assert page.status_code == 401 and page.headers["content-type"].startswith("text/html")
+        assert '<form method="get" action="/search">' in page.text and 'name="token"' in page.text
+        assert '<input type="hidden" name="lang" value="python">' in page.text  # the page asked for is kept
+        wrong = c.get("/search?token=nope", headers=html)
+        assert wrong.status_code == 401 and "not this server" in wrong.text and "nope" not in wrong.text
+        for path, headers in (("/api/indexes", html), ("/search", {}), ("/search", {"Accept": "application/json"})):
+            r = c.get(path, headers=headers)
+            assert r.status_code == 401 and r.json()["error"].startswith("a token is required"), path
+        opened = c.get("/search?q=a&token=s3cret-token", headers=html)
+        assert opened.status_code == 200 and "aintern_token" in opened.headers["set-cookie"]
+
+
 def test_bad_queries_are_answered_not_crashed(server: WebServer) -> None:
     with server.client() as c:
         wid = c.get("/api/indexes").json()["indexes"][0]["id"]

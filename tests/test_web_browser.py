@@ -61,6 +61,15 @@ def no_script_errors(page: Page) -> None:
     assert page.errors == []  # type: ignore[attr-defined]
 
 
+def add_and_watch_to_completion(page: Page) -> None:
+    """Press "Add and index" in the Add dialog, and follow the run on its progress page until it completes."""
+    page.get_by_role("button", name="Add and index").click()
+    expect(page).to_have_url(re.compile(r"/indexes/\d+/progress$"))
+    expect(page.locator("#phase")).to_have_text("complete", timeout=120_000)
+    expect(page.locator("#pct")).to_have_text("100 %")
+    expect(page.locator("#log")).to_contain_text("src/python/app.py")
+
+
 def test_a_path_typed_while_the_first_listing_loads_is_not_overwritten(browser: Browser, env: Path) -> None:
     """The Add dialog lists the home folder when it opens; a path typed before that listing arrives stays, and
     its own listing is shown (the late answer used to overwrite the typed path, and then list the home
@@ -160,11 +169,7 @@ def test_add_a_workspace_and_watch_its_progress_to_completion(browser: Browser, 
         page.fill("#add-exclude", "*.md")
         page.select_option("#add-tier", "full")  # the transformer's vectors too: part of the run
         page.screenshot(path=shots / "add-options.png")
-        page.get_by_role("button", name="Add and index").click()
-        expect(page).to_have_url(re.compile(r"/indexes/\d+/progress$"))
-        expect(page.locator("#phase")).to_have_text("complete", timeout=120_000)
-        expect(page.locator("#pct")).to_have_text("100 %")
-        expect(page.locator("#log")).to_contain_text("src/python/app.py")
+        add_and_watch_to_completion(page)
         expect(page.locator("#current")).to_contain_text("files indexed")
         expect(page.locator("#current")).to_contain_text(
             re.compile(r"full tier: \d+ chunks embedded in [\d.]+ s, searches use it")
@@ -215,7 +220,7 @@ def test_search_and_click_through_to_the_file_at_its_lines(
         expect(page.locator("h1")).to_have_text(path)
         expect(page.locator(f"[id='L-{start}']")).to_be_in_viewport()
         expect(page.locator(".code .hll").first).to_be_visible()  # the hit's lines are marked
-        assert (root / path).read_text().splitlines()[start - 1].strip()[:20] in page.locator("td.code").inner_text()
+        assert (root / path).read_text().splitlines()[start - 1].strip()[:20] in page.locator("#codeview").inner_text()
         page.screenshot(path=shots / "file.png")
         # The relevant-files tab and symbol suggestions as you type.
         page.goto(server.url + "/search?q=database+connection")

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
+import pytest
 import uvicorn
 from llm_servers import free_port
 
@@ -55,3 +59,24 @@ class WebServer:
                 return dict(job.to_dict())
             time.sleep(0.1)
         raise TimeoutError(f"indexing {workspace} did not end in {timeout} s")
+
+
+@contextlib.contextmanager
+def indexed_server(folder: Path, extra: dict[str, str] | None = None, **options: Any) -> Iterator[WebServer]:
+    """For a module's tests: a user config folder, a small indexed workspace (``folder/project``, plus
+    ``extra`` files) and one server over it, started once (the tests share them)."""
+    from workspaces import make_workspace, write_files
+
+    from aintern.workspace import Workspace
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("AINTERN_CONFIG", str(folder / "config.toml"))
+        mp.delenv("AINTERN_DB", raising=False)
+        root = make_workspace(folder / "project")
+        write_files(root, extra or {})
+        db = folder / "aintern.db"
+        ws = Workspace(root, db)
+        assert ws.build_index().success
+        ws.close()
+        with WebServer(db, workspace=root, **options) as server:
+            yield server

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 import sys
 from dataclasses import dataclass, field
@@ -207,18 +208,22 @@ def check_value(key: str, value: Any) -> Any:
         if not isinstance(value, bool):
             raise SettingsError(f"{key} must be true or false, not {value!r}")
     elif spec.kind is int or spec.kind is float:
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or (spec.kind is int and value != int(value)):
+        if (
+            isinstance(value, bool) or not isinstance(value, (int, float))
+            or (isinstance(value, float) and not math.isfinite(value))  # (NaN passes every range check)
+            or (spec.kind is int and value != int(value))
+        ):  # fmt: skip
             raise SettingsError(f"{key} must be {'a whole number' if spec.kind is int else 'a number'}, not {value!r}")
         value = spec.kind(value)
         if (spec.low is not None and value < spec.low) or (spec.high is not None and value > spec.high):
             raise SettingsError(f"{key} must be between {spec.low:g} and {spec.high:g}, not {value}")
     elif spec.kind is list:
-        if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
+        if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() and v.isprintable() for v in value):
             raise SettingsError(f"{key} must be a list of glob patterns, not {value!r}")
         value = [v.strip() for v in value]
     else:
-        if not isinstance(value, str) or not value.strip():
-            raise SettingsError(f"{key} must be a non-empty string, not {value!r}")
+        if not isinstance(value, str) or not value.strip() or not value.isprintable():
+            raise SettingsError(f"{key} must be a non-empty line of text, not {value!r}")
         value = value.strip()
         if spec.choices and value not in spec.choices:
             raise SettingsError(f"{key} must be one of {', '.join(spec.choices)}, not {value!r}")
@@ -262,6 +267,15 @@ def parse_value(key: str, text: str) -> Any:
                 raise SettingsError(f"{key}: {text!r} is not a list ({exc})") from exc
         else:
             value = [p.strip() for p in text.replace("\n", ",").split(",") if p.strip()]
+    return check_value(key, value)
+
+
+def parse_json_value(key: str, value: Any) -> Any:
+    """A value for ``key`` as a JSON body sends it (the web app's forms, an API client): text is read as
+    typed on the command line (``parse_value``); any other value must have the setting's type already
+    (``check_value``), so an object or a list of numbers is refused, never turned into text and saved."""
+    if isinstance(value, str):
+        return parse_value(key, value)
     return check_value(key, value)
 
 

@@ -1,160 +1,41 @@
-"""The web app's ASGI application: shared state, the request guard, and the helpers every page uses.
+"""The web app's ASGI application: the request guard, and the pages' routes assembled over one state.
 
 Every page is a thin view over the Python API (aintern.workspace, aintern.knowledge, aintern.index.jobs),
-and every HTML page has a JSON twin under ``/api/`` that returns the same data.
+and every HTML page has a JSON twin under ``/api/`` that returns the same data. What the route modules
+share (state, errors, rendering) is in aintern.web.common.
 """
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import hmac
+import html
 import json
-import secrets
-from collections.abc import Awaitable, Callable, MutableMapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, MutableMapping
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from aintern.errors import AinternError, FileNotIndexedError, IndexingBusyError, NotIndexedError
 from aintern.index.jobs import Jobs
 from aintern.knowledge import KnowledgeService
-from aintern.store import SqliteStore, VectorIndex
+from aintern.store import SqliteStore
+from aintern.web import chat, indexes, search, settings
+from aintern.web.common import ServerConfig, WebState
+
+__all__ = ["ServerConfig", "create_app"]
 
 HERE = Path(__file__).parent
 #: Methods that change something: they need the page's CSRF token.
 WRITES = frozenset({"POST", "PUT", "PATCH", "DELETE"})
-
-
-@dataclass
-class ServerConfig:
-    host: str = "127.0.0.1"
-    port: int = 8765
-    db: Path | None = None
-    #: Required of every request when set (and required to bind anything but a loopback address).
-    token: str | None = None
-    #: Where the server was started: its workspace (this folder's index or its nearest indexed
-    #: ancestor's) is the pages' default.
-    workspace: Path | None = None
-    #: Run watchers (and auto-index) for every indexed workspace.
-    watch: bool = True
-
-
-@dataclass
-class WebState:
-    config: ServerConfig
-    store: SqliteStore
-    knowledge: KnowledgeService
-    jobs: Jobs
-    templates: Jinja2Templates
-    csrf: str = field(default_factory=lambda: secrets.token_urlsafe(32))
-    #: LLMs by (model, endpoint, key variable): loaded once (a GGUF takes seconds), shared by all chats.
-    llms: dict[Any, Any] = field(default_factory=dict)
-
-    def index(self, request: Request, required: bool = True) -> VectorIndex | None:
-        """The workspace a request is about: ``?ws=<id>``, else the server's own, else the first index."""
-        wanted = request.query_params.get("ws") or request.path_params.get("index_id")
-        if wanted:
-            try:
-                index = self.store.get_index(int(wanted))
-            except ValueError:
-                index = None
-            if index is None:
-                raise HTTPError(404, f"no index with id {wanted!r}")
-            return index
-        if self.config.workspace is not None:
-            index = self.store.find_index_above(self.config.workspace)
-            if index is not None:
-                return index
-        indexes = self.store.list_indexes()
-        if not indexes and required:
-            raise HTTPError(404, "nothing is indexed yet: add a workspace on the Indexes page")
-        return indexes[0] if indexes else None
-
-
-class HTTPError(Exception):
-    """An error response; ``extra`` goes into its JSON (e.g. ``errors`` by form field)."""
-
-    def __init__(self, status: int, message: str, **extra: Any) -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
-        self.extra = extra
-
-
-def state(request: Request) -> WebState:
-    result: WebState = request.app.state.web
-    return result
-
-
-def wants_json(request: Request) -> bool:
-    return request.url.path.startswith("/api/")
-
-
-def page(request: Request, template: str, data: dict[str, Any], **extra: Any) -> Response:
-    """The HTML page ``template`` over ``data``, or ``data`` itself for the JSON twin."""
-    if wants_json(request):
-        return JSONResponse(data)
-    web = state(request)
-    indexes = web.store.list_indexes()
-    current = None
-    try:
-        current = web.index(request, required=False)
-    except HTTPError:
-        current = None
-    context = {"data": data, "indexes": indexes, "current": current, "csrf": web.csrf, **extra}
-    return web.templates.TemplateResponse(request, template, context)
-
-
-async def read_json(request: Request) -> dict[str, Any]:
-    try:
-        body = await request.json()
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise HTTPError(400, f"the request body is not JSON: {exc}") from exc
-    if not isinstance(body, dict):
-        raise HTTPError(400, "the request body must be a JSON object")
-    return body
-
-
-def handler(fn: Callable[[Request], Awaitable[Response]]) -> Callable[[Request], Awaitable[Response]]:
-    """Errors as responses: JSON for the API, a page for the browser."""
-
-    async def wrapped(request: Request) -> Response:
-        try:
-            return await fn(request)
-        except HTTPError as exc:
-            return error_response(request, exc.status, exc.message, exc.extra)
-        except ValueError as exc:  # bad parameters (an empty question, a number that is not one)
-            return error_response(request, 400, str(exc))
-        except AinternError as exc:
-            status = (
-                409 if isinstance(exc, IndexingBusyError)
-                else 404 if isinstance(exc, (NotIndexedError, FileNotIndexedError)) else 400
-            )  # fmt: skip
-            return error_response(request, status, str(exc))
-
-    wrapped.__name__ = fn.__name__
-    return wrapped
-
-
-def sse(kind: str, data: dict[str, Any]) -> bytes:
-    """One server-sent event."""
-    return f"event: {kind}\ndata: {json.dumps(data, default=str)}\n\n".encode()
-
-
-def error_response(request: Request, status: int, message: str, extra: dict[str, Any] | None = None) -> Response:
-    if wants_json(request) or request.method != "GET":
-        return JSONResponse({"error": message, **(extra or {})}, status_code=status)
-    web = state(request)
-    context = {"status": status, "message": message, "indexes": [], "current": None, "csrf": web.csrf, "data": {}}
-    return web.templates.TemplateResponse(request, "error.html", context, status_code=status)
 
 
 # -- the guard ------------------------------------------------------------------------------------
@@ -203,21 +84,75 @@ class Guard:
             if not given and query.get("token"):
                 given = query["token"][0]
                 scope.setdefault("state", {})["set_token_cookie"] = True
-            if not given or not hmac.compare_digest(given, self.token):
-                await JSONResponse({"error": "a token is required (Authorization: Bearer ...)"}, 401)(
-                    scope, receive, send
-                )
+            if not given or not _same(given, self.token):
+                if _is_browser_page(scope, headers):
+                    await HTMLResponse(login_page(scope, query, wrong=bool(given)), 401)(scope, receive, send)
+                else:
+                    await JSONResponse({"error": "a token is required (Authorization: Bearer ...)"}, 401)(
+                        scope, receive, send
+                    )
                 return
         if (
             scope["method"] in WRITES
             and scope["path"] not in self.csrf_exempt
-            and not hmac.compare_digest(headers.get("x-csrf-token", ""), self.csrf())
+            and not _same(headers.get("x-csrf-token", ""), self.csrf())
         ):
             await JSONResponse({"error": "missing or wrong X-CSRF-Token (GET /api/csrf gives it)"}, 403)(
                 scope, receive, send
             )
             return
         await self.app(scope, receive, _with_token_cookie(scope, send, self.token))
+
+
+def _same(given: str, secret: str) -> bool:
+    """A constant-time comparison that takes any text (compare_digest refuses non-ASCII strings)."""
+    return hmac.compare_digest(given.encode("utf-8", "surrogateescape"), secret.encode("utf-8", "surrogateescape"))
+
+
+def _is_browser_page(scope: Scope, headers: dict[str, str]) -> bool:
+    """A browser opening a page (not the API, not an agent): it is offered the token form, not JSON."""
+    path = str(scope.get("path", ""))
+    return (
+        scope["type"] == "http" and scope["method"] == "GET" and "text/html" in headers.get("accept", "")
+        and not path.startswith(("/api/", "/mcp", "/static/"))
+    )  # fmt: skip
+
+
+def login_page(scope: Scope, query: dict[str, list[str]], wrong: bool) -> str:
+    """The page a browser gets from a server that needs its token: a form that opens the page asked for
+    with ``?token=`` (which sets the cookie the pages' own requests then carry)."""
+    path = html.escape(str(scope.get("path") or "/"), quote=True)
+    kept = "".join(
+        f'<input type="hidden" name="{html.escape(k, quote=True)}" value="{html.escape(v, quote=True)}">'
+        for k, values in query.items() if k != "token" for v in values
+    )  # fmt: skip
+    note = (
+        '<p class="wrong">That token is not this server\'s. Try again.</p>' if wrong
+        else "<p>This aintern server needs its access token: the one <code>aintern serve</code> printed or was given "
+        "(<code>--token</code>, <code>AINTERN_TOKEN</code>).</p>"
+    )  # fmt: skip
+    return LOGIN_PAGE.format(path=path, kept=kept, note=note)
+
+
+#: (Self-contained: the stylesheet, too, is behind the token.)
+LOGIN_PAGE = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Token required · aintern</title>
+<style>
+body {{ font-family: system-ui, sans-serif; margin: 0; min-height: 100vh; display: grid; place-items: center;
+  background: #f7f7f8; color: #1c1d21; }}
+main {{ max-width: 26rem; padding: 1.5rem 1.75rem; background: #fff; border: 1px solid #e3e4e8; border-radius: 12px; }}
+h1 {{ font-size: 1.3rem; margin: 0 0 .5rem; }} .wrong {{ color: #c62828; }}
+form {{ display: flex; gap: .5rem; margin-top: 1rem; }} input {{ flex: 1; font: inherit; padding: .4rem .6rem; }}
+button {{ font: inherit; padding: .4rem .9rem; background: #4f46e5; color: #fff; border: 0; border-radius: 7px; }}
+@media (prefers-color-scheme: dark) {{ body {{ background: #111216; color: #e6e7eb; }}
+  main {{ background: #1a1b21; border-color: #2c2e36; }} }}
+</style></head>
+<body><main><h1>Token required</h1>{note}
+<form method="get" action="{path}">{kept}<input type="password" name="token" id="token" aria-label="Token"
+ autocomplete="current-password" required autofocus><button type="submit">Open</button></form>
+</main></body></html>
+"""
 
 
 def _with_token_cookie(scope: Scope, send: Send, token: str | None) -> Send:
@@ -262,11 +197,7 @@ def code_styles() -> str:
 
 def create_app(config: ServerConfig | None = None) -> Starlette:
     """The web app over the application database of ``config.db`` (default: the user's)."""
-    import contextlib
-    import dataclasses
-
     from aintern.mcp import AinternMcp, McpConfig
-    from aintern.web import chat, indexes, search, settings
 
     config = config or ServerConfig()
     store = SqliteStore(config.db)

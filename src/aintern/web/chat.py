@@ -16,16 +16,15 @@ from starlette.routing import Route
 from aintern.answer import ConversationStore, RagChatOptions
 from aintern.config import Settings
 from aintern.errors import AinternError
-from aintern.web.app import HTTPError, WebState, handler, page, read_json, sse, state
+from aintern.web.common import HTTPError, WebState, handler, page, read_json, sse, state, text_field
 from aintern.workspace import Workspace
 
 _LLMS_LOCK = threading.Lock()
 
 
 def _workspace(web: WebState, request: Request, ws_id: Any = None) -> Workspace:
-    index = web.store.get_index(int(ws_id)) if ws_id not in (None, "") else web.index(request)
-    if index is None:
-        raise HTTPError(404, f"no index with id {ws_id!r}")
+    index = web.index_by_id(ws_id) if ws_id not in (None, "") else web.index(request)
+    assert index is not None  # (required: a missing one is an HTTPError)
     return Workspace(index.workspace_path, web.config.db)
 
 
@@ -106,7 +105,7 @@ async def conversation_json(request: Request) -> Response:
 async def rename_conversation(request: Request) -> Response:
     web = state(request)
     body = await read_json(request)
-    title = " ".join(str(body.get("title") or "").split())
+    title = " ".join(text_field(body, "title").split())
     if not title:
         raise HTTPError(400, "the title cannot be empty")
     try:
@@ -125,14 +124,14 @@ async def preview_json(request: Request) -> Response:
         raise HTTPError(400, "q: the message is empty")
     ws = _workspace(web, request)
     try:
-        preview = await asyncio.to_thread(
-            lambda: _chat(web, ws).preview_context(question, _options(ws, request.query_params.get("rag") != "0"))
-        )
+        options = _options(ws, request.query_params.get("rag") != "0")
+        preview = await asyncio.to_thread(lambda: _chat(web, ws).preview_context(question, options))
     finally:
         ws.close()
     data = asdict(preview)
     data.pop("chunks", None)
     data["sources"] = [s.to_dict() for s in preview.sources]
+    data["min_relevance"] = options.min_relevance  # (the page says which threshold the chunks passed)
     return JSONResponse(data)
 
 
@@ -143,16 +142,19 @@ async def chat_stream(request: Request) -> Response:
     said so far is kept, marked interrupted."""
     web = state(request)
     body = await read_json(request)
-    message = str(body.get("message") or "")
+    message = text_field(body, "message")
     if not message.strip():
         raise HTTPError(400, "the message is empty")
+    conversation = text_field(body, "conversation_id") or None
+    if not isinstance(body.get("rag", True), bool):
+        raise HTTPError(400, "rag: give true or false")
     ws = _workspace(web, request, body.get("ws"))
     cancel = threading.Event()
     try:
         chat = await asyncio.to_thread(_chat, web, ws)
         answer = await asyncio.to_thread(
             chat.generate_with_rag,
-            body.get("conversation_id") or None,
+            conversation,
             message,
             _options(ws, body.get("rag", True) is not False),
             cancel,

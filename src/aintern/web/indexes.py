@@ -18,7 +18,7 @@ from aintern.errors import SettingsError
 from aintern.index.jobs import Event
 from aintern.index.runs import active_run, active_runs
 from aintern.store import VectorIndex
-from aintern.web.app import HTTPError, WebState, handler, page, read_json, sse, state
+from aintern.web.common import HTTPError, WebState, handler, page, read_json, sse, state, text_field
 from aintern.web.settings import listing, parse_form
 from aintern.workspace import WorkspaceSummary, list_workspaces, summarize
 
@@ -52,10 +52,8 @@ async def home(request: Request) -> Response:
     return RedirectResponse(target, 302)
 
 
-def _summary(web: WebState, index_id: int, size: bool = True) -> WorkspaceSummary:
-    index = web.store.get_index(index_id)
-    if index is None:
-        raise HTTPError(404, f"no index with id {index_id}")
+def _summary(web: WebState, index_id: object, size: bool = True) -> WorkspaceSummary:
+    index = web.index_by_id(index_id)
     summary = summarize(web.store, index, active_runs(web.store), size)
     return _with_job(web, summary)
 
@@ -106,7 +104,7 @@ async def indexes_page(request: Request) -> Response:
 @handler
 async def index_detail(request: Request) -> Response:
     web = state(request)
-    summary = await asyncio.to_thread(_summary, web, int(request.path_params["index_id"]))
+    summary = await asyncio.to_thread(_summary, web, request.path_params["index_id"])
     return JSONResponse(_summary_dict(web, summary))
 
 
@@ -114,16 +112,23 @@ def checked_folder(text: str) -> Path:
     """A folder path a user typed: it must exist, be a directory and be readable."""
     if not text or not text.strip():
         raise HTTPError(400, "give the path of a folder")
-    path = Path(text.strip()).expanduser()
-    if not path.is_absolute():
-        raise HTTPError(400, f"{text!r}: give an absolute path (the server does not know your current folder)")
-    if not path.exists():
-        raise HTTPError(400, f"{path}: no such folder")
-    if not path.is_dir():
-        raise HTTPError(400, f"{path}: is a file, not a folder")
-    if not os.access(path, os.R_OK | os.X_OK):
-        raise HTTPError(400, f"{path}: permission denied")
-    return path.resolve()
+    shown = text.strip() if len(text) <= 300 else text.strip()[:300] + "..."
+    if "\0" in text:
+        raise HTTPError(400, f"{shown!r}: a path cannot hold a NUL character")
+    try:
+        path = Path(text.strip()).expanduser()
+        if not path.is_absolute():
+            raise HTTPError(400, f"{shown!r}: give an absolute path (the server does not know your current folder)")
+        if not path.exists():
+            raise HTTPError(400, f"{shown}: no such folder")
+        if not path.is_dir():
+            raise HTTPError(400, f"{shown}: is a file, not a folder")
+        if not os.access(path, os.R_OK | os.X_OK):
+            raise HTTPError(400, f"{shown}: permission denied")
+        return path.resolve()
+    except (OSError, RuntimeError) as exc:  # a name too long, a loop of links, ~user with no such user
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise HTTPError(400, f"{shown}: {reason}") from exc
 
 
 #: What "Add workspace" may set for the new index (written to its .aintern.toml, where the CLI reads them).
@@ -141,12 +146,13 @@ async def add_index(request: Request) -> Response:
 
     web = state(request)
     body = await read_json(request)
-    root = checked_folder(str(body.get("path") or ""))
+    root = checked_folder(text_field(body, "path"))
+    name = text_field(body, "name").strip()
     options = body.get("settings") or {}
     if not isinstance(options, dict):
         raise HTTPError(400, "settings: give an object of index options")
     if body.get("model"):
-        options = {**options, "model": body["model"]}
+        options = {**options, "model": text_field(body, "model")}
     unknown = sorted(set(options) - set(INDEX_OPTIONS))
     if unknown:
         raise HTTPError(
@@ -164,7 +170,6 @@ async def add_index(request: Request) -> Response:
         ws = Workspace(root, web.config.db)
         try:
             index = ws.store.open_index(root, ws.embedder.model_id, ws.embedder.dimension)
-            name = str(body.get("name") or "").strip()
             if name:
                 ws.store.rename_index(index.id, name[:200])
             return index.id
@@ -226,7 +231,7 @@ async def cancel_run(request: Request) -> Response:
 async def rename_index(request: Request) -> Response:
     web = state(request)
     body = await read_json(request)
-    name = str(body.get("name") or "").strip()
+    name = text_field(body, "name").strip()
     if not name:
         raise HTTPError(400, "the name cannot be empty")
     index = _index(request)
@@ -250,8 +255,7 @@ async def delete_index(request: Request) -> Response:
 @handler
 async def progress_page(request: Request) -> Response:
     web = state(request)
-    index_id = int(request.path_params["index_id"])
-    summary = await asyncio.to_thread(_summary, web, index_id)
+    summary = await asyncio.to_thread(_summary, web, request.path_params["index_id"])
     return page(request, "progress.html", _summary_dict(web, summary))
 
 
@@ -296,16 +300,12 @@ async def browse(request: Request) -> Response:
     })  # fmt: skip
 
 
+@handler
 async def events(request: Request) -> Response:
     """Server-sent events of one workspace (``?ws=<id>``) or all: progress, files, state changes."""
     web = state(request)
     wanted = request.query_params.get("ws")
-    workspace = None
-    if wanted:
-        index = web.store.get_index(int(wanted)) if wanted.isdigit() else None
-        if index is None:
-            return JSONResponse({"error": "no such index"}, 404)
-        workspace = index.workspace_path
+    workspace = web.index_by_id(wanted).workspace_path if wanted else None
     loop = asyncio.get_running_loop()
     queue: asyncio.Queue[Event] = asyncio.Queue(maxsize=1000)
 
@@ -356,15 +356,15 @@ def routes() -> list[Route]:
         Route("/indexes", indexes_page),
         Route("/api/indexes", indexes_page, methods=["GET"]),
         Route("/api/indexes", add_index, methods=["POST"]),
-        Route("/api/indexes/{index_id:int}", index_detail, methods=["GET"]),
-        Route("/api/indexes/{index_id:int}", delete_index, methods=["DELETE"]),
-        Route("/api/indexes/{index_id:int}/update", update_index, methods=["POST"]),
-        Route("/api/indexes/{index_id:int}/reindex", reindex, methods=["POST"]),
-        Route("/api/indexes/{index_id:int}/cancel", cancel_run, methods=["POST"]),
-        Route("/api/indexes/{index_id:int}/rename", rename_index, methods=["POST"]),
-        Route("/indexes/{index_id:int}/progress", progress_page),
-        Route("/api/indexes/{index_id:int}/progress", progress_page),
-        Route("/api/indexes/{index_id:int}/run", run_json),
+        Route("/api/indexes/{index_id}", index_detail, methods=["GET"]),
+        Route("/api/indexes/{index_id}", delete_index, methods=["DELETE"]),
+        Route("/api/indexes/{index_id}/update", update_index, methods=["POST"]),
+        Route("/api/indexes/{index_id}/reindex", reindex, methods=["POST"]),
+        Route("/api/indexes/{index_id}/cancel", cancel_run, methods=["POST"]),
+        Route("/api/indexes/{index_id}/rename", rename_index, methods=["POST"]),
+        Route("/indexes/{index_id}/progress", progress_page),
+        Route("/api/indexes/{index_id}/progress", progress_page),
+        Route("/api/indexes/{index_id}/run", run_json),
         Route("/api/status", status_json),
         Route("/api/browse", browse),
         Route("/api/events", events),

@@ -17,13 +17,15 @@ from aintern.chunk.models import SymbolType
 from aintern.knowledge import KnowledgeQueryOptions, scope_options
 from aintern.retrieve.rerank import RerankingStrategy
 from aintern.store.text import clean_user_text
-from aintern.web.app import HTTPError, handler, page, state, wants_json
+from aintern.web.common import HTTPError, handler, page, state, wants_json
 from aintern.workspace import read_indexed_file
 
 #: The longest question taken (longer text is cut: retrieval reads the start anyway).
 MAX_QUESTION_CHARS = 2000
 #: About the lines a result's snippet box shows before it scrolls (app.css: .snippet's max-height).
 SNIPPET_LINES = 12
+#: The relevance the search page's "Relevant files" tab asks of a file (the next best fill the list, dimmed).
+FILES_MIN_RELEVANCE = 0.4
 #: Files larger than this are shown as plain text (highlighting a megabyte of code takes seconds).
 HIGHLIGHT_LIMIT = 512 * 1024
 
@@ -33,6 +35,8 @@ def _number(request: Request, name: str, default: float, low: float, high: float
     if text is None or text == "":
         return default
     try:
+        if not text.isascii() or "_" in text:  # (float() also reads "1_000" and digits of other scripts)
+            raise ValueError(text)
         value = float(text)
     except ValueError as exc:
         raise HTTPError(400, f"{name} must be a number, not {text!r}") from exc
@@ -113,8 +117,17 @@ async def search_page(request: Request) -> Response:
             "query_ms": round(result.query_time * 1000, 1), "chunks_searched": result.total_chunks_searched,
             "cache_hit": result.cache_hit, "reranked": result.reranking_applied.value if result.was_reranked else None,
         }  # fmt: skip
+        shown = len(result.chunks)
+        if min_relevance > 0 and shown < k and result.chunks_above_threshold < k < result.total_chunks_searched:
+            # Fewer than asked for because of the threshold, not because the index is small: say so.
+            data["threshold_note"] = (
+                f"{shown} result{'' if shown == 1 else 's'} above relevance {min_relevance:g}; "
+                "lower the minimum relevance to see more"
+            )
         if not wants_json(request):
-            files = await asyncio.to_thread(web.knowledge.find_relevant_files, question, scope, 10, 0.4, True)
+            files = await asyncio.to_thread(web.knowledge.find_relevant_files, question, scope, 10,
+                                            FILES_MIN_RELEVANCE, True)  # fmt: skip
+            data["files_min_relevance"] = FILES_MIN_RELEVANCE
             data["files"] = [
                 {**f.to_dict(), "ws_id": ids.get(f.workspace or "", index.id),
                  "shown_path": f"{f.repo}/{f.file_path}" if f.repo else f.file_path}
@@ -165,24 +178,29 @@ async def file_page(request: Request) -> Response:
     assert index is not None
     rel = request.query_params.get("path") or ""
     text = await asyncio.to_thread(read_indexed_file, web.store, index, rel)
-    lines = _range(request.query_params.get("lines"))
+    line_count = text.count("\n") + 1
+    lines = _range(request.query_params.get("lines"), line_count)
     data = {"path": rel, "workspace": index.workspace_path, "lines": list(lines) if lines else None,
-            "line_count": text.count("\n") + 1, "content": text}  # fmt: skip
+            "line_count": line_count, "content": text}  # fmt: skip
     if wants_json(request):
         return JSONResponse(data)
     return page(request, "file.html", data, code=_highlight(rel, text, lines))
 
 
-def _range(text: str | None) -> tuple[int, int] | None:
+def _range(text: str | None, line_count: int) -> tuple[int, int] | None:
+    """``lines=N`` or ``N-M``, kept within the file (a range past its end marks up to its last line)."""
     if not text:
         return None
     start, _, end = text.partition("-")
-    try:
-        lo = int(start)
-        hi = int(end) if end else lo
-    except ValueError as exc:
-        raise HTTPError(400, f"lines: give N or N-M, not {text!r}") from exc
+    if not all(part.isascii() and part.isdigit() for part in ((start, end) if end else (start,))):
+        raise HTTPError(400, f"lines: give N or N-M, not {text[:40]!r}")
+    lo = _line(start, line_count)
+    hi = _line(end, line_count) if end else lo
     return (lo, max(lo, hi))
+
+
+def _line(digits: str, line_count: int) -> int:
+    return min(int(digits), line_count) if len(digits) < 19 else line_count
 
 
 def _highlight(path: str, text: str, lines: tuple[int, int] | None) -> str:
@@ -197,7 +215,8 @@ def _highlight(path: str, text: str, lines: tuple[int, int] | None) -> str:
     except ClassNotFound:
         lexer = TextLexer(stripnl=False)
     marked_lines = list(range(lines[0], lines[1] + 1)) if lines else []
-    formatter = HtmlFormatter(linenos="table", lineanchors="L", anchorlinenos=True, hl_lines=marked_lines,
+    # Inline numbers: each sits on its own code line (a table's gutter column drifted from the code).
+    formatter = HtmlFormatter(linenos="inline", lineanchors="L", anchorlinenos=True, hl_lines=marked_lines,
                               cssclass="code", wrapcode=True)  # fmt: skip
     return str(highlight(text, lexer, formatter))
 

@@ -10,9 +10,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from aintern.config import SETTINGS, Settings, parse_value, set_settings, user_config_path
+from aintern.config import SETTINGS, Settings, parse_json_value, set_settings, user_config_path
 from aintern.errors import SettingsError
-from aintern.web.app import HTTPError, WebState, handler, page, read_json, state
+from aintern.web.common import HTTPError, WebState, handler, page, read_json, state, text_field
 
 
 def _scope(web: WebState, request: Request, scope: str) -> Path | None:
@@ -62,7 +62,7 @@ async def save_settings(request: Request) -> Response:
     any is written; the errors come back by key (400)."""
     web = state(request)
     body = await read_json(request)
-    workspace = _scope(web, request, str(body.get("scope") or "user"))
+    workspace = _scope(web, request, text_field(body, "scope") or "user")
     values = body.get("values")
     if not isinstance(values, dict) or not values:
         raise HTTPError(400, "values: give an object of settings to change")
@@ -80,24 +80,14 @@ def parse_form(values: dict[str, Any]) -> dict[str, Any]:
     is a 400 whose ``errors`` say which field is wrong and why."""
     parsed: dict[str, Any] = {}
     errors: dict[str, str] = {}
-    for key, text in values.items():
+    for key, value in values.items():
         try:
-            parsed[key] = (
-                None if text is None else parse_value(str(key), text if isinstance(text, str) else _text(text))
-            )
+            parsed[key] = None if value is None else parse_json_value(key, value)
         except SettingsError as exc:
-            errors[str(key)] = str(exc)
+            errors[key] = str(exc)[:500]  # (a message quoting a huge value stays readable)
     if errors:
         raise HTTPError(400, "; ".join(errors.values()), errors=errors)
     return parsed
-
-
-def _text(value: Any) -> str:
-    import json
-
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return json.dumps(value) if isinstance(value, list) else str(value)
 
 
 def routes() -> list[Route]:

@@ -509,7 +509,7 @@ function setupChat() {
       try {
         const p = await api("GET", `/api/chat/preview?ws=${WS}&rag=${$("#rag").checked ? 1 : 0}&q=${encodeURIComponent(text)}`);
         $("#preview").textContent = p.is_enabled
-          ? `Context: ${p.sources.length} chunks from ${new Set(p.sources.map(s => s.path)).size} files, ${p.estimated_tokens} tokens`
+          ? `Context: ${p.sources.length} chunks above relevance ${p.min_relevance} from ${new Set(p.sources.map(s => s.path)).size} files, ${p.estimated_tokens} tokens`
           : `No code context: ${p.reason}`;
       } catch (e) { $("#preview").textContent = ""; }
     }, 400);
@@ -559,8 +559,7 @@ function setupSettings() {
     try {
       const saved = await api("POST", `/api/settings${WS ? "?ws=" + WS : ""}`, { scope, values });
       $("#settings-status").textContent = `Saved ${saved.saved.join(", ")} to ${saved.file}`;
-      Object.entries(values).forEach(([k, v]) => initial.set(k, v));
-      toast("Settings saved");
+      Object.entries(values).forEach(([k, v]) => initial.set(k, v));  // (the status line says so: no toast over it)
     } catch (err) {
       const errors = (err.data && err.data.errors) || {};
       Object.entries(errors).forEach(([k, msg]) => { const p = $(`[data-error-for="${k}"]`); if (p) p.textContent = msg; });

@@ -1,0 +1,312 @@
+"""Journeys through the web app as a person takes them, in Chromium (issue 46): every page's forms
+submitted with their default values and with edited ones, and what comes back checked on screen; the
+file view's line numbers measured against their code lines; a token-protected server met by a browser.
+
+One browser and one server (over one small indexed workspace) serve the whole module. Screenshots go to
+AINTERN_SCREENSHOTS (default /tmp/web-shots/).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from playwright.sync_api import Browser, Page, expect
+from test_web_browser import add_and_watch_to_completion, browser, new_page, no_script_errors
+from web_server import WebServer, indexed_server
+from workspaces import make_workspace
+
+__all__ = ["browser"]  # (the module's one browser, shared with test_web_browser's fixture)
+
+LONG_FILE = "src/python/long_module.py"
+LONG_LINES = 1000
+#: Number fields whose value the browser would refuse as it stands (a step the value is not on, out of range).
+INVALID_NUMBERS = """[...document.querySelectorAll('input[type=number]')].filter(i => i.validity.stepMismatch
+  || i.validity.rangeOverflow || i.validity.rangeUnderflow || i.validity.badInput)
+  .map(i => `${i.name}=${i.value}: ${i.validationMessage}`)"""
+
+
+def long_module() -> str:
+    return "".join(f"value_{n:04d} = compute({n}, 'line {n}')\n" for n in range(1, LONG_LINES + 1))
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WebServer]:
+    folder = tmp_path_factory.mktemp("journeys")
+    with indexed_server(folder, {LONG_FILE: long_module()}, watch=False) as s:
+        yield s
+
+
+@pytest.fixture(scope="module")
+def shots() -> Path:
+    folder = Path(os.environ.get("AINTERN_SCREENSHOTS") or "/tmp/web-shots")
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+@pytest.fixture
+def page(browser: Browser) -> Iterator[Page]:
+    p = new_page(browser)
+    yield p
+    no_script_errors(p)
+    p.context.close()
+
+
+def test_every_form_is_valid_with_its_default_values(server: WebServer, page: Page) -> None:
+    """Issue 46: the Context page's token budget (value 4000, min 50, step 100) could not be submitted:
+    Chromium refused it. No number field on any page may be invalid as the page first shows it."""
+    (server.config.workspace or Path()).parent.joinpath("config.toml").write_text("rag_min_relevance = 0.33\n")
+    try:
+        for path in ("/search?q=database", "/context", "/context?q=database", "/chat", "/indexes", "/settings"):
+            page.goto(server.url + path)
+            page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
+            assert page.evaluate(INVALID_NUMBERS) == [], path
+    finally:
+        (server.config.workspace or Path()).parent.joinpath("config.toml").unlink()
+
+
+def test_the_context_page_builds_with_its_defaults_then_with_edited_values(
+    server: WebServer, page: Page, shots: Path
+) -> None:
+    page.goto(server.url + "/context")
+    page.fill("#q", "Where is the database connection opened?")
+    page.get_by_role("button", name="Build context").click()
+    expect(page).to_have_url(re.compile(r"/context\?.*q=Where"))
+    expect(page.locator("#context-stats")).to_contain_text("tokens of 4,000")
+    expect(page.locator("#context-text")).to_contain_text(re.compile(r"Lines \d+-\d+"))
+    assert not re.search(r"\b1 (chunks|files)\b", page.locator("#context-stats").inner_text())
+    page.screenshot(path=shots / "journey-context-default.png")
+    # Edited: another format, a smaller budget and no threshold.
+    page.select_option("select[name=format]", "xml")
+    page.fill("input[name=max_tokens]", "333")
+    page.fill("input[name=min_relevance]", "0")
+    page.get_by_role("button", name="Build context").click()
+    expect(page).to_have_url(re.compile(r"max_tokens=333"))
+    expect(page.locator("#context-stats")).to_contain_text("tokens of 333")
+    expect(page.locator("#context-text")).to_contain_text("<")
+    tokens = int(page.locator("#context-stats strong").inner_text().replace(",", ""))
+    assert 0 < tokens <= 333
+    expect(page.locator("select[name=format]")).to_have_value("xml")
+    page.screenshot(path=shots / "journey-context-edited.png")
+
+
+def test_each_line_number_sits_on_its_code_line(server: WebServer, page: Page, shots: Path) -> None:
+    """Issue 46: the gutter was laid out at the pre's font size and line height, the code at the code
+    element's: 2 lines off by line 107, ~18 by line 831. Line N's number and line N's code must share a
+    line at the top, middle and end of a 1,000-line file."""
+    page.goto(server.url + f"/file?path={LONG_FILE}")
+    expect(page.locator("h1")).to_have_text(LONG_FILE)
+    for n in (1, 2, 500, 831, LONG_LINES):
+        assert_on_its_line(page, n)
+        if n == 831:
+            page.screenshot(path=shots / "journey-file-831.png")
+    # A number is a link to its line.
+    page.locator("a[href='#L-500']").click()
+    expect(page).to_have_url(re.compile(r"#L-500$"))
+    expect(page.locator("[id='L-500']")).to_be_in_viewport()
+
+
+def assert_on_its_line(page: Page, n: int) -> None:
+    """Line N's number and line N's code are laid out on one line (the same top and height, ±1.5 px)."""
+    number = page.locator(f"a[href='#L-{n}']")
+    number.scroll_into_view_if_needed()
+    assert number.inner_text().strip() == str(n)
+    box = number.bounding_box()
+    # The code of line N: its first token after its anchor (past the number, where the number is inline).
+    code = page.evaluate(
+        """n => { let e = document.getElementById('L-' + n).nextElementSibling;
+             while (e && (e.matches('a[href]') || e.classList.contains('hll'))) e = e.matches('.hll')
+               ? e.firstElementChild.nextElementSibling : e.nextElementSibling;
+             const r = e.getBoundingClientRect(); return {text: e.textContent, y: r.top, height: r.height}; }""",
+        n,
+    )
+    assert box is not None and code["text"] == f"value_{n:04d}", code
+    assert abs(box["y"] - code["y"]) <= 1.5, (n, box, code)
+    assert abs(box["height"] - code["height"]) <= 1.5, (n, box, code)
+
+
+def test_the_file_view_marks_the_lines_asked_for(server: WebServer, page: Page, shots: Path) -> None:
+    page.goto(server.url + f"/file?path={LONG_FILE}&lines=10-12#L-10")
+    expect(page.locator(".hll")).to_have_count(3)
+    expect(page.locator(".hll").first).to_contain_text("value_0010")
+    expect(page.locator(".file-head")).to_contain_text("lines 10-12 marked")
+    for n in (9, 10, 12, 13, 14):  # marking lines moves none of them
+        assert_on_its_line(page, n)
+    page.screenshot(path=shots / "journey-file-marked.png")
+
+
+def test_search_with_its_defaults_then_with_filters(server: WebServer, page: Page, shots: Path) -> None:
+    page.goto(server.url + "/search")
+    page.fill("#q", "Where is the database connection opened?")
+    page.press("#q", "Enter")
+    expect(page.locator(".hit").first).to_be_visible()
+    expect(page.locator("#stats")).to_contain_text("10 results")
+    # Empty filters stay out of the URL.
+    assert "lang=" not in page.url and "dir=" not in page.url, page.url
+    page.screenshot(path=shots / "journey-search-default.png")
+    page.locator("details.filters summary").click()
+    page.select_option("select[name=lang]", "python")
+    page.fill("input[name=k]", "3")
+    page.fill("input[name=min_relevance]", "0.15")
+    page.get_by_role("button", name="Search").click()
+    expect(page).to_have_url(re.compile(r"lang=python.*k=3|k=3.*lang=python"))
+    hits = page.locator(".hit a.loc")
+    expect(hits.first).to_be_visible()
+    assert 1 <= hits.count() <= 3
+    assert all(t.split(":")[0].endswith(".py") for t in hits.all_inner_texts())
+    expect(page.locator("select[name=lang]")).to_have_value("python")
+    expect(page.locator("input[name=k]")).to_have_value("3")
+    assert not re.search(r"\b1 results\b", page.locator("#stats").inner_text())
+    page.screenshot(path=shots / "journey-search-filtered.png")
+    # Every repository: one ranking over all indexes (here the one).
+    page.select_option("select[name=lang]", "")
+    page.check("input[name=repos]")
+    page.get_by_role("button", name="Search").click()
+    expect(page).to_have_url(re.compile(r"repos=all"))
+    expect(page.locator(".hit").first).to_be_visible()
+    expect(page.locator("input[name=repos]")).to_be_checked()
+
+
+def test_a_list_cut_short_by_the_relevance_threshold_says_so(server: WebServer, page: Page, shots: Path) -> None:
+    """Issue 46: four thresholds, and no word on screen when one of them shortens a list."""
+    question = "Where is the database connection opened?"
+    scores = [r["score"] for r in httpx.get(server.url + "/api/search", params={"q": question}).json()["results"]]
+    assert len(scores) == 10 and scores[1] > scores[2]
+    threshold = round((scores[1] + scores[2]) / 2, 4)  # two results reach it
+    if not scores[2] < threshold <= scores[1]:
+        threshold = scores[1]
+    page.goto(server.url + f"/search?q={question}&min_relevance={threshold}")
+    expect(page.locator(".hit")).to_have_count(2)
+    expect(page.locator("#threshold-note")).to_have_text(
+        f"2 results above relevance {threshold:g}; lower the minimum relevance to see more."
+    )
+    page.screenshot(path=shots / "journey-search-threshold.png")
+    page.goto(server.url + f"/search?q={question}")
+    expect(page.locator(".hit")).to_have_count(10)
+    expect(page.locator("#threshold-note")).to_have_count(0)  # (no threshold: nothing to say)
+    page.get_by_role("tab", name="Relevant files").click()
+    note = page.locator("#files-note")
+    if page.locator("#tab-files tr.below").count():
+        expect(note).to_contain_text("reach relevance 0.4; the dimmed ones below it are the next best")
+    else:
+        expect(note).to_have_count(0)
+    page.goto(server.url + "/context?q=database+connection")
+    expect(page.locator("#threshold-note")).to_contain_text("Only chunks above relevance 0.5 go in")
+
+
+def test_chat_asks_and_answers_without_a_model_and_the_model_form_saves(
+    server: WebServer, page: Page, shots: Path
+) -> None:
+    """The extractive answerer (no model configured) answers at once: the whole journey, no model's pace."""
+    page.goto(server.url + "/chat")
+    expect(page.locator("#model-name")).to_contain_text("extractive")
+    page.fill("#message", "Where is the database connection opened?")
+    expect(page.locator("#preview")).to_contain_text(re.compile(r"Context: \d+ chunks above relevance 0\.2 from"))
+    page.press("#message", "Enter")
+    answer = page.locator(".msg.assistant").last
+    expect(answer.locator(".sources")).to_be_visible()
+    expect(page.locator("#send")).to_be_visible()
+    assert answer.locator(".body").inner_text().strip()
+    expect(page).to_have_url(re.compile(r"[?&]c=[0-9a-f-]+"))
+    page.screenshot(path=shots / "journey-chat.png")
+    # The model form: saved as it is (extractive), then edited to an endpoint, then back.
+    config = (server.config.workspace or Path()).parent / "config.toml"
+    page.locator("#model-change").click()
+    page.locator("#model-form").get_by_role("button", name="Save").click()
+    expect(page.locator("#model-name")).to_contain_text("extractive")
+    page.locator("#model-change").click()
+    page.check("input[value=endpoint]")
+    page.fill("input[name=endpoint]", "http://127.0.0.1:9/v1")
+    page.fill("input[name=model]", "tiny")
+    page.locator("#model-form").get_by_role("button", name="Save").click()
+    expect(page.locator("#model-name")).to_contain_text("tiny at http://127.0.0.1:9/v1")
+    assert 'llm_endpoint = "http://127.0.0.1:9/v1"' in config.read_text()
+    page.locator("#model-change").click()
+    page.check("input[value=extractive]")
+    page.locator("#model-form").get_by_role("button", name="Save").click()
+    expect(page.locator("#model-name")).to_contain_text("extractive")
+    assert "llm_endpoint" not in config.read_text()
+    config.unlink()
+
+
+def test_settings_save_as_shown_then_edited(server: WebServer, page: Page, shots: Path) -> None:
+    config = (server.config.workspace or Path()).parent / "config.toml"
+    page.goto(server.url + "/settings")
+    page.get_by_role("button", name="Save changes").click()
+    expect(page.locator("#settings-status")).to_have_text("Nothing changed")
+    assert not config.exists()
+    page.fill("#set-rag_max_tokens", "2345")
+    page.fill("#set-rag_min_relevance", "0.33")  # (not on a 0.05 step: the page used to refuse it)
+    page.fill("#set-exclude", "vendor/**\nlegacy/**")
+    page.get_by_role("button", name="Save changes").click()
+    expect(page.locator("#settings-status")).to_contain_text("Saved")
+    page.screenshot(path=shots / "journey-settings-saved.png")
+    text = config.read_text()
+    assert "rag_max_tokens = 2345" in text and "rag_min_relevance = 0.33" in text
+    assert 'exclude = ["vendor/**", "legacy/**"]' in text
+    page.reload()
+    expect(page.locator("#set-rag_min_relevance")).to_have_value("0.33")
+    expect(page.locator(".setting[data-key=rag_max_tokens] .origin")).to_have_text("user")
+    # A value the server refuses is shown by its field.
+    page.fill("#set-llm_endpoint", "ftp://nowhere")
+    page.get_by_role("button", name="Save changes").click()
+    expect(page.locator("[data-error-for=llm_endpoint]")).to_contain_text("http:// or https://")
+    config.unlink()
+
+
+def test_indexes_add_a_workspace_with_defaults_watch_it_then_clear_it(
+    server: WebServer, page: Page, shots: Path
+) -> None:
+    root = server.config.workspace
+    assert root is not None
+    folder = make_workspace(root.parent / "second")
+    page.goto(server.url + "/indexes")
+    page.get_by_role("button", name="Add workspace").click()
+    page.fill("#add-path", str(folder))
+    page.dispatch_event("#add-path", "change")
+    expect(page.locator("#browse-here")).to_have_text(str(folder))
+    page.screenshot(path=shots / "journey-add.png")
+    add_and_watch_to_completion(page)
+    page.screenshot(path=shots / "journey-progress.png")
+    assert not (folder / ".aintern.toml").exists()  # (defaults: nothing to save)
+    page.goto(server.url + "/indexes")
+    row = page.locator(f"tr[data-workspace='{folder.resolve()}']")
+    expect(row).to_contain_text("up to date")
+    page.screenshot(path=shots / "journey-indexes.png")
+    row.get_by_role("button", name="Clear index").click()
+    page.locator("#confirm-dialog").get_by_role("button", name="Clear index").click()
+    expect(row).to_have_count(0)
+    expect(page.locator("tbody tr")).to_have_count(1)
+
+
+def test_a_browser_sent_to_a_token_protected_server_is_offered_the_token(
+    server: WebServer, browser: Browser, shots: Path
+) -> None:
+    """Issue 46: a browser got a bare JSON 401. It gets a page that asks for the token and opens the page
+    it asked for (the token is then a cookie); programs still get JSON."""
+    db = server.config.db
+    assert db is not None
+    with WebServer(db, workspace=server.config.workspace, token="open-sesame", watch=False) as guarded:
+        page = new_page(browser)
+        page.goto(guarded.url + "/search?q=database+connection")
+        expect(page.get_by_role("heading", name="Token required")).to_be_visible()
+        page.screenshot(path=shots / "journey-token.png")
+        page.fill("#token", "wrong")
+        page.press("#token", "Enter")
+        expect(page.locator(".wrong")).to_contain_text("not this server's")
+        page.fill("#token", "open-sesame")
+        page.press("#token", "Enter")
+        expect(page.locator(".hit").first).to_be_visible()  # the page asked for, its question kept
+        assert "q=database" in page.url
+        page.goto(guarded.url + "/settings")  # the cookie carries on
+        expect(page.locator("h1")).to_have_text("Settings")
+        no_script_errors(page)
+        page.context.close()
+        api = httpx.get(guarded.url + "/api/indexes", headers={"Accept": "text/html"})
+        assert api.status_code == 401 and api.json()["error"].startswith("a token is required")
+        plain = httpx.get(guarded.url + "/search")
+        assert plain.status_code == 401 and "json" in plain.headers["content-type"]
