@@ -24,6 +24,8 @@ ODD = {
     "-dash/-opt.py": "def leading_dash_option(argv):\n    return [a for a in argv if a.startswith('-')]\n",
     "ok/[/x]/link.py": "def markup_close_tag_lookalike():\n    return '[/x]'\n",
 }
+#: A path longer than a narrow terminal is wide.
+DEEP = "accounting/reconciliation/strategies/end_of_month_ledger_reconciler.py"
 #: A file whose one code line is far wider than any terminal.
 LONG = "wide/long_line.py"
 LONG_LINE = "VERY_LONG_TABLE = [" + ", ".join(f"'entry_number_{i:03d}'" for i in range(40)) + "]"
@@ -35,7 +37,8 @@ def odd(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]
     """A workspace of those files, indexed once: (its folder, the environment that finds its database)."""
     base = tmp_path_factory.mktemp("terminal")
     root = base / "project"
-    for rel, text in {**ODD, LONG: LONG_LINE + "\n"}.items():
+    deep = "def reconcile_month(ledger):\n    return ledger.balance\n"
+    for rel, text in {**ODD, LONG: LONG_LINE + "\n", DEEP: deep}.items():
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text(text, encoding="utf-8")
     env = {**os.environ, "AINTERN_DB": str(base / "cli.db"), "AINTERN_CONFIG": str(base / "config.toml")}
@@ -143,3 +146,11 @@ def test_text_that_looks_like_markup_is_printed_as_it_is(odd: tuple[Path, dict[s
     assert "MarkupError" not in out.stderr
     out = piped(odd, "search", "anything", "--repo", "aintern[llm]")
     assert out.returncode == 4 and "'aintern[llm]'" in out.stderr, out.stderr
+
+
+def test_files_in_a_narrow_terminal_wraps_a_long_path_rather_than_cut_its_name(
+    odd: tuple[Path, dict[str, str]],
+) -> None:
+    shown = on_terminal(odd, "files", "reconcile the month ledger", "-n", "3", columns=60)
+    cells = "".join(row.split("│")[2].strip() for row in shown.splitlines() if row.startswith("│"))
+    assert DEEP in cells, shown
