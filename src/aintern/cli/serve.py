@@ -40,6 +40,7 @@ def bind(host: str, port: int) -> socket.socket:
     except (OverflowError, socket.gaierror) as exc:
         sock.close()
         raise fail(f"cannot listen on {host}:{port}: {exc}", 2) from None
+    sock.listen(2048)  # (connections wait in the backlog until the server accepts them)
     return sock
 
 
