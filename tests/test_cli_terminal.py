@@ -154,3 +154,20 @@ def test_files_in_a_narrow_terminal_wraps_a_long_path_rather_than_cut_its_name(
     shown = on_terminal(odd, "files", "reconcile the month ledger", "-n", "3", columns=60)
     cells = "".join(row.split("│")[2].strip() for row in shown.splitlines() if row.startswith("│"))
     assert DEEP in cells, shown
+
+
+def test_an_install_hint_keeps_its_extra(tmp_path: Path) -> None:
+    """`ask --model gemma3-270m` without the [llm] extra (its model package made unimportable here) names
+    the extra: Rich took `[llm]` for markup and printed `pip install 'aintern'`."""
+    code = (
+        "import sys\n"
+        "from aintern.answer.llm.llamacpp import PACKAGED_MODELS\n"
+        "sys.modules[PACKAGED_MODELS['gemma3-270m']] = None  # as if the extra were not installed\n"
+        "from aintern.cli import main\n"
+        "sys.argv = ['aintern', 'ask', 'where is the server?', '--model', 'gemma3-270m']\n"
+        "main()\n"
+    )
+    env = {**os.environ, "AINTERN_DB": str(tmp_path / "a.db"), "AINTERN_CONFIG": str(tmp_path / "config.toml")}
+    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True,
+                         timeout=180)  # fmt: skip
+    assert out.returncode == 1 and "pip install 'aintern[llm]'" in out.stderr, out.stderr
