@@ -26,6 +26,8 @@ def load_commands(argv: list[str]) -> None:
 
     name = next((a for a in argv if not a.startswith("-")), None)
     modules = [COMMANDS[name]] if name in COMMANDS and "--help" not in argv[:1] else dict.fromkeys(COMMANDS.values())
+    if argv[:1] == ["--version"]:
+        return  # (answered by the app's own option: no command needs loading)
     for module in modules:
         importlib.import_module(f"aintern.cli.{module}")
     if len(modules) == 1:
