@@ -24,10 +24,10 @@ def load_commands(argv: list[str]) -> None:
     """Register the command ``argv`` names, or every command (help, a typo, no command)."""
     import importlib
 
-    name = next((a for a in argv if not a.startswith("-")), None)
-    modules = [COMMANDS[name]] if name in COMMANDS and "--help" not in argv[:1] else dict.fromkeys(COMMANDS.values())
     if argv[:1] == ["--version"]:
         return  # (answered by the app's own option: no command needs loading)
+    name = next((a for a in argv if not a.startswith("-")), None)
+    modules = [COMMANDS[name]] if name in COMMANDS and "--help" not in argv[:1] else dict.fromkeys(COMMANDS.values())
     for module in modules:
         importlib.import_module(f"aintern.cli.{module}")
     if len(modules) == 1:
