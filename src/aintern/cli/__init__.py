@@ -6,7 +6,7 @@ Exit codes: 0 success, 1 error, 2 usage error, 3 nothing to show (file skipped, 
 
 import sys
 
-from aintern.cli.common import app, err
+from aintern.cli.common import app, say_error
 from aintern.errors import AinternError, NotIndexedError
 
 #: Where each command is defined: a run imports only its command's module (and what that needs), so
@@ -25,6 +25,8 @@ def load_commands(argv: list[str]) -> None:
     """Register the command ``argv`` names, or every command (help, a typo, no command)."""
     import importlib
 
+    if argv[:1] == ["--version"]:
+        return  # (answered by the app's own option: no command needs loading)
     name = next((a for a in argv if not a.startswith("-")), None)
     modules = [COMMANDS[name]] if name in COMMANDS and "--help" not in argv[:1] else dict.fromkeys(COMMANDS.values())
     for module in modules:
@@ -46,13 +48,13 @@ def main() -> None:
         load_commands(sys.argv[1:])
         app()
     except NotIndexedError as exc:
-        err.print(f"[bold red]error:[/] {exc}")
+        say_error(exc)
         sys.exit(4)
     except KeyboardInterrupt:
-        err.print("[bold red]error:[/] aborted")
+        say_error("aborted")
         sys.exit(130)
     except AinternError as exc:
-        err.print(f"[bold red]error:[/] {exc}")
+        say_error(exc)
         sys.exit(1)
     except Exception as exc:
         if os.environ.get("AINTERN_DEBUG"):
@@ -60,10 +62,7 @@ def main() -> None:
         from aintern.store import db as store_db
 
         if store_db.is_database_error(exc):  # damage, permissions, a full disk: say what it means for the database
-            err.print(
-                f"[bold red]error:[/] {store_db.explain(exc, store_db.LAST_OPENED or store_db.default_db_path())}",
-                highlight=False,
-            )
+            say_error(store_db.explain(exc, store_db.LAST_OPENED or store_db.default_db_path()))
             sys.exit(1)
-        err.print(f"[bold red]error:[/] {type(exc).__name__}: {exc} (AINTERN_DEBUG=1 shows where)")
+        say_error(f"{type(exc).__name__}: {exc} (AINTERN_DEBUG=1 shows where)")
         sys.exit(1)

@@ -18,11 +18,15 @@ from aintern.cli.common import (
     JsonOption,
     WorkspaceOption,
     app,
+    checked_count,
     checked_question,
     console,
     err,
+    esc,
     one_query,
     open_workspace,
+    say_error,
+    show_table,
 )
 from aintern.config import Settings, user_dir
 from aintern.errors import AinternError, NoDatabaseError, NotIndexedError
@@ -71,8 +75,8 @@ def _print_sources(answer: ChatAnswer) -> None:
         return
     console.print("\n[bold]Sources[/]", highlight=False)
     for s in answer.sources:
-        symbol = f"  [magenta]{s.symbol}[/]" if s.symbol else ""
-        console.print(f"  [cyan]{s}[/]{symbol}  [dim]{s.relevance:.2f}[/]", highlight=False)
+        symbol = f"  [magenta]{esc(s.symbol)}[/]" if s.symbol else ""
+        console.print(f"  [cyan]{esc(s)}[/]{symbol}  [dim]{s.relevance:.2f}[/]", highlight=False)
 
 
 def _stream_answer(answer: ChatAnswer) -> None:
@@ -117,7 +121,7 @@ def ask(
     options = _answer_options(ws, no_rag, max_context_tokens, max_tokens, temperature, min_relevance, stop)
     service = ws.chat(ws.llm(model, endpoint, context_window))
     for notice in ws.notices:
-        err.print(f"[yellow]{notice}[/]", highlight=False)
+        err.print(f"[yellow]{esc(notice)}[/]", highlight=False)
     answer = service.generate_with_rag(conversation, question, options)
     if as_json:
         answer.read()
@@ -125,7 +129,7 @@ def ask(
                          indent=2))  # fmt: skip
         return
     if answer.notice:
-        err.print(f"[yellow]{answer.notice}[/]")
+        err.print(f"[yellow]{esc(answer.notice)}[/]", highlight=False)
     if show_context:
         console.rule("context")
         console.print(answer.preview.context or "(no code context)", markup=False, highlight=False)
@@ -182,7 +186,7 @@ def chat(
     options = _answer_options(ws, no_rag, max_context_tokens, max_tokens, temperature, min_relevance, stop)
     service = ws.chat(ws.llm(model, endpoint, context_window))
     for notice in ws.notices:
-        err.print(f"[yellow]{notice}[/]", highlight=False)
+        err.print(f"[yellow]{esc(notice)}[/]", highlight=False)
     if ws.index:
         ws.knowledge.preload(str(ws.root))  # loads while the first question is typed
     current = service.conversations.get(conversation).id if conversation else None
@@ -191,7 +195,7 @@ def chat(
         _readline_history()
     who = service.llm.model_id if service.llm else "no LLM (extractive answers)"
     indexed = f"{ws.root}" if ws.index else f"{ws.root} (not indexed)"
-    err.print(f"[bold]aintern chat[/] — {who} — {indexed}\n[dim]{CHAT_HELP}[/]", highlight=False)
+    err.print(f"[bold]aintern chat[/] — {esc(who)} — {esc(indexed)}\n[dim]{CHAT_HELP}[/]", highlight=False)
     last: ChatAnswer | None = None
     while True:
         try:
@@ -206,7 +210,7 @@ def chat(
         if line in ("/exit", "/quit"):
             break
         if line == "/help":
-            err.print(CHAT_HELP)
+            err.print(CHAT_HELP, markup=False)
         elif line == "/new":
             if current:
                 err.print(f"[dim]conversation {current[:8]} saved[/]")
@@ -214,7 +218,7 @@ def chat(
             err.print("[dim]new conversation[/]")
         elif line == "/sources":
             for s in last.sources if last else []:
-                console.print(f"  [cyan]{s}[/]  [dim]{s.relevance:.2f}[/]", highlight=False)
+                console.print(f"  [cyan]{esc(s)}[/]  [dim]{s.relevance:.2f}[/]", highlight=False)
         elif line == "/context":
             console.print(
                 (last.preview.context if last else None) or "(no code context)", markup=False, highlight=False
@@ -223,18 +227,18 @@ def chat(
             for m in service.conversations.get(current).messages if current else []:
                 console.print(Text.assemble((f"{m.role.value}> ", "bold"), m.content.strip()))
         elif line.startswith("/"):
-            err.print(f"unknown command {line.split()[0]}; /help lists them")
+            err.print(f"unknown command {line.split()[0]}; /help lists them", markup=False, highlight=False)
         else:
             try:
                 last = service.generate_with_rag(current, line, options)
                 current = last.conversation_id
                 if last.notice:
-                    err.print(f"[yellow]{last.notice}[/]")
+                    err.print(f"[yellow]{esc(last.notice)}[/]", highlight=False)
                 _stream_answer(last)
             except KeyboardInterrupt:
                 err.print("[dim](stopped)[/]")
             except AinternError as exc:
-                err.print(f"[bold red]error:[/] {exc}")
+                say_error(exc)
     if current:
         err.print(f"[dim]conversation {current[:8]} saved; continue it with `aintern chat -c {current[:8]}`[/]")
 
@@ -259,7 +263,7 @@ def conversations_list(
 ) -> None:
     """Conversations, the most recent first."""
     try:
-        found = _conversation_store(db, readonly=True).list(limit=max(1, n))
+        found = _conversation_store(db, readonly=True).list(limit=checked_count("-n", n))
     except NoDatabaseError:
         found = []  # no database yet: no conversations either
     if as_json:
@@ -270,8 +274,8 @@ def conversations_list(
         return
     table = Table("id", "title", "messages", "updated", "workspace")
     for c in found:
-        table.add_row(c.id[:8], c.title, str(c.message_count), c.updated_at[:19], c.workspace_path or "")
-    console.print(table)
+        table.add_row(c.id[:8], esc(c.title), str(c.message_count), c.updated_at[:19], esc(c.workspace_path or ""))
+    show_table(table)
 
 
 @conversations_app.command("show")
@@ -281,20 +285,22 @@ def conversations_show(conversation_id: str, db: DbOption = None, as_json: JsonO
     if as_json:
         print(json.dumps(c.to_dict(), indent=2))
         return
-    console.print(f"[bold]{c.title}[/] [dim]{c.id} {c.workspace_path or ''}[/]", highlight=False)
+    console.print(f"[bold]{esc(c.title)}[/] [dim]{esc(c.id)} {esc(c.workspace_path or '')}[/]", highlight=False)
     for m in c.messages:
         status = "" if m.status == "complete" else f" [yellow]({m.status})[/]"
-        console.print(f"\n[bold]{m.role.value}[/] [dim]{m.created_at[:19]} {m.model or ''}[/]{status}", highlight=False)
+        console.print(
+            f"\n[bold]{m.role.value}[/] [dim]{m.created_at[:19]} {esc(m.model or '')}[/]{status}", highlight=False
+        )
         console.print(m.content.strip(), markup=False, highlight=False)
         for s in m.sources:
-            console.print(f"  [cyan]{s}[/]", highlight=False)
+            console.print(f"  [cyan]{esc(s)}[/]", highlight=False)
 
 
 @conversations_app.command("rename")
 def conversations_rename(conversation_id: str, title: str, db: DbOption = None) -> None:
     """Give a conversation another title."""
     c = _conversation_store(db).rename(conversation_id, title)
-    console.print(f"{c.id[:8]} is now “{c.title}”", highlight=False)
+    console.print(f"{c.id[:8]} is now “{esc(c.title)}”", highlight=False)
 
 
 @conversations_app.command("delete")

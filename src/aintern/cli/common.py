@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import signal
+import sys
 import threading
 from pathlib import Path
 from typing import Annotated, Any
@@ -22,16 +23,51 @@ app = typer.Typer(
 )
 
 
+def _print_version(asked: bool) -> None:
+    if asked:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            number = version("aintern")
+        except PackageNotFoundError:  # run from a source tree that was never installed
+            from aintern import __version__ as number
+        print(f"aintern {number}")
+        raise typer.Exit()
+
+
 @app.callback()
-def _commands() -> None:
+def _commands(
+    show_version: Annotated[
+        bool, typer.Option("--version", help="Print the version and exit.", is_eager=True, callback=_print_version)
+    ] = False,
+) -> None:
     """(A group of commands, even when a run registers only the one it runs.)"""
 
 
-class LazyConsole:
-    """A rich Console created at its first use: a command that prints JSON never imports rich's console."""
+def piped() -> bool:
+    """Is standard output a file or a pipe? Then commands print plain lines: no colour, no wrapping, no boxes."""
+    return not sys.stdout.isatty()
 
-    def __init__(self, **options: Any) -> None:
-        self._options = options
+
+def esc(value: object) -> str:
+    """``value`` as literal text in Rich markup: ``app/blog/[slug]/page.tsx`` keeps its ``[slug]``, and
+    ``[/x]`` is no markup error. Every user-, file- or index-derived text printed through Rich goes
+    through it (or is printed with ``markup=False``)."""
+    from rich.markup import escape
+
+    return escape(str(value))
+
+
+class LazyConsole:
+    """A rich Console created at its first use: a command that prints JSON never imports rich's console.
+
+    ``plain_when_piped``: when standard output is not a terminal, long lines are not wrapped to a width
+    (a file gets each line whole). Emoji codes (``:smile:``) are never replaced: they can be in a path.
+    """
+
+    def __init__(self, plain_when_piped: bool = False, **options: Any) -> None:
+        self._options = {"emoji": False, **options}
+        self._plain_when_piped = plain_when_piped
         self._console: Any = None
 
     def real(self) -> Any:
@@ -39,15 +75,38 @@ class LazyConsole:
         if self._console is None:
             from rich.console import Console
 
-            self._console = Console(**self._options)
+            options = {"soft_wrap": True, **self._options} if self._plain_when_piped and piped() else self._options
+            self._console = Console(**options)
         return self._console
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.real(), name)
 
 
-console: Any = LazyConsole()
+console: Any = LazyConsole(plain_when_piped=True)
 err: Any = LazyConsole(stderr=True, soft_wrap=True)
+
+
+def show_table(table: Any) -> None:
+    """Print a rich Table: drawn on a terminal; piped, as plain tab-separated lines (its title, the header,
+    then a line a row), each cell's markup removed and its lines joined, nothing wrapped or padded."""
+    if not piped():
+        console.print(table)
+        return
+    from rich.text import Text
+
+    def plain(cell: Any) -> str:
+        text = cell if isinstance(cell, Text) else Text.from_markup(str(cell), emoji=False)
+        return " ".join(line.strip() for line in text.plain.splitlines())
+
+    lines = [plain(table.title)] if table.title else []
+    if table.show_header:
+        lines.append("\t".join(plain(c.header) for c in table.columns).rstrip())
+    for row in zip(*(c.cells for c in table.columns)):
+        lines.append("\t".join(plain(cell) for cell in row).rstrip())
+    sys.stdout.write("".join(line + "\n" for line in lines))
+    sys.stdout.flush()
+
 
 ModelOption = Annotated[str, typer.Option("--model", "-m", help="Embedding model: static, minilm or openai.")]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")]
@@ -60,8 +119,13 @@ DbOption = Annotated[
 ]
 
 
+def say_error(message: object) -> None:
+    """One line on stderr: ``error: MESSAGE`` (the message printed as it is, brackets and all)."""
+    err.print(f"[bold red]error:[/] {esc(message)}", highlight=False)
+
+
 def fail(message: str, code: int = 1) -> typer.Exit:
-    err.print(f"[bold red]error:[/] {message}")
+    say_error(message)
     return typer.Exit(code)
 
 
@@ -150,3 +214,32 @@ def checked_question(question: str) -> str:
     if not clean_user_text(question):
         raise fail("the question is empty (no visible characters)", 2)
     return question
+
+
+def checked_count(option: str, value: int) -> int:
+    """A number of results as asked: zero or less is a usage error (as the MCP tools answer)."""
+    if value < 1:
+        raise fail(f"{option}: at least 1, not {value}", 2)
+    return value
+
+
+def known_languages() -> list[str]:
+    """Every language name aintern gives a file (what ``--lang`` filters on), sorted."""
+    from aintern.chunk import languages as lg
+
+    return sorted(
+        {*lg.EXTENSIONS.values(), *lg.FILE_NAMES.values(), *lg.SHEBANGS.values(), *lg.CODE_LANGUAGES}
+        | lg.CONFIG_LANGUAGES
+    )
+
+
+def checked_languages(asked: list[str] | None) -> tuple[str, ...]:
+    """``--lang`` values, lower-cased; one aintern does not know is a usage error that lists those it does."""
+    wanted = tuple(a.strip().lower() for a in asked or ())
+    if not wanted:
+        return ()
+    known = known_languages()
+    unknown = [a for a, w in zip(asked or (), wanted) if w not in known]
+    if unknown:
+        raise fail(f"--lang: unknown language {', '.join(map(repr, unknown))}; known: {', '.join(known)}", 2)
+    return wanted

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
 import signal
 import threading
 import time
+from datetime import datetime
 from pathlib import Path
 from typing import Annotated
 
@@ -20,14 +22,18 @@ from aintern.cli.common import (
     app,
     console,
     err,
+    esc,
     fail,
     human_size,
     interruptible,
     open_workspace,
+    say_error,
+    show_table,
 )
 from aintern.errors import AinternError
 from aintern.index import IndexingProgress, IndexingResult
 from aintern.index.tier import TIERS, TierResult
+from aintern.scan import SkippedFile
 from aintern.store import VectorTier
 from aintern.workspace import Workspace, tier_dict
 
@@ -50,7 +56,7 @@ def _run_indexing(
     def on_progress(p: IndexingProgress) -> None:
         progress.update(
             task, total=p.total_files or None, completed=p.processed_files, phase=p.phase.value,
-            chunks=p.processed_chunks, current=(p.current_file or p.message or "")[-50:],
+            chunks=p.processed_chunks, current=esc((p.current_file or p.message or "")[-50:]),
         )  # fmt: skip
 
     with interruptible() as cancel, progress:
@@ -95,8 +101,29 @@ def _tier_line(ws: Workspace) -> str | None:
     )
 
 
+def _listed_before(root: Path, skipped: list[SkippedFile], last_run: str | None) -> set[str]:
+    """The skipped files an earlier run already listed: those unchanged since it ended (by their ctime,
+    which creating, renaming or writing a file sets, and a copy or an archive cannot backdate)."""
+    if last_run is None:
+        return set()
+    since = datetime.fromisoformat(last_run).timestamp()
+    seen = set()
+    for s in skipped:
+        try:
+            if os.lstat(root / s.rel).st_ctime < since:
+                seen.add(s.rel)
+        except (OSError, ValueError):  # gone meanwhile, or a name the system cannot look up: list it
+            pass
+    return seen
+
+
 def _print_summary(
-    result: IndexingResult, ws: Workspace, as_json: bool, verbose: bool, tier: TierResult | None = None
+    result: IndexingResult,
+    ws: Workspace,
+    as_json: bool,
+    verbose: bool,
+    tier: TierResult | None = None,
+    listed_before: set[str] | frozenset[str] = frozenset(),
 ) -> None:
     if as_json:
         print(json.dumps({
@@ -116,7 +143,7 @@ def _print_summary(
         return
     state = "[green]indexed[/]" if result.success else "[yellow]stopped[/]" if result.cancelled else "[red]failed[/]"
     console.print(
-        f"{state} {ws.root}: {result.files_indexed} files ({result.chunks_created} chunks, "
+        f"{state} {esc(ws.root)}: {result.files_indexed} files ({result.chunks_created} chunks, "
         f"{result.chunks_embedded} embedded) in {result.duration:.1f}s; {result.files_unchanged} unchanged, "
         f"{result.files_removed} removed, {result.files_skipped} skipped, {result.files_errored} with errors"
     )
@@ -124,7 +151,7 @@ def _print_summary(
         console.print("what was finished is kept; run `aintern update` to continue")
     line = _tier_line(ws)
     if line:
-        console.print(line, highlight=False)
+        console.print(esc(line), highlight=False)
     if result.secrets_redacted:
         n = sum(len(v) for v in result.secrets_redacted.values())
         console.print(
@@ -133,25 +160,29 @@ def _print_summary(
         )  # fmt: skip
         if verbose:
             for path, found in result.secrets_redacted.items():
-                console.print(f"    {path}: " + ", ".join(f"line {ln} ({k})" for ln, k in found), highlight=False)
+                console.print(
+                    f"    {esc(path)}: " + ", ".join(f"line {ln} ({esc(k)})" for ln, k in found), highlight=False
+                )
         else:  # which files, not every line (a docs folder full of example keys is dozens of them)
             files = [f"{path} ({len(found)})" for path, found in result.secrets_redacted.items()]
             more = f", ... {len(files) - 5} more (--verbose lists every line)" if len(files) > 5 else ""
-            console.print("    " + ", ".join(files[:5]) + more, highlight=False)
-    # Empty files are counted, not listed one by one (a package has many empty __init__.py).
-    empty = [s for s in result.skipped if s.reason == "empty file"]
-    others = result.skipped if verbose else [s for s in result.skipped if s.reason != "empty file"]
+            console.print("    " + esc(", ".join(files[:5]) + more), highlight=False)
+    # Empty files are counted, not listed one by one (a package has many empty __init__.py); a file an
+    # earlier run listed is not listed again (a key file does not become news at every update).
+    new = result.skipped if verbose else [s for s in result.skipped if s.rel not in listed_before]
+    empty = [s for s in new if s.reason == "empty file"]
+    others = new if verbose else [s for s in new if s.reason != "empty file"]
     shown = others if verbose else others[:10]
     for s in shown:
-        console.print(f"  [dim]skipped[/] {s.rel}: {s.reason}", highlight=False)
+        console.print(f"  [dim]skipped[/] {esc(s.rel)}: {esc(s.reason)}", highlight=False)
     if empty and not verbose:
         console.print(f"  [dim]skipped {len(empty)} empty file(s)[/]")
     if len(shown) < len(others):
         console.print(f"  [dim]... and {len(others) - len(shown)} more skipped (--verbose lists all)[/]")
     for e in result.errors:
-        console.print(f"  [yellow]{e.type.value}[/] {e.file_path}: {e.error}", highlight=False)
+        console.print(f"  [yellow]{e.type.value}[/] {esc(e.file_path)}: {esc(e.error)}", highlight=False)
     if result.error_message:
-        err.print(f"[bold red]error:[/] {result.error_message}")
+        say_error(result.error_message)
 
 
 @app.command()
@@ -216,11 +247,12 @@ def _index_and_tier(
     wait: bool = False,
     new: bool = False,
 ) -> None:
+    last_run = ws.index.updated_at if ws.index is not None else None
     result = _run_indexing(ws, force, include_secrets, quiet=as_json, wait=wait)
     for notice in ws.notices:
-        err.print(f"[yellow]note:[/] {notice}", highlight=False)
+        err.print(f"[yellow]note:[/] {esc(notice)}", highlight=False)
     tiered = _run_tier(ws, tier, quiet=as_json, new=new) if result.success else None
-    _print_summary(result, ws, as_json, verbose, tiered)
+    _print_summary(result, ws, as_json, verbose, tiered, _listed_before(ws.root, result.skipped, last_run))
     if tiered is not None and tiered.cancelled:
         raise typer.Exit(130)
     raise typer.Exit(0 if result.success else 130 if result.cancelled else 1)
@@ -240,29 +272,29 @@ def status(path: PathArg = None, db: DbOption = None, as_json: JsonOption = Fals
         print(json.dumps(data, indent=2))
         return
     table = Table(show_header=False, box=None)
-    table.add_row("workspace", f"{ws.root} ({st.index.name})")
+    table.add_row("workspace", esc(f"{ws.root} ({st.index.name})"))
     if run is not None:
-        table.add_row("running", f"[cyan]{run.description}[/], {run.phase}, started {run.started_at}")
+        table.add_row("running", f"[cyan]{esc(run.description)}[/], {esc(run.phase)}, started {run.started_at}")
     if st.index.last_error:
-        table.add_row("last run", f"[red]failed: {st.index.last_error}[/]")
-    table.add_row("database", str(ws.store.path))
+        table.add_row("last run", f"[red]failed: {esc(st.index.last_error)}[/]")
+    table.add_row("database", esc(ws.store.path))
     table.add_row("files", f"{s.file_count:,} ({human_size(s.total_bytes)})")
     table.add_row("chunks", f"{s.chunk_count:,}")
     table.add_row("index size", human_size(s.index_size_bytes))
-    table.add_row("model", f"{s.embedding_model} ({s.embedding_dimension}-d)")
+    table.add_row("model", esc(f"{s.embedding_model} ({s.embedding_dimension}-d)"))
     milvus = data["milvus"]
     if isinstance(milvus, dict):
         kind = "Milvus Lite" if milvus["lite"] else "Milvus"
-        table.add_row("search engine", f"{kind} at {milvus['uri']}, collection {milvus['collection']}")
+        table.add_row("search engine", esc(f"{kind} at {milvus['uri']}, collection {milvus['collection']}"))
     else:
         table.add_row("search engine", "SQLite (this database)")
     line = _tier_line(ws)
     if line:
-        table.add_row("full tier", line.removeprefix("full tier: "))
+        table.add_row("full tier", esc(line.removeprefix("full tier: ")))
     table.add_row("last updated", st.index.updated_at)
-    table.add_row("languages", ", ".join(f"{k} {v}" for k, v in list(s.by_language.items())[:8]))
+    table.add_row("languages", esc(", ".join(f"{k} {v}" for k, v in list(s.by_language.items())[:8])))
     fresh = (
-        f"[yellow]needs a re-index[/] ({data['reindex_reason']}): run `aintern index --force`"
+        f"[yellow]needs a re-index[/] ({esc(data['reindex_reason'])}): run `aintern index --force`"
         if data["reindex_reason"]
         else "[green]up to date[/]"
         if not st.stale_files
@@ -275,7 +307,7 @@ def status(path: PathArg = None, db: DbOption = None, as_json: JsonOption = Fals
     if s.git_commit or st.current_commit:
         git = f"indexed {(s.git_commit or '-')[:12]}, now {(st.current_commit or '-')[:12]}"
         table.add_row("git", git + (" [yellow](index is behind)[/]" if st.behind_git else ""))
-    console.print(table)
+    show_table(table)
 
 
 @app.command(name="list")
@@ -301,13 +333,14 @@ def list_indexes(db: DbOption = None, as_json: JsonOption = False) -> None:
     colour = {"up_to_date": "green", "indexing": "cyan", "stale": "yellow", "behind_git": "yellow"}
     for w in found:
         table.add_row(
-            f"[bold]{w.index.name}[/]\n[dim]{w.index.workspace_path}[/]", f"[{colour.get(w.state, 'red')}]{w.label}[/]",
+            f"[bold]{esc(w.index.name)}[/]\n[dim]{esc(w.index.workspace_path)}[/]",
+            f"[{colour.get(w.state, 'red')}]{esc(w.label)}[/]",
             f"{w.index.file_count:,}", f"{w.index.chunk_count:,}", human_size(w.index_bytes or 0),
-            w.index.embedding_model.rsplit("/", 1)[-1]
+            esc(w.index.embedding_model.rsplit("/", 1)[-1])
             + (" [cyan]milvus[/]" if store.engine_of(w.index.id) == "milvus" else "") + _tier_mark(w.tier),
             w.index.updated_at[:16].replace("T", " "),
         )  # fmt: skip
-    console.print(table)
+    show_table(table)
 
 
 @app.command()
@@ -316,14 +349,19 @@ def clear(
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask.")] = False,
     db: DbOption = None,
 ) -> None:
-    """Delete a workspace's index."""
-    ws = open_workspace(path, db)
+    """Delete a workspace's index (also of a folder deleted since: its index is found by its recorded path)."""
+    if path is not None and not path.exists():
+        ws = Workspace(path, db)
+        if ws.index is None:
+            raise fail(f"{path}: no such folder, and no index is recorded for it", 4)
+    else:
+        ws = open_workspace(path, db)
     if ws.index is None:
         raise fail(f"{ws.root} has no index", 4)
     if not yes and not typer.confirm(f"Delete the index of {ws.root}?", default=False):
         raise typer.Exit(1)
     ws.clear()
-    console.print(f"cleared the index of {ws.root}")
+    console.print(f"cleared the index of {esc(ws.root)}", highlight=False)
 
 
 @app.command()
@@ -341,13 +379,13 @@ def trust(
 
     root = (path or Path(".")).resolve()
     if not revoke:
-        console.print(f"[dim]{root / CONFIG_FILE}:[/]", highlight=False)
+        console.print(f"[dim]{esc(root / CONFIG_FILE)}:[/]", highlight=False)
         try:
             console.print((root / CONFIG_FILE).read_text(encoding="utf-8"), markup=False, highlight=False)
         except OSError as exc:
             raise fail(f"{root / CONFIG_FILE}: {exc.strerror or exc}") from exc
     set_trust(root, allow=not revoke)
-    console.print(f"{'no longer trusted' if revoke else 'trusted'}: {root / CONFIG_FILE}", highlight=False)
+    console.print(f"{'no longer trusted' if revoke else 'trusted'}: {esc(root / CONFIG_FILE)}", highlight=False)
 
 
 @app.command()
@@ -363,7 +401,7 @@ def watch(path: PathArg = None, db: DbOption = None) -> None:
     new = ws.index is None
     first = ws.build_index(cancel=stop)
     console.print(
-        f"watching {ws.root} ({first.files_indexed} files indexed, {first.files_unchanged} up to date); Ctrl-C stops"
+        f"watching {esc(ws.root)} ({first.files_indexed} files indexed, {first.files_unchanged} up to date); Ctrl-C stops"
     )
     if first.success:
         ws.settle_tier(new=new)
@@ -375,21 +413,23 @@ def watch(path: PathArg = None, db: DbOption = None) -> None:
                 if done is not None and done.complete:
                     console.print(f"[dim]{time.strftime('%H:%M:%S')}[/] full tier complete: searches use it")
             except AinternError as exc:
-                err.print(f"[yellow]full tier: {exc}[/]")
+                err.print(f"[yellow]full tier: {esc(exc)}[/]")
             except Exception as exc:  # e.g. a GPU that fails mid-run: the fast index keeps serving
-                err.print(f"[yellow]full tier stopped: {type(exc).__name__}: {exc}; `aintern update` continues it[/]")
+                err.print(
+                    f"[yellow]full tier stopped: {type(exc).__name__}: {esc(exc)}; `aintern update` continues it[/]"
+                )
 
         threading.Thread(target=fill, name="aintern-tier", daemon=True).start()
 
     def on_result(result: IndexingResult, paths: set[str]) -> None:
         stamp = time.strftime("%H:%M:%S")
         console.print(
-            f"[dim]{stamp}[/] {', '.join(sorted(map(printable, paths)))[:100]}: {result.files_indexed} re-indexed, "
+            f"[dim]{stamp}[/] {esc(', '.join(sorted(map(printable, paths)))[:100])}: {result.files_indexed} re-indexed, "
             f"{result.files_removed} removed, {result.chunks_embedded} chunks embedded", highlight=False,
         )  # fmt: skip
 
     def on_error(exc: Exception) -> None:
-        err.print(f"[yellow]re-indexing failed: {exc}; still watching[/]")
+        err.print(f"[yellow]re-indexing failed: {esc(exc)}; still watching[/]")
 
     try:
         watch_workspace(

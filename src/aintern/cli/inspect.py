@@ -18,7 +18,9 @@ from aintern.cli.common import (
     app,
     console,
     err,
+    esc,
     fail,
+    show_table,
 )
 from aintern.embed import DEFAULT_MODEL, get_embedder
 
@@ -60,9 +62,9 @@ def chunk(
         )
         raise typer.Exit(0 if result.skipped_reason is None else 3)
     if result.skipped_reason:
-        err.print(f"[yellow]{result.file_path}: skipped: {result.skipped_reason}[/]")
+        err.print(f"[yellow]{esc(result.file_path)}: skipped: {esc(result.skipped_reason)}[/]", highlight=False)
         raise typer.Exit(3)
-    table = Table(title=f"{result.file_path} ({result.language or 'unknown'}): {len(result.chunks)} chunks")
+    table = Table(title=esc(f"{result.file_path} ({result.language or 'unknown'}): {len(result.chunks)} chunks"))
     for col in ("#", "lines", "symbol", "type", "parent", "tokens"):
         table.add_column(col, justify="right" if col in ("#", "tokens") else "left")
     for i, c in enumerate(result.chunks, 1):
@@ -72,17 +74,17 @@ def chunk(
         table.add_row(
             str(i),
             f"{c.start_line}-{c.end_line}",
-            symbol,
+            esc(symbol),
             c.symbol_type.value if c.symbol_type else c.chunk_type.value,
-            c.parent_symbol or c.metadata.get("heading_path", ""),
+            esc(c.parent_symbol or c.metadata.get("heading_path", "")),
             str(c.token_count),
         )
-    console.print(table)
+    show_table(table)
     if result.fallback_reason:
-        err.print(f"[yellow]note: {result.fallback_reason}[/]")
+        err.print(f"[yellow]note: {esc(result.fallback_reason)}[/]", highlight=False)
     if show_content:
         for i, c in enumerate(result.chunks, 1):
-            console.rule(f"#{i} {c.file_path}:{c.start_line}-{c.end_line}")
+            console.rule(esc(f"#{i} {c.file_path}:{c.start_line}-{c.end_line}"))
             console.print(c.content, markup=False, highlight=False)
 
 
@@ -111,11 +113,11 @@ def embed(
         )
         return
     console.print(
-        f"model [bold]{embedder.model_id}[/], dimension {vectors.shape[1]}, {len(texts)} texts in {elapsed * 1000:.1f} ms"
+        f"model [bold]{esc(embedder.model_id)}[/], dimension {vectors.shape[1]}, {len(texts)} texts in {elapsed * 1000:.1f} ms"
     )
     if len(texts) > 1:
         sims = vectors @ vectors.T
         table = Table("", *[f"#{i + 1}" for i in range(len(texts))])
         for i, text in enumerate(texts):
-            table.add_row(f"#{i + 1} {text[:40]}", *[f"{sims[i, j]:.3f}" for j in range(len(texts))])
-        console.print(table)
+            table.add_row(esc(f"#{i + 1} {text[:40]}"), *[f"{sims[i, j]:.3f}" for j in range(len(texts))])
+        show_table(table)

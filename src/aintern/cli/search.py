@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Annotated
 
 import typer
@@ -21,11 +22,16 @@ from aintern.cli.common import (
     RepoOption,
     WorkspaceOption,
     app,
+    checked_count,
+    checked_languages,
     checked_question,
     console,
     err,
+    esc,
     open_scope,
     open_workspace,
+    piped,
+    show_table,
 )
 from aintern.knowledge import KnowledgeQueryOptions, scope_options
 from aintern.retrieve.rerank import RerankingStrategy
@@ -59,15 +65,16 @@ def search(
 ) -> None:
     """Search the index: ranked `path:start-end` results with symbol, relevance and highlighted snippet."""
     question = checked_question(question)
+    k = checked_count("-k", k)
     ws, where = open_scope(workspace, db, repo, all_repos)
     options = KnowledgeQueryOptions(
-        **scope_options(where), max_results=max(1, k), min_relevance=min_relevance, reranking=rerank,
-        expand_context=False, symbol_types=tuple(symbol_type or ()), languages=tuple(lang or ()),
+        **scope_options(where), max_results=k, min_relevance=min_relevance, reranking=rerank,
+        expand_context=False, symbol_types=tuple(symbol_type or ()), languages=checked_languages(lang),
         file_patterns=tuple(path_glob or ()), directory_filters=tuple(directory or ()),
     )  # fmt: skip
     result = ws.knowledge.query(question, options)
     for note in result.notes:
-        err.print(f"[yellow]note:[/] {note}", highlight=False)
+        err.print(f"[yellow]note:[/] {esc(note)}", highlight=False)
     if as_json:
         print(json.dumps([c.search_result() for c in result.chunks], indent=2))
         raise typer.Exit(0 if result.chunks else 3)
@@ -79,13 +86,17 @@ def search(
         if c.symbol_start_line:
             symbol += f" (lines {c.symbol_start_line}-{c.symbol_end_line})"
         console.print(
-            f"[bold cyan]{c.display_path}:{c.start_line}-{c.end_line}[/] [magenta]{symbol}[/] [dim]{c.relevance:.2f}[/]",
+            f"[bold cyan]{esc(c.display_path)}:{c.start_line}-{c.end_line}[/] [magenta]{esc(symbol)}[/] "
+            f"[dim]{c.relevance:.2f}[/]",
             highlight=False,
         )
         lines = c.content.split("\n")
         # Its first lines, unless nothing the question is about is there (a licence header); all with --full.
         first, shown = (0, len(lines)) if full else (focus_window(c, PREVIEW_LINES, keep_start=True), PREVIEW_LINES)
         last = min(len(lines), first + shown)
+        if piped():  # each line whole, numbered, nothing padded: what a file or a pipe reads best
+            _print_plain_lines(lines, first, last, c.start_line + first)
+            continue
         from rich.syntax import Syntax  # not loaded for --json: scripts and agents wait less
 
         syntax = Syntax(
@@ -106,6 +117,27 @@ def search(
     err.print(
         f"[dim]{len(result.chunks)} results from {result.total_chunks_searched:,} chunks in {result.query_time * 1000:.0f} ms{reranked}[/]"
     )
+    if min_relevance > 0 and len(result.chunks) < k:
+        # Short of what was asked: say whether the threshold is why (a small index may hold no more).
+        everything = ws.knowledge.query(question, replace(options, min_relevance=0.0))
+        if len(everything.chunks) > len(result.chunks):
+            _say_short(len(result.chunks), "results", min_relevance, "--min-relevance 0 shows more")
+
+
+def _print_plain_lines(lines: list[str], first: int, last: int, number: int) -> None:
+    """Lines ``first`` to ``last`` of a chunk, numbered from ``number``, each whole and without trailing spaces."""
+    width = len(str(number + last - first - 1))
+    if first:
+        print(f"    ... {first} lines above")
+    for i, line in enumerate(lines[first:last]):
+        print(f"{number + i:>{width}}  {line}".rstrip())
+    if len(lines) > last:
+        print(f"    ... {len(lines) - last} more lines")
+
+
+def _say_short(found: int, what: str, min_relevance: float, how: str) -> None:
+    """One line on stderr: a list is shorter than asked because of the relevance threshold."""
+    err.print(f"{found} {what} above relevance {min_relevance:g} ({how})", highlight=False)
 
 
 @app.command()
@@ -130,11 +162,12 @@ def context(
 ) -> None:
     """Print exactly what an LLM would receive for QUESTION (its token count goes to stderr)."""
     question = checked_question(question)
+    languages = checked_languages(lang)
     ws, where = open_scope(workspace, db, repo, all_repos)
     options = ContextBuildOptions(
         max_tokens=max_tokens, max_chunks=max_chunks, min_relevance=min_relevance, format=fmt,
         expand_context=context_lines > 0, context_lines=context_lines, include_scores=scores, reranking=rerank.value,
-        token_estimation=tokens, file_patterns=tuple(path_glob or ()), languages=tuple(lang or ()),
+        token_estimation=tokens, file_patterns=tuple(path_glob or ()), languages=languages,
     )  # fmt: skip
     result = ws.knowledge.build_context(question, where, options)
     if result.is_empty:
@@ -169,8 +202,9 @@ def files(
     Up to N files, best first; those under --min-relevance follow the others, marked (·).
     """
     question = checked_question(question)
+    n = checked_count("-n", n)
     ws, where = open_scope(workspace, db, repo, all_repos)
-    found = ws.knowledge.find_relevant_files(question, where, max(1, n), min_relevance, fill=not strict)
+    found = ws.knowledge.find_relevant_files(question, where, n, min_relevance, fill=not strict)
     if as_json:
         print(json.dumps([f.to_dict() for f in found], indent=2))
         raise typer.Exit(0 if found else 3)
@@ -188,14 +222,18 @@ def files(
         mark = " ·" if f.below_threshold else ""
         table.add_row(
             f"{f.relevance:.2f}{mark}",
-            f"{f.repo}/{f.file_path}" if f.repo else f.file_path,
+            esc(f"{f.repo}/{f.file_path}" if f.repo else f.file_path),
             str(f.match_count),
             ", ".join(map(str, f.match_lines[:8])),
             style="dim" if f.below_threshold else None,
         )
-    console.print(table)
+    show_table(table)
     if any(f.below_threshold for f in found):
         err.print(f"[dim]· under relevance {min_relevance}: shown to fill the list (--strict leaves them out)[/]")
+    elif strict and len(found) < n:
+        filled = ws.knowledge.find_relevant_files(question, where, n, min_relevance, fill=True)
+        if len(filled) > len(found):
+            _say_short(len(found), "files", min_relevance, "without --strict more follow, marked")
 
 
 @app.command()
@@ -207,12 +245,13 @@ def suggest(
     as_json: JsonOption = False,
 ) -> None:
     """Indexed symbol names matching PARTIAL, for completing a query."""
+    n = checked_count("-n", n)
     ws = open_workspace(workspace, db, readonly=True)
     ws.require_index()
-    names = ws.knowledge.query_suggestions(partial, str(ws.root), max(1, n))
+    names = ws.knowledge.query_suggestions(partial, str(ws.root), n)
     if as_json:
         print(json.dumps(names))
     else:
         for name in names:
-            console.print(name, highlight=False)
+            print(name)
     raise typer.Exit(0 if names else 3)

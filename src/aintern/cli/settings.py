@@ -8,7 +8,7 @@ from typing import Annotated, Any
 
 import typer
 
-from aintern.cli.common import JsonOption, app, console, fail
+from aintern.cli.common import JsonOption, app, console, esc, fail, show_table
 from aintern.config import SETTINGS, Settings, parse_value, set_setting
 from aintern.errors import SettingsError
 
@@ -20,6 +20,18 @@ WorkspaceScope = Annotated[
     Path | None,
     typer.Option("--workspace", "-w", help="The workspace's .aintern.toml (default: your user config.toml)."),
 ]
+ReadScope = Annotated[
+    Path | None,
+    typer.Option("--workspace", "-w", help="The workspace whose settings are read (default: the one you are in)."),
+]
+
+
+def _settings_here(workspace: Path | None) -> Settings:
+    """The settings in effect in ``workspace``, else in the workspace the current directory is in (found
+    the way git finds a repository, as every other command does), else the user's."""
+    from aintern.workspace import find_workspace
+
+    return Settings.load(workspace.resolve() if workspace else find_workspace(Path.cwd()))
 
 
 def _shown(value: Any) -> str:
@@ -33,9 +45,9 @@ def _shown(value: Any) -> str:
 
 
 @config_app.command("list")
-def list_settings(workspace: WorkspaceScope = None, as_json: JsonOption = False) -> None:
+def list_settings(workspace: ReadScope = None, as_json: JsonOption = False) -> None:
     """Every setting: its value in effect, where it comes from, and what it does."""
-    settings = Settings.load(workspace.resolve() if workspace else None)
+    settings = _settings_here(workspace)
     rows = [{"key": key, "value": _json(getattr(settings, key)), "origin": settings.origin.get(key, "default"),
              "scope": spec.scope, "help": spec.help} for key, spec in SETTINGS.items()]  # fmt: skip
     if as_json:
@@ -46,9 +58,10 @@ def list_settings(workspace: WorkspaceScope = None, as_json: JsonOption = False)
     table = Table("setting", "value", "from", "what it does")
     for r in rows:
         table.add_row(
-            r["key"], _shown(r["value"]), r["origin"], r["help"], style="dim" if r["origin"] == "default" else None
-        )
-    console.print(table)
+            r["key"], esc(_shown(r["value"])), r["origin"], esc(r["help"]),
+            style="dim" if r["origin"] == "default" else None,
+        )  # fmt: skip
+    show_table(table)
 
 
 def _json(value: Any) -> Any:
@@ -56,11 +69,11 @@ def _json(value: Any) -> Any:
 
 
 @config_app.command("get")
-def get_setting(key: str, workspace: WorkspaceScope = None) -> None:
+def get_setting(key: str, workspace: ReadScope = None) -> None:
     """Print one setting's value in effect (empty when not set)."""
     if key not in SETTINGS:
         raise fail(f"unknown setting {key!r}; known: {', '.join(SETTINGS)}", 2)
-    print(_shown(getattr(Settings.load(workspace.resolve() if workspace else None), key)))
+    print(_shown(getattr(_settings_here(workspace), key)))
 
 
 @config_app.command("set")
@@ -75,7 +88,7 @@ def set_value(
         path = set_setting(key, parsed, workspace)
     except SettingsError as exc:
         raise fail(str(exc), 2) from exc
-    console.print(f"{key} = {_shown(parsed)} in {path}", highlight=False)
+    console.print(f"{key} = {esc(_shown(parsed))} in {esc(path)}", highlight=False)
 
 
 @config_app.command("unset")
@@ -84,4 +97,4 @@ def unset_value(key: str, workspace: WorkspaceScope = None) -> None:
     if key not in SETTINGS:
         raise fail(f"unknown setting {key!r}; known: {', '.join(SETTINGS)}", 2)
     path = set_setting(key, None, workspace)
-    console.print(f"{key} removed from {path}", highlight=False)
+    console.print(f"{key} removed from {esc(path)}", highlight=False)

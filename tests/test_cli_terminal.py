@@ -1,0 +1,173 @@
+"""`search`, `files` and `chunk` as a person sees them: on a terminal (a real pty) and piped to a file, for
+paths with `[`, `]`, `*`, spaces, non-ASCII letters and a leading dash (issue 46: Rich markup ate
+`[slug]`; piped output was hard-wrapped at 80 columns, with trailing spaces)."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import re
+import select
+import struct
+import subprocess
+import sys
+import termios
+from pathlib import Path
+
+import pytest
+
+#: Every odd path, with a word only its file holds (a query that finds it first).
+ODD = {
+    "app/blog/[slug]/page.tsx": "export default function SlugPage() {\n  return renderBlogPostBySlug(params.slug);\n}\n",
+    "app/*star*.py": "def wildcard_glob_matcher(pattern):\n    return pattern.count('*')\n",
+    "my docs/résumé café.py": "def parse_resume_naive(text):\n    return text.split('naïve')\n",
+    "-dash/-opt.py": "def leading_dash_option(argv):\n    return [a for a in argv if a.startswith('-')]\n",
+    "ok/[/x]/link.py": "def markup_close_tag_lookalike():\n    return '[/x]'\n",
+}
+#: A path longer than a narrow terminal is wide.
+DEEP = "accounting/reconciliation/strategies/end_of_month_ledger_reconciler.py"
+#: A file whose one code line is far wider than any terminal.
+LONG = "wide/long_line.py"
+LONG_LINE = "VERY_LONG_TABLE = [" + ", ".join(f"'entry_number_{i:03d}'" for i in range(40)) + "]"
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07")
+
+
+@pytest.fixture(scope="module")
+def odd(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
+    """A workspace of those files, indexed once: (its folder, the environment that finds its database)."""
+    base = tmp_path_factory.mktemp("terminal")
+    root = base / "project"
+    deep = "def reconcile_month(ledger):\n    return ledger.balance\n"
+    for rel, text in {**ODD, LONG: LONG_LINE + "\n", DEEP: deep}.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text, encoding="utf-8")
+    env = {**os.environ, "AINTERN_DB": str(base / "cli.db"), "AINTERN_CONFIG": str(base / "config.toml")}
+    env.pop("COLUMNS", None)
+    out = subprocess.run([sys.executable, "-m", "aintern", "index"], cwd=root, env=env, capture_output=True,
+                         text=True, timeout=180)  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    return root, env
+
+
+def piped(odd: tuple[Path, dict[str, str]], *args: str) -> subprocess.CompletedProcess[str]:
+    root, env = odd
+    return subprocess.run([sys.executable, "-m", "aintern", *args], cwd=root, env=env, capture_output=True,
+                          text=True, timeout=180)  # fmt: skip
+
+
+def on_terminal(odd: tuple[Path, dict[str, str]], *args: str, columns: int = 200) -> str:
+    """What ``aintern ARGS`` shows on a terminal ``columns`` wide (stdout and stderr, colours removed)."""
+    root, env = odd
+    master, slave = os.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 60, columns, 0, 0))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "aintern", *args], cwd=root, stdin=slave, stdout=slave, stderr=slave,
+        env={**env, "TERM": "xterm-256color", "COLUMNS": str(columns)}, close_fds=True,
+    )  # fmt: skip
+    os.close(slave)
+    data = b""
+    try:
+        while True:
+            ready, _, _ = select.select([master], [], [], 180)
+            assert ready, "the command neither wrote nor ended"
+            try:
+                piece = os.read(master, 65536)
+            except OSError:  # EIO: the command closed the terminal
+                break
+            if not piece:
+                break
+            data += piece
+        assert proc.wait(timeout=180) == 0, data
+    finally:
+        os.close(master)
+        if proc.poll() is None:
+            proc.kill()
+    return ANSI.sub("", data.decode("utf-8")).replace("\r\n", "\n")
+
+
+def assert_plain(text: str) -> None:
+    """Lines as a file should get them: no colour codes, no trailing spaces."""
+    assert "\x1b[" not in text
+    for line in text.splitlines():
+        assert line == line.rstrip(), repr(line)
+
+
+def test_search_shows_every_odd_path_intact_piped_and_on_a_terminal(odd: tuple[Path, dict[str, str]]) -> None:
+    out = piped(odd, "search", "function", "-k", "20")
+    assert out.returncode == 0, out.stderr
+    assert_plain(out.stdout)
+    heads = [line for line in out.stdout.splitlines() if re.match(r"\S.*:\d+-\d+ ", line)]
+    for rel in ODD:
+        assert any(h.startswith(f"{rel}:1-") for h in heads), (rel, out.stdout)
+    shown = on_terminal(odd, "search", "function", "-k", "20")
+    for rel in ODD:
+        assert f"{rel}:1-" in shown, (rel, shown)
+
+
+def test_files_lists_every_odd_path_intact_piped_and_on_a_terminal(odd: tuple[Path, dict[str, str]]) -> None:
+    out = piped(odd, "files", "function", "-n", "20")
+    assert out.returncode == 0, out.stderr
+    assert_plain(out.stdout)
+    rows = [line.split("\t") for line in out.stdout.splitlines()]
+    assert rows[0] == ["relevance", "file", "matches", "lines"]
+    assert set(ODD) <= {row[1] for row in rows[1:]}, out.stdout
+    shown = on_terminal(odd, "files", "function", "-n", "20")
+    cells = {row.split("│")[2].strip() for row in shown.splitlines() if row.startswith("│")}
+    assert set(ODD) <= cells, shown
+
+
+@pytest.mark.parametrize("rel", ["app/blog/[slug]/page.tsx", "-dash/-opt.py", "my docs/résumé café.py"])
+def test_chunk_names_an_odd_file_as_it_is(odd: tuple[Path, dict[str, str]], rel: str) -> None:
+    out = piped(odd, "chunk", "--", rel)
+    assert out.returncode == 0, out.stderr
+    assert_plain(out.stdout)
+    assert out.stdout.splitlines()[0].startswith(f"{rel} ("), out.stdout
+    assert f"{rel} (" in on_terminal(odd, "chunk", "--", rel)
+
+
+def test_piped_output_is_never_wrapped(odd: tuple[Path, dict[str, str]]) -> None:
+    """A code line wider than any terminal reaches a file whole, on one line (80 columns wrapped it)."""
+    out = piped(odd, "search", "VERY_LONG_TABLE entry_number", "-k", "1")
+    assert out.returncode == 0, out.stderr
+    assert_plain(out.stdout)
+    assert out.stdout.splitlines()[0].startswith(f"{LONG}:1-1 ")
+    assert f"1  {LONG_LINE}" in out.stdout.splitlines(), out.stdout
+    # On a terminal it is the terminal's width that counts: nothing runs past it.
+    shown = on_terminal(odd, "search", "VERY_LONG_TABLE entry_number", "-k", "1", columns=100)
+    assert max(len(line) for line in shown.splitlines()) <= 100
+
+
+def test_text_that_looks_like_markup_is_printed_as_it_is(odd: tuple[Path, dict[str, str]]) -> None:
+    """A folder named like a closing tag is an ordinary missing folder, not a crash; an error naming
+    something with brackets keeps them."""
+    root, _ = odd
+    out = piped(odd, "index", str(root / "some/dir/[/x]"))
+    assert out.returncode == 1 and f"{root}/some/dir/[/x]: no such folder" in out.stderr, out.stderr
+    assert "MarkupError" not in out.stderr
+    out = piped(odd, "search", "anything", "--repo", "aintern[llm]")
+    assert out.returncode == 4 and "'aintern[llm]'" in out.stderr, out.stderr
+
+
+def test_files_in_a_narrow_terminal_wraps_a_long_path_rather_than_cut_its_name(
+    odd: tuple[Path, dict[str, str]],
+) -> None:
+    shown = on_terminal(odd, "files", "reconcile the month ledger", "-n", "3", columns=60)
+    cells = "".join(row.split("│")[2].strip() for row in shown.splitlines() if row.startswith("│"))
+    assert DEEP in cells, shown
+
+
+def test_an_install_hint_keeps_its_extra(tmp_path: Path) -> None:
+    """`ask --model gemma3-270m` without the [llm] extra (its model package made unimportable here) names
+    the extra: Rich took `[llm]` for markup and printed `pip install 'aintern'`."""
+    code = (
+        "import sys\n"
+        "from aintern.answer.llm.llamacpp import PACKAGED_MODELS\n"
+        "sys.modules[PACKAGED_MODELS['gemma3-270m']] = None  # as if the extra were not installed\n"
+        "from aintern.cli import main\n"
+        "sys.argv = ['aintern', 'ask', 'where is the server?', '--model', 'gemma3-270m']\n"
+        "main()\n"
+    )
+    env = {**os.environ, "AINTERN_DB": str(tmp_path / "a.db"), "AINTERN_CONFIG": str(tmp_path / "config.toml")}
+    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True,
+                         timeout=180)  # fmt: skip
+    assert out.returncode == 1 and "pip install 'aintern[llm]'" in out.stderr, out.stderr

@@ -1,0 +1,182 @@
+"""The command line as a person uses it (issue 46): bad numbers and languages refused as usage errors, a
+deleted folder's index cleared, settings read where you stand, skipped key files said once, a short
+list explained, `serve` on any loopback address and on a port in use, `--version`."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+from workspaces import make_workspace
+
+
+def aintern(env: dict[str, str], *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "aintern", *args], cwd=cwd, env=env, capture_output=True,
+                          text=True, timeout=180)  # fmt: skip
+
+
+def isolated(base: Path) -> dict[str, str]:
+    """An environment whose database and user config are files under ``base``."""
+    return {**os.environ, "AINTERN_DB": str(base / "cli.db"), "AINTERN_CONFIG": str(base / "config.toml"),
+            "COLUMNS": "200"}  # fmt: skip
+
+
+def one_file_project(root: Path) -> Path:
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "a.py").write_text("def alpha():\n    return 1\n")
+    return root
+
+
+@pytest.fixture(scope="module")
+def indexed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
+    """The polyglot workspace, indexed once: (its folder, an environment with its own database and config)."""
+    base = tmp_path_factory.mktemp("usage")
+    root = make_workspace(base / "project")
+    env = isolated(base)
+    out = aintern(env, "index", cwd=root)
+    assert out.returncode == 0, out.stderr
+    return root, env
+
+
+def test_counts_of_zero_or_less_and_unknown_languages_are_usage_errors(indexed: tuple[Path, dict[str, str]]) -> None:
+    root, env = indexed
+    for args, said in (
+        (("search", "server", "-k", "0"), "-k: at least 1, not 0"),
+        (("search", "server", "-k", "-3"), "-k: at least 1, not -3"),
+        (("files", "server", "-n", "0"), "-n: at least 1, not 0"),
+        (("suggest", "New", "-n", "-1"), "-n: at least 1, not -1"),
+    ):
+        out = aintern(env, *args, cwd=root)
+        assert out.returncode == 2 and said in out.stderr and not out.stdout, (args, out)
+    for command in ("search", "context"):
+        out = aintern(env, command, "server", "--lang", "klingon", cwd=root)
+        assert out.returncode == 2 and "unknown language 'klingon'" in out.stderr, out.stderr
+        assert "python" in out.stderr and "rust" in out.stderr and "no results" not in out.stderr
+    # A known one, in any case, still filters.
+    out = aintern(env, "search", "server", "--lang", "Rust", "--json", cwd=root)
+    assert out.returncode == 0 and {r["language"] for r in json.loads(out.stdout)} == {"rust"}, out.stderr
+
+
+def test_a_list_cut_short_by_the_relevance_threshold_says_so(indexed: tuple[Path, dict[str, str]]) -> None:
+    root, env = indexed
+    out = aintern(env, "search", "HTTP server listen address", "-k", "10", "--min-relevance", "0.5", cwd=root)
+    assert out.returncode == 0, out.stderr
+    shown = sum(1 for line in out.stdout.splitlines() if line.startswith("src/"))
+    assert 1 <= shown < 10
+    assert f"{shown} results above relevance 0.5 (--min-relevance 0 shows more)" in out.stderr, out.stderr
+    # Not said when the threshold is not why (none asked, or the list is full).
+    out = aintern(env, "search", "HTTP server listen address", "-k", "2", "--min-relevance", "0.01", cwd=root)
+    assert "above relevance" not in out.stderr
+    out = aintern(env, "files", "HTTP server listen address", "--strict", "--min-relevance", "0.5", cwd=root)
+    rows = out.stdout.splitlines()[1:]
+    assert 1 <= len(rows) < 10
+    assert f"{len(rows)} files above relevance 0.5 (without --strict more follow, marked)" in out.stderr, out.stderr
+
+
+def test_the_index_of_a_deleted_folder_is_cleared_by_its_path(tmp_path: Path) -> None:
+    env = isolated(tmp_path)
+    gone = one_file_project(tmp_path / "gone")
+    assert aintern(env, "index", str(gone), cwd=tmp_path).returncode == 0
+    shutil.rmtree(gone)
+    assert "folder missing" in aintern(env, "list", cwd=tmp_path).stdout
+    out = aintern(env, "clear", str(gone), "--yes", cwd=tmp_path)
+    assert out.returncode == 0 and f"cleared the index of {gone}" in out.stdout, out.stderr
+    assert aintern(env, "list", "--json", cwd=tmp_path).stdout.strip() == "[]"
+    out = aintern(env, "clear", str(tmp_path / "never"), "--yes", cwd=tmp_path)
+    assert out.returncode == 4 and "no such folder, and no index is recorded for it" in out.stderr, out.stderr
+
+
+def test_config_get_and_list_read_the_workspace_you_stand_in(tmp_path: Path) -> None:
+    env = isolated(tmp_path)
+    env.pop("AINTERN_DB")
+    root = tmp_path / "project"
+    (root / "src" / "deep").mkdir(parents=True)
+    assert aintern(env, "config", "set", "chunk_size", "256", "-w", ".", cwd=root).returncode == 0
+    for where in (root, root / "src" / "deep"):
+        assert aintern(env, "config", "get", "chunk_size", cwd=where).stdout.strip() == "256", where
+        listed = {r["key"]: r for r in json.loads(aintern(env, "config", "list", "--json", cwd=where).stdout)}
+        assert listed["chunk_size"]["value"] == 256 and listed["chunk_size"]["origin"] == "workspace"
+    # Elsewhere, the user's settings; -w names the workspace from anywhere.
+    assert aintern(env, "config", "get", "chunk_size", cwd=tmp_path).stdout.strip() == "512"
+    assert aintern(env, "config", "get", "chunk_size", "-w", str(root), cwd=tmp_path).stdout.strip() == "256"
+    table = aintern(env, "config", "list", "-w", str(root), cwd=tmp_path).stdout
+    assert "chunk_size\t256\tworkspace\t" in table, table
+
+
+def _after_this_second(path: Path) -> None:
+    """Wait until the clock has left the second ``path`` last changed in: a run that ends after this
+    ends in a later second than the change (index times are stored to the second)."""
+    changed = int(path.stat().st_ctime)
+    while int(time.time()) <= changed:
+        time.sleep(0.05)
+
+
+def test_a_skipped_key_file_is_listed_once(tmp_path: Path) -> None:
+    env = isolated(tmp_path)
+    root = one_file_project(tmp_path / "project")
+    (root / ".env").write_text("TOKEN=abc\n")
+    _after_this_second(root / ".env")
+    out = aintern(env, "index", cwd=root)
+    assert "skipped .env: secret" in out.stdout, out.stdout
+    for _ in range(2):  # nothing new: said once is enough (still counted)
+        out = aintern(env, "update", cwd=root)
+        assert out.returncode == 0 and ".env" not in out.stdout and "1 skipped" in out.stdout, out.stdout
+    (root / "id_rsa").write_text("-----BEGIN OPENSSH PRIVATE KEY-----\n")
+    out = aintern(env, "update", cwd=root)
+    assert "skipped id_rsa: secret" in out.stdout and ".env" not in out.stdout, out.stdout
+    verbose = aintern(env, "index", "--verbose", cwd=root)
+    assert "skipped .env: secret" in verbose.stdout and "skipped id_rsa: secret" in verbose.stdout
+
+
+def _listening(host: str) -> socket.socket:
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind((host, 0))
+    sock.listen(1)
+    return sock
+
+
+def test_serve_on_a_port_in_use_says_so_in_one_line(tmp_path: Path) -> None:
+    """Also on 127.0.0.2: all of 127.0.0.0/8 is loopback, no token needed (it was refused as exposed)."""
+    env = isolated(tmp_path)
+    for host in ("127.0.0.1", "127.0.0.2"):
+        with _listening(host) as taken:
+            port = taken.getsockname()[1]
+            out = aintern(env, "serve", "--host", host, "--port", str(port), "--no-watch", cwd=tmp_path)
+        assert out.returncode == 1, out
+        assert out.stderr.strip() == f"error: port {port} is in use; try --port {port + 1}", out.stderr
+        assert not out.stdout
+    out = aintern(env, "serve", "--host", "10.1.2.3", cwd=tmp_path)
+    assert out.returncode == 2 and "lets other machines in" in out.stderr
+
+
+def test_serve_answers_on_another_loopback_address(tmp_path: Path) -> None:
+    env = isolated(tmp_path)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "aintern", "serve", "--host", "127.0.0.2", "--port", "0", "--no-watch"],
+        cwd=tmp_path, env=env, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert proc.stderr is not None
+        line = proc.stderr.readline()
+        assert line.startswith("aintern is serving at http://127.0.0.2:"), line
+        url = line.split()[4]
+        response = httpx.get(url + "api/indexes", timeout=60)
+        assert response.status_code == 200 and response.json()["indexes"] == [], response.text
+    finally:
+        proc.terminate()
+        proc.wait(timeout=60)
+
+
+def test_version_is_the_packages() -> None:
+    from importlib.metadata import version
+
+    out = subprocess.run([sys.executable, "-m", "aintern", "--version"], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and out.stdout == f"aintern {version('aintern')}\n", out
