@@ -223,21 +223,13 @@ def checked_count(option: str, value: int) -> int:
     return value
 
 
-def known_languages() -> list[str]:
-    """Every language name aintern gives a file (what ``--lang`` filters on), sorted."""
-    from aintern.chunk import languages as lg
-
-    return sorted(
-        {*lg.EXTENSIONS.values(), *lg.FILE_NAMES.values(), *lg.SHEBANGS.values(), *lg.CODE_LANGUAGES}
-        | lg.CONFIG_LANGUAGES
-    )
-
-
 def checked_languages(asked: list[str] | None) -> tuple[str, ...]:
     """``--lang`` values, lower-cased; one aintern does not know is a usage error that lists those it does."""
     wanted = tuple(a.strip().lower() for a in asked or ())
     if not wanted:
         return ()
+    from aintern.chunk.languages import known_languages
+
     known = known_languages()
     unknown = [a for a, w in zip(asked or (), wanted) if w not in known]
     if unknown:
