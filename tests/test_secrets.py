@@ -92,6 +92,8 @@ db:
     "src/Pinner.kt": ' *     .add("publicobject.com", "sha256/afwiKY3RxoMmLkuRW1l7QsPZTJPwDS2pdDROQjXw8ig=")\n',
     "shell.nix": '    sha256 = "162dywda2dvfj1248afxc45kcrg83appjd0nmdb541hl7rnncf02";\n',
     "src/Session.kt": 'val encryptKey = hex("00112233445566778899aabbccddeeff")\n',
+    "app/pem.py": 'pem = "-----BEGIN PRIVATE KEY-----\\n" + "\\n".join(body) + "\\n-----END PRIVATE KEY-----\\n"\n',
+    "models/manifest.json": '{"tokenizer.json": "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f41157aa01"}\n',
     "test/express.json.js": "test.write(Buffer.from('1f8b080000000000000aab562a2e2952b252d21b05a360148c58a0540b00', 'hex'))\n",
 }
 

@@ -26,6 +26,7 @@ from aintern.scan.secret_values import assignments, looks_random
 MASK = "[REDACTED]"
 _HEX = "Hex High Entropy String"
 _ENTROPY = {_HEX, "Base64 High Entropy String"}
+_PEM = "Private Key"
 _INDIRECT = "detect_secrets.filters.heuristic.is_indirect_reference"
 #: detect-secrets plugins left out: one finds things that are not credentials; the keyword plugin takes any
 #: word after a name holding "password" for a secret (Django's ``password1_field_name="password1"``), and
@@ -177,6 +178,8 @@ class SecretRedactor:
                 if f.kind not in _ENTROPY or (f.line, f.value) in others
                 or not (test or not looks_random(f.value) or _digest(lines[f.line - 1][: f.start], f.value))
             ]  # fmt: skip
+        # (a PEM marker with no key after it is code that writes or checks one, not a key)
+        found = [f for f in found if f.kind != _PEM or _private_key_spans(lines, f.line - 1)]
         return sorted(set(found), key=lambda f: (f.line, f.start, f.kind))
 
     def _kept(self, lines: list[str], number: int, line: str, filename: str) -> object | None:
@@ -205,7 +208,8 @@ class SecretRedactor:
                     required_filter_parameters=["context"], filename=filename, secret=secret.secret_value,
                     plugin=plugin, line=line, context=snippet,
                 ) and _plausible(str(secret.type), value):  # fmt: skip
-                    out += [Secret(number, str(secret.type), value, a, b) for a, b in _spans(plugin, line, value)]
+                    # (the value as masked: GitHub's plugin reports the ``ghp`` of a token)
+                    out += [Secret(number, str(secret.type), line[a:b], a, b) for a, b in _spans(plugin, line, value)]
         return out
 
     def redact(self, text: str, filename: str) -> tuple[str, list[SecretFinding]]:
@@ -217,7 +221,7 @@ class SecretRedactor:
         lines = text.split("\n")
         spans: dict[int, list[tuple[int, int]]] = {}
         for f in found:
-            if f.kind == "Private Key":
+            if f.kind == _PEM:
                 for index, a, b in _private_key_spans(lines, f.line - 1):
                     spans.setdefault(index, []).append((a, b))
             else:
@@ -241,7 +245,7 @@ def _plausible(kind: str, value: str) -> bool:
 
 #: What comes before a digest's value: a name saying it is one.
 _DIGEST_NAME = re.compile(
-    r"\b(?:hash|digest|checksum|sha\d*|md5|crc\d*|etag|e_tag|nonce|cnonce|opaque|integrity|fingerprint|oid"
+    r"(?:\b|_)(?:hash|digest|checksum|sha\d*|md5|crc\d*|etag|e_tag|nonce|cnonce|opaque|integrity|fingerprint|oid"
     r"|commit|revision|uuid|guid|pk)[\"'\]]*\s*(?:=|:|=>|,|to)\s*[bBrRuU]?[\"'`]?W?/?[\"']?$",
     re.IGNORECASE,
 )
@@ -249,8 +253,15 @@ _DIGEST_NAME = re.compile(
 _HASH_PREFIX = re.compile(r"(?:sha\d+|md5)[-/:]", re.IGNORECASE)
 
 
+#: A file's name as the key of a value: the value is that file's digest (``"tokenizer.json": "8acc..."``).
+_FILE_KEY = re.compile(r"""["'][\w./-]+\.[A-Za-z0-9]{1,5}["']\s*[:=,]\s*["']$""")
+
+
 def _digest(before: str, value: str) -> bool:
-    return bool(_DIGEST_NAME.search(before) or _HASH_PREFIX.match(value) or _HASH_PREFIX.search(before[-7:]))
+    return bool(
+        _DIGEST_NAME.search(before) or _FILE_KEY.search(before) or _HASH_PREFIX.match(value)
+        or _HASH_PREFIX.search(before[-7:])
+    )  # fmt: skip
 
 
 #: Translation files (in a folder of translations, in a format translations are kept in), where a keyword's
@@ -264,7 +275,8 @@ _TRANSLATIONS = re.compile(
 #: What a token a vendor's pattern matched the start of goes on with (a key longer than the format).
 _TOKEN_TAIL = re.compile(r"[A-Za-z0-9_+/=-]*")
 _PEM_BEGIN = re.compile(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----|PuTTY-User-Key-File-\d:[^\n]*")
-_KEY_TEXT = re.compile(r"(?<!\\)[A-Za-z0-9+/=]{4,}")
+#: A run of base64 inside a key's text (after a ``\n`` escape too), never a piece of a word around it.
+_KEY_TEXT = re.compile(r"(?:(?<=\\[nr])|(?<![\w\\]))[A-Za-z0-9+/=]{4,}(?!\w)")
 _KEY_LINE = re.compile(r"""^\s*["']?(?:[A-Za-z0-9+/=]{16,}(?:\\n)?)+["']?,?\s*$""")
 
 
@@ -320,6 +332,15 @@ def _mask_spans(line: str, spans: list[tuple[int, int]]) -> str:
     return "".join([*out, line[pos:]])
 
 
+def _key_runs(line: str, start: int, end: int) -> list[tuple[int, int]]:
+    """The key material between ``start`` and ``end``: base64 runs of a key's line length, or shorter ones that
+    look random (a last line), not the code of a program that writes PEM markers (``"\\n".join(body)``)."""
+    return [
+        m.span() for m in _KEY_TEXT.finditer(line, start, end)
+        if len(m.group()) >= 16 or looks_random(m.group(), min_length=4)
+    ]  # fmt: skip
+
+
 def _private_key_spans(lines: list[str], first: int) -> list[tuple[int, int, int]]:
     """(line index, start, end) of a private key's text: from its BEGIN marker to its END marker (on the same
     line when it is written with ``\n`` escapes in a string), or, with no END within 200 lines, the lines
@@ -333,7 +354,7 @@ def _private_key_spans(lines: list[str], first: int) -> list[tuple[int, int, int
     for i in range(first, last):
         end = _PEM_END.search(lines[i], start if i == first else 0)
         segment_end = end.start() if end else len(lines[i])
-        spans += [(i, m.start(), m.end()) for m in _KEY_TEXT.finditer(lines[i], start, segment_end)]
+        spans += [(i, a, b) for a, b in _key_runs(lines[i], start, segment_end)]
         if end:
             return spans
         start = 0
@@ -342,7 +363,7 @@ def _private_key_spans(lines: list[str], first: int) -> list[tuple[int, int, int
     for i in range(first + 1, last):
         if not (_KEY_LINE.match(lines[i]) or lines[i].startswith(("Private-Lines:", "Private-MAC:"))):
             break
-        spans += [(i, m.start(), m.end()) for m in _KEY_TEXT.finditer(lines[i])]
+        spans += [(i, a, b) for a, b in _key_runs(lines[i], 0, len(lines[i]))]
     return spans
 
 
