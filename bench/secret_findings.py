@@ -44,9 +44,13 @@ def list_findings(trees: list[Path]) -> None:
             if not found:
                 continue
             masked = redactor.redact(text, rel)[0].split("\n")
+            spans: dict[tuple[int, int, int], list[str]] = {}  # one row per masked value, with every kind that found it
             for f in found:
-                kinds[f.kind] += 1
-                print(f"{tree.name}/{rel}:{f.line}\t{f.kind}\t{f.value[:60]!r}\t{masked[f.line - 1].strip()[:160]}")
+                spans.setdefault((f.line, f.start, f.end), []).append(f.kind)
+            for (line, start, end), by in spans.items():
+                kinds["+".join(by)] += 1
+                value = text.split("\n")[line - 1][start:end] if by != ["Private Key"] else "(key text)"
+                print(f"{tree.name}/{rel}:{line}\t{'+'.join(by)}\t{value[:60]!r}\t{masked[line - 1].strip()[:160]}")
     print(f"# {sum(kinds.values())} masked values:", dict(kinds.most_common()))
 
 
