@@ -6,11 +6,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from secret_samples import PASSWORD, _Gen, planted
 from workspaces import write_files
 
+import aintern.scan.secrets as secrets_module
 from aintern.knowledge import KnowledgeQueryOptions
-from aintern.scan.secrets import MASK, redact
+from aintern.scan.secrets import MASK, SecretRedactor, redact
 from aintern.workspace import Workspace
 
 
@@ -124,3 +126,40 @@ def test_masking_replaces_the_value_and_nothing_beside_it() -> None:
         masked, found = redact(text, path)
         assert masked == "\n".join(line.replace(value, MASK) for line, value in lines) + "\n", path
         assert [f.line for f in found] == list(range(1, len(lines) + 1)), path
+
+
+def test_lines_shown_around_hits_are_masked_without_a_scan_per_question(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 49: the lines around a search hit are read from disk and were scanned for secrets again for every
+    question; now their masks come from the file version's (remembered when it was indexed or first shown)."""
+    files, secrets = planted()
+    few = {p: files[p] for p in ("app/settings.py", "deploy/deploy.sh", "config/app.json")}
+    root = tmp_path / "repo"
+    write_files(root, few)
+    db = tmp_path / "s.db"
+    ws = Workspace(root, db)
+    assert ws.build_index().success
+    scanned: list[str] = []
+    find = SecretRedactor.find
+    monkeypatch.setattr(SecretRedactor, "find", lambda self, text, name: scanned.append(name) or find(self, text, name))
+
+    def shown(w: Workspace, question: str) -> str:
+        options = KnowledgeQueryOptions(workspace_path=str(root), max_results=20, min_relevance=0.0, context_lines=40)
+        chunks = w.knowledge.query(question, options).chunks
+        assert any(c.expanded_context for c in chunks)
+        return "\n".join(c.expanded_context or "" for c in chunks)
+
+    questions = ["aws access key settings", "deploy token", "private key json"]
+    text = "".join(shown(ws, q) for q in questions)
+    ws.close()
+    assert MASK in text and not [s.value for s in secrets if s.path in few and s.value in text]
+    assert scanned == []  # indexed in this process: no file scanned to show it
+    # A process that did not index (a new service, a cold cache): each file version is scanned once, not per question.
+    secrets_module.MASKS.clear()
+    for question in questions * 2:
+        w = Workspace(root, db)
+        text = shown(w, question)
+        w.close()
+        assert not [s.value for s in secrets if s.path in few and s.value in text]
+    assert scanned and len(scanned) == len(set(scanned)) <= len(few)

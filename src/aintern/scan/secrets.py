@@ -13,6 +13,7 @@ value's own characters are replaced, never a name or code beside it.
 from __future__ import annotations
 
 import bisect
+import hashlib
 import math
 import re
 import threading
@@ -20,6 +21,7 @@ from dataclasses import dataclass
 from urllib.parse import unquote
 
 from aintern.scan.kinds import is_test
+from aintern.scan.secret_detectors import connection_string_detector, vendor_detectors
 from aintern.scan.secret_values import assignments, looks_random
 
 #: What replaces a secret's value in stored chunks and in context.
@@ -99,8 +101,8 @@ class SecretRedactor:
         self._indirect = is_indirect_reference
         self.plugins = [
             *(p for p in scan.get_plugins() if type(p).__name__ not in _NOT_SECRETS),  # type: ignore[attr-defined]
-            _connection_string_detector(),
-            *_vendor_detectors(),
+            connection_string_detector(),
+            *vendor_detectors(),
         ]
         patterns: list[str] = list(_FAST_SUPERSETS.values())
         for plugin in self.plugins:
@@ -215,21 +217,36 @@ class SecretRedactor:
     def redact(self, text: str, filename: str) -> tuple[str, list[SecretFinding]]:
         """``text`` with every secret's value masked (line count, the code around each value and other lines
         unchanged), and what was found."""
+        spans, findings = self.masks(text, filename)
+        return apply_masks(text, spans), findings
+
+    def masks(self, text: str, filename: str) -> tuple[Masks, list[SecretFinding]]:
+        """Where the secrets in ``text`` are (line index → spans to mask), and what was found."""
         found = self.find(text, filename)
-        if not found:
-            return text, []
-        lines = text.split("\n")
-        spans: dict[int, list[tuple[int, int]]] = {}
+        lines = text.split("\n") if found else []
+        spans: Masks = {}
         for f in found:
             if f.kind == _PEM:
                 for index, a, b in _private_key_spans(lines, f.line - 1):
                     spans.setdefault(index, []).append((a, b))
             else:
                 spans.setdefault(f.line - 1, []).append((f.start, f.end))
-        for index, where in spans.items():
-            lines[index] = _mask_spans(lines[index], where)
         findings = {SecretFinding(f.line, f.kind) for f in found}
-        return "\n".join(lines), sorted(findings, key=lambda f: (f.line, f.kind))
+        return spans, sorted(findings, key=lambda f: (f.line, f.kind))
+
+
+#: Line index (from 0) → the (start, end) columns to mask on that line.
+Masks = dict[int, list[tuple[int, int]]]
+
+
+def apply_masks(text: str, spans: Masks) -> str:
+    """``text`` with the spans of ``spans`` replaced by MASK."""
+    if not spans:
+        return text
+    lines = text.split("\n")
+    for index, where in spans.items():
+        lines[index] = _mask_spans(lines[index], where)
+    return "\n".join(lines)
 
 
 #: The kind of a random value assigned to a secret's name (in detect-secrets' words, which the index reports).
@@ -367,27 +384,6 @@ def _private_key_spans(lines: list[str], first: int) -> list[tuple[int, int, int
     return spans
 
 
-def _connection_string_detector() -> object:
-    """Passwords inside connection strings (ADO.NET, ODBC, JDBC-style ``...;Password=value;``), which
-    detect-secrets' keyword plugin does not see inside a quoted string: a plugin of its own kind, so its
-    filters (templates, ``${VAR}`` references, sequences) apply to it as to the others."""
-    from detect_secrets.plugins.base import RegexBasedDetector
-
-    class ConnectionStringPasswordDetector(RegexBasedDetector):
-        secret_type = "Connection String Password"
-        # Inside a connection string: after a ``;`` or the opening quote, ended by ``;`` or the closing
-        # quote (so ``password=None,`` in a call is code, not a secret).
-        # And the password in a URL's query (``jdbc:...?user=app&password=value``) or after an empty user name
-        # (``redis://:value@host``, which the basic-auth plugin does not take).
-        denylist = (
-            re.compile(r"[;\"']\s*(?:password|pwd)\s*=\s*([^;\"'\s]+)\s*[;\"']", re.IGNORECASE),
-            re.compile(r"[?&](?:password|pwd)=([^&#;\"'\s]+)", re.IGNORECASE),
-            re.compile(r"://:([^:/?#\[\]@\s\"']+)@"),
-        )
-
-    return ConnectionStringPasswordDetector()
-
-
 _REDACTOR: SecretRedactor | None = None
 _REDACTOR_LOCK = threading.Lock()
 
@@ -401,29 +397,46 @@ def redactor() -> SecretRedactor:
         return _REDACTOR
 
 
+class _MaskCache:
+    """Where each file version's secrets are, by a digest of its path and text (most versions: nowhere), so a
+    version is scanned once in a process, when it is indexed or first shown, never once per question."""
+
+    def __init__(self, most: int = 50_000) -> None:
+        self.most = most
+        self._spans: dict[bytes, Masks] = {}
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def key(text: str, filename: str) -> bytes:
+        return hashlib.blake2b(f"{filename}\0{text}".encode("utf-8", "surrogatepass"), digest_size=16).digest()
+
+    def get(self, key: bytes) -> Masks | None:
+        with self._lock:
+            return self._spans.get(key)
+
+    def put(self, key: bytes, spans: Masks) -> None:
+        with self._lock:
+            if len(self._spans) >= self.most:
+                self._spans.pop(next(iter(self._spans)))
+            self._spans[key] = spans
+
+    def clear(self) -> None:
+        with self._lock:
+            self._spans.clear()
+
+
+MASKS = _MaskCache()
+
+
 def redact(text: str, filename: str) -> tuple[str, list[SecretFinding]]:
-    return redactor().redact(text, filename)
+    """``text`` with its secrets masked, and what was found; where they are is remembered for ``masked``."""
+    spans, findings = redactor().masks(text, filename)
+    MASKS.put(MASKS.key(text, filename), spans)
+    return apply_masks(text, spans), findings
 
 
-#: Vendors' token formats detect-secrets 1.5 lacks: (kind, pattern).
-_VENDOR_FORMATS = (
-    ("Google API Key", r"\bAIza[0-9A-Za-z_\-]{35}(?![0-9A-Za-z_\-])"),
-    ("Google OAuth Client Secret", r"\bGOCSPX-[0-9A-Za-z_\-]{28}(?![0-9A-Za-z_\-])"),
-    ("GitHub Fine-Grained Token", r"\bgithub_pat_[0-9A-Za-z_]{60,}"),
-    ("Hugging Face Token", r"\bhf_[A-Za-z]{34}(?![A-Za-z0-9])"),
-    ("DigitalOcean Token", r"\bdo[por]_v1_[a-f0-9]{64}\b"),
-    ("Shopify Token", r"\bshp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}\b"),
-    ("Anthropic API Key", r"\bsk-ant-[A-Za-z0-9_\-]{32,}"),
-)
-
-
-def _vendor_detectors() -> list[object]:
-    """A detect-secrets plugin for each of _VENDOR_FORMATS (so its filters apply to them as to the others)."""
-    from detect_secrets.plugins.base import RegexBasedDetector
-
-    return [
-        type(kind.replace(" ", "") + "Detector", (RegexBasedDetector,), {
-            "secret_type": kind, "denylist": (re.compile(pattern),),
-        })()
-        for kind, pattern in _VENDOR_FORMATS
-    ]  # fmt: skip
+def masked(text: str, filename: str) -> str:
+    """``text`` masked as ``redact`` masks it: without a scan when this version of the file was indexed or
+    shown before in this process (the lines around a search hit are shown masked, not re-scanned per question)."""
+    spans = MASKS.get(MASKS.key(text, filename))
+    return redact(text, filename)[0] if spans is None else apply_masks(text, spans)
