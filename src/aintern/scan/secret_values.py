@@ -236,22 +236,43 @@ def assignments(text: str, path: str) -> Iterator[Assignment]:
     that looks random. An unquoted value counts only where it is a literal (a shell script, a config
     file, docs), not an expression in code."""
     unquoted = unquoted_is_literal(path)
-    for m in _ASSIGNMENT.finditer(text):
-        group = next(g for g in ("dq", "sq", "bq", "uv") if m.group(g) is not None)
-        if group == "uv" and not unquoted:
-            continue
-        start, value = m.start(group), m.group(group)
-        scheme = _AUTH_SCHEME.match(value)
-        if scheme:  # the token, not the word before it
-            start, value = start + scheme.end(), value[scheme.end() :]
-        if _IMAGE_QUERY.search(text, max(0, m.start() - 8), m.start()):
-            continue  # a badge's token (codecov's ``badge.svg?token=``) is public by design
-        if name_says_secret(m.group("name")) and _secret_value(value, basic=bool(scheme and "asic" in scheme[0])):
-            yield Assignment(start, start + len(value), m.group("name"), value)
-    for m in _LITERAL_FORMS.finditer(text):
-        name_group = next(g for g in ("name", "env", "header", "pair") if m.group(g) is not None)
-        group = next(g for g in ("uv", "ev", "hv", "pdq", "psq") if m.group(g) is not None)
-        name, value = m.group(name_group), m.group(group)
-        basic = name_group == "header" and "asic" in text[m.start(group) - 7 : m.start(group)]
-        if (name_group == "header" or name_says_secret(name)) and _secret_value(value, basic):
-            yield Assignment(m.start(group), m.end(group), name, value)
+    for start, end in _lines_with_secret_words(text):
+        for m in _ASSIGNMENT.finditer(text, start, end):
+            group = next(g for g in ("dq", "sq", "bq", "uv") if m.group(g) is not None)
+            if group == "uv" and not unquoted:
+                continue
+            at, value = m.start(group), m.group(group)
+            scheme = _AUTH_SCHEME.match(value)
+            if scheme:  # the token, not the word before it
+                at, value = at + scheme.end(), value[scheme.end() :]
+            if _IMAGE_QUERY.search(text, max(start, m.start() - 8), m.start()):
+                continue  # a badge's token (codecov's ``badge.svg?token=``) is public by design
+            if name_says_secret(m.group("name")) and _secret_value(value, bool(scheme and "asic" in scheme[0])):
+                yield Assignment(at, at + len(value), m.group("name"), value)
+        for m in _LITERAL_FORMS.finditer(text, start, end):
+            name_group = next(g for g in ("name", "env", "header", "pair") if m.group(g) is not None)
+            group = next(g for g in ("uv", "ev", "hv", "pdq", "psq") if m.group(g) is not None)
+            name, value = m.group(name_group), m.group(group)
+            basic = name_group == "header" and "asic" in text[m.start(group) - 7 : m.start(group)]
+            if (name_group == "header" or name_says_secret(name)) and _secret_value(value, basic):
+                yield Assignment(m.start(group), m.end(group), name, value)
+
+
+#: Every name the patterns take holds one of these (``pw`` for ``pwd``, ``auth`` for ``Authorization``).
+_SECRET_WORDS = ("pass", "pw", "secret", "token", "key", "cred", "auth", "contrase")
+
+
+def _lines_with_secret_words(text: str) -> list[tuple[int, int]]:
+    """(start, end) offsets of the lines holding a secret word in any case: the patterns run on those only (most
+    lines hold none, and ``str.find`` is far faster than a pattern tried at every position)."""
+    lowered = text.lower()
+    if len(lowered) != len(text):  # (a character whose lower case is longer: offsets would not match)
+        return [(0, len(text))]
+    starts: set[int] = set()
+    for word in _SECRET_WORDS:
+        at = lowered.find(word)
+        while at >= 0:
+            starts.add(lowered.rfind("\n", 0, at) + 1)
+            end = lowered.find("\n", at)
+            at = -1 if end < 0 else lowered.find(word, end)
+    return [(a, len(text) if (b := text.find("\n", a)) < 0 else b) for a in sorted(starts)]

@@ -113,7 +113,9 @@ class SecretRedactor:
                 flags = "".join(
                     f for f, bit in (("i", re.I), ("x", re.X), ("s", re.S), ("m", re.M)) if regex.flags & bit
                 )
-                patterns.append(f"(?{flags}:{regex.pattern}\n)" if flags else regex.pattern)
+                # (without a leading ``\b``, which keeps the search from skipping ahead to its literal: 6x slower)
+                pattern = regex.pattern.removeprefix("\\b")
+                patterns.append(f"(?{flags}:{pattern}\n)" if flags else pattern)
         # The entropy plugins look only inside quotes, at strings above their entropy limit (which n
         # characters can only pass if n > 2 ** limit): their own charset, limit and entropy function.
         self._entropy = [
