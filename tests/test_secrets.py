@@ -78,6 +78,7 @@ password = forms.CharField(label=_("Password"), widget=forms.PasswordInput(attrs
 headers = {"Authorization": "Basic dXNlcjpwYXNz"}
 DATABASE_URL = "postgres://postgres:postgres@localhost:5432/app"
 INVALID_PASSWORD = "Invalid password, try again"
+DB_PASSWORD = "пароль_секрет"
 """,
     "deploy/values.yaml": """\
 db:

@@ -149,7 +149,7 @@ def looks_random(value: str, min_length: int = 8) -> bool:
     alnum = sum(len(r) for r in runs)
     pieces = sum(len(_PIECES.findall(r)) for r in runs)
     # Words average four or more letters a piece; random text changes case or turns to digits every 1-2.
-    return alnum / pieces < 3.0
+    return pieces > 0 and alnum / pieces < 3.0  # (no piece: letters of another script, a word)
 
 
 #: Runs typed or counted, not drawn at random.
