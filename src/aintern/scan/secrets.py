@@ -1,13 +1,13 @@
 """Secrets inside ordinary files (an AWS key in config.py, a token in deploy.sh): found and masked.
 
-Detection is Yelp's detect-secrets — its plugins (AWS, GitHub, GitLab, Stripe, Slack, JWT, private
-keys, passwords assigned to keywords, high-entropy strings, ...) and its false-positive filters —
-run on each line that could hold a secret, and a rule of our own for values assigned to names
-(aintern.scan.secret_values) in place of its keyword plugin. Which lines could is decided by a prefilter built from
-the same plugins' own patterns (their regexes, the keyword list, the quoted-string shape the entropy
-plugins look at), because running every plugin on every line costs ~0.2 ms a line: a minute for a
-mid-size repository. The value is masked and the line kept, so the code around it stays searchable: only the
-value's own characters are replaced, never a name or code beside it.
+Detection is Yelp's detect-secrets — its plugins (AWS, GitHub, GitLab, Stripe, Slack, JWT, private keys,
+high-entropy strings, ...) and its false-positive filters — run on each line that could hold a secret, with
+detectors it lacks (aintern.scan.secret_detectors) and, in place of its keyword plugin, our rule for values
+assigned to names (aintern.scan.secret_values). Which lines could is decided by a prefilter built from the
+plugins' own patterns (their regexes, the quoted-string shape the entropy plugins look at), because running
+every plugin on every line costs ~0.2 ms a line: a minute for a mid-size repository. The value is masked and
+the line kept, so the code around it stays searchable: only the value's own characters are replaced, never a
+name or code beside it.
 """
 
 from __future__ import annotations
