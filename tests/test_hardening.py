@@ -189,7 +189,7 @@ def test_translation_labels_are_not_taken_for_secrets(tmp_path: Path) -> None:
         "lang/az.json": '{\n    "Change Password": "Şifrəni Dəyiş",\n    "Current Password": "Cari Şifrə"\n}\n',
         "resources/lang/fr/auth.php": "<?php\nreturn [\n    'password' => 'Mot de passe',\n"
                                       "    'aws' => 'AKIAIOSFODNN7EXAMPLF',\n];\n",
-        "app/config.py": 'DB_PASSWORD = "Mot de passe"\n',
+        "app/config.py": 'DB_PASSWORD = "Mdp-7f#Kq2!zXv"\n',  # (a password, not the label)
         "app/i18n/settings.py": 'SECRET_KEY = "k8Jq2vX9pL4mZ7wR"\n',  # code in such a folder is still scanned
     })  # fmt: skip
     ws = Workspace(root, tmp_path / "s.db")

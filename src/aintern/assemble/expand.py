@@ -69,9 +69,11 @@ class FileContextExpander:
         if text is None:
             return None
         if self.redact_secrets:
-            from aintern.scan.secrets import redact
+            from aintern.scan.secrets import masked
 
-            text, _ = redact(text, rel)
+            # As the index masked it: from the per-file-version masks when this process indexed or showed this
+            # version of the file before, so the lines shown around hits are not scanned again per question.
+            text = masked(text, rel)
         entry = (key, text.split("\n"), hashlib.blake2b(data, digest_size=16).hexdigest())
         with self._lock:
             if len(self._cache) >= self.max_cached_files:

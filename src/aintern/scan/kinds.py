@@ -23,3 +23,18 @@ TEST_DIR = re.compile(
 def is_test(path: str) -> bool:
     """Whether the file at ``path`` (relative, ``/``-separated) is a test, by its name or its folder."""
     return bool(TEST_FILE.search(path) or TEST_DIR.search(path))
+
+
+#: Source files where the right side of ``name = value`` is an expression unless quoted: an unquoted
+#: ``token = ghp_abc`` there is code (a name), not a literal secret.
+CODE_FILE = re.compile(
+    r"\.(py|pyi|pyx|js|mjs|cjs|jsx|ts|mts|cts|tsx|vue|svelte|go|java|kt|kts|scala|groovy|gradle|rb|php|c|h|cc|cpp"
+    r"|cxx|hpp|hh|cs|fs|swift|m|mm|rs|dart|lua|ex|exs|erl|hs|ml|clj|jl|r|pl|pm|zig|nim|sol|v|sv)$",
+    re.IGNORECASE,
+)
+
+
+def unquoted_is_literal(path: str) -> bool:
+    """Whether an unquoted value assigned in the file at ``path`` is a literal: in a shell script, a
+    Dockerfile, YAML, .env, .properties, INI, TOML or docs it is; in code it is an expression."""
+    return not CODE_FILE.search(path)

@@ -1,31 +1,39 @@
 """Secrets inside ordinary files (an AWS key in config.py, a token in deploy.sh): found and masked.
 
-Detection is Yelp's detect-secrets — its plugins (AWS, GitHub, GitLab, Stripe, Slack, JWT, private
-keys, passwords assigned to keywords, high-entropy strings, ...) and its false-positive filters —
-run on each line that could hold a secret. Which lines could is decided by a prefilter built from
-the same plugins' own patterns (their regexes, the keyword list, the quoted-string shape the entropy
-plugins look at), because running every plugin on every line costs ~0.2 ms a line: a minute for a
-mid-size repository. The value is masked and the line kept, so the code around it stays searchable.
+Detection is Yelp's detect-secrets — its plugins (AWS, GitHub, GitLab, Stripe, Slack, JWT, private keys,
+high-entropy strings, ...) and its false-positive filters — run on each line that could hold a secret, with
+detectors it lacks (aintern.scan.secret_detectors) and, in place of its keyword plugin, our rule for values
+assigned to names (aintern.scan.secret_values). Which lines could is decided by a prefilter built from the
+plugins' own patterns (their regexes, the quoted-string shape the entropy plugins look at), because running
+every plugin on every line costs ~0.2 ms a line: a minute for a mid-size repository. The value is masked and
+the line kept, so the code around it stays searchable: only the value's own characters are replaced, never a
+name or code beside it.
 """
 
 from __future__ import annotations
 
 import bisect
+import hashlib
 import math
 import re
 import threading
 from dataclasses import dataclass
+from urllib.parse import unquote
 
 from aintern.scan.kinds import is_test
+from aintern.scan.secret_detectors import connection_string_detector, vendor_detectors
+from aintern.scan.secret_values import assignments, looks_random
 
 #: What replaces a secret's value in stored chunks and in context.
 MASK = "[REDACTED]"
 _HEX = "Hex High Entropy String"
-#: detect-secrets plugins that find things that are not credentials.
-_NOT_SECRETS = {"IPPublicDetector"}
-#: Characters a token is made of: a finding is widened to the whole token (some plugins report a prefix).
-_TOKEN = re.compile(r"[A-Za-z0-9_\-+/.~]*")
-_TOKEN_RIGHT = re.compile(r"[A-Za-z0-9_\-+/.~=]*")
+_ENTROPY = {_HEX, "Base64 High Entropy String"}
+_PEM = "Private Key"
+_INDIRECT = "detect_secrets.filters.heuristic.is_indirect_reference"
+#: detect-secrets plugins left out: one finds things that are not credentials; the keyword plugin takes any
+#: word after a name holding "password" for a secret (Django's ``password1_field_name="password1"``), and
+#: misses unquoted values and names with "token": values assigned to names are judged by secret_values.
+_NOT_SECRETS = {"IPPublicDetector", "KeywordDetector"}
 _PEM_END = re.compile(r"-----END [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----")
 
 
@@ -44,7 +52,7 @@ _FAST_LOWER_SUPERSETS = {
     "IbmCloudIamDetector": r"ibm|cloud[_-]?iam|iam[_-]?(?:api)?[_-]?(?:key|pwd|pw|pass|token)",
     "IbmCosHmacDetector": r"cos[_-]?(?:hmac)?[_-]?(?:secret|key)|secret[_-]?access[_-]?key",
     "SoftlayerDetector": r"softlayer|sl[_-]?(?:api)?[_-]?(?:key|pwd|pw|pass|token)",
-    "ConnectionStringPasswordDetector": r"(?:password|pwd)\s*=",
+    "ConnectionStringPasswordDetector": r"(?:password|pwd)\s*=|://:",
 }
 
 
@@ -52,6 +60,17 @@ _FAST_LOWER_SUPERSETS = {
 class SecretFinding:
     line: int
     kind: str
+
+
+@dataclass(frozen=True)
+class Secret:
+    """A secret's value as found: its line (from 1), kind, and columns in that line (``end`` exclusive)."""
+
+    line: int
+    kind: str
+    value: str
+    start: int
+    end: int
 
 
 class SecretRedactor:
@@ -62,7 +81,7 @@ class SecretRedactor:
 
     def __init__(self) -> None:
         from detect_secrets.core import scan
-        from detect_secrets.plugins.keyword import DENYLIST
+        from detect_secrets.filters.heuristic import is_indirect_reference
 
         with SecretRedactor._setup:
             if not SecretRedactor._ready:
@@ -73,9 +92,18 @@ class SecretRedactor:
                 names = [t.__name__ for t in plugin_types]
                 cache_bust()  # (it also resets the settings, so it goes first)
                 get_settings().configure_plugins([{"name": n} for n in names if n not in _NOT_SECRETS])
+                # It drops every finding on a line like ``x = f(...)``: a reference when the keyword plugin's
+                # value is ``get_secret()``, but a vendor's token passed to a call (``Client(api_key="sk_live_...")``)
+                # is still one. It applies to the entropy plugins' findings only (``_INDIRECT``).
+                get_settings().disable_filters(_INDIRECT)
                 SecretRedactor._ready = True
         self._scan = scan
-        self.plugins = [*scan.get_plugins(), _connection_string_detector()]  # type: ignore[attr-defined]
+        self._indirect = is_indirect_reference
+        self.plugins = [
+            *(p for p in scan.get_plugins() if type(p).__name__ not in _NOT_SECRETS),  # type: ignore[attr-defined]
+            connection_string_detector(),
+            *vendor_detectors(),
+        ]
         patterns: list[str] = list(_FAST_SUPERSETS.values())
         for plugin in self.plugins:
             if type(plugin).__name__ in _FAST_SUPERSETS or type(plugin).__name__ in _FAST_LOWER_SUPERSETS:
@@ -85,7 +113,9 @@ class SecretRedactor:
                 flags = "".join(
                     f for f, bit in (("i", re.I), ("x", re.X), ("s", re.S), ("m", re.M)) if regex.flags & bit
                 )
-                patterns.append(f"(?{flags}:{regex.pattern}\n)" if flags else regex.pattern)
+                # (without a leading ``\b``, which keeps the search from skipping ahead to its literal: 6x slower)
+                pattern = regex.pattern.removeprefix("\\b")
+                patterns.append(f"(?{flags}:{pattern}\n)" if flags else pattern)
         # The entropy plugins look only inside quotes, at strings above their entropy limit (which n
         # characters can only pass if n > 2 ** limit): their own charset, limit and entropy function.
         self._entropy = [
@@ -97,18 +127,14 @@ class SecretRedactor:
         # one per line; an alternation of many loses the literal-prefix search that makes each fast).
         self._prefilter = [re.compile(p, re.MULTILINE) for p in patterns]
         self._prefilter.append(re.compile(r"PRIVATE KEY|PuTTY-User-Key"))
-        #: The keyword plugin's words and the case-insensitive supersets, searched in the lower-cased text.
-        self._lower = [
-            re.compile("|".join(DENYLIST).lower()),
-            re.compile("|".join(f"(?:{p})" for p in _FAST_LOWER_SUPERSETS.values())),
-        ]
+        #: The case-insensitive supersets, searched in the lower-cased text.
+        self._lower = re.compile("|".join(f"(?:{p})" for p in _FAST_LOWER_SUPERSETS.values()))
 
     def candidate_lines(self, text: str) -> list[int]:
-        """Numbers (from 1) of the lines some plugin could report."""
-        spans: list[tuple[int, int]] = []
-        lowered = text.lower()
-        for regex, where in [*((r, text) for r in self._prefilter), *((r, lowered) for r in self._lower)]:
-            spans.extend(m.span() for m in regex.finditer(where))
+        """Numbers (from 1) of the lines some detect-secrets plugin could report."""
+        spans: list[tuple[int, int]] = [m.span() for m in self._lower.finditer(text.lower())]
+        for regex in self._prefilter:
+            spans.extend(m.span() for m in regex.finditer(text))
         for plugin, regex in self._entropy:
             spans.extend(
                 m.span() for m in regex.finditer(text)
@@ -116,60 +142,145 @@ class SecretRedactor:
             )  # fmt: skip
         if not spans:
             return []
-        starts = [0, *(m.end() for m in re.finditer("\n", text))]
+        starts = _line_starts(text)
         found = {bisect.bisect_right(starts, a) for a, _ in spans}
         found |= {bisect.bisect_right(starts, max(a, b - 1)) for a, b in spans}
         return sorted(found)
 
-    def find(self, text: str, filename: str) -> list[tuple[int, str, str]]:
-        """(line number, kind, value) of each secret detect-secrets finds in ``text`` (lines from 1)."""
-        numbers = self.candidate_lines(text)
-        if not numbers:
-            return []
+    def find(self, text: str, filename: str) -> list[Secret]:
+        """Each secret in ``text``: what detect-secrets' plugins find, and values assigned to a secret's name
+        that look random (``aintern.scan.secret_values``), with where each value is in its line."""
         lines = text.split("\n")
-        found: list[tuple[int, str, str]] = []
-        for number in numbers:
+        found: list[Secret] = []
+        for number in self.candidate_lines(text):
             line = lines[number - 1]
             if len(line) <= 5000:  # a minified line: the scanner keeps such files out anyway
                 found.extend(self._scan_line(lines, number, line.rstrip(), filename))
-        if found and is_test(filename):
-            # A test's SHA-1 or SHA-256 in hex that only the entropy plugin reports is a digest it checks
-            # (a git object id, a hash's test vector): libgit2's tests had 2,775 of them masked.
-            named = {(n, v) for n, kind, v in found if kind != _HEX}
-            found = [f for f in found if not (f[1] == _HEX and len(f[2]) in (40, 64) and (f[0], f[2]) not in named)]
-        return found
+        if not _TRANSLATIONS.search(filename):  # (a keyword's value there is a label in some language)
+            starts = _line_starts(text)
+            by_plugins = {(f.line, f.start) for f in found if f.kind not in _ENTROPY}
+            by_plugins |= {(f.line, f.end) for f in found if f.kind not in _ENTROPY}
+            for a in assignments(text, filename):
+                number = bisect.bisect_right(starts, a.start)
+                start, end = a.start - starts[number - 1], a.end - starts[number - 1]
+                # (one finding for a value a vendor's pattern found too: the vendor's kind says more)
+                if (
+                    (number, start) not in by_plugins
+                    and (number, end) not in by_plugins
+                    and self._kept(lines, number, lines[number - 1], filename) is not None
+                ):
+                    found.append(Secret(number, NAMED, a.value, start, end))
+        if found:
+            # A string only the entropy plugins report is a secret only when it looks drawn at random and is
+            # no digest: in a test it is test data (a git object id, a hash's test vector, a nonce, an ETag:
+            # libgit2's tests had 2,775 such masked, express's and ktor's dozens), and outside tests neither
+            # an alphabet, a path nor a value named as a digest (``sha256 = "..."``, ``"etag": "..."``) is one.
+            others = {(f.line, f.value) for f in found if f.kind not in _ENTROPY}
+            test = is_test(filename)
+            found = [
+                f for f in found
+                if f.kind not in _ENTROPY or (f.line, f.value) in others
+                or not (test or not looks_random(f.value) or _digest(lines[f.line - 1][: f.start], f.value))
+            ]  # fmt: skip
+        # (a PEM marker with no key after it is code that writes or checks one, not a key)
+        found = [f for f in found if f.kind != _PEM or _private_key_spans(lines, f.line - 1)]
+        return sorted(set(found), key=lambda f: (f.line, f.start, f.kind))
 
-    def _scan_line(self, lines: list[str], number: int, line: str, filename: str) -> list[tuple[int, str, str]]:
+    def _kept(self, lines: list[str], number: int, line: str, filename: str) -> object | None:
+        """The line's context for detect-secrets' filters, or None when its line filters leave the line alone
+        (``# pragma: allowlist secret``)."""
         scan = self._scan
-        snippet = scan.get_code_snippet(lines=lines, line_number=number)
+        snippet: object = scan.get_code_snippet(lines=lines, line_number=number)
         if scan._is_filtered_out(required_filter_parameters=["line"], filename=filename, line=line, context=snippet):
+            return None
+        return snippet
+
+    def _scan_line(self, lines: list[str], number: int, line: str, filename: str) -> list[Secret]:
+        scan = self._scan
+        snippet = self._kept(lines, number, line, filename)
+        if snippet is None:
             return []
         out = []
         for plugin in self.plugins:
             for secret in scan._scan_line(
                 plugin=plugin, filename=filename, line=line, line_number=number, context=snippet
             ):
-                if not scan._is_filtered_out(
+                value = str(secret.secret_value or "")
+                if secret.type in _ENTROPY and self._indirect(line):
+                    continue
+                if value and not scan._is_filtered_out(
                     required_filter_parameters=["context"], filename=filename, secret=secret.secret_value,
                     plugin=plugin, line=line, context=snippet,
-                ) and not (secret.type == "Secret Keyword" and _TRANSLATIONS.search(filename)):  # fmt: skip
-                    out.append((number, str(secret.type), str(secret.secret_value or "")))
+                ) and _plausible(str(secret.type), value):  # fmt: skip
+                    # (the value as masked: GitHub's plugin reports the ``ghp`` of a token)
+                    out += [Secret(number, str(secret.type), line[a:b], a, b) for a, b in _spans(plugin, line, value)]
         return out
 
     def redact(self, text: str, filename: str) -> tuple[str, list[SecretFinding]]:
-        """``text`` with every secret's value masked (line count and other lines unchanged), and what was found."""
+        """``text`` with every secret's value masked (line count, the code around each value and other lines
+        unchanged), and what was found."""
+        spans, findings = self.masks(text, filename)
+        return apply_masks(text, spans), findings
+
+    def masks(self, text: str, filename: str) -> tuple[Masks, list[SecretFinding]]:
+        """Where the secrets in ``text`` are (line index → spans to mask), and what was found."""
         found = self.find(text, filename)
-        if not found:
-            return text, []
-        lines = text.split("\n")
-        findings: dict[tuple[int, str], SecretFinding] = {}
-        for number, kind, value in found:
-            findings.setdefault((number, kind), SecretFinding(number, kind))
-            if kind == "Private Key":
-                _mask_private_key(lines, number - 1)
+        lines = text.split("\n") if found else []
+        spans: Masks = {}
+        for f in found:
+            if f.kind == _PEM:
+                for index, a, b in _private_key_spans(lines, f.line - 1):
+                    spans.setdefault(index, []).append((a, b))
             else:
-                lines[number - 1] = _mask_value(lines[number - 1], value)
-        return "\n".join(lines), sorted(findings.values(), key=lambda f: (f.line, f.kind))
+                spans.setdefault(f.line - 1, []).append((f.start, f.end))
+        findings = {SecretFinding(f.line, f.kind) for f in found}
+        return spans, sorted(findings, key=lambda f: (f.line, f.kind))
+
+
+#: Line index (from 0) → the (start, end) columns to mask on that line.
+Masks = dict[int, list[tuple[int, int]]]
+
+
+def apply_masks(text: str, spans: Masks) -> str:
+    """``text`` with the spans of ``spans`` replaced by MASK."""
+    if not spans:
+        return text
+    lines = text.split("\n")
+    for index, where in spans.items():
+        lines[index] = _mask_spans(lines[index], where)
+    return "\n".join(lines)
+
+
+#: The kind of a random value assigned to a secret's name (in detect-secrets' words, which the index reports).
+NAMED = "Secret Keyword"
+#: Kinds whose value may be any string (a URL's password, a connection string's): masked when it looks
+#: random, as a value assigned to a secret's name is (``postgres://postgres:postgres@db`` holds no secret).
+_ANY_FORMAT = {"Basic Auth Credentials", "Connection String Password"}
+
+
+def _plausible(kind: str, value: str) -> bool:
+    return kind not in _ANY_FORMAT or looks_random(unquote(value), min_length=6)
+
+
+#: What comes before a digest's value: a name saying it is one.
+_DIGEST_NAME = re.compile(
+    r"(?:\b|_)(?:hash|digest|checksum|sha\d*|md5|crc\d*|etag|e_tag|nonce|cnonce|opaque|integrity|fingerprint|oid"
+    r"|commit|revision|uuid|guid|pk)[\"'\]]*\s*(?:=|:|=>|,|to)\s*[bBrRuU]?[\"'`]?W?/?[\"']?$",
+    re.IGNORECASE,
+)
+#: A hash's name before the value, in the value or the text (``sha256/...``, ``sha512-...``, ``md5:...``).
+_HASH_PREFIX = re.compile(r"(?:sha\d+|md5)[-/:]", re.IGNORECASE)
+
+
+#: A file's name as the key of a value: the value is that file's digest (``"tokenizer.json": "8acc..."``).
+_FILE_KEY = re.compile(r"""["'][\w./-]+\.[A-Za-z0-9]{1,5}["']\s*[:=,]\s*["']$""")
+
+
+def _digest(before: str, value: str) -> bool:
+    return bool(
+        _DIGEST_NAME.search(before) or _FILE_KEY.search(before) or _HASH_PREFIX.match(value)
+        or _HASH_PREFIX.search(before[-7:])
+    )  # fmt: skip
 
 
 #: Translation files (in a folder of translations, in a format translations are kept in), where a keyword's
@@ -180,55 +291,99 @@ _TRANSLATIONS = re.compile(
     r"(?:.*[/\\])?[^/\\]+\.(?:json|ya?ml|php|js|ts|po|pot|properties|xml|strings|arb|resx|ftl|toml|ini|xliff|xlf)$",
     re.IGNORECASE,
 )
+#: What a token a vendor's pattern matched the start of goes on with (a key longer than the format).
+_TOKEN_TAIL = re.compile(r"[A-Za-z0-9_+/=-]*")
+_PEM_BEGIN = re.compile(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----|PuTTY-User-Key-File-\d:[^\n]*")
+#: A run of base64 inside a key's text (after a ``\n`` escape too), never a piece of a word around it.
+_KEY_TEXT = re.compile(r"(?:(?<=\\[nr])|(?<![\w\\]))[A-Za-z0-9+/=]{4,}(?!\w)")
+_KEY_LINE = re.compile(r"""^\s*["']?(?:[A-Za-z0-9+/=]{16,}(?:\\n)?)+["']?,?\s*$""")
 
 
-def _mask_value(line: str, value: str) -> str:
-    """Every occurrence of ``value`` in ``line``, widened to its whole token, replaced by MASK."""
-    if not value or MASK in value:
-        return line
+def _line_starts(text: str) -> list[int]:
+    return [0, *(m.end() for m in re.finditer("\n", text))]
+
+
+def _spans(plugin: object, line: str, value: str) -> list[tuple[int, int]]:
+    """Where in ``line`` the plugin found ``value``: the group of its own pattern that matched it (to the end of
+    the match when the group is the match's start: GitHub's pattern reports the ``ghp`` of a token), else the
+    quoted ``value`` (the entropy plugins), else ``value`` where no word goes on around it; never a
+    neighbouring identifier."""
+    found: list[tuple[int, int]] = []
+    for regex in getattr(plugin, "denylist", ()) or ():
+        for m in regex.finditer(line):
+            for i in range(1, m.re.groups + 1) if m.re.groups else [0]:
+                if m.group(i) == value:
+                    end = m.end() if m.start(i) == m.start() else m.end(i)
+                    tail = _TOKEN_TAIL.match(line, end)
+                    found.append((m.start(i), tail.end() if tail else end))
+    if found:
+        return found
+    occurrences = [m.start() for m in re.finditer(re.escape(value), line)]
+    quoted = [
+        a
+        for a in occurrences
+        if a > 0 and line[a - 1] in "\"'`" and line[a + len(value) : a + len(value) + 1] == line[a - 1]
+    ]
+    bounded = [
+        a for a in occurrences
+        if not (a > 0 and _word(line[a - 1]) and _word(value[0]))
+        and not (a + len(value) < len(line) and _word(line[a + len(value)]) and _word(value[-1]))
+    ]  # fmt: skip
+    return [(a, a + len(value)) for a in quoted or bounded or occurrences]
+
+
+def _word(c: str) -> bool:
+    return c.isalnum() or c == "_"
+
+
+def _mask_spans(line: str, spans: list[tuple[int, int]]) -> str:
+    """``line`` with each span (overlapping ones merged) replaced by MASK."""
     out: list[str] = []
     pos = 0
-    while True:
-        at = line.find(value, pos)
-        if at < 0:
+    for a, b in sorted(spans):
+        if b <= pos:
+            continue
+        if a < pos:  # overlaps the one before: that one is widened
+            out[-1] = MASK
+        else:
+            out += [line[pos:a], MASK]
+        pos = b
+    return "".join([*out, line[pos:]])
+
+
+def _key_runs(line: str, start: int, end: int) -> list[tuple[int, int]]:
+    """The key material between ``start`` and ``end``: base64 runs of a key's line length, or shorter ones that
+    look random (a last line), not the code of a program that writes PEM markers (``"\\n".join(body)``)."""
+    return [
+        m.span() for m in _KEY_TEXT.finditer(line, start, end)
+        if len(m.group()) >= 16 or looks_random(m.group(), min_length=4)
+    ]  # fmt: skip
+
+
+def _private_key_spans(lines: list[str], first: int) -> list[tuple[int, int, int]]:
+    """(line index, start, end) of a private key's text: from its BEGIN marker to its END marker (on the same
+    line when it is written with ``\n`` escapes in a string), or, with no END within 200 lines, the lines
+    of key text after the marker."""
+    begin = _PEM_BEGIN.search(lines[first])
+    if begin is None:
+        return []
+    spans: list[tuple[int, int, int]] = []
+    start = begin.end()
+    last = min(len(lines), first + 200)
+    for i in range(first, last):
+        end = _PEM_END.search(lines[i], start if i == first else 0)
+        segment_end = end.start() if end else len(lines[i])
+        spans += [(i, a, b) for a, b in _key_runs(lines[i], start, segment_end)]
+        if end:
+            return spans
+        start = 0
+    # No END: only the key's own lines (base64, PuTTY's), never the code after it.
+    spans = [s for s in spans if s[0] == first]
+    for i in range(first + 1, last):
+        if not (_KEY_LINE.match(lines[i]) or lines[i].startswith(("Private-Lines:", "Private-MAC:"))):
             break
-        start = at
-        while start > 0 and _TOKEN.fullmatch(line[start - 1]) and line[start - 1] != "=":
-            start -= 1
-        if start < pos:
-            start = pos
-        end_match = _TOKEN_RIGHT.match(line, at + len(value))
-        end = end_match.end() if end_match else at + len(value)
-        out.append(line[pos:start])
-        out.append(MASK)
-        pos = end
-    out.append(line[pos:])
-    return "".join(out)
-
-
-def _mask_private_key(lines: list[str], first: int) -> None:
-    """A PEM private key: the lines after its BEGIN line, up to its END line, become MASK."""
-    for i in range(first + 1, min(len(lines), first + 200)):
-        if _PEM_END.search(lines[i]):
-            return
-        indent = len(lines[i]) - len(lines[i].lstrip())
-        if lines[i].strip():
-            lines[i] = lines[i][:indent] + MASK
-
-
-def _connection_string_detector() -> object:
-    """Passwords inside connection strings (ADO.NET, ODBC, JDBC-style ``...;Password=value;``), which
-    detect-secrets' keyword plugin does not see inside a quoted string: a plugin of its own kind, so its
-    filters (templates, ``${VAR}`` references, sequences) apply to it as to the others."""
-    from detect_secrets.plugins.base import RegexBasedDetector
-
-    class ConnectionStringPasswordDetector(RegexBasedDetector):
-        secret_type = "Connection String Password"
-        # Inside a connection string: after a ``;`` or the opening quote, ended by ``;`` or the closing
-        # quote (so ``password=None,`` in a call is code, not a secret).
-        denylist = (re.compile(r"[;\"']\s*(?:password|pwd)\s*=\s*([^;\"'\s]+)\s*[;\"']", re.IGNORECASE),)
-
-    return ConnectionStringPasswordDetector()
+        spans += [(i, a, b) for a, b in _key_runs(lines[i], 0, len(lines[i]))]
+    return spans
 
 
 _REDACTOR: SecretRedactor | None = None
@@ -244,5 +399,46 @@ def redactor() -> SecretRedactor:
         return _REDACTOR
 
 
+class _MaskCache:
+    """Where each file version's secrets are, by a digest of its path and text (most versions: nowhere), so a
+    version is scanned once in a process, when it is indexed or first shown, never once per question."""
+
+    def __init__(self, most: int = 50_000) -> None:
+        self.most = most
+        self._spans: dict[bytes, Masks] = {}
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def key(text: str, filename: str) -> bytes:
+        return hashlib.blake2b(f"{filename}\0{text}".encode("utf-8", "surrogatepass"), digest_size=16).digest()
+
+    def get(self, key: bytes) -> Masks | None:
+        with self._lock:
+            return self._spans.get(key)
+
+    def put(self, key: bytes, spans: Masks) -> None:
+        with self._lock:
+            if len(self._spans) >= self.most:
+                self._spans.pop(next(iter(self._spans)))
+            self._spans[key] = spans
+
+    def clear(self) -> None:
+        with self._lock:
+            self._spans.clear()
+
+
+MASKS = _MaskCache()
+
+
 def redact(text: str, filename: str) -> tuple[str, list[SecretFinding]]:
-    return redactor().redact(text, filename)
+    """``text`` with its secrets masked, and what was found; where they are is remembered for ``masked``."""
+    spans, findings = redactor().masks(text, filename)
+    MASKS.put(MASKS.key(text, filename), spans)
+    return apply_masks(text, spans), findings
+
+
+def masked(text: str, filename: str) -> str:
+    """``text`` masked as ``redact`` masks it: without a scan when this version of the file was indexed or
+    shown before in this process (the lines around a search hit are shown masked, not re-scanned per question)."""
+    spans = MASKS.get(MASKS.key(text, filename))
+    return redact(text, filename)[0] if spans is None else apply_masks(text, spans)

@@ -1,0 +1,166 @@
+"""Secret masking (issue 47): recall on a planted set through the real index and search, and precision on
+lines written like real code's (Django's among them): names, field names and other words are never masked,
+and masking a secret replaces its value and nothing beside it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from secret_samples import PASSWORD, _Gen, planted
+from workspaces import write_files
+
+import aintern.scan.secrets as secrets_module
+from aintern.knowledge import KnowledgeQueryOptions
+from aintern.scan.secrets import MASK, SecretRedactor, redact
+from aintern.workspace import Workspace
+
+
+def test_planted_secrets_never_reach_the_index_or_what_search_shows(tmp_path: Path) -> None:
+    files, secrets = planted()
+    assert len(secrets) >= 100
+    assert len({s.kind.split(",")[0] for s in secrets}) >= 10
+    assert len({Path(p).suffix or Path(p).name for p in files}) >= 6
+    root = tmp_path / "repo"
+    write_files(root, files)
+    db = tmp_path / "s.db"
+    ws = Workspace(root, db)
+    result = ws.build_index()
+    assert result.success
+    assert set(ws.store.get_files(ws.require_index().id)) == set(files)  # every planted file is indexed
+    stored = "\n".join(r[0] for r in ws.store.conn.execute("SELECT content FROM chunks"))
+    shown = ""
+    for question in ("password token secret key credentials", "api key configuration", "deploy database"):
+        found = ws.knowledge.query(
+            question,
+            KnowledgeQueryOptions(workspace_path=str(root), max_results=50, min_relevance=0.0, context_lines=20),
+        )
+        shown += "\n".join((c.expanded_context or "") + c.content for c in found.chunks)
+        shown += ws.knowledge.build_context(question, str(root)).context
+    ws.close()
+    raw = db.read_bytes()
+    leaked = [s for s in secrets if s.value in stored or s.value in shown or s.value.encode() in raw]
+    assert len(leaked) <= len(secrets) * 0.02, [(s.path, s.kind, s.line) for s in leaked]
+    # Only the value is masked: each planted line is stored as written, its values replaced by MASK.
+    for line in {s.line for s in secrets}:
+        expected = line
+        for value in sorted((s.value for s in secrets if s.line == line), key=len, reverse=True):
+            expected = expected.replace(value, MASK)
+        assert expected in stored, (line, expected)
+
+
+#: Lines of real code that hold no secret: Django 5.2.8's (contrib/auth/forms.py, createsuperuser.py,
+#: core/checks/security/base.py, middleware/csrf.py), the dev corpora's, and the forms names and labels take.
+NOT_SECRETS = {
+    "django/contrib/auth/forms.py": """\
+    def validate_passwords(
+        self,
+        password1_field_name="password1",
+        password2_field_name="password2",
+        usable_password_field_name="usable_password",
+    ):
+    def validate_password_for_user(self, user, password_field_name="password2"):
+    def set_password_and_save(self, user, password_field_name="password1", commit=True):
+""",
+    "django/contrib/auth/management/commands/createsuperuser.py": 'PASSWORD_FIELD = "password"\n',
+    "django/core/checks/security/base.py": 'SECRET_KEY_INSECURE_PREFIX = "django-insecure-"\n',
+    "django/middleware/csrf.py": 'request_csrf_token = request.POST.get("csrfmiddlewaretoken", "")\n',
+    "app/settings.py": """\
+SECRET_KEY = os.environ["SECRET_KEY"]
+PASSWORD_RESET_TIMEOUT = 259200
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.PBKDF2PasswordHasher"]
+token_type = "Bearer"
+password = "password"
+cache_key = "user:%s:profile"
+DB_PASSWORD = "Mot de passe"
+github_token_env = "GITHUB_TOKEN"
+password = forms.CharField(label=_("Password"), widget=forms.PasswordInput(attrs={"autocomplete": "current-password"}))
+headers = {"Authorization": "Basic dXNlcjpwYXNz"}
+DATABASE_URL = "postgres://postgres:postgres@localhost:5432/app"
+INVALID_PASSWORD = "Invalid password, try again"
+DB_PASSWORD = "пароль_секрет"
+""",
+    "deploy/values.yaml": """\
+db:
+  password: ${DB_PASSWORD}
+  api_key: your_api_key_here
+  token: "{{ .Values.token }}"
+  secretName: app-credentials
+  passwordFile: /run/secrets/db_password
+""",
+    "deploy/run.sh": "export TOKEN_FILE=/run/secrets/token\nexport GITHUB_TOKEN=$GITHUB_TOKEN\n",
+    "README.md": '<img src="https://codecov.io/gh/o/r/graph/badge.svg?token=KPPS918B0G" alt="codecov">\n',
+    "docs/links.yaml": "return { authorization: opList[0]?.context.token };\n",
+    "src/Encoding.swift": 'let query = "lowercase=abcdefghijklmnopqrstuvwxyz"\n',
+    "src/Pinner.kt": ' *     .add("publicobject.com", "sha256/afwiKY3RxoMmLkuRW1l7QsPZTJPwDS2pdDROQjXw8ig=")\n',
+    "shell.nix": '    sha256 = "162dywda2dvfj1248afxc45kcrg83appjd0nmdb541hl7rnncf02";\n',
+    "src/Session.kt": 'val encryptKey = hex("00112233445566778899aabbccddeeff")\n',
+    "app/pem.py": 'pem = "-----BEGIN PRIVATE KEY-----\\n" + "\\n".join(body) + "\\n-----END PRIVATE KEY-----\\n"\n',
+    "models/manifest.json": '{"tokenizer.json": "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f41157aa01"}\n',
+    "test/express.json.js": "test.write(Buffer.from('1f8b080000000000000aab562a2e2952b252d21b05a360148c58a0540b00', 'hex'))\n",
+}
+
+
+def test_names_words_and_test_data_are_not_secrets() -> None:
+    """Django 5.2.8's forms.py was stored as ``[REDACTED]"[REDACTED]",``: the keyword plugin took the field
+    name's value for a password and the masking ate the name with it."""
+    for path, text in NOT_SECRETS.items():
+        masked, found = redact(text, path)
+        assert (masked, found) == (text, []), path
+
+
+def test_masking_replaces_the_value_and_nothing_beside_it() -> None:
+    g = _Gen(7)
+    password, token, key = g.of(PASSWORD, 16), g.token(35), g.aws_secret()
+    cases = {
+        "app/db.py": [
+            (f'    def connect(self, user, password="{password}", port=5432):', password),
+            (f'password1 = "{password}"', password),
+            (f'db_password_value="{password}",', password),
+            (f'client = Client(api_key="{token}", timeout=30)', token),
+        ],
+        "deploy/env.sh": [(f"export API_TOKEN={token} # staging", token)],
+        "config/app.yml": [(f"  aws_secret_access_key: {key}  # rotated monthly", key)],
+    }
+    for path, lines in cases.items():
+        text = "\n".join(line for line, _ in lines) + "\n"
+        masked, found = redact(text, path)
+        assert masked == "\n".join(line.replace(value, MASK) for line, value in lines) + "\n", path
+        assert [f.line for f in found] == list(range(1, len(lines) + 1)), path
+
+
+def test_lines_shown_around_hits_are_masked_without_a_scan_per_question(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 49: the lines around a search hit are read from disk and were scanned for secrets again for every
+    question; now their masks come from the file version's (remembered when it was indexed or first shown)."""
+    files, secrets = planted()
+    few = {p: files[p] for p in ("app/settings.py", "deploy/deploy.sh", "config/app.json")}
+    root = tmp_path / "repo"
+    write_files(root, few)
+    db = tmp_path / "s.db"
+    ws = Workspace(root, db)
+    assert ws.build_index().success
+    scanned: list[str] = []
+    find = SecretRedactor.find
+    monkeypatch.setattr(SecretRedactor, "find", lambda self, text, name: scanned.append(name) or find(self, text, name))
+
+    def shown(w: Workspace, question: str) -> str:
+        options = KnowledgeQueryOptions(workspace_path=str(root), max_results=20, min_relevance=0.0, context_lines=40)
+        chunks = w.knowledge.query(question, options).chunks
+        assert any(c.expanded_context for c in chunks)
+        return "\n".join(c.expanded_context or "" for c in chunks)
+
+    questions = ["aws access key settings", "deploy token", "private key json"]
+    text = "".join(shown(ws, q) for q in questions)
+    ws.close()
+    assert MASK in text and not [s.value for s in secrets if s.path in few and s.value in text]
+    assert scanned == []  # indexed in this process: no file scanned to show it
+    # A process that did not index (a new service, a cold cache): each file version is scanned once, not per question.
+    secrets_module.MASKS.clear()
+    for question in questions * 2:
+        w = Workspace(root, db)
+        text = shown(w, question)
+        w.close()
+        assert not [s.value for s in secrets if s.path in few and s.value in text]
+    assert scanned and len(scanned) == len(set(scanned)) <= len(few)
