@@ -46,9 +46,10 @@ class SymbolType(str, enum.Enum):
 #: digests are no longer masked as secrets, section 45; 10: a file is parsed again past a syntax error its
 #: grammar does not recover from, newer Swift is read as the grammar knows it, and a Zig type function's
 #: members are found when its parameters take several lines, section 46; 11: newer TypeScript read as the
-#: grammar knows it, section 48; 12: newer Kotlin likewise, section 48; 13: a file read as written where only that parses, section 49). An index an older chunker built is re-chunked by its next `aintern index` (files it
+#: grammar knows it, section 48; 12: newer Kotlin likewise, section 48; 13: a file read as written where only that parses, section 49; 14: secrets masked by
+#: their value alone, names that say key/token/secret/password with a random value, docs/secrets.md). An index an older chunker built is re-chunked by its next `aintern index` (files it
 #: skipped are read again); the vectors of texts that did not change come from the embedding cache.
-CHUNKER_VERSION = 13
+CHUNKER_VERSION = 14
 
 
 @dataclass(frozen=True)
