@@ -12,7 +12,6 @@ import os
 import sqlite3
 import subprocess
 import sys
-import sysconfig
 import threading
 from pathlib import Path
 from typing import Any
@@ -20,6 +19,7 @@ from typing import Any
 import numpy as np
 import pytest
 from local_server import JsonHandler, LocalServer
+from unprivileged import nobody_python
 from workspaces import make_workspace, write_files
 
 from aintern.config import CONFIG_FILE
@@ -29,8 +29,6 @@ from aintern.knowledge import KnowledgeQueryOptions
 from aintern.store import SqliteStore, VectorSearchOptions
 from aintern.store.db import driver
 from aintern.workspace import Workspace
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def cli(*args: str | bytes, cwd: Path, env: dict[str, str] | None = None, user: int | None = None,
@@ -420,13 +418,6 @@ def test_nul_byte_in_a_stored_path_does_not_crash_context(tmp_path: Path) -> Non
         assert out.returncode in (0, 3) and "Traceback" not in out.stderr and "error" not in out.stderr, out.stderr
 
 
-def _nobody_python() -> tuple[str, dict[str, str]]:
-    """An interpreter an unprivileged user can run, with aintern and its dependencies importable."""
-    python = "/usr/bin/python3" if Path("/usr/bin/python3").exists() else sys.executable
-    paths = [str(ROOT / "src"), sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]]
-    return python, {"PYTHONPATH": os.pathsep.join(dict.fromkeys(paths)), "HOME": "/tmp"}
-
-
 def _as_nobody(tmp_path: Path) -> int | None:
     if os.geteuid() != 0:
         return None
@@ -451,7 +442,7 @@ def test_unreadable_directory_and_read_only_database_folder(tmp_path: Path) -> N
     os.chmod(dbdir, 0o777)
     os.chmod(secret_dir, 0o000)
     user = _as_nobody(tmp_path)
-    python, env = _nobody_python()
+    python, env = nobody_python()
     env["AINTERN_DB"] = str(dbdir / "x.db")
     try:
         out = cli("index", "--json", cwd=root, env=env, user=user, python=python)
@@ -530,7 +521,7 @@ def test_driver_has_what_the_store_needs() -> None:
 
 def test_debian_python_indexes_and_searches(tmp_path: Path) -> None:
     """Debian 12's python3.11 loads extensions but has SQLite 3.40: it must pick sqlean, and work."""
-    python, env = _nobody_python()
+    python, env = nobody_python()
     env["AINTERN_DB"] = str(tmp_path / "d.db")
     probe = subprocess.run(
         [python, "-c", "import sqlite3; from aintern.store.db import driver; print(sqlite3.sqlite_version, driver().__name__)"],

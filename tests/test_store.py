@@ -263,8 +263,11 @@ def test_a_cancelled_check_is_done_again_before_writing(tmp_path: Path) -> None:
     from aintern.errors import CorruptDatabaseError
 
     path = tmp_path / "s.db"
+    setup = SqliteStore(path)
+    setup.create_index(tmp_path, "m", 4)  # (a write: checked)
+    assert setup.verified
+    setup.close()
     store = SqliteStore(path)
-    store.create_index(tmp_path, "m", 4)
     store.start_verify()
     store.cancel_verify()
     assert not store._verified

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import stat
 import urllib.parse
 from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime, timezone
@@ -268,18 +269,51 @@ def is_database_error(exc: BaseException) -> bool:
 #: connections included: another process could then checkpoint and delete the WAL under them, and
 #: what they write next would be lost (sqlite.org/howtocorrupt.html, 2.2).
 _OPENED: set[str] = set()
+#: Databases up to this size get ``PRAGMA quick_check`` when a process first opens them (a few ms per MB):
+#: every command then refuses a damaged one before it reads or writes. A larger one is checked before its
+#: first write (store.integrity); a read meets its damage as a SQLite error, which ``explain`` explains.
+CHECK_AT_OPEN_BYTES = 64 << 20
+_MAGIC = b"SQLite format 3\x00"
 
 
-def _header(path: Path) -> bytes:
+def damaged(path: Path, what: str) -> CorruptDatabaseError:
+    """The one-line error of a damaged database: what is wrong and what to do."""
+    what = "; ".join(line.strip() for line in what.splitlines() if line.strip() and not line.startswith("***"))
+    return CorruptDatabaseError(
+        f"{path} is damaged ({what[:160]}); nothing was written to it. It holds only indexes (derived from your "
+        "files) and conversations: move it away (or delete it) and run `aintern index` again "
+        f"(`sqlite3 {path} .recover` may save the conversations)"
+    )
+
+
+def newer(path: Path, version: int) -> StoreError:
+    return StoreError(
+        f"{path} was written by a newer aintern (schema {version} > {SCHEMA_VERSION}); upgrade aintern "
+        "(or set AINTERN_DB to another file); it was left untouched"
+    )
+
+
+def _header(path: Path) -> bytes | None:
+    """The file's first 100 bytes; None for a database this process has open (checked at its first open)."""
     if str(path.resolve()) in _OPENED:
-        return b"SQLite format 3\x00"
+        return None
     with open(path, "rb") as f:
         return f.read(100)
 
 
 def _check_file(path: Path, create: bool) -> bool:
-    """Refuse what must not be opened as a database; True when there is nothing in the file yet."""
-    if not path.exists():
+    """Refuse what must not be opened as a database; True when there is nothing in the file yet.
+
+    Cheap checks only, on the file and its header: what it is, whose it is, its schema version, its size."""
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        st = None
+    except OSError as exc:  # a folder on the way that may not be searched, a file used as a folder
+        raise StoreError(
+            f"cannot reach {path}: {exc.strerror or exc}; check the folders' owner and mode, or set AINTERN_DB"
+        ) from exc
+    if st is None:
         if not create:
             raise NoDatabaseError(f"no aintern database at {path} yet: nothing is indexed; run `aintern index`")
         parent = path.parent
@@ -290,33 +324,79 @@ def _check_file(path: Path, create: bool) -> bool:
         if not os.access(parent, os.W_OK | os.X_OK):
             raise StoreError(f"cannot create {path}: permission denied on the folder {parent}")
         return True
-    if path.is_dir():
-        raise StoreError(f"{path} is a directory, not a database file")
-    if not path.is_file():
+    if stat.S_ISDIR(st.st_mode):
+        raise StoreError(f"{path} is a directory, not a database file; set AINTERN_DB to a file path")
+    if not stat.S_ISREG(st.st_mode):
         raise StoreError(f"{path} is not a regular file (a device, pipe or socket); set AINTERN_DB to a file path")
     if not os.access(path, os.R_OK):
         raise StoreError(f"cannot read {path}: permission denied (check its owner and mode)")
-    if create and not (os.access(path, os.W_OK) and os.access(path.parent, os.W_OK | os.X_OK)):
-        where = path if not os.access(path, os.W_OK) else path.parent
-        raise StoreError(
-            f"cannot write to {where}: permission denied (SQLite also keeps {path.name}-wal and -shm beside it); "
-            "check the owner and mode, or set AINTERN_DB to a writable place"
-        )
     header = _header(path)
+    if header is None:
+        if create:
+            _check_writable(path)
+        return False
     if not header:
         if not create:
             raise NoDatabaseError(f"{path} is empty: nothing is indexed yet; run `aintern index`")
+        _check_writable(path)
         return True
-    if not header.startswith(b"SQLite format 3\x00"):
+    if not header.startswith(_MAGIC):
         raise StoreError(f"{path} is not a SQLite database; it was left untouched (move it away or set AINTERN_DB)")
-    if len(header) >= 72:
-        app_id = int.from_bytes(header[68:72], "big")
-        if app_id not in (0, APPLICATION_ID):
-            raise StoreError(
-                f"{path} is a SQLite database of another application (application_id {app_id}); "
-                "it was left untouched (set AINTERN_DB to another file)"
-            )
+    if len(header) < 100:
+        raise damaged(path, f"truncated: {st.st_size} bytes, less than a database header")
+    app_id = int.from_bytes(header[68:72], "big")
+    if app_id not in (0, APPLICATION_ID):
+        raise StoreError(
+            f"{path} is a SQLite database of another application (application_id {app_id}); "
+            "it was left untouched (set AINTERN_DB to another file)"
+        )
+    version = int.from_bytes(header[60:64], "big")
+    if app_id == APPLICATION_ID and version > SCHEMA_VERSION:
+        raise newer(path, version)
+    page_size = int.from_bytes(header[16:18], "big")
+    page_size = 65536 if page_size == 1 else page_size
+    pages = int.from_bytes(header[28:32], "big")
+    # (The page count is valid when its "version-valid-for" matches the change counter; with a WAL that
+    # holds pages the file may lag behind it until the next checkpoint.)
+    wal = Path(f"{path}-wal")
+    if header[24:28] == header[92:96] and st.st_size < pages * page_size and not (wal.exists() and wal.stat().st_size):
+        raise damaged(path, f"truncated: {st.st_size:,} bytes of the {pages * page_size:,} its header gives")
+    if create:
+        _check_writable(path)
     return False
+
+
+def _check_writable(path: Path) -> None:
+    if not (os.access(path, os.W_OK) and os.access(path.parent, os.W_OK | os.X_OK)):
+        where = path if not os.access(path, os.W_OK) else path.parent
+        raise StoreError(
+            f"cannot write to {path}: permission denied on {where} (SQLite also keeps {path.name}-wal and -shm "
+            "beside it); check the owner and mode, or set AINTERN_DB to a writable place"
+        )
+
+
+def read_only_uri(path: Path) -> str:
+    """The URI that opens ``path`` read-only. In a folder this user may not write, a WAL database whose WAL
+    is not there (no process has it open) is read as immutable: SQLite could not make its -shm file."""
+    uri = "file:" + urllib.parse.quote(str(path.resolve())) + "?mode=ro"
+    if not os.access(path.parent, os.W_OK | os.X_OK) and not Path(f"{path}-wal").exists():
+        uri += "&immutable=1"
+    return uri
+
+
+def _check_pages(path: Path) -> None:
+    """``PRAGMA quick_check`` of a database small enough to check at open (CHECK_AT_OPEN_BYTES)."""
+    db = driver()
+    try:
+        conn = db.connect(read_only_uri(path), uri=True, timeout=30.0)
+        try:
+            rows = [r[0] for r in conn.execute("PRAGMA quick_check(5)")]
+        finally:
+            conn.close()
+    except db.Error as exc:
+        raise explain(exc, path) from exc
+    if rows != ["ok"]:
+        raise damaged(path, "; ".join(rows))
 
 
 def vec0_path() -> str:
@@ -343,11 +423,14 @@ def connect(path: str | Path, create: bool = True, readonly: bool = False) -> An
     LAST_OPENED = path
     create = create and not readonly
     fresh = _check_file(path, create)
+    if not fresh and str(path.resolve()) not in _OPENED and path.stat().st_size <= CHECK_AT_OPEN_BYTES:
+        _check_pages(path)  # (once per process: a server's threads and a store's reconnections are not checked again)
     db = driver()
     try:
         if readonly:
-            uri = "file:" + urllib.parse.quote(str(path.resolve())) + "?mode=ro"
-            conn = db.connect(uri, uri=True, timeout=30.0, check_same_thread=False, isolation_level=None)
+            conn = db.connect(
+                read_only_uri(path), uri=True, timeout=30.0, check_same_thread=False, isolation_level=None
+            )
         else:
             conn = db.connect(str(path), timeout=30.0, check_same_thread=False, isolation_level=None)
         conn.enable_load_extension(True)
@@ -374,6 +457,8 @@ def connect(path: str | Path, create: bool = True, readonly: bool = False) -> An
             # pages it touched would count in its memory (480 MB more while serving 100k chunks).
             conn.execute(f"PRAGMA mmap_size = {MMAP_BYTES}")
         if readonly:  # (mode=ro guards the file; temp tables, which keyword search uses, stay writable)
+            if version > SCHEMA_VERSION:
+                raise newer(path, version)
             if version < SCHEMA_VERSION:
                 connect(path).close()  # an older schema of ours: upgraded by a writing connection
         else:
@@ -403,28 +488,17 @@ def explain(exc: BaseException, path: str | Path) -> StoreError:
         for where in (path, path.parent):
             if where.exists() and not os.access(where, os.W_OK):
                 return StoreError(
-                    f"cannot write to {where}: permission denied (SQLite also keeps {path.name}-wal and -shm "
-                    "beside the database); check the owner and mode, or set AINTERN_DB to a writable place"
+                    f"cannot write to {path}: permission denied on {where} (SQLite also keeps {path.name}-wal and "
+                    "-shm beside the database); check the owner and mode, or set AINTERN_DB to a writable place"
                 )
         if "unable to open" in low:
             return StoreError(f"cannot open {path}: {message}")
     damage = quick_check(path) if _smells_of_damage(low) else None
     if damage:
-        return CorruptDatabaseError(
-            f"{path} is damaged ({damage}); nothing more was written to it. It holds only indexes (derived from "
-            "your files) and conversations: move it away and run `aintern index` again "
-            f"(`sqlite3 {path} .recover` may save the conversations)"
-        )
+        return damaged(path, damage)
     if "not a database" in low or "file is not" in low:
         return StoreError(f"{path} is not a usable SQLite database ({message}); move it away or set AINTERN_DB")
     return StoreError(f"{path}: {message}")
-
-
-class DatabaseCorrupt(Exception):
-    """What quick_check found, as an exception for ``explain``."""
-
-    def __str__(self) -> str:
-        return f"database disk image is malformed: {self.args[0]}"
 
 
 _DAMAGE_WORDS = (
@@ -447,8 +521,7 @@ def quick_check(path: str | Path, opened: Callable[[Any], None] | None = None) -
     ``opened`` gets the checking connection (another thread may ``interrupt()`` it: OperationalError)."""
     db = driver()
     try:
-        uri = "file:" + urllib.parse.quote(str(Path(path).resolve())) + "?mode=ro"
-        conn = db.connect(uri, uri=True, timeout=10.0)
+        conn = db.connect(read_only_uri(Path(path)), uri=True, timeout=10.0)
         if opened is not None:
             opened(conn)
         try:
@@ -469,9 +542,7 @@ def quick_check(path: str | Path, opened: Callable[[Any], None] | None = None) -
 def _migrate(conn: Any, path: Path) -> None:
     version = conn.execute("PRAGMA user_version").fetchone()[0]
     if version > SCHEMA_VERSION:
-        raise StoreError(
-            f"{path} was written by a newer aintern (schema {version} > {SCHEMA_VERSION}); upgrade aintern"
-        )
+        raise newer(path, version)
     if version == SCHEMA_VERSION:
         return
     if version in PRE_RELEASE_VERSIONS:

@@ -81,10 +81,12 @@ def _index_from_row(row: Any) -> VectorIndex:
 class SqliteStore(SearchStorage, KeywordStorage, TierStorage, FileVectorStorage, IntegrityCheck):
     """All indexes of one application database file."""
 
-    def __init__(self, path: str | Path | None = None, readonly: bool = False) -> None:
-        """``readonly``: never create, initialise or write the database (a missing one is NoDatabaseError)."""
+    def __init__(self, path: str | Path | None = None, readonly: bool = False, create: bool = True) -> None:
+        """``readonly``: never create, initialise or write the database (a missing one is NoDatabaseError).
+        ``create``: make the database if there is none (a missing or empty file); else NoDatabaseError."""
         self.path = Path(path) if path else default_db_path()
         self.readonly = readonly
+        self.create = create
         # One connection per thread: a connection's statements and temp tables are not shared between
         # threads, so a service answering queries on several threads needs no lock around SQL.
         self._local = threading.local()
@@ -107,7 +109,7 @@ class SqliteStore(SearchStorage, KeywordStorage, TierStorage, FileVectorStorage,
         if conn is None:
             if self._closed:
                 raise StoreError(f"the store of {self.path} is closed")
-            conn = connect(self.path, readonly=self.readonly)
+            conn = connect(self.path, create=self.create, readonly=self.readonly)
             me = threading.current_thread()
             with self._connections_lock:
                 alive = []
@@ -174,7 +176,9 @@ class SqliteStore(SearchStorage, KeywordStorage, TierStorage, FileVectorStorage,
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[None]:
-        """One atomic write: everything in it is committed together or not at all."""
+        """One atomic write: everything in it is committed together or not at all. The first one checks the
+        database (``verify``): nothing is written into a damaged one."""
+        self.verify()
         self.conn.execute("BEGIN IMMEDIATE")
         # The highest chunk id committed: chunks sent to Milvus in this transaction get ids above it, so a
         # rolled-back write can never have overwritten the Milvus row of a chunk that is still here.
@@ -327,10 +331,12 @@ class SqliteStore(SearchStorage, KeywordStorage, TierStorage, FileVectorStorage,
         )
 
     def rename_index(self, index_id: int, name: str) -> None:
+        self.verify()
         self.conn.execute("UPDATE indexes SET name = ? WHERE id = ?", (name, index_id))
 
     def set_index_error(self, index_id: int, error: str | None) -> None:
         """Record why the last run failed (None: it did not)."""
+        self.verify()
         self.conn.execute("UPDATE indexes SET last_error = ? WHERE id = ?", (error, index_id))
 
     # -- files and chunks --------------------------------------------------------------------
