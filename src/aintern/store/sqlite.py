@@ -34,10 +34,9 @@ from aintern.store.keywords import (
     keyword_columns,
     keyword_row,
     rebuild_keyword_tables,
-    weighted_tokens,
 )
 from aintern.store.memory import InMemorySearch
-from aintern.store.milvus import MilvusConfig, MilvusRow, MilvusSearch
+from aintern.store.milvus import MilvusConfig, MilvusSearch
 from aintern.store.models import IndexedFile, IndexStatistics, VectorIndex
 from aintern.store.search import SearchStorage
 from aintern.store.tiers import TierStorage, create_vector_table, vector_table
@@ -213,6 +212,10 @@ class SqliteStore(SearchStorage, KeywordStorage, TierStorage, FileVectorStorage,
         workspace = str(Path(workspace).resolve())
         name = name or Path(workspace).name or workspace
         stamp = now()
+        # Milvus reached first: an index whose engine is not installed (or not there) is never recorded.
+        engine = MilvusSearch(milvus, dimension) if milvus is not None else None
+        if engine is not None:
+            _ = engine.client
         with self.transaction():
             cur = self.conn.execute(
                 "INSERT INTO indexes (name, workspace_path, created_at, updated_at, embedding_model, embedding_dimension) "
@@ -227,7 +230,9 @@ class SqliteStore(SearchStorage, KeywordStorage, TierStorage, FileVectorStorage,
                     "UPDATE indexes SET settings_json = ? WHERE id = ?",
                     (json.dumps({"store": config.as_settings()}), index_id),
                 )
-                self._milvus.pop(index_id, None)
+                assert engine is not None
+                engine.config = config
+                self._milvus[index_id] = engine
             # Keyword search, one table per index (no join needed to stay within the index): the chunk's
             # path, symbol names and content, identifiers also split into their parts (store.text).
             create_keyword_table(self.conn, index_id)
@@ -302,9 +307,18 @@ class SqliteStore(SearchStorage, KeywordStorage, TierStorage, FileVectorStorage,
         return index
 
     def delete_index(self, index_id: int) -> None:
+        """Remove the index, whatever state its search engine is in: a Milvus collection that cannot be
+        dropped (pymilvus not installed, the server down) is left there, with a warning."""
+        self.verify()  # (before Milvus is touched: a damaged database refuses the removal whole)
         engine = self.milvus(index_id)
         if engine is not None:
-            engine.drop()
+            try:
+                engine.drop()
+            except Exception as exc:
+                log.warning(
+                    "the Milvus collection %s at %s was left there (%s); the index is removed",
+                    engine.config.collection, engine.config.uri, exc,
+                )  # fmt: skip
             self._milvus.pop(index_id, None)
         with self.transaction():
             self.conn.execute("DELETE FROM chunk_symbols WHERE index_id = ?", (index_id,))
@@ -404,39 +418,6 @@ class SqliteStore(SearchStorage, KeywordStorage, TierStorage, FileVectorStorage,
             f"INSERT INTO fts_{int(index_id)} (rowid, path, symbol, body) VALUES (?, ?, ?, ?)", keyword_rows
         )
         return file_id
-
-    def _fresh_chunk_id(self) -> int:
-        """An id no committed chunk has had since this transaction began (see ``transaction``)."""
-        floor = getattr(self._local, "chunk_floor", 0)
-        current = self.conn.execute("SELECT max(id) FROM chunks").fetchone()[0] or 0
-        return max(floor, current) + 1
-
-    def _upsert_milvus(
-        self,
-        engine: MilvusSearch,
-        path: str,
-        chunks: list[TextChunk],
-        vectors: np.ndarray,
-        keyword_rows: list[tuple[int, str, str, str]],
-    ) -> None:
-        """A file's chunks into its index's Milvus collection, before the transaction commits. Their keyword
-        statistics are kept here too (term coverage and relevance read them, as FTS5 is not there)."""
-        self._write_keyword_stats(keyword_rows)
-        tokens = weighted_tokens(self.conn)
-        rows = [
-            MilvusRow(
-                chunk_id=cid, vector=vector.tolist(), keyword_text=tokens.get(cid, ""), path=path,
-                language=chunk.language or "", chunk_type=chunk.chunk_type.value,
-                symbol_type=chunk.symbol_type.value if chunk.symbol_type else "", symbol=chunk.symbol_name or "",
-                start_line=chunk.start_line, end_line=chunk.end_line, content_hash=content_hash(embedding_text(chunk)).hex(),
-            )
-            for (cid, *_), chunk, vector in zip(keyword_rows, chunks, vectors)
-        ]  # fmt: skip
-        pending: dict[MilvusSearch, list[MilvusRow]] | None = getattr(self._local, "milvus_writes", None)
-        if pending is None:  # (not inside ``transaction``: written now)
-            engine.write(rows)
-        else:
-            pending.setdefault(engine, []).extend(rows)
 
     def get_skipped(self, index_id: int) -> dict[str, tuple[int, int, str]]:
         rows = self.conn.execute(
