@@ -67,6 +67,11 @@ def test_a_failed_milvus_index_leaves_no_record(two: tuple[Path, Path, Path]) ->
     assert [w["workspace"] for w in listed] == [str(first.resolve())]
     # And the folder indexes in SQLite as if nothing had happened.
     assert cli("index", cwd=second, db=db).returncode == 0
+    # A move of that index to Milvus fails the same way, before the index it has is removed.
+    out = cli("index", "--force", "--store", "milvus", cwd=second, db=db)
+    assert out.returncode == 1 and "install aintern" in out.stderr, out.stderr
+    status = json.loads(cli("status", "--json", cwd=second, db=db).stdout)
+    assert status["engine"] == "sqlite" and status["files"] == 1, status
 
 
 def test_a_broken_index_is_skipped_by_searches_and_removable(

@@ -21,6 +21,7 @@ from aintern.states import reindex_reason
 from aintern.states import summarize as summarize
 from aintern.states import tier_dict as tier_dict
 from aintern.store import IndexStatistics, SqliteStore, VectorIndex, VectorTier, default_db_path
+from aintern.store.milvus import client_class
 
 # The indexing pipeline (tree-sitter, the scanner) and the LLM stack are imported by the methods that use
 # them: a command that only searches never loads them (issue: the CLI answers in under 200 ms).
@@ -287,6 +288,8 @@ class Workspace:
             index = self.index
             replaced = index is not None and index.embedding_model in RETIRED_MODELS
             engine, milvus_uri, token_env = self.search_engine()
+            if engine == "milvus":
+                client_class()  # (not installed: said before the index there is goes)
             moved = engine is not None and index is not None and engine != self.store.engine_of(index.id)
             had_tier = False
             if index is not None and (
