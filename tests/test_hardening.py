@@ -537,60 +537,7 @@ def test_debian_python_indexes_and_searches(tmp_path: Path) -> None:
     assert out.returncode == 0 and "src/" in out.stdout, out.stderr
 
 
-# -- 10. bad databases -------------------------------------------------------------------------------
-
-
-def _bytes(p: Path) -> bytes:
-    return p.read_bytes() if p.exists() else b""
-
-
-def test_bad_database_matrix(tmp_path: Path) -> None:
-    root = make_workspace(tmp_path / "project")
-    # A zero-byte file: read-only commands leave it as it is; there is nothing indexed yet.
-    empty = tmp_path / "empty.db"
-    empty.write_bytes(b"")
-    for command in (["status"], ["search", "x"], ["files", "x"], ["suggest", "x"]):
-        out = cli(*command, cwd=root, env={"AINTERN_DB": str(empty)})
-        assert out.returncode == 4 and "Traceback" not in out.stderr, out.stderr
-    assert empty.stat().st_size == 0 and not Path(f"{empty}-wal").exists()
-    # A missing database is not created by a read-only command.
-    missing = tmp_path / "missing.db"
-    assert cli("status", cwd=root, env={"AINTERN_DB": str(missing)}).returncode == 4 and not missing.exists()
-    out = cli("conversations", "list", "--json", cwd=root, env={"AINTERN_DB": str(missing)})
-    assert out.returncode == 0 and json.loads(out.stdout) == [] and not missing.exists()
-    # Another application's empty database: refused before anything is written, and named as such.
-    foreign = tmp_path / "foreign.db"
-    conn = sqlite3.connect(foreign)
-    conn.execute("PRAGMA user_version = 7")
-    conn.execute("PRAGMA application_id = 12345")
-    conn.close()
-    before = _bytes(foreign)
-    for command in (["index"], ["status"]):
-        out = cli(*command, cwd=root, env={"AINTERN_DB": str(foreign)})
-        assert out.returncode == 1 and "another application" in out.stderr, out.stderr
-    assert _bytes(foreign) == before
-    # /dev/null
-    out = cli("index", cwd=root, env={"AINTERN_DB": "/dev/null"})
-    assert out.returncode == 1 and "not a regular file" in out.stderr
-    # A damaged page: detected, explained, never written into.
-    damaged = tmp_path / "damaged.db"
-    assert cli("index", cwd=root, env={"AINTERN_DB": str(damaged)}).returncode == 0
-    conn = sqlite3.connect(damaged)
-    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    conn.close()
-    data = bytearray(damaged.read_bytes())
-    middle = len(data) // 2 // 4096 * 4096
-    data[middle : middle + 40_960] = os.urandom(min(40_960, len(data) - middle))
-    damaged.write_bytes(bytes(data))
-    before = _bytes(damaged)
-    (root / "new.py").write_text("def brand_new(): pass\n")
-    out = cli("index", "--force", cwd=root, env={"AINTERN_DB": str(damaged)})
-    assert out.returncode == 1 and "damaged" in out.stderr and "Traceback" not in out.stderr, out.stderr
-    assert _bytes(damaged) == before
-    for command in (["search", "database connection"], ["clear", "--yes"], ["context", "database connection"]):
-        out = cli(*command, cwd=root, env={"AINTERN_DB": str(damaged)})
-        assert "Traceback" not in out.stderr and "SQL logic error" not in out.stderr, out.stderr
-        assert out.returncode in (0, 1, 3, 4)
+# -- 10. bad databases (every command against each kind: tests/test_bad_database.py) --------------------
 
 
 def test_store_refuses_foreign_database_in_api(tmp_path: Path) -> None:
