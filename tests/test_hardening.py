@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import pytest
 from local_server import JsonHandler, LocalServer
-from unprivileged import nobody_python
+from unprivileged import nobody_python, shared_folder, unprivileged
 from workspaces import make_workspace, write_files
 
 from aintern.config import CONFIG_FILE
@@ -418,33 +418,21 @@ def test_nul_byte_in_a_stored_path_does_not_crash_context(tmp_path: Path) -> Non
         assert out.returncode in (0, 3) and "Traceback" not in out.stderr and "error" not in out.stderr, out.stderr
 
 
-def _as_nobody(tmp_path: Path) -> int | None:
-    if os.geteuid() != 0:
-        return None
-    for p in [tmp_path, *tmp_path.parents]:  # let the user reach the test's folder (search permission only)
-        if p == Path("/"):
-            break
-        os.chmod(p, os.stat(p).st_mode | 0o011)
-    return 65534
-
-
-def test_unreadable_directory_and_read_only_database_folder(tmp_path: Path) -> None:
-    os.chmod(tmp_path, 0o777)
-    root = make_workspace(tmp_path / "project")
-    secret_dir = root / "private"
-    secret_dir.mkdir()
-    (secret_dir / "x.py").write_text("def x(): pass\n")
-    (secret_dir / ".gitignore").write_text("*.log\n")
-    dbdir = tmp_path / "dbdir"
-    dbdir.mkdir()
-    for d in [root, *root.rglob("*")]:
-        os.chmod(d, 0o777 if d.is_dir() else 0o666)
-    os.chmod(dbdir, 0o777)
-    os.chmod(secret_dir, 0o000)
-    user = _as_nobody(tmp_path)
-    python, env = nobody_python()
-    env["AINTERN_DB"] = str(dbdir / "x.db")
-    try:
+def test_unreadable_directory_and_read_only_database_folder() -> None:
+    user, python, env = unprivileged()
+    with shared_folder("aintern-perm-") as tmp:
+        root = make_workspace(tmp / "project")
+        secret_dir = root / "private"
+        secret_dir.mkdir()
+        (secret_dir / "x.py").write_text("def x(): pass\n")
+        (secret_dir / ".gitignore").write_text("*.log\n")
+        dbdir = tmp / "dbdir"
+        dbdir.mkdir()
+        for d in [root, *root.rglob("*")]:
+            os.chmod(d, 0o777 if d.is_dir() else 0o666)
+        os.chmod(dbdir, 0o777)
+        os.chmod(secret_dir, 0o000)
+        env["AINTERN_DB"] = str(dbdir / "x.db")
         out = cli("index", "--json", cwd=root, env=env, user=user, python=python)
         assert out.returncode == 0, out.stderr
         reasons = {s["path"]: s["reason"] for s in json.loads(out.stdout)["skipped"]}
@@ -456,9 +444,6 @@ def test_unreadable_directory_and_read_only_database_folder(tmp_path: Path) -> N
         out = cli("index", cwd=root, env=env, user=user, python=python)
         assert out.returncode == 1 and "permission denied" in out.stderr, out.stderr
         assert "not a usable" not in out.stderr
-    finally:
-        os.chmod(secret_dir, 0o755)
-        os.chmod(dbdir, 0o755)
 
 
 # -- 8. any query string -----------------------------------------------------------------------------
