@@ -25,8 +25,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from unprivileged import shared_folder, unprivileged
-from workspaces import make_workspace
+from unprivileged import open_workspace, shared_folder, unprivileged
 
 from aintern.answer import ConversationStore
 from aintern.workspace import Workspace
@@ -72,15 +71,13 @@ def template() -> Iterator[tuple[Path, Path]]:
     """A real index of a small workspace, with a conversation, closed (no WAL beside it): (workspace, db).
     In a folder an unprivileged user may reach (the read-only conditions run as one)."""
     with shared_folder("aintern-bad-db-") as tmp:
-        root = make_workspace(tmp / "project")
+        root = open_workspace(tmp / "project")  # (an unprivileged user may read and index it)
         db = tmp / "template.db"
         ws = Workspace(root, db)
         assert ws.build_index().success
         ConversationStore(ws.store).create("about the database", str(root))
         ws.close()
         assert not Path(f"{db}-wal").exists()
-        for p in [root, *root.rglob("*")]:  # an unprivileged user may read (and index) the workspace
-            os.chmod(p, 0o777 if p.is_dir() else 0o666)
         yield root, db
 
 

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import pytest
 from local_server import JsonHandler, LocalServer
-from unprivileged import nobody_python, shared_folder, unprivileged
+from unprivileged import nobody_python, open_workspace, shared_folder, unprivileged
 from workspaces import make_workspace, write_files
 
 from aintern.config import CONFIG_FILE
@@ -421,17 +421,10 @@ def test_nul_byte_in_a_stored_path_does_not_crash_context(tmp_path: Path) -> Non
 def test_unreadable_directory_and_read_only_database_folder() -> None:
     user, python, env = unprivileged()
     with shared_folder("aintern-perm-") as tmp:
-        root = make_workspace(tmp / "project")
-        secret_dir = root / "private"
-        secret_dir.mkdir()
-        (secret_dir / "x.py").write_text("def x(): pass\n")
-        (secret_dir / ".gitignore").write_text("*.log\n")
+        root = open_workspace(tmp / "project", private={"x.py": "def x(): pass\n", ".gitignore": "*.log\n"})
         dbdir = tmp / "dbdir"
         dbdir.mkdir()
-        for d in [root, *root.rglob("*")]:
-            os.chmod(d, 0o777 if d.is_dir() else 0o666)
         os.chmod(dbdir, 0o777)
-        os.chmod(secret_dir, 0o000)
         env["AINTERN_DB"] = str(dbdir / "x.db")
         out = cli("index", "--json", cwd=root, env=env, user=user, python=python)
         assert out.returncode == 0, out.stderr

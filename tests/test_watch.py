@@ -182,17 +182,11 @@ def test_watch_skips_an_unreadable_folder_and_keeps_watching() -> None:
     import signal
     import subprocess
 
-    from unprivileged import shared_folder, unprivileged
+    from unprivileged import open_workspace, shared_folder, unprivileged
 
     user, python, env = unprivileged()
     with shared_folder("aintern-watch-") as tmp:
-        root = make_workspace(tmp / "project")
-        private = root / "private"
-        private.mkdir()
-        (private / "secret_plans.py").write_text("def plan(): pass\n")
-        for p in [root, *root.rglob("*")]:
-            os.chmod(p, 0o777 if p.is_dir() else 0o666)
-        os.chmod(private, 0o000)
+        root = open_workspace(tmp / "project", private={"secret_plans.py": "def plan(): pass\n"})
         proc = subprocess.Popen(
             [python, "-m", "aintern", "watch"], cwd=root, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
             user=user, group=user, env={**os.environ, **env, "AINTERN_DB": str(tmp / "w.db"), "PYTHONUNBUFFERED": "1"},
@@ -236,7 +230,7 @@ def test_watch_skips_an_unreadable_folder_and_keeps_watching() -> None:
             proc.send_signal(signal.SIGINT)
             proc.wait(timeout=60)
             reader.join(timeout=60)  # (it read everything: the process closed its output)
-            os.chmod(private, 0o755)
+            os.chmod(root / "private", 0o755)
         while (line := lines.get_nowait()) is not None:
             seen.append(line)
         output = "".join(seen)

@@ -46,3 +46,18 @@ def shared_folder(prefix: str) -> Iterator[Path]:
             if p.is_dir() and not p.is_symlink():
                 os.chmod(p, 0o777)
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def open_workspace(root: Path, private: dict[str, str] | None = None) -> Path:
+    """A small polyglot workspace (workspaces.make_workspace) that every user may read and write; with
+    ``private``, also these files in a folder ``private/`` that nobody may read (mode 000)."""
+    from workspaces import make_workspace, write_files
+
+    make_workspace(root)
+    if private:
+        write_files(root / "private", private)
+    for p in [root, *root.rglob("*")]:
+        os.chmod(p, 0o777 if p.is_dir() else 0o666)
+    if private:
+        os.chmod(root / "private", 0o000)
+    return root
