@@ -175,16 +175,19 @@ class SqliteStore(SearchStorage, KeywordStorage, TierStorage, FileVectorStorage,
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[None]:
-        """One atomic write: everything in it is committed together or not at all. The first one checks the
-        database (``verify``): nothing is written into a damaged one."""
-        self.verify()
+        """One atomic write: everything in it is committed together or not at all. The first that changes
+        anything checks the database before it commits (``verify``): nothing is written into a damaged one,
+        and a transaction that changed nothing (a run with nothing to do) costs no check."""
         self.conn.execute("BEGIN IMMEDIATE")
+        changes = self.conn.total_changes
         # The highest chunk id committed: chunks sent to Milvus in this transaction get ids above it, so a
         # rolled-back write can never have overwritten the Milvus row of a chunk that is still here.
         self._local.chunk_floor = self.conn.execute("SELECT max(id) FROM chunks").fetchone()[0] or 0
         self._local.milvus_writes = {}
         try:
             yield
+            if self.conn.total_changes != changes:
+                self.verify()
             # Milvus gets the transaction's rows in one request per index, before the commit makes them count.
             for engine, rows in self._local.milvus_writes.items():
                 engine.write(rows, above=self._local.chunk_floor)
