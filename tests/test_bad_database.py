@@ -201,9 +201,10 @@ def test_every_command_on_a_bad_database(template: tuple[Path, Path], condition:
         elif condition in ("empty", "missing_folder"):
             expected = (0,) if name == "conversations" else (4,)
             if out.returncode not in expected or (
-                out.returncode == 4 and (len(lines) != 1 or "aintern index" not in out.stderr)
+                out.returncode == 4
+                and (len(lines) != 1 or "aintern index" not in out.stderr or str(db) not in out.stderr)
             ):
-                failures.append(f"{seen}: expected exit {expected} (nothing indexed yet) in one line")
+                failures.append(f"{seen}: expected exit {expected} (nothing indexed yet) in one line naming the file")
         elif readonly:
             if name in WRITERS:
                 if out.returncode != 1 or len(lines) != 1 or "permission denied" not in out.stderr:

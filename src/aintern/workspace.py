@@ -150,8 +150,9 @@ class Workspace:
         cls, start: str | Path = ".", db: str | Path | None = None, model: str | None = None, readonly: bool = False
     ) -> Workspace:
         """The workspace containing ``start``; NotIndexedError if there is none."""
+        path = Path(db or Settings.load(Path(start)).db or default_db_path())
         try:
-            probe: SqliteStore | None = SqliteStore(db or Settings.load(Path(start)).db, readonly=True)
+            probe: SqliteStore | None = SqliteStore(path, readonly=True)
         except NoDatabaseError:
             probe = None  # no database yet: only a .aintern.toml can mark a workspace
         try:
@@ -160,7 +161,11 @@ class Workspace:
             if probe is not None:
                 probe.close()
         if root is None:
-            raise NotIndexedError(f"{Path(start).resolve()} is not indexed yet; run `aintern index` there first")
+            where = f"{Path(start).resolve()} is not indexed yet"
+            if probe is None:  # (which database: AINTERN_DB may name another one than the user thinks)
+                why = f"{path} is empty" if os.path.exists(path) else f"there is no database at {path}"
+                raise NoDatabaseError(f"{where} ({why}); run `aintern index`")
+            raise NotIndexedError(f"{where}; run `aintern index` there first")
         return cls(root, db, model, readonly)
 
     @property
