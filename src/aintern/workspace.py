@@ -187,7 +187,8 @@ class Workspace:
     def require_index(self) -> VectorIndex:
         index = self.index
         if index is None:
-            raise NotIndexedError(f"{self.root} is not indexed yet; run `aintern index {self.root}`")
+            none = f" (there is no database at {self._db or default_db_path()} yet)" if self._store is None else ""
+            raise NotIndexedError(f"{self.root} is not indexed yet{none}; run `aintern index {self.root}`")
         return index
 
     @property
