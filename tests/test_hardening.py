@@ -12,7 +12,6 @@ import os
 import sqlite3
 import subprocess
 import sys
-import sysconfig
 import threading
 from pathlib import Path
 from typing import Any
@@ -20,6 +19,7 @@ from typing import Any
 import numpy as np
 import pytest
 from local_server import JsonHandler, LocalServer
+from unprivileged import nobody_python, open_workspace, shared_folder, unprivileged
 from workspaces import make_workspace, write_files
 
 from aintern.config import CONFIG_FILE
@@ -29,8 +29,6 @@ from aintern.knowledge import KnowledgeQueryOptions
 from aintern.store import SqliteStore, VectorSearchOptions
 from aintern.store.db import driver
 from aintern.workspace import Workspace
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def cli(*args: str | bytes, cwd: Path, env: dict[str, str] | None = None, user: int | None = None,
@@ -420,40 +418,14 @@ def test_nul_byte_in_a_stored_path_does_not_crash_context(tmp_path: Path) -> Non
         assert out.returncode in (0, 3) and "Traceback" not in out.stderr and "error" not in out.stderr, out.stderr
 
 
-def _nobody_python() -> tuple[str, dict[str, str]]:
-    """An interpreter an unprivileged user can run, with aintern and its dependencies importable."""
-    python = "/usr/bin/python3" if Path("/usr/bin/python3").exists() else sys.executable
-    paths = [str(ROOT / "src"), sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]]
-    return python, {"PYTHONPATH": os.pathsep.join(dict.fromkeys(paths)), "HOME": "/tmp"}
-
-
-def _as_nobody(tmp_path: Path) -> int | None:
-    if os.geteuid() != 0:
-        return None
-    for p in [tmp_path, *tmp_path.parents]:  # let the user reach the test's folder (search permission only)
-        if p == Path("/"):
-            break
-        os.chmod(p, os.stat(p).st_mode | 0o011)
-    return 65534
-
-
-def test_unreadable_directory_and_read_only_database_folder(tmp_path: Path) -> None:
-    os.chmod(tmp_path, 0o777)
-    root = make_workspace(tmp_path / "project")
-    secret_dir = root / "private"
-    secret_dir.mkdir()
-    (secret_dir / "x.py").write_text("def x(): pass\n")
-    (secret_dir / ".gitignore").write_text("*.log\n")
-    dbdir = tmp_path / "dbdir"
-    dbdir.mkdir()
-    for d in [root, *root.rglob("*")]:
-        os.chmod(d, 0o777 if d.is_dir() else 0o666)
-    os.chmod(dbdir, 0o777)
-    os.chmod(secret_dir, 0o000)
-    user = _as_nobody(tmp_path)
-    python, env = _nobody_python()
-    env["AINTERN_DB"] = str(dbdir / "x.db")
-    try:
+def test_unreadable_directory_and_read_only_database_folder() -> None:
+    user, python, env = unprivileged()
+    with shared_folder("aintern-perm-") as tmp:
+        root = open_workspace(tmp / "project", private={"x.py": "def x(): pass\n", ".gitignore": "*.log\n"})
+        dbdir = tmp / "dbdir"
+        dbdir.mkdir()
+        os.chmod(dbdir, 0o777)
+        env["AINTERN_DB"] = str(dbdir / "x.db")
         out = cli("index", "--json", cwd=root, env=env, user=user, python=python)
         assert out.returncode == 0, out.stderr
         reasons = {s["path"]: s["reason"] for s in json.loads(out.stdout)["skipped"]}
@@ -465,9 +437,6 @@ def test_unreadable_directory_and_read_only_database_folder(tmp_path: Path) -> N
         out = cli("index", cwd=root, env=env, user=user, python=python)
         assert out.returncode == 1 and "permission denied" in out.stderr, out.stderr
         assert "not a usable" not in out.stderr
-    finally:
-        os.chmod(secret_dir, 0o755)
-        os.chmod(dbdir, 0o755)
 
 
 # -- 8. any query string -----------------------------------------------------------------------------
@@ -530,7 +499,7 @@ def test_driver_has_what_the_store_needs() -> None:
 
 def test_debian_python_indexes_and_searches(tmp_path: Path) -> None:
     """Debian 12's python3.11 loads extensions but has SQLite 3.40: it must pick sqlean, and work."""
-    python, env = _nobody_python()
+    python, env = nobody_python()
     env["AINTERN_DB"] = str(tmp_path / "d.db")
     probe = subprocess.run(
         [python, "-c", "import sqlite3; from aintern.store.db import driver; print(sqlite3.sqlite_version, driver().__name__)"],
@@ -546,60 +515,7 @@ def test_debian_python_indexes_and_searches(tmp_path: Path) -> None:
     assert out.returncode == 0 and "src/" in out.stdout, out.stderr
 
 
-# -- 10. bad databases -------------------------------------------------------------------------------
-
-
-def _bytes(p: Path) -> bytes:
-    return p.read_bytes() if p.exists() else b""
-
-
-def test_bad_database_matrix(tmp_path: Path) -> None:
-    root = make_workspace(tmp_path / "project")
-    # A zero-byte file: read-only commands leave it as it is; there is nothing indexed yet.
-    empty = tmp_path / "empty.db"
-    empty.write_bytes(b"")
-    for command in (["status"], ["search", "x"], ["files", "x"], ["suggest", "x"]):
-        out = cli(*command, cwd=root, env={"AINTERN_DB": str(empty)})
-        assert out.returncode == 4 and "Traceback" not in out.stderr, out.stderr
-    assert empty.stat().st_size == 0 and not Path(f"{empty}-wal").exists()
-    # A missing database is not created by a read-only command.
-    missing = tmp_path / "missing.db"
-    assert cli("status", cwd=root, env={"AINTERN_DB": str(missing)}).returncode == 4 and not missing.exists()
-    out = cli("conversations", "list", "--json", cwd=root, env={"AINTERN_DB": str(missing)})
-    assert out.returncode == 0 and json.loads(out.stdout) == [] and not missing.exists()
-    # Another application's empty database: refused before anything is written, and named as such.
-    foreign = tmp_path / "foreign.db"
-    conn = sqlite3.connect(foreign)
-    conn.execute("PRAGMA user_version = 7")
-    conn.execute("PRAGMA application_id = 12345")
-    conn.close()
-    before = _bytes(foreign)
-    for command in (["index"], ["status"]):
-        out = cli(*command, cwd=root, env={"AINTERN_DB": str(foreign)})
-        assert out.returncode == 1 and "another application" in out.stderr, out.stderr
-    assert _bytes(foreign) == before
-    # /dev/null
-    out = cli("index", cwd=root, env={"AINTERN_DB": "/dev/null"})
-    assert out.returncode == 1 and "not a regular file" in out.stderr
-    # A damaged page: detected, explained, never written into.
-    damaged = tmp_path / "damaged.db"
-    assert cli("index", cwd=root, env={"AINTERN_DB": str(damaged)}).returncode == 0
-    conn = sqlite3.connect(damaged)
-    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    conn.close()
-    data = bytearray(damaged.read_bytes())
-    middle = len(data) // 2 // 4096 * 4096
-    data[middle : middle + 40_960] = os.urandom(min(40_960, len(data) - middle))
-    damaged.write_bytes(bytes(data))
-    before = _bytes(damaged)
-    (root / "new.py").write_text("def brand_new(): pass\n")
-    out = cli("index", "--force", cwd=root, env={"AINTERN_DB": str(damaged)})
-    assert out.returncode == 1 and "damaged" in out.stderr and "Traceback" not in out.stderr, out.stderr
-    assert _bytes(damaged) == before
-    for command in (["search", "database connection"], ["clear", "--yes"], ["context", "database connection"]):
-        out = cli(*command, cwd=root, env={"AINTERN_DB": str(damaged)})
-        assert "Traceback" not in out.stderr and "SQL logic error" not in out.stderr, out.stderr
-        assert out.returncode in (0, 1, 3, 4)
+# -- 10. bad databases (every command against each kind: tests/test_bad_database.py) --------------------
 
 
 def test_store_refuses_foreign_database_in_api(tmp_path: Path) -> None:

@@ -263,8 +263,11 @@ def test_a_cancelled_check_is_done_again_before_writing(tmp_path: Path) -> None:
     from aintern.errors import CorruptDatabaseError
 
     path = tmp_path / "s.db"
+    setup = SqliteStore(path)
+    setup.create_index(tmp_path, "m", 4)  # (a write: checked)
+    assert setup.verified
+    setup.close()
     store = SqliteStore(path)
-    store.create_index(tmp_path, "m", 4)
     store.start_verify()
     store.cancel_verify()
     assert not store._verified
@@ -311,3 +314,27 @@ def test_a_second_connection_in_a_process_does_not_drop_the_first_ones_locks(tmp
     fresh.close()
     first.close()
     second.close()
+
+
+def test_a_run_with_nothing_to_do_writes_nothing_and_checks_nothing(static, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A no-op run (`aintern update` with no file changed) leaves the database file as it was, and so never
+    pays for the full check (PRAGMA quick_check reads the whole file: ~1.3 s at 565 MB); a run that writes does."""
+    from workspaces import make_workspace
+
+    from aintern.index import Indexer
+
+    root = make_workspace(tmp_path / "ws")
+    db = tmp_path / "n.db"
+    first = SqliteStore(db)
+    assert Indexer(first, static).index(root).success and first.verified
+    first.close()
+    before = (_digest(db), db.stat().st_mtime_ns)
+    again = SqliteStore(db)
+    result = Indexer(again, static).index(root)
+    assert result.success and result.files_unchanged > 10 and not again.verified
+    again.close()
+    assert (_digest(db), db.stat().st_mtime_ns) == before
+    (root / "src/python/app.py").write_text("def changed(): pass\n")
+    last = SqliteStore(db)
+    assert Indexer(last, static).index(root).files_indexed == 1 and last.verified
+    last.close()

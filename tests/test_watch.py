@@ -172,3 +172,67 @@ def test_watching_stops_and_keeps_the_index_when_the_folder_goes(static, tmp_pat
     assert not thread.is_alive() and raised and isinstance(raised[0], FileNotFoundError), raised
     assert "is gone" in str(raised[0]) and runs == []
     assert set(SqliteStore(store.path).get_files(index_id)) == before
+
+
+def test_watch_skips_an_unreadable_folder_and_keeps_watching() -> None:
+    """`aintern watch` on a workspace with a folder it may not read (chmod 000): skipped, as `aintern index`
+    skips it, and the rest is watched (it died with PermissionError, os error 13). Run as an unprivileged
+    user when the tests run as root, who reads any folder."""
+    import queue
+    import signal
+    import subprocess
+
+    from unprivileged import open_workspace, shared_folder, unprivileged
+
+    user, python, env = unprivileged()
+    with shared_folder("aintern-watch-") as tmp:
+        root = open_workspace(tmp / "project", private={"secret_plans.py": "def plan(): pass\n"})
+        proc = subprocess.Popen(
+            [python, "-m", "aintern", "watch"], cwd=root, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+            user=user, group=user, env={**os.environ, **env, "AINTERN_DB": str(tmp / "w.db"), "PYTHONUNBUFFERED": "1"},
+        )  # fmt: skip
+        lines: queue.Queue[str | None] = queue.Queue()
+
+        def read() -> None:
+            assert proc.stdout is not None
+            for line in proc.stdout:
+                lines.put(line)
+            lines.put(None)
+
+        reader = threading.Thread(target=read, daemon=True)
+        reader.start()
+        seen: list[str] = []
+
+        def until(text: str, poke: Path | None = None) -> bool:
+            """Read output until a line holds ``text`` (False: the process ended first). With ``poke``, the
+            file is written again every few seconds meanwhile: the watcher may not watch yet at the first."""
+            deadline = time.monotonic() + 180
+            while time.monotonic() < deadline:
+                if poke is not None:
+                    poke.write_text(f"def added_while_watched():\n    return {len(seen)}\n")
+                    os.chmod(poke, 0o666)
+                try:
+                    line = lines.get(timeout=3)
+                except queue.Empty:
+                    continue
+                if line is None:
+                    return False
+                seen.append(line)
+                if text in line:
+                    return True
+            return False
+
+        try:
+            assert until("watching"), "".join(seen)
+            assert until("re-indexed", poke=root / "src/python/added.py"), "".join(seen)
+            assert proc.poll() is None, "".join(seen)
+        finally:
+            proc.send_signal(signal.SIGINT)
+            proc.wait(timeout=60)
+            reader.join(timeout=60)  # (it read everything: the process closed its output)
+            os.chmod(root / "private", 0o755)
+        while (line := lines.get_nowait()) is not None:
+            seen.append(line)
+        output = "".join(seen)
+        assert proc.returncode == 0 and "stopped" in output and "Traceback" not in output, output
+        assert "PermissionError" not in output and "added.py" in output, output

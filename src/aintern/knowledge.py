@@ -406,14 +406,25 @@ class KnowledgeService:
         (repository_likelihood). Most questions are about one repository, and every index's own top hit
         looks good within it. docs/benchmarks.md has the numbers (chosen out of fold, by repository)."""
         started = time.perf_counter()
-        found = [i for i in (self._index(path) for path in dict.fromkeys(options.workspace_paths)) if i is not None]
-        names = [i.name for i in found]
+        asked = [i for i in (self._index(path) for path in dict.fromkeys(options.workspace_paths)) if i is not None]
+        names = [i.name for i in asked]
         answers: list[tuple[VectorIndex, KnowledgeQueryResult, float]] = []
-        for index in found:
-            with self.store.snapshot():
-                one = self._query(question, replace(options, workspace_path=index.workspace_path, workspace_paths=()))
+        notes, errors = [], []
+        for index in asked:
+            try:
+                with self.store.snapshot():
+                    one = self._query(
+                        question, replace(options, workspace_path=index.workspace_path, workspace_paths=())
+                    )
+            except AinternError as exc:  # one broken index (its engine not installed, say) leaves the others searched
+                errors.append(exc)
+                notes.append(f"{index.name} was not searched: {exc}")
+                continue
             top = [c.evidence for c in one.chunks[:3] if c.evidence is not None]
             answers.append((index, one, max(top, default=-math.inf)))
+        if errors and not answers:
+            raise errors[0]
+        found = [index for index, _, _ in answers]
         terms = query_terms(question)
         likelihood = repository_likelihood(
             [self.store.doc_frequencies(index.id, terms) for index in found], [index.chunk_count for index in found]
@@ -429,7 +440,6 @@ class KnowledgeService:
                 merged.append((c.relevance * discount, rank,
                                replace(c, relevance=c.relevance * discount, workspace=index.workspace_path, repo=repo)))  # fmt: skip
         models = {(index.name, one.vector_model) for index, one, _ in answers if one.vector_model}
-        notes = []
         if len({m for _, m in models}) > 1:
             # Each index is searched with its own model, and relevance is calibrated per model, so their
             # hits rank together; the caller hears which model answered for which repository.

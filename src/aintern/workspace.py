@@ -11,10 +11,17 @@ from typing import TYPE_CHECKING
 
 from aintern.chunk.models import CHUNKER_VERSION
 from aintern.config import CONFIG_FILE, Settings
-from aintern.embed import DEFAULT_MODEL, RETIRED_MODELS, Embedder, embedder_for_model_id, get_embedder, model_id
+from aintern.embed import DEFAULT_MODEL, RETIRED_MODELS, Embedder, embedder_for_model_id, get_embedder
 from aintern.errors import AinternError, NoDatabaseError, NotIndexedError, SettingsError, StoreError
-from aintern.knowledge import REINDEX_STALE_SHARE, KnowledgeService
+from aintern.knowledge import KnowledgeService
+from aintern.states import STATES as STATES
+from aintern.states import WorkspaceSummary as WorkspaceSummary
+from aintern.states import list_workspaces as list_workspaces
+from aintern.states import reindex_reason
+from aintern.states import summarize as summarize
+from aintern.states import tier_dict as tier_dict
 from aintern.store import IndexStatistics, SqliteStore, VectorIndex, VectorTier, default_db_path
+from aintern.store.milvus import client_class
 
 # The indexing pipeline (tree-sitter, the scanner) and the LLM stack are imported by the methods that use
 # them: a command that only searches never loads them (issue: the CLI answers in under 200 ms).
@@ -22,7 +29,6 @@ if TYPE_CHECKING:
     from aintern.answer import LLM, RagChatService
     from aintern.chunk.models import ChunkingOptions
     from aintern.index import IndexingProgress, IndexingResult, ProgressCallback
-    from aintern.index.runs import IndexRun
     from aintern.index.tier import TierResult
     from aintern.scan import ScanOptions
 
@@ -44,106 +50,6 @@ class IndexStatus:
     @property
     def behind_git(self) -> bool:
         return self.current_commit is not None and self.current_commit != self.statistics.git_commit
-
-
-#: What a workspace's index is doing or how it compares with the files, worst first.
-STATES = ("indexing", "missing", "error", "needs_reindex", "stale", "behind_git", "up_to_date")
-
-
-@dataclass
-class WorkspaceSummary:
-    """One index as the Indexes page and ``aintern list`` show it."""
-
-    index: VectorIndex
-    #: One of STATES.
-    state: str
-    stale_files: int
-    current_commit: str | None
-    #: None when not asked for (it sums every chunk's length: most of a second at 100k chunks).
-    index_bytes: int | None
-    run: IndexRun | None = None
-    #: Why a full re-index is due (state ``needs_reindex``).
-    reindex_reason: str | None = None
-    tier: VectorTier | None = None
-
-    @property
-    def label(self) -> str:
-        """The state in words: ``indexing 45 %``, ``3 files changed``, ``folder missing``..."""
-        if self.run is not None:
-            return f"{self.run.phase} {self.run.percent:.0f} %" if self.run.total_files else self.run.phase
-        return {
-            "indexing": "indexing", "missing": "folder missing", "error": "error", "behind_git": "behind git", "up_to_date": "up to date",
-            "needs_reindex": "needs re-index",
-            "stale": f"{self.stale_files} file{'s' if self.stale_files != 1 else ''} changed",
-        }[self.state]  # fmt: skip
-
-    def to_dict(self) -> dict[str, object]:
-        i = self.index
-        return {
-            "id": i.id, "name": i.name, "workspace": i.workspace_path, "state": self.state, "label": self.label,
-            "files": i.file_count, "chunks": i.chunk_count, "index_bytes": self.index_bytes, "model": i.embedding_model,
-            "created_at": i.created_at, "updated_at": i.updated_at, "git_commit_indexed": i.git_commit,
-            "git_commit_current": self.current_commit, "stale_files": self.stale_files, "last_error": i.last_error,
-            "settings": i.settings, "run": self.run.to_dict() if self.run else None,
-            "reindex_reason": self.reindex_reason, "tier": tier_dict(self.tier),
-        }  # fmt: skip
-
-
-def tier_dict(t: VectorTier | None) -> dict[str, object] | None:
-    """A full tier as the JSON of ``aintern status`` and the Indexes page show it."""
-    return None if t is None else {"model": t.model_id, "vectors": t.vector_count, "chunks": t.chunk_count,
-                                   "complete": t.complete}  # fmt: skip
-
-
-def summarize(
-    store: SqliteStore, index: VectorIndex, runs: dict[str, IndexRun] | None = None, size: bool = True
-) -> WorkspaceSummary:
-    """How ``index`` stands: running, its folder gone, failed, stale (a scan of its folder), behind git;
-    with ``size``, also how many bytes the index takes."""
-    from aintern.index.git import head_commit
-    from aintern.index.runs import active_runs
-    from aintern.index.status import staleness
-
-    run = (runs if runs is not None else active_runs(store)).get(index.workspace_path)
-    root = Path(index.workspace_path)
-    index_bytes = store.statistics(index.id).index_size_bytes if size else None
-    tier = store.vector_tier(index.id)
-    if not root.is_dir():
-        return WorkspaceSummary(index, "indexing" if run else "missing", 0, None, index_bytes, run, tier=tier)
-    settings = Settings.load(root)
-    stale = 0 if run else staleness(store, index.id, root, settings.scan_options()).count
-    reason = None if run else reindex_reason(index, settings, stale)
-    commit = head_commit(root)
-    state = (
-        "indexing" if run else "error" if index.last_error else "needs_reindex" if reason else "stale" if stale
-        else "behind_git" if commit is not None and commit != index.git_commit else "up_to_date"
-    )  # fmt: skip
-    return WorkspaceSummary(index, state, stale, commit, index_bytes, run, reason, tier)
-
-
-def reindex_reason(index: VectorIndex, settings: Settings, stale_files: int) -> str | None:
-    """Why only a full re-index (``aintern index --force``) brings ``index`` in line, or None: its model
-    was retired or is not the one the settings name, its chunk sizes are not the settings', or most of
-    its files changed."""
-    if index.embedding_model in RETIRED_MODELS:
-        return "its embedding model was retired"
-    wanted = model_id(settings.model) if settings.model else None  # unset: an index keeps its own model
-    if wanted is not None and wanted != index.embedding_model:
-        return f"the settings name the {settings.model} model"
-    built = {k: index.settings[k] for k in ("chunk_size", "chunk_overlap") if k in index.settings}
-    if built and built != settings.chunking():
-        return "the chunk size settings changed"
-    if index.file_count and stale_files > index.file_count * REINDEX_STALE_SHARE:
-        return f"{stale_files} of {index.file_count} files changed"
-    return None
-
-
-def list_workspaces(store: SqliteStore) -> list[WorkspaceSummary]:
-    """Every index in the application database, with its state (``aintern list``, the Indexes page)."""
-    from aintern.index.runs import active_runs
-
-    runs = active_runs(store)
-    return [summarize(store, index, runs) for index in store.list_indexes()]
 
 
 def resolve_workspaces(store: SqliteStore, specs: Iterable[str]) -> list[VectorIndex]:
@@ -223,7 +129,13 @@ class Workspace:
         """``readonly``: only read the database (never create or write it), for commands that only look."""
         self.root = Path(root).resolve()
         self.settings = Settings.load(self.root)
-        self.store = SqliteStore(db or self.settings.db, readonly=readonly)
+        self._db = db or self.settings.db
+        self._store: SqliteStore | None = None
+        try:
+            self._store = SqliteStore(self._db, readonly=readonly, create=False)
+        except NoDatabaseError:
+            if readonly:
+                raise  # (no database yet: made by the first write, see ``store``)
         self._model_name = model or self.settings.model
         self._embedder: Embedder | None = None
         self._tier_embedder: Embedder | None = None
@@ -238,8 +150,9 @@ class Workspace:
         cls, start: str | Path = ".", db: str | Path | None = None, model: str | None = None, readonly: bool = False
     ) -> Workspace:
         """The workspace containing ``start``; NotIndexedError if there is none."""
+        path = Path(db or Settings.load(Path(start)).db or default_db_path())
         try:
-            probe: SqliteStore | None = SqliteStore(db or Settings.load(Path(start)).db, readonly=True)
+            probe: SqliteStore | None = SqliteStore(path, readonly=True)
         except NoDatabaseError:
             probe = None  # no database yet: only a .aintern.toml can mark a workspace
         try:
@@ -248,20 +161,34 @@ class Workspace:
             if probe is not None:
                 probe.close()
         if root is None:
-            raise NotIndexedError(f"{Path(start).resolve()} is not indexed yet; run `aintern index` there first")
+            where = f"{Path(start).resolve()} is not indexed yet"
+            if probe is None:  # (which database: AINTERN_DB may name another one than the user thinks)
+                why = f"{path} is empty" if os.path.exists(path) else f"there is no database at {path}"
+                raise NoDatabaseError(f"{where} ({why}); run `aintern index`")
+            raise NotIndexedError(f"{where}; run `aintern index` there first")
         return cls(root, db, model, readonly)
 
+    @property
+    def store(self) -> SqliteStore:
+        """The application database. Where there is none yet (no file, or an empty one) it is made here, at
+        the first use that needs it (indexing): a command that finds nothing to do leaves no database."""
+        if self._store is None:
+            self._store = SqliteStore(self._db)
+        return self._store
+
     def close(self) -> None:
-        self.store.close()
+        if self._store is not None:
+            self._store.close()
 
     @property
     def index(self) -> VectorIndex | None:
-        return self.store.get_index_for_workspace(self.root)
+        return self.store.get_index_for_workspace(self.root) if self._store is not None else None
 
     def require_index(self) -> VectorIndex:
         index = self.index
         if index is None:
-            raise NotIndexedError(f"{self.root} is not indexed yet; run `aintern index {self.root}`")
+            none = f" (there is no database at {self._db or default_db_path()} yet)" if self._store is None else ""
+            raise NotIndexedError(f"{self.root} is not indexed yet{none}; run `aintern index {self.root}`")
         return index
 
     @property
@@ -367,6 +294,8 @@ class Workspace:
             index = self.index
             replaced = index is not None and index.embedding_model in RETIRED_MODELS
             engine, milvus_uri, token_env = self.search_engine()
+            if engine == "milvus":
+                client_class()  # (not installed: said before the index there is goes)
             moved = engine is not None and index is not None and engine != self.store.engine_of(index.id)
             had_tier = False
             if index is not None and (

@@ -250,7 +250,10 @@ class Indexer:
                 if self.store.remove_file(index_id, path):
                     result.files_removed += 1
             result.git_commit = head_commit(root)
-            self.store.update_index(index_id, git_commit=result.git_commit)
+            index = self.store.get_index_for_workspace(root)
+            # (A run that changed nothing writes nothing: its store is then never checked, store.integrity.)
+            if todo or gone or (result.git_commit or None) != (index.git_commit if index else None):
+                self.store.update_index(index_id, git_commit=result.git_commit)
             if full:  # a scan of the whole cache: once per full run, not per saved file
                 self.store.prune_cache()
 

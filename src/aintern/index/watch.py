@@ -50,9 +50,12 @@ def watch(
         return scanner.accepts(rel) or scanner.accepts(rel, is_dir=True)
 
     pending: set[str] = set()  # paths of a failed run, retried with the next burst
+    # A folder this user may not read is left unwatched, as the scanner leaves it unindexed (the initial run
+    # reports it); without ignore_permission_denied, watchfiles stops on it (os error 13).
     for changes in watch_changes(
-        root, watch_filter=relevant, debounce=debounce_ms, stop_event=stop, rust_timeout=200, yield_on_timeout=False
-    ):
+        root, watch_filter=relevant, debounce=debounce_ms, stop_event=stop, rust_timeout=200, yield_on_timeout=False,
+        ignore_permission_denied=True,
+    ):  # fmt: skip
         if stop.is_set():
             break
         if not root.is_dir():  # (a run now would remove every file from the index)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import stat
 import urllib.parse
 from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime, timezone
@@ -11,180 +12,13 @@ from pathlib import Path
 from typing import Any
 
 from aintern.errors import CorruptDatabaseError, NoDatabaseError, StoreError
+from aintern.store.schema import APPLICATION_ID as APPLICATION_ID
+from aintern.store.schema import MIGRATIONS as MIGRATIONS
+from aintern.store.schema import PRE_RELEASE_VERSIONS as PRE_RELEASE_VERSIONS
+from aintern.store.schema import SCHEMA_VERSION as SCHEMA_VERSION
 
 #: How much of the database file a connection memory-maps.
 MMAP_BYTES = 1 << 30
-#: PRAGMA application_id of an aintern database ("AInt").
-APPLICATION_ID = 0x41496E74
-SCHEMA_VERSION = 9
-#: Schema versions written only by development builds before the first release; they are not migrated.
-PRE_RELEASE_VERSIONS = {1}
-
-MIGRATIONS: dict[int, str] = {
-    2: """
-    CREATE TABLE indexes (
-        id INTEGER PRIMARY KEY,
-        name TEXT NOT NULL,
-        workspace_path TEXT NOT NULL UNIQUE,
-        created_at TEXT NOT NULL,
-        updated_at TEXT NOT NULL,
-        embedding_model TEXT NOT NULL,
-        embedding_dimension INTEGER NOT NULL,
-        status TEXT NOT NULL DEFAULT 'active',
-        git_commit TEXT,
-        settings_json TEXT NOT NULL DEFAULT '{}',
-        -- Bumped by every write to the index's content: caches key on it.
-        revision INTEGER NOT NULL DEFAULT 0,
-        -- Kept by every write, so reading them costs nothing at 100k chunks.
-        file_count INTEGER NOT NULL DEFAULT 0,
-        chunk_count INTEGER NOT NULL DEFAULT 0
-    );
-    CREATE TABLE files (
-        id INTEGER PRIMARY KEY,
-        index_id INTEGER NOT NULL REFERENCES indexes(id) ON DELETE CASCADE,
-        path TEXT NOT NULL,
-        content_hash TEXT NOT NULL,
-        size INTEGER NOT NULL,
-        mtime_ns INTEGER NOT NULL,
-        indexed_at TEXT NOT NULL,
-        chunk_count INTEGER NOT NULL DEFAULT 0,
-        language TEXT,
-        UNIQUE (index_id, path)
-    );
-    CREATE TABLE chunks (
-        id INTEGER PRIMARY KEY,
-        index_id INTEGER NOT NULL REFERENCES indexes(id) ON DELETE CASCADE,
-        file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
-        content TEXT NOT NULL,
-        start_line INTEGER NOT NULL,
-        end_line INTEGER NOT NULL,
-        start_offset INTEGER NOT NULL,
-        end_offset INTEGER NOT NULL,
-        chunk_type TEXT NOT NULL,
-        language TEXT,
-        symbol_name TEXT,
-        symbol_type TEXT,
-        parent_symbol TEXT,
-        token_count INTEGER NOT NULL DEFAULT 0,
-        metadata_json TEXT NOT NULL DEFAULT '{}',
-        content_hash BLOB NOT NULL
-    );
-    CREATE INDEX chunks_by_file ON chunks(file_id);
-    CREATE INDEX chunks_by_index ON chunks(index_id);
-    CREATE INDEX chunks_by_symbol ON chunks(symbol_name);
-    CREATE INDEX chunks_by_hash ON chunks(content_hash);
-    -- Every symbol defined in a chunk (a merged chunk holds several), for query suggestions.
-    CREATE TABLE chunk_symbols (
-        chunk_id INTEGER NOT NULL REFERENCES chunks(id) ON DELETE CASCADE,
-        index_id INTEGER NOT NULL,
-        name TEXT NOT NULL
-    );
-    CREATE INDEX chunk_symbols_by_name ON chunk_symbols(index_id, name);
-    CREATE INDEX chunk_symbols_by_chunk ON chunk_symbols(chunk_id);
-    -- Files looked at and left out for their content (binary, minified, ...): not re-read while unchanged.
-    CREATE TABLE skipped_files (
-        index_id INTEGER NOT NULL REFERENCES indexes(id) ON DELETE CASCADE,
-        path TEXT NOT NULL,
-        size INTEGER NOT NULL,
-        mtime_ns INTEGER NOT NULL,
-        reason TEXT NOT NULL,
-        PRIMARY KEY (index_id, path)
-    );
-    -- A rowid table on purpose: WITHOUT ROWID stores kilobyte rows poorly (2.8x the space, measured).
-    CREATE TABLE embedding_cache (
-        id INTEGER PRIMARY KEY,
-        model_id TEXT NOT NULL,
-        content_hash BLOB NOT NULL,
-        vector BLOB NOT NULL,
-        UNIQUE (model_id, content_hash)
-    );
-    """,
-    # Conversations of `aintern ask` / `aintern chat`: questions, answers and the sources each was given.
-    3: """
-    CREATE TABLE conversations (
-        id TEXT PRIMARY KEY,
-        title TEXT NOT NULL,
-        workspace_path TEXT,
-        created_at TEXT NOT NULL,
-        updated_at TEXT NOT NULL
-    );
-    CREATE INDEX conversations_by_update ON conversations(updated_at);
-    CREATE TABLE messages (
-        id INTEGER PRIMARY KEY,
-        conversation_id TEXT NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,
-        role TEXT NOT NULL,
-        content TEXT NOT NULL,
-        created_at TEXT NOT NULL,
-        sources_json TEXT NOT NULL DEFAULT '[]',
-        model TEXT,
-        status TEXT NOT NULL DEFAULT 'complete'
-    );
-    CREATE INDEX messages_by_conversation ON messages(conversation_id, id);
-    """,
-    # Each chunk's term counts, tokenised by FTS5 itself, for the in-memory BM25 (store.postings). NULL
-    # = not computed yet: chunks indexed before this schema get theirs at the next `aintern index`.
-    4: """
-    ALTER TABLE chunks ADD COLUMN keyword_stats BLOB;
-    CREATE TABLE keyword_terms (
-        id INTEGER PRIMARY KEY,
-        term TEXT NOT NULL UNIQUE
-    );
-    """,
-    # Keyword tables without contentless_delete (its deletes left BM25 statistics behind, so rankings
-    # drifted with re-index history): rebuilt from the chunks by store.sqlite's Python step.
-    5: "",
-    # A second set of vectors per index from a stronger model (the full tier, index.tier), filled in the
-    # background; its vectors live in a vec0 table tier_<index id>. vector_count is kept by every write.
-    6: """
-    CREATE TABLE vector_tiers (
-        index_id INTEGER PRIMARY KEY REFERENCES indexes(id) ON DELETE CASCADE,
-        model_id TEXT NOT NULL,
-        dimension INTEGER NOT NULL,
-        vector_count INTEGER NOT NULL DEFAULT 0,
-        created_at TEXT NOT NULL
-    );
-    """,
-    # Indexing runs in progress, one per workspace, so that another process (a second `aintern index`,
-    # the web app, `aintern status`) sees a run, its progress, and refuses to start a second writer
-    # (index.runs). An index's last failed run leaves its error; indexes get their folder's name.
-    7: """
-    CREATE TABLE index_runs (
-        workspace_path TEXT PRIMARY KEY,
-        run_id TEXT NOT NULL,
-        pid INTEGER NOT NULL,
-        host TEXT NOT NULL,
-        kind TEXT NOT NULL,
-        phase TEXT NOT NULL,
-        total_files INTEGER NOT NULL DEFAULT 0,
-        processed_files INTEGER NOT NULL DEFAULT 0,
-        processed_chunks INTEGER NOT NULL DEFAULT 0,
-        current_file TEXT,
-        message TEXT,
-        started_at TEXT NOT NULL,
-        updated_at TEXT NOT NULL
-    );
-    ALTER TABLE indexes ADD COLUMN last_error TEXT;
-    """,
-    # The chunks still without keyword statistics, found without reading every chunk's row: a run that
-    # changed nothing asked for them by a scan of the whole table (0.1 s at 112k chunks).
-    8: """
-    CREATE INDEX chunks_without_keyword_stats ON chunks(index_id) WHERE keyword_stats IS NULL;
-    """,
-    # A transformer vector per file of code, of its path and the names it defines (docs/benchmarks.md
-    # section 42): the search reorders its first files by them.
-    9: """
-    CREATE TABLE file_vectors (
-        file_id INTEGER PRIMARY KEY REFERENCES files(id) ON DELETE CASCADE,
-        index_id INTEGER NOT NULL REFERENCES indexes(id) ON DELETE CASCADE,
-        model_id TEXT NOT NULL,
-        text_hash TEXT NOT NULL,
-        vector BLOB NOT NULL
-    );
-    CREATE INDEX file_vectors_by_index ON file_vectors(index_id);
-    """,
-}
-
-
 #: Values per ``IN (...)`` list (SQLite allows 32,766 variables; 500 keeps each statement small).
 IN_BATCH = 500
 
@@ -268,18 +102,52 @@ def is_database_error(exc: BaseException) -> bool:
 #: connections included: another process could then checkpoint and delete the WAL under them, and
 #: what they write next would be lost (sqlite.org/howtocorrupt.html, 2.2).
 _OPENED: set[str] = set()
+#: Databases up to this size get ``PRAGMA quick_check`` when a process first opens them (0.3 s for 46 MB on a
+#: busy 2-core VM, so up to ~0.1 s here), and every command refuses a damaged one before it reads or writes.
+#: A larger one is checked before its first write (store.integrity); a read meets its damage as a SQLite
+#: error, which ``explain`` explains.
+CHECK_AT_OPEN_BYTES = 16 << 20
+_MAGIC = b"SQLite format 3\x00"
 
 
-def _header(path: Path) -> bytes:
+def damaged(path: Path, what: str) -> CorruptDatabaseError:
+    """The one-line error of a damaged database: what is wrong and what to do."""
+    what = "; ".join(line.strip() for line in what.splitlines() if line.strip() and not line.startswith("***"))
+    return CorruptDatabaseError(
+        f"{path} is damaged ({what[:160]}); nothing more was written to it. It holds only indexes (derived from your "
+        "files) and conversations: move it away (or delete it) and run `aintern index` again "
+        f"(`sqlite3 {path} .recover` may save the conversations)"
+    )
+
+
+def newer(path: Path, version: int) -> StoreError:
+    return StoreError(
+        f"{path} was written by a newer aintern (schema {version} > {SCHEMA_VERSION}); upgrade aintern "
+        "(or set AINTERN_DB to another file); it was left untouched"
+    )
+
+
+def _header(path: Path) -> bytes | None:
+    """The file's first 100 bytes; None for a database this process has open (checked at its first open)."""
     if str(path.resolve()) in _OPENED:
-        return b"SQLite format 3\x00"
+        return None
     with open(path, "rb") as f:
         return f.read(100)
 
 
 def _check_file(path: Path, create: bool) -> bool:
-    """Refuse what must not be opened as a database; True when there is nothing in the file yet."""
-    if not path.exists():
+    """Refuse what must not be opened as a database; True when there is nothing in the file yet.
+
+    Cheap checks only, on the file and its header: what it is, whose it is, its schema version, its size."""
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        st = None
+    except OSError as exc:  # a folder on the way that may not be searched, a file used as a folder
+        raise StoreError(
+            f"cannot reach {path}: {exc.strerror or exc}; check the folders' owner and mode, or set AINTERN_DB"
+        ) from exc
+    if st is None:
         if not create:
             raise NoDatabaseError(f"no aintern database at {path} yet: nothing is indexed; run `aintern index`")
         parent = path.parent
@@ -290,33 +158,85 @@ def _check_file(path: Path, create: bool) -> bool:
         if not os.access(parent, os.W_OK | os.X_OK):
             raise StoreError(f"cannot create {path}: permission denied on the folder {parent}")
         return True
-    if path.is_dir():
-        raise StoreError(f"{path} is a directory, not a database file")
-    if not path.is_file():
+    if stat.S_ISDIR(st.st_mode):
+        raise StoreError(f"{path} is a directory, not a database file; set AINTERN_DB to a file path")
+    if not stat.S_ISREG(st.st_mode):
         raise StoreError(f"{path} is not a regular file (a device, pipe or socket); set AINTERN_DB to a file path")
     if not os.access(path, os.R_OK):
         raise StoreError(f"cannot read {path}: permission denied (check its owner and mode)")
-    if create and not (os.access(path, os.W_OK) and os.access(path.parent, os.W_OK | os.X_OK)):
-        where = path if not os.access(path, os.W_OK) else path.parent
-        raise StoreError(
-            f"cannot write to {where}: permission denied (SQLite also keeps {path.name}-wal and -shm beside it); "
-            "check the owner and mode, or set AINTERN_DB to a writable place"
-        )
     header = _header(path)
+    if header is None:
+        if create:
+            _check_writable(path)
+        return False
     if not header:
         if not create:
             raise NoDatabaseError(f"{path} is empty: nothing is indexed yet; run `aintern index`")
+        _check_writable(path)
         return True
-    if not header.startswith(b"SQLite format 3\x00"):
+    if not header.startswith(_MAGIC):
         raise StoreError(f"{path} is not a SQLite database; it was left untouched (move it away or set AINTERN_DB)")
-    if len(header) >= 72:
-        app_id = int.from_bytes(header[68:72], "big")
-        if app_id not in (0, APPLICATION_ID):
-            raise StoreError(
-                f"{path} is a SQLite database of another application (application_id {app_id}); "
-                "it was left untouched (set AINTERN_DB to another file)"
-            )
+    if len(header) < 100:
+        raise damaged(path, f"truncated: {st.st_size} bytes, less than a database header")
+    app_id = int.from_bytes(header[68:72], "big")
+    if app_id not in (0, APPLICATION_ID):
+        raise StoreError(
+            f"{path} is a SQLite database of another application (application_id {app_id}); "
+            "it was left untouched (set AINTERN_DB to another file)"
+        )
+    version = int.from_bytes(header[60:64], "big")
+    if app_id == APPLICATION_ID and version > SCHEMA_VERSION:
+        raise newer(path, version)
+    page_size = int.from_bytes(header[16:18], "big")
+    page_size = 65536 if page_size == 1 else page_size
+    pages = int.from_bytes(header[28:32], "big")
+    # (The page count is valid when its "version-valid-for" matches the change counter; with a WAL that
+    # holds pages the file may lag behind it until the next checkpoint.)
+    if header[24:28] == header[92:96] and st.st_size < pages * page_size and not _wal_bytes(path):
+        raise damaged(path, f"truncated: {st.st_size:,} bytes of the {pages * page_size:,} its header gives")
+    if create:
+        _check_writable(path)
     return False
+
+
+def _wal_bytes(path: Path) -> int:
+    try:
+        return os.stat(f"{path}-wal").st_size
+    except OSError:  # (none: no process has the database open)
+        return 0
+
+
+def _check_writable(path: Path) -> None:
+    if not (os.access(path, os.W_OK) and os.access(path.parent, os.W_OK | os.X_OK)):
+        where = path if not os.access(path, os.W_OK) else path.parent
+        raise StoreError(
+            f"cannot write to {path}: permission denied on {where} (SQLite also keeps {path.name}-wal and -shm "
+            "beside it); check the owner and mode, or set AINTERN_DB to a writable place"
+        )
+
+
+def read_only_uri(path: Path) -> str:
+    """The URI that opens ``path`` read-only. In a folder this user may not write, a WAL database whose WAL
+    is not there (no process has it open) is read as immutable: SQLite could not make its -shm file."""
+    uri = "file:" + urllib.parse.quote(str(path.resolve())) + "?mode=ro"
+    if not os.access(path.parent, os.W_OK | os.X_OK) and not Path(f"{path}-wal").exists():
+        uri += "&immutable=1"
+    return uri
+
+
+def _check_pages(path: Path) -> None:
+    """``PRAGMA quick_check`` of a database small enough to check at open (CHECK_AT_OPEN_BYTES)."""
+    db = driver()
+    try:
+        conn = db.connect(read_only_uri(path), uri=True, timeout=30.0)
+        try:
+            rows = [r[0] for r in conn.execute("PRAGMA quick_check(5)")]
+        finally:
+            conn.close()
+    except db.Error as exc:
+        raise explain(exc, path) from exc
+    if rows != ["ok"]:
+        raise damaged(path, "; ".join(rows))
 
 
 def vec0_path() -> str:
@@ -343,11 +263,14 @@ def connect(path: str | Path, create: bool = True, readonly: bool = False) -> An
     LAST_OPENED = path
     create = create and not readonly
     fresh = _check_file(path, create)
+    if not fresh and str(path.resolve()) not in _OPENED and path.stat().st_size <= CHECK_AT_OPEN_BYTES:
+        _check_pages(path)  # (once per process: a server's threads and a store's reconnections are not checked again)
     db = driver()
     try:
         if readonly:
-            uri = "file:" + urllib.parse.quote(str(path.resolve())) + "?mode=ro"
-            conn = db.connect(uri, uri=True, timeout=30.0, check_same_thread=False, isolation_level=None)
+            conn = db.connect(
+                read_only_uri(path), uri=True, timeout=30.0, check_same_thread=False, isolation_level=None
+            )
         else:
             conn = db.connect(str(path), timeout=30.0, check_same_thread=False, isolation_level=None)
         conn.enable_load_extension(True)
@@ -374,6 +297,8 @@ def connect(path: str | Path, create: bool = True, readonly: bool = False) -> An
             # pages it touched would count in its memory (480 MB more while serving 100k chunks).
             conn.execute(f"PRAGMA mmap_size = {MMAP_BYTES}")
         if readonly:  # (mode=ro guards the file; temp tables, which keyword search uses, stay writable)
+            if version > SCHEMA_VERSION:
+                raise newer(path, version)
             if version < SCHEMA_VERSION:
                 connect(path).close()  # an older schema of ours: upgraded by a writing connection
         else:
@@ -403,28 +328,17 @@ def explain(exc: BaseException, path: str | Path) -> StoreError:
         for where in (path, path.parent):
             if where.exists() and not os.access(where, os.W_OK):
                 return StoreError(
-                    f"cannot write to {where}: permission denied (SQLite also keeps {path.name}-wal and -shm "
-                    "beside the database); check the owner and mode, or set AINTERN_DB to a writable place"
+                    f"cannot write to {path}: permission denied on {where} (SQLite also keeps {path.name}-wal and "
+                    "-shm beside the database); check the owner and mode, or set AINTERN_DB to a writable place"
                 )
         if "unable to open" in low:
             return StoreError(f"cannot open {path}: {message}")
     damage = quick_check(path) if _smells_of_damage(low) else None
     if damage:
-        return CorruptDatabaseError(
-            f"{path} is damaged ({damage}); nothing more was written to it. It holds only indexes (derived from "
-            "your files) and conversations: move it away and run `aintern index` again "
-            f"(`sqlite3 {path} .recover` may save the conversations)"
-        )
+        return damaged(path, damage)
     if "not a database" in low or "file is not" in low:
         return StoreError(f"{path} is not a usable SQLite database ({message}); move it away or set AINTERN_DB")
     return StoreError(f"{path}: {message}")
-
-
-class DatabaseCorrupt(Exception):
-    """What quick_check found, as an exception for ``explain``."""
-
-    def __str__(self) -> str:
-        return f"database disk image is malformed: {self.args[0]}"
 
 
 _DAMAGE_WORDS = (
@@ -447,8 +361,7 @@ def quick_check(path: str | Path, opened: Callable[[Any], None] | None = None) -
     ``opened`` gets the checking connection (another thread may ``interrupt()`` it: OperationalError)."""
     db = driver()
     try:
-        uri = "file:" + urllib.parse.quote(str(Path(path).resolve())) + "?mode=ro"
-        conn = db.connect(uri, uri=True, timeout=10.0)
+        conn = db.connect(read_only_uri(Path(path)), uri=True, timeout=10.0)
         if opened is not None:
             opened(conn)
         try:
@@ -469,9 +382,7 @@ def quick_check(path: str | Path, opened: Callable[[Any], None] | None = None) -
 def _migrate(conn: Any, path: Path) -> None:
     version = conn.execute("PRAGMA user_version").fetchone()[0]
     if version > SCHEMA_VERSION:
-        raise StoreError(
-            f"{path} was written by a newer aintern (schema {version} > {SCHEMA_VERSION}); upgrade aintern"
-        )
+        raise newer(path, version)
     if version == SCHEMA_VERSION:
         return
     if version in PRE_RELEASE_VERSIONS:
@@ -481,6 +392,8 @@ def _migrate(conn: Any, path: Path) -> None:
         )
     import aintern.store.sqlite  # noqa: F401  (registers the Python steps of PYTHON_MIGRATIONS)
 
+    if path.stat().st_size > CHECK_AT_OPEN_BYTES:
+        _check_pages(path)  # (a smaller one was checked at open) an upgrade writes: never into a damaged file
     conn.execute("BEGIN IMMEDIATE")
     try:
         version = conn.execute("PRAGMA user_version").fetchone()[0]  # another process may have migrated

@@ -8,7 +8,10 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from aintern.store.db import DatabaseCorrupt, explain, quick_check
+from aintern.store.db import damaged, quick_check
+
+#: Held while a store checks its database (rarely: once per store, before its first write).
+_VERIFYING = threading.RLock()
 
 
 class IntegrityCheck:
@@ -55,7 +58,13 @@ class IntegrityCheck:
         """Raise CorruptDatabaseError when ``PRAGMA quick_check`` finds damage (called before writing).
 
         Once per store: a watcher writes each saved file, and damage after that first check shows up as
-        SQLite errors instead."""
+        SQLite errors instead. (Threads that write at once wait for the one check.)"""
+        if self._verified:
+            return
+        with _VERIFYING:
+            self._verify()
+
+    def _verify(self) -> None:
         if self._verified:
             return
         self.start_verify()
@@ -63,10 +72,10 @@ class IntegrityCheck:
         self._check.join()
         self._check = None
         if self._interrupted:  # (by nobody but cancel_verify, which clears _check first: check again)
-            self.verify()
+            self._verify()
             return
         if self._damage:
-            raise explain(DatabaseCorrupt(self._damage), self.path)
+            raise damaged(self.path, self._damage)
         self._verified = True
 
     @property

@@ -125,14 +125,7 @@ class MilvusSearch:
     @property
     def client(self) -> Any:
         if self._client is None:
-            try:
-                with warnings.catch_warnings():  # (milvus-lite imports the deprecated pkg_resources)
-                    warnings.simplefilter("ignore", UserWarning)
-                    from pymilvus import MilvusClient
-            except ImportError as exc:  # the optional extra is not installed
-                raise StoreError(
-                    "this index is stored in Milvus: install aintern[milvus] (pymilvus, milvus-lite)"
-                ) from exc
+            MilvusClient = client_class()
             token = os.environ.get(self.config.token_env, "") if self.config.token_env else ""
             if self.config.token_env and not token:
                 raise StoreError(f"the Milvus token variable {self.config.token_env} is not set")
@@ -379,6 +372,17 @@ class MilvusSearch:
         if self._client is not None:
             self._client.close()
             self._client = None
+
+
+def client_class() -> Any:
+    """pymilvus' MilvusClient; StoreError, saying what to install, where the `[milvus]` extra is not installed."""
+    try:
+        with warnings.catch_warnings():  # (milvus-lite imports the deprecated pkg_resources)
+            warnings.simplefilter("ignore", UserWarning)
+            from pymilvus import MilvusClient
+    except ImportError as exc:
+        raise StoreError("Milvus is not installed: install aintern[milvus] (pymilvus, milvus-lite)") from exc
+    return MilvusClient
 
 
 #: Milvus Lite lock files this process holds (a descriptor each, open while the process lives).

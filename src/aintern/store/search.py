@@ -17,17 +17,21 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from aintern.chunk.models import TextChunk, overlaps
+from aintern.embed import embedding_text
 from aintern.embed.base import dots, vector_bytes
+from aintern.embed.cache import content_hash
 from aintern.errors import StoreError
 from aintern.store.db import like_escaped, rows_in
-from aintern.store.keywords import BM25_WEIGHTS
-from aintern.store.milvus import MilvusConfig, MilvusSearch, expression
+from aintern.store.keywords import BM25_WEIGHTS, weighted_tokens
+from aintern.store.milvus import MilvusConfig, MilvusRow, MilvusSearch, expression
 from aintern.store.models import ChunkSearchResult, VectorSearchOptions
 from aintern.store.text import fts_match_terms, query_terms
 from aintern.store.tiers import vector_table
 
 if TYPE_CHECKING:
     import threading
+
+    import numpy as np
 
     from aintern.embed.base import QueryVector
     from aintern.store.memory import InMemorySearch
@@ -52,6 +56,7 @@ class SearchStorage:
     stems: Callable[[str], list[str]]
     keyword_term_ids: Callable[[list[str]], dict[str, int]]
     _informative: Callable[[int, list[str]], list[str]]
+    _write_keyword_stats: Callable[[list[tuple[int, str, str, str]]], None]
 
     # -- search ------------------------------------------------------------------------------
 
@@ -336,6 +341,39 @@ class SearchStorage:
     def engine_of(self, index_id: int) -> str:
         """Where an index keeps its vectors and keyword search: "milvus" or "sqlite"."""
         return "milvus" if self.milvus(index_id) is not None else "sqlite"
+
+    def _fresh_chunk_id(self) -> int:
+        """An id no committed chunk has had since this transaction began (see ``transaction``)."""
+        floor = getattr(self._local, "chunk_floor", 0)
+        current = self.conn.execute("SELECT max(id) FROM chunks").fetchone()[0] or 0
+        return max(floor, current) + 1
+
+    def _upsert_milvus(
+        self,
+        engine: MilvusSearch,
+        path: str,
+        chunks: list[TextChunk],
+        vectors: np.ndarray,
+        keyword_rows: list[tuple[int, str, str, str]],
+    ) -> None:
+        """A file's chunks into its index's Milvus collection, before the transaction commits. Their keyword
+        statistics are kept here too (term coverage and relevance read them, as FTS5 is not there)."""
+        self._write_keyword_stats(keyword_rows)
+        tokens = weighted_tokens(self.conn)
+        rows = [
+            MilvusRow(
+                chunk_id=cid, vector=vector.tolist(), keyword_text=tokens.get(cid, ""), path=path,
+                language=chunk.language or "", chunk_type=chunk.chunk_type.value,
+                symbol_type=chunk.symbol_type.value if chunk.symbol_type else "", symbol=chunk.symbol_name or "",
+                start_line=chunk.start_line, end_line=chunk.end_line, content_hash=content_hash(embedding_text(chunk)).hex(),
+            )
+            for (cid, *_), chunk, vector in zip(keyword_rows, chunks, vectors)
+        ]  # fmt: skip
+        pending: dict[MilvusSearch, list[MilvusRow]] | None = getattr(self._local, "milvus_writes", None)
+        if pending is None:  # (not inside ``transaction``: written now)
+            engine.write(rows)
+        else:
+            pending.setdefault(engine, []).extend(rows)
 
     def _flush_milvus_deletes(self) -> None:
         """Delete from Milvus the rows of chunks this thread's committed transaction removed."""

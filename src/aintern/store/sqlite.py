@@ -34,10 +34,9 @@ from aintern.store.keywords import (
     keyword_columns,
     keyword_row,
     rebuild_keyword_tables,
-    weighted_tokens,
 )
 from aintern.store.memory import InMemorySearch
-from aintern.store.milvus import MilvusConfig, MilvusRow, MilvusSearch
+from aintern.store.milvus import MilvusConfig, MilvusSearch
 from aintern.store.models import IndexedFile, IndexStatistics, VectorIndex
 from aintern.store.search import SearchStorage
 from aintern.store.tiers import TierStorage, create_vector_table, vector_table
@@ -81,10 +80,12 @@ def _index_from_row(row: Any) -> VectorIndex:
 class SqliteStore(SearchStorage, KeywordStorage, TierStorage, FileVectorStorage, IntegrityCheck):
     """All indexes of one application database file."""
 
-    def __init__(self, path: str | Path | None = None, readonly: bool = False) -> None:
-        """``readonly``: never create, initialise or write the database (a missing one is NoDatabaseError)."""
+    def __init__(self, path: str | Path | None = None, readonly: bool = False, create: bool = True) -> None:
+        """``readonly``: never create, initialise or write the database (a missing one is NoDatabaseError).
+        ``create``: make the database if there is none (a missing or empty file); else NoDatabaseError."""
         self.path = Path(path) if path else default_db_path()
         self.readonly = readonly
+        self.create = create
         # One connection per thread: a connection's statements and temp tables are not shared between
         # threads, so a service answering queries on several threads needs no lock around SQL.
         self._local = threading.local()
@@ -107,7 +108,7 @@ class SqliteStore(SearchStorage, KeywordStorage, TierStorage, FileVectorStorage,
         if conn is None:
             if self._closed:
                 raise StoreError(f"the store of {self.path} is closed")
-            conn = connect(self.path, readonly=self.readonly)
+            conn = connect(self.path, create=self.create, readonly=self.readonly)
             me = threading.current_thread()
             with self._connections_lock:
                 alive = []
@@ -174,14 +175,19 @@ class SqliteStore(SearchStorage, KeywordStorage, TierStorage, FileVectorStorage,
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[None]:
-        """One atomic write: everything in it is committed together or not at all."""
+        """One atomic write: everything in it is committed together or not at all. The first that changes
+        anything checks the database before it commits (``verify``): nothing is written into a damaged one,
+        and a transaction that changed nothing (a run with nothing to do) costs no check."""
         self.conn.execute("BEGIN IMMEDIATE")
+        changes = self.conn.total_changes
         # The highest chunk id committed: chunks sent to Milvus in this transaction get ids above it, so a
         # rolled-back write can never have overwritten the Milvus row of a chunk that is still here.
         self._local.chunk_floor = self.conn.execute("SELECT max(id) FROM chunks").fetchone()[0] or 0
         self._local.milvus_writes = {}
         try:
             yield
+            if self.conn.total_changes != changes:
+                self.verify()
             # Milvus gets the transaction's rows in one request per index, before the commit makes them count.
             for engine, rows in self._local.milvus_writes.items():
                 engine.write(rows, above=self._local.chunk_floor)
@@ -209,6 +215,10 @@ class SqliteStore(SearchStorage, KeywordStorage, TierStorage, FileVectorStorage,
         workspace = str(Path(workspace).resolve())
         name = name or Path(workspace).name or workspace
         stamp = now()
+        # Milvus reached first: an index whose engine is not installed (or not there) is never recorded.
+        engine = MilvusSearch(milvus, dimension) if milvus is not None else None
+        if engine is not None:
+            _ = engine.client
         with self.transaction():
             cur = self.conn.execute(
                 "INSERT INTO indexes (name, workspace_path, created_at, updated_at, embedding_model, embedding_dimension) "
@@ -223,7 +233,9 @@ class SqliteStore(SearchStorage, KeywordStorage, TierStorage, FileVectorStorage,
                     "UPDATE indexes SET settings_json = ? WHERE id = ?",
                     (json.dumps({"store": config.as_settings()}), index_id),
                 )
-                self._milvus.pop(index_id, None)
+                assert engine is not None
+                engine.config = config
+                self._milvus[index_id] = engine
             # Keyword search, one table per index (no join needed to stay within the index): the chunk's
             # path, symbol names and content, identifiers also split into their parts (store.text).
             create_keyword_table(self.conn, index_id)
@@ -298,9 +310,18 @@ class SqliteStore(SearchStorage, KeywordStorage, TierStorage, FileVectorStorage,
         return index
 
     def delete_index(self, index_id: int) -> None:
+        """Remove the index, whatever state its search engine is in: a Milvus collection that cannot be
+        dropped (pymilvus not installed, the server down) is left there, with a warning."""
+        self.verify()  # (before Milvus is touched: a damaged database refuses the removal whole)
         engine = self.milvus(index_id)
         if engine is not None:
-            engine.drop()
+            try:
+                engine.drop()
+            except Exception as exc:
+                log.warning(
+                    "the Milvus collection %s at %s was left there (%s); the index is removed",
+                    engine.config.collection, engine.config.uri, exc,
+                )  # fmt: skip
             self._milvus.pop(index_id, None)
         with self.transaction():
             self.conn.execute("DELETE FROM chunk_symbols WHERE index_id = ?", (index_id,))
@@ -327,10 +348,12 @@ class SqliteStore(SearchStorage, KeywordStorage, TierStorage, FileVectorStorage,
         )
 
     def rename_index(self, index_id: int, name: str) -> None:
+        self.verify()
         self.conn.execute("UPDATE indexes SET name = ? WHERE id = ?", (name, index_id))
 
     def set_index_error(self, index_id: int, error: str | None) -> None:
         """Record why the last run failed (None: it did not)."""
+        self.verify()
         self.conn.execute("UPDATE indexes SET last_error = ? WHERE id = ?", (error, index_id))
 
     # -- files and chunks --------------------------------------------------------------------
@@ -398,39 +421,6 @@ class SqliteStore(SearchStorage, KeywordStorage, TierStorage, FileVectorStorage,
             f"INSERT INTO fts_{int(index_id)} (rowid, path, symbol, body) VALUES (?, ?, ?, ?)", keyword_rows
         )
         return file_id
-
-    def _fresh_chunk_id(self) -> int:
-        """An id no committed chunk has had since this transaction began (see ``transaction``)."""
-        floor = getattr(self._local, "chunk_floor", 0)
-        current = self.conn.execute("SELECT max(id) FROM chunks").fetchone()[0] or 0
-        return max(floor, current) + 1
-
-    def _upsert_milvus(
-        self,
-        engine: MilvusSearch,
-        path: str,
-        chunks: list[TextChunk],
-        vectors: np.ndarray,
-        keyword_rows: list[tuple[int, str, str, str]],
-    ) -> None:
-        """A file's chunks into its index's Milvus collection, before the transaction commits. Their keyword
-        statistics are kept here too (term coverage and relevance read them, as FTS5 is not there)."""
-        self._write_keyword_stats(keyword_rows)
-        tokens = weighted_tokens(self.conn)
-        rows = [
-            MilvusRow(
-                chunk_id=cid, vector=vector.tolist(), keyword_text=tokens.get(cid, ""), path=path,
-                language=chunk.language or "", chunk_type=chunk.chunk_type.value,
-                symbol_type=chunk.symbol_type.value if chunk.symbol_type else "", symbol=chunk.symbol_name or "",
-                start_line=chunk.start_line, end_line=chunk.end_line, content_hash=content_hash(embedding_text(chunk)).hex(),
-            )
-            for (cid, *_), chunk, vector in zip(keyword_rows, chunks, vectors)
-        ]  # fmt: skip
-        pending: dict[MilvusSearch, list[MilvusRow]] | None = getattr(self._local, "milvus_writes", None)
-        if pending is None:  # (not inside ``transaction``: written now)
-            engine.write(rows)
-        else:
-            pending.setdefault(engine, []).extend(rows)
 
     def get_skipped(self, index_id: int) -> dict[str, tuple[int, int, str]]:
         rows = self.conn.execute(

@@ -1,0 +1,226 @@
+"""The bad-database matrix (issue 47): every command that touches the database, run as a user runs it (a
+subprocess, AINTERN_DB naming the file), against a database that is empty, truncated, damaged, another
+application's, written by a newer aintern, read-only, in a read-only folder, in a missing folder, or
+/dev/null.
+
+A damaged, foreign or newer database is refused by every command in one line that names the file and
+says what to do, with exit code 1, and the file is left byte for byte as it was (its mtime too). Where
+there is no database yet (an empty file, a missing folder) commands that only look exit 4 ("nothing is
+indexed yet") and create nothing; only `aintern index` makes a database there. A database the user may
+read but not write (the file or its folder read-only, checked as an unprivileged user) is searched as
+usual; the commands that write say "permission denied" (exit 1). `conversations list` finds no
+conversations where there is no database (exit 0); `config list` and `chunk` never open it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import sqlite3
+import stat
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from unprivileged import open_workspace, shared_folder, unprivileged
+
+from aintern.answer import ConversationStore
+from aintern.workspace import Workspace
+
+# What each command is given; `index` comes last: it is the one command that may create a database.
+COMMANDS: dict[str, list[str]] = {
+    "status": ["status"],
+    "list": ["list"],
+    "search": ["search", "database connection"],
+    "context": ["context", "database connection"],
+    "files": ["files", "database connection"],
+    "suggest": ["suggest", "conn"],
+    "conversations": ["conversations", "list"],
+    "config": ["config", "list"],
+    "chunk": ["chunk", "src/python/app.py"],
+    "update": ["update"],
+    "update PATH": ["update", "."],
+    "clear": ["clear", "--yes"],
+    "clear PATH": ["clear", ".", "--yes"],
+    "index": ["index"],
+}
+#: Commands that write the database (the others only read it).
+WRITERS = {"index", "update", "clear", "update PATH", "clear PATH"}
+#: Commands that do not open the database at all: they work whatever it is.
+UNTOUCHED = {"config", "chunk"}
+#: `chunk` loads the tokenizer (a second a run): two conditions show that it never opens the database.
+ONLY = {"chunk": {"corrupt_page", "dev_null"}}
+#: With a folder given, `update` and `clear` open the database to write at once (no look-up first): where
+#: there is none yet, or it is read-only, they must not make or change it either.
+ONLY |= {key: {"empty", "missing_folder", "readonly_file"} for key in ("update PATH", "clear PATH")}
+
+CONDITIONS = [
+    "empty", "truncated", "corrupt_page", "foreign", "newer_schema", "readonly_file", "readonly_folder",
+    "missing_folder", "dev_null",
+]  # fmt: skip
+#: Conditions refused by every command that opens the database, with what the message must tell.
+REFUSED = {
+    "truncated": ("damaged", "aintern index"),
+    "corrupt_page": ("damaged", "aintern index"),
+    "foreign": ("another application", "AINTERN_DB"),
+    "newer_schema": ("newer aintern", "upgrade aintern"),
+    "dev_null": ("not a regular file", "AINTERN_DB"),
+}
+
+
+@pytest.fixture(scope="module")
+def template() -> Iterator[tuple[Path, Path]]:
+    """A real index of a small workspace, with a conversation, closed (no WAL beside it): (workspace, db).
+    In a folder an unprivileged user may reach (the read-only conditions run as one)."""
+    with shared_folder("aintern-bad-db-") as tmp:
+        root = open_workspace(tmp / "project")  # (an unprivileged user may read and index it)
+        db = tmp / "template.db"
+        ws = Workspace(root, db)
+        assert ws.build_index().success
+        ConversationStore(ws.store).create("about the database", str(root))
+        ws.close()
+        assert not Path(f"{db}-wal").exists()
+        yield root, db
+
+
+def _corrupt_page(db: Path) -> None:
+    """Overwrite the cell pointers of the chunks table's root page: a b-tree page that no longer parses
+    (PRAGMA quick_check fails), while the header and the schema still read."""
+    conn = sqlite3.connect(db)
+    page_size = conn.execute("PRAGMA page_size").fetchone()[0]
+    root_page = conn.execute("SELECT rootpage FROM sqlite_master WHERE name = 'chunks_by_file'").fetchone()[0]
+    conn.close()
+    data = bytearray(db.read_bytes())
+    start = (root_page - 1) * page_size
+    data[start + 8 : start + 200] = b"\xff\x13" * 96
+    db.write_bytes(bytes(data))
+
+
+def _make(condition: str, base: Path, template_db: Path) -> Path:
+    """The database file of ``condition`` (made under ``base``)."""
+    folder = base / condition
+    folder.mkdir()
+    os.chmod(folder, 0o777)
+    db = folder / "aintern.db"
+    if condition == "empty":
+        db.write_bytes(b"")
+    elif condition == "truncated":
+        data = template_db.read_bytes()
+        db.write_bytes(data[: len(data) // 2])
+    elif condition == "corrupt_page":
+        shutil.copyfile(template_db, db)
+        _corrupt_page(db)
+    elif condition == "foreign":
+        conn = sqlite3.connect(db)  # another program's notes: a valid SQLite database
+        conn.execute("CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT)")
+        conn.execute("INSERT INTO notes (body) VALUES ('buy milk')")
+        conn.commit()
+        conn.close()
+    elif condition == "newer_schema":
+        shutil.copyfile(template_db, db)
+        conn = sqlite3.connect(db)
+        conn.execute("PRAGMA user_version = 99")
+        conn.close()
+    elif condition == "readonly_file":
+        shutil.copyfile(template_db, db)
+        os.chmod(db, 0o444)
+    elif condition == "readonly_folder":
+        shutil.copyfile(template_db, db)
+        os.chmod(db, 0o666)
+        os.chmod(folder, 0o555)
+    elif condition == "missing_folder":
+        db = folder / "not" / "there" / "aintern.db"
+    elif condition == "dev_null":
+        db = Path("/dev/null")
+    if condition != "dev_null":
+        assert condition == "missing_folder" or db.exists()
+    return db
+
+
+def _state(db: Path) -> tuple[str, int, int] | None:
+    """The file's content hash, mtime and mode (None: no file)."""
+    if not db.exists():
+        return None
+    st = db.stat()
+    if not stat.S_ISREG(st.st_mode):
+        return ("device", 0, st.st_mode)
+    return hashlib.sha256(db.read_bytes()).hexdigest(), st.st_mtime_ns, st.st_mode
+
+
+def _run(
+    args: list[str], cwd: Path, db: Path, user: int | None, python: str, env: dict[str, str]
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [python, "-m", "aintern", *args], cwd=cwd, capture_output=True, text=True, timeout=300, user=user, group=user,
+        env={**os.environ, "COLUMNS": "200", **env, "AINTERN_DB": str(db)}, errors="replace",
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("condition", CONDITIONS)
+def test_every_command_on_a_bad_database(template: tuple[Path, Path], condition: str) -> None:
+    root, template_db = template
+    db = _make(condition, template_db.parent, template_db)
+    readonly = condition in ("readonly_file", "readonly_folder")
+    user, python, env = unprivileged() if readonly else (None, sys.executable, {})
+    failures: list[str] = []
+    for name, args in COMMANDS.items():
+        if condition not in ONLY.get(name, {condition}):
+            continue
+        before = _state(db)
+        siblings = sorted(p.name for p in db.parent.iterdir()) if db.parent.is_dir() and condition != "dev_null" else []
+        out = _run(args, root, db, user, python, env)
+        after = _state(db)
+        lines = out.stderr.strip().splitlines()
+        seen = f"{condition} × {name}: exit {out.returncode}, stderr {out.stderr.strip()!r}"
+        if "Traceback" in out.stderr:
+            failures.append(f"{seen}: a traceback")
+            continue
+        creates = name == "index" and condition in ("empty", "missing_folder")
+        if creates:
+            # A zero-byte file, or no file in a missing folder: `aintern index` makes the database there.
+            if out.returncode != 0 or after is None or not _is_aintern_db(db):
+                failures.append(f"{seen}: expected a new database")
+            continue
+        if after != before:
+            failures.append(f"{seen}: the file changed")
+        if condition == "missing_folder" and db.parent.parent.exists():
+            failures.append(f"{seen}: the missing folder was created")
+        if condition != "dev_null" and db.parent.is_dir():
+            # (SQLite's own -wal and -shm may appear: a reader of a WAL database shares them)
+            new = set(p.name for p in db.parent.iterdir()) - set(siblings) - {f"{db.name}-wal", f"{db.name}-shm"}
+            if new:
+                failures.append(f"{seen}: files appeared beside it: {sorted(new)}")
+        if name in UNTOUCHED:
+            if out.returncode != 0:
+                failures.append(f"{seen}: expected to work (it does not open the database)")
+            continue
+        if condition in REFUSED:
+            what, todo = REFUSED[condition]
+            if out.returncode != 1 or len(lines) != 1 or what not in out.stderr or todo not in out.stderr:
+                failures.append(f"{seen}: expected one line with {what!r} and {todo!r}, exit 1")
+            elif str(db) not in out.stderr:
+                failures.append(f"{seen}: the message does not name the file")
+        elif condition in ("empty", "missing_folder"):
+            expected = (0,) if name == "conversations" else (4,)
+            # (`clear PATH` says the folder "has no index": true, and the database is not its business)
+            told = name == "clear PATH" or ("aintern index" in out.stderr and str(db) in out.stderr)
+            if out.returncode not in expected or (out.returncode == 4 and (len(lines) != 1 or not told)):
+                failures.append(f"{seen}: expected exit {expected} (nothing indexed yet) in one line naming the file")
+        elif readonly:
+            if name in WRITERS:
+                if out.returncode != 1 or len(lines) != 1 or "permission denied" not in out.stderr:
+                    failures.append(f"{seen}: expected one line with 'permission denied', exit 1")
+            elif out.returncode not in (0, 3):
+                failures.append(f"{seen}: expected to work (a read-only database can be read)")
+    assert not failures, "\n".join(failures)
+
+
+def _is_aintern_db(db: Path) -> bool:
+    conn = sqlite3.connect(db)
+    try:
+        return bool(conn.execute("SELECT count(*) FROM indexes").fetchone()[0])
+    finally:
+        conn.close()
