@@ -564,3 +564,24 @@ def test_user_folders_are_the_ones_platformdirs_names(monkeypatch: pytest.Monkey
             monkeypatch.setenv(name, value)
         assert user_dir("config") == Path(platformdirs.user_config_dir("aintern", appauthor=False))
         assert user_dir("data") == Path(platformdirs.user_data_dir("aintern", appauthor=False))
+
+
+def test_repository_names_that_cannot_be_paths_are_names_that_match_nothing(tmp_path: Path) -> None:
+    """``--repo ~nosuchuser/x`` (no such user), a name past the file system's limit or with a NUL: each is
+    a name no index has (NotIndexedError, which the CLI prints in one line), never RuntimeError/OSError."""
+    from aintern.errors import NotIndexedError
+    from aintern.workspace import resolve_workspaces
+
+    store = SqliteStore(tmp_path / "x.db")
+    try:
+        for spec in ("~nosuchuser/x", "/" + "a" * 5000, "/tmp/a\x00b"):
+            with pytest.raises(NotIndexedError):
+                resolve_workspaces(store, [spec])
+    finally:
+        store.close()
+    cli = subprocess.run(
+        [sys.executable, "-m", "aintern", "search", "x", "--repo", "~nosuchuser/x", "--db", str(tmp_path / "x.db")],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert cli.returncode == 4, cli.stderr
+    assert "no index matches '~nosuchuser/x'" in cli.stderr and "Traceback" not in cli.stderr

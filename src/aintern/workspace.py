@@ -67,8 +67,7 @@ def resolve_workspaces(store: SqliteStore, specs: Iterable[str]) -> list[VectorI
             out.update((i.id, i) for i in indexes)
             continue
         found = [i for i in indexes if i.name == spec] or [i for i in indexes if i.name.lower() == spec.lower()]
-        path = Path(spec).expanduser()
-        if not found and path.is_absolute() and path.exists():
+        if not found and (path := existing_path(spec)) is not None:
             above = store.find_index_above(path)
             found = [above] if above is not None else []
         if not found and ("/" in spec or ":" in spec):
@@ -83,6 +82,16 @@ def resolve_workspaces(store: SqliteStore, specs: Iterable[str]) -> list[VectorI
             )
         out.update((i.id, i) for i in found)
     return list(out.values())
+
+
+def existing_path(spec: str) -> Path | None:
+    """``spec`` as an absolute path that exists, or None: ``~user`` of no such user, a name too long for
+    the file system or a NUL in it are names, not paths."""
+    try:
+        path = Path(spec).expanduser()
+        return path if path.is_absolute() and path.exists() else None
+    except (RuntimeError, OSError, ValueError):
+        return None
 
 
 def read_indexed_file(store: SqliteStore, index: VectorIndex, rel: str) -> str:
