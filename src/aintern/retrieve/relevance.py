@@ -12,6 +12,14 @@ threshold such as the seed's MinRelevance 0.5 cuts the list rather than punching
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from aintern.chunk.models import overlaps
+from aintern.retrieve.rerank import Ranked
+
+if TYPE_CHECKING:
+    from aintern.retrieve.hybrid import Hit
 
 #: Fitted by bench/calibrate.py (see docs/benchmarks.md): intercept, cosine, term coverage, 1 / rank;
 #: one set per tier, since each model's cosines have their own scale.
@@ -39,6 +47,35 @@ def monotone(scores: list[float]) -> list[float]:
     for s in scores:
         out.append(min(s, out[-1]) if out else s)
     return out
+
+
+def ranked_by_relevance(
+    hits: Sequence[Hit], cosines: dict[int, float], coverage: dict[int, float], tier: str = "fast"
+) -> list[Ranked]:
+    """Ranked hits with their relevance (``cosines`` and term ``coverage`` by chunk id), never rising down."""
+    scores = monotone(
+        [
+            relevance(cosines.get(h.chunk_id, 0.0), coverage.get(h.chunk_id, 0.0), rank, tier)
+            for rank, h in enumerate(hits, 1)
+        ]
+    )
+    return [Ranked(h.chunk_id, h.chunk, s, s) for h, s in zip(hits, scores)]
+
+
+def chosen_hits(
+    ranked: list[Ranked], min_relevance: float, limit: int, deduplicate: bool
+) -> tuple[list[Ranked], list[Ranked]]:
+    """The hits at ``min_relevance`` or above, and the first ``limit`` of them (``deduplicate``: each
+    sharing no line with a better one)."""
+    above = [r for r in ranked if r.score >= min_relevance]
+    chosen: list[Ranked] = []
+    for r in above:
+        if deduplicate and any(overlaps(r.chunk, c.chunk) for c in chosen):
+            continue
+        chosen.append(r)
+        if len(chosen) >= limit:
+            break
+    return above, chosen
 
 
 #: One question over several repositories: the Dirichlet smoothing of each repository's term
