@@ -66,7 +66,7 @@ def main() -> None:
     ap.add_argument(
         "--no-chunk-cache",
         action="store_true",
-        help="forget the chunks read before each query (as if every question were new)",
+        help="forget the chunks and files read before each query (as if every question were new)",
     )
     ap.add_argument("--store", choices=["sqlite", "milvus"], default="sqlite", help="aintern's search engine")
     ap.add_argument("--question", action="append", help="a question to time instead of the built-in ones (repeatable)")
@@ -74,6 +74,12 @@ def main() -> None:
     ap.add_argument("--no-preload", action="store_true", help="no preload: as a library user asks")
     ap.add_argument("--db", type=Path, help="the database to index into and search (kept; default: a temporary one)")
     ap.add_argument("--profile", type=Path, help="write a cProfile of aintern's timed queries here")
+    ap.add_argument(
+        "--no-query-masking",
+        action="store_true",
+        help="read the lines around a hit without masking secrets in them again (what a search costs once the "
+        "lines shown come masked from the index)",
+    )
     a = ap.parse_args()
     questions = a.question or QUESTIONS
     with tempfile.TemporaryDirectory() as tmp:
@@ -86,6 +92,11 @@ def main() -> None:
         print(f"aintern index ({a.store}): {time.perf_counter() - started:.2f} s")
         service = KnowledgeService(SqliteStore(db))
         options = KnowledgeQueryOptions(workspace_path=str(a.root.resolve()), min_relevance=a.min_relevance)
+        if a.no_query_masking:
+            from aintern.assemble.expand import FileContextExpander
+
+            root = str(a.root.resolve())
+            service._expanders[root] = FileContextExpander(root, redact_secrets=False)
         if not a.no_preload:
             loading = service.preload(str(a.root.resolve()))  # as a server does when it starts
             if loading is not None:
@@ -99,6 +110,8 @@ def main() -> None:
                 service.cache.clear()
                 if a.no_chunk_cache and service.store.memory is not None:
                     service.store.memory.chunks.discard(ws.require_index().id)
+                    for expander in service._expanders.values():  # (and the files read around earlier hits)
+                        expander._cache.clear()
                 if profile is not None and round_:
                     profile.enable()
                 t = time.perf_counter()

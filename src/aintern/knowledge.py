@@ -195,6 +195,8 @@ class KnowledgeService:
         self.model_states: dict[str, ModelState] = {}
         self._model_listeners: list[Callable[[ModelState], None]] = []
         self._model_lock = threading.Lock()
+        #: Models whose full load failed once: a query does not try again (it loads what it needs).
+        self._load_failed: set[str] = set()
         self._expanders: dict[str, FileContextExpander] = {}
         self._lock = threading.Lock()
 
@@ -214,11 +216,18 @@ class KnowledgeService:
         return self.store.get_index_for_workspace(workspace)
 
     def embedder(self, model_id: str) -> Embedder:
-        """The embedder of ``model_id`` (it loads what a query needs on first use; ``load_model`` loads it
-        all, for a server)."""
+        """The embedder of ``model_id``, loaded on first use: all of it when indexes are kept in memory (as
+        ``preload`` would), else what a query needs (a one-shot search)."""
         with self._lock:
             embedder = self._embedders.get(model_id)
-        return embedder if embedder is not None else self.load_model(model_id, full=False)
+        if embedder is None:
+            embedder = self.load_model(model_id, full=False)
+        if self.store.kept_in_memory and not embedder.is_loaded and model_id not in self._load_failed:
+            try:
+                self.load_model(model_id)
+            except Exception:  # (listeners heard it; a query embeds with what it needs, or says why it cannot)
+                self._load_failed.add(model_id)
+        return embedder
 
     def on_model_state(self, listener: Callable[[ModelState], None]) -> None:
         """Call ``listener`` (from the loading thread) whenever a model starts loading, is ready or fails."""

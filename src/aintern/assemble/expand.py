@@ -21,7 +21,7 @@ class Expansion:
 class FileContextExpander:
     """Reads surrounding lines, confined to the workspace, with a cache that notices file changes."""
 
-    def __init__(self, workspace: str | Path, max_cached_files: int = 64, redact_secrets: bool = True) -> None:
+    def __init__(self, workspace: str | Path, max_cached_files: int = 256, redact_secrets: bool = True) -> None:
         """``redact_secrets``: mask secret values in what is read, as the index did (aintern.scan.secrets)."""
         self.root = Path(workspace).resolve()
         self.redact_secrets = redact_secrets
@@ -48,6 +48,8 @@ class FileContextExpander:
 
         with self._lock:
             hit = self._cache.get(rel)
+            if hit is not None:  # (the least recently shown file goes first)
+                self._cache[rel] = self._cache.pop(rel)
         if hit is not None:
             # Only a path that was confined is cached, and what is returned is what was read then: the
             # resolution (a realpath, the slow part) is skipped while the file is unchanged.

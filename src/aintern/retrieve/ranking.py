@@ -4,6 +4,7 @@ left out, the file vectors' reordering, a definition's pieces in order."""
 
 from __future__ import annotations
 
+import functools
 import heapq
 import math
 
@@ -91,12 +92,19 @@ def without_copies(
     for item in scored:
         if limit and len(out) == limit:
             break
-        text = "\n".join(line.strip() for line in chunks[item[3]].content.splitlines() if line.strip())
+        text = _bare_text(chunks[item[3]].content)
         if text in seen:
             continue
         seen.add(text)
         out.append(item)
     return out
+
+
+@functools.lru_cache(maxsize=1 << 12)
+def _bare_text(content: str) -> str:
+    """A chunk's text without blank lines and indentation (a long-running process compares the same chunks
+    question after question)."""
+    return "\n".join(line.strip() for line in content.splitlines() if line.strip())
 
 
 def first_pieces_first(
