@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from aintern.assemble.context import ContextBuildOptions, ContextBuildResult, KnowledgeChunk, assemble
 from aintern.assemble.expand import FileContextExpander
 from aintern.assemble.files import RelevantFile, relevant_files
-from aintern.assemble.hits import shown_hits
+from aintern.assemble.hits import merged_hits, shown_hits
 from aintern.chunk.models import SymbolType
 from aintern.config import Settings
 from aintern.embed import Embedder, embedder_for_model_id
@@ -31,9 +31,10 @@ from aintern.retrieve.relevance import (
     chosen_hits,
     evidence,
     ranked_by_relevance,
+    repository_discounts,
     repository_likelihood,
 )
-from aintern.retrieve.rerank import Ranked, RerankingStrategy
+from aintern.retrieve.rerank import RerankingStrategy
 from aintern.store import Store, VectorIndex, VectorSearchOptions, VectorTier
 from aintern.store.text import clean_user_text
 
@@ -361,10 +362,7 @@ class KnowledgeService:
                 raise KnowledgeQueryError(f"{reranker.name} reranking failed: {exc}") from exc
             was_reranked = True
         if options.boost_exact_matches:
-            ranked = sorted(
-                (Ranked(r.chunk_id, r.chunk, min(1.0, r.score + 0.1), r.original_score) if q.lower in r.chunk.content.lower() else r
-                 for r in ranked), key=lambda r: -r.score,
-            )  # fmt: skip
+            ranked = rerank.boost_exact_matches(ranked, q.lower)
         above, chosen = chosen_hits(ranked, options.min_relevance, options.max_results, options.deduplicate_chunks)
         hashes = self.store.file_hashes(index.id, list({r.chunk.file_path for r in chosen}))
         expander = self._expander(index.workspace_path) if options.expand_context else None
@@ -398,16 +396,15 @@ class KnowledgeService:
         likelihood = repository_likelihood(
             [self.store.doc_frequencies(index.id, q.terms) for index in found], [index.chunk_count for index in found]
         )
-        affinity = [a + self.repo_likelihood * lik for (_, _, a), lik in zip(answers, likelihood)]
-        best = max(affinity, default=0.0)
-        merged: list[tuple[float, int, KnowledgeChunk]] = []
-        for (index, one, _), mine in zip(answers, affinity):
-            # A name two indexes share would not tell their hits apart: the folder's path does.
-            repo = index.name if names.count(index.name) == 1 else index.workspace_path
-            discount = math.exp(self.repo_affinity * (mine - best)) if mine > -math.inf else 0.0
-            for rank, c in enumerate(one.chunks):
-                merged.append((c.relevance * discount, rank,
-                               replace(c, relevance=c.relevance * discount, workspace=index.workspace_path, repo=repo)))  # fmt: skip
+        discounts = repository_discounts(
+            [a for _, _, a in answers], likelihood, self.repo_affinity, self.repo_likelihood
+        )
+        # A name two indexes share would not tell their hits apart: the folder's path does.
+        repos = [index.name if names.count(index.name) == 1 else index.workspace_path for index, _, _ in answers]
+        chunks = merged_hits(
+            [(index.workspace_path, repo, one.chunks, discount) for (index, one, _), repo, discount in zip(answers, repos, discounts)],
+            options.min_relevance, options.max_results,
+        )  # fmt: skip
         models = {(index.name, one.vector_model) for index, one, _ in answers if one.vector_model}
         notes = []
         if len({m for _, m in models}) > 1:
@@ -417,8 +414,6 @@ class KnowledgeService:
                 "the repositories use different embedding models, each searched with its own (relevance is "
                 "calibrated per model): " + ", ".join(f"{n} {m.rsplit('/', 1)[-1]}" for n, m in sorted(models))
             )
-        merged.sort(key=lambda m: (-m[0], m[1]))
-        chunks = [c for score, _, c in merged if score >= options.min_relevance][: options.max_results]
         return KnowledgeQueryResult(
             chunks=chunks, relevant_files=list(dict.fromkeys(c.display_path for c in chunks)),
             query_time=time.perf_counter() - started, total_chunks_searched=sum(o.total_chunks_searched for _, o, _ in answers),

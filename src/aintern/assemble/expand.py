@@ -54,7 +54,7 @@ class FileContextExpander:
             # Only a path that was confined is cached, and what is returned is what was read then: the
             # resolution (a realpath, the slow part) is skipped while the file is unchanged.
             with contextlib.suppress(OSError, ValueError):
-                st = os.stat(self.root / rel)
+                st = os.stat(os.path.join(self.root, rel))  # (a str join: pathlib is slow)
                 if hit[0] == (st.st_mtime_ns, st.st_size):
                     return hit[1], hit[2]
         path = self._resolve(rel)

@@ -4,6 +4,8 @@ hits returned only."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from aintern.assemble.context import KnowledgeChunk
 from aintern.assemble.expand import FileContextExpander
 from aintern.assemble.snippets import matching_definition
@@ -57,3 +59,17 @@ def _nested_definition(chunk: TextChunk, question: Question) -> tuple[str, str, 
     if chunk.symbol_name in named:
         return None
     return next((d for d in chunk_definitions(chunk) if d[0] in named), None)
+
+
+def merged_hits(
+    answers: list[tuple[str, str, list[KnowledgeChunk], float]], min_relevance: float, limit: int
+) -> list[KnowledgeChunk]:
+    """One ranking of the hits of several repositories, each given as (its workspace, its name in the
+    results, its hits, the factor of their relevance): by discounted relevance, then by rank in their own."""
+    merged: list[tuple[float, int, KnowledgeChunk]] = []
+    for workspace, repo, chunks, discount in answers:
+        for rank, c in enumerate(chunks):
+            merged.append((c.relevance * discount, rank,
+                           replace(c, relevance=c.relevance * discount, workspace=workspace, repo=repo)))  # fmt: skip
+    merged.sort(key=lambda m: (-m[0], m[1]))
+    return [c for score, _, c in merged if score >= min_relevance][:limit]

@@ -13,6 +13,7 @@ import functools
 import heapq
 from collections.abc import Callable
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import TYPE_CHECKING
 
 from aintern.chunk.models import ChunkType, TextChunk
@@ -410,4 +411,4 @@ def _pool(store: Store, index_id: int, ranked: list[tuple[int, float]], cfg: Hyb
             score *= weight
         weighed.append((score, cid))
     # (the best by weighed score; equal scores in the retriever's own order)
-    return {cid for _, cid in heapq.nlargest(cfg.candidates, weighed, key=lambda x: x[0])}
+    return {cid for _, cid in heapq.nlargest(cfg.candidates, weighed, key=itemgetter(0))}

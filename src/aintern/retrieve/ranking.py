@@ -78,7 +78,10 @@ def with_file_evidence(
     per_file: dict[str, int] = {}
     for _, path, _, _ in heapq.nsmallest(top, scored) if top else scored:
         per_file[path] = per_file.get(path, 0) + 1
-    return [(neg * (1 + weight * math.log(per_file.get(path, 1))), path, line, cid) for neg, path, line, cid in scored]
+    # (a file of one such chunk keeps its scores: ln 1 = 0)
+    raised = {path: 1 + weight * math.log(n) for path, n in per_file.items() if n > 1}
+    return [(neg * raised[path], path, line, cid) if path in raised else (neg, path, line, cid)
+            for neg, path, line, cid in scored]  # fmt: skip
 
 
 def without_copies(

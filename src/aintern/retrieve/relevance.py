@@ -98,3 +98,12 @@ def repository_likelihood(frequencies: list[dict[str, int]], sizes: list[int]) -
         / max(1, len(terms))
         for f, n in zip(frequencies, sizes)
     ]
+
+
+def repository_discounts(evidence: list[float], likelihood: list[float], affinity: float, weight: float) -> list[float]:
+    """Per repository of a question over several, the factor of its hits' relevance: exp(``affinity`` ×
+    how much weaker its evidence is than the best one's), its evidence being its top hits' ``evidence``
+    plus ``weight`` × its ``likelihood`` (0 for a repository without hits)."""
+    mine = [a + weight * lik for a, lik in zip(evidence, likelihood)]
+    best = max(mine, default=0.0)
+    return [math.exp(affinity * (m - best)) if m > -math.inf else 0.0 for m in mine]
