@@ -398,17 +398,11 @@ def _pool(store: Store, index_id: int, ranked: list[tuple[int, float]], cfg: Hyb
     if len(ranked) <= cfg.candidates:
         return {cid for cid, _ in ranked}
     files = store.chunk_files(index_id, [cid for cid, _ in ranked])
-    weights: dict[tuple[str, str], float] = {}
-    weighed = []
-    for cid, score in ranked:
-        key = files.get(cid)
-        if score > 0 and key is not None:
-            weight = weights.get(key)
-            if weight is None:
-                path, kind = key
-                weight = path_prior(path, cfg.demote_generated, cfg.demote_samples, cfg.changelog_weight)
-                weight = weights[key] = weight * (cfg.prose_weight if kind in _PROSE_TYPES else 1.0)
-            score *= weight
-        weighed.append((score, cid))
+    weights = {  # per file and chunk type, once
+        (path, kind): path_prior(path, cfg.demote_generated, cfg.demote_samples, cfg.changelog_weight)
+        * (cfg.prose_weight if kind in _PROSE_TYPES else 1.0)
+        for path, kind in set(files.values())
+    }
+    weighed = [(score * weights[files[cid]] if score > 0 and cid in files else score, cid) for cid, score in ranked]
     # (the best by weighed score; equal scores in the retriever's own order)
     return {cid for _, cid in heapq.nlargest(cfg.candidates, weighed, key=itemgetter(0))}
