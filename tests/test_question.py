@@ -117,3 +117,9 @@ def test_the_files_shown_last_stay_read(tmp_path: Path) -> None:
         assert expander.expand(f"{name}.py", 1, 1, "", 1).source == "disk"
     expander.expand("c.py", 1, 1, "", 1)
     assert set(expander._cache) == {"a.py", "c.py"}
+    # However few they are, the files kept stay under their size bound.
+    (tmp_path / "big.py").write_text("x = 1\n" * 100)
+    small = FileContextExpander(tmp_path, max_cached_bytes=300)
+    for name in ("a.py", "big.py", "b.py"):
+        assert small.expand(name, 1, 1, "", 1).source == "disk"
+    assert list(small._cache) == ["b.py"]

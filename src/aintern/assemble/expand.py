@@ -21,11 +21,19 @@ class Expansion:
 class FileContextExpander:
     """Reads surrounding lines, confined to the workspace, with a cache that notices file changes."""
 
-    def __init__(self, workspace: str | Path, max_cached_files: int = 256, redact_secrets: bool = True) -> None:
-        """``redact_secrets``: mask secret values in what is read, as the index did (aintern.scan.secrets)."""
+    def __init__(
+        self,
+        workspace: str | Path,
+        max_cached_files: int = 256,
+        redact_secrets: bool = True,
+        max_cached_bytes: int = 32 << 20,
+    ) -> None:
+        """``redact_secrets``: mask secret values in what is read, as the index did (aintern.scan.secrets).
+        The files shown most recently stay read: ``max_cached_files`` of them, ``max_cached_bytes`` at most."""
         self.root = Path(workspace).resolve()
         self.redact_secrets = redact_secrets
         self.max_cached_files = max_cached_files
+        self.max_cached_bytes = max_cached_bytes
         self._cache: dict[str, tuple[tuple[int, int], list[str], str]] = {}  # rel → ((mtime_ns, size), lines, hash)
         self._lock = threading.Lock()
 
@@ -76,8 +84,10 @@ class FileContextExpander:
             text, _ = redact(text, rel)
         entry = (key, text.split("\n"), hashlib.blake2b(data, digest_size=16).hexdigest())
         with self._lock:
-            if len(self._cache) >= self.max_cached_files:
-                self._cache.pop(next(iter(self._cache)))
+            self._cache.pop(rel, None)
+            total = sum(e[0][1] for e in self._cache.values()) + key[1]
+            while self._cache and (len(self._cache) >= self.max_cached_files or total > self.max_cached_bytes):
+                total -= self._cache.pop(next(iter(self._cache)))[0][1]  # (the least recently shown)
             self._cache[rel] = entry
         return entry[1], entry[2]
 
