@@ -20,7 +20,8 @@ from semble_data import load_repos
 
 from aintern.embed import get_embedder
 from aintern.index.tier import TIER_MODEL
-from aintern.retrieve.hybrid import FULL_TIER, HybridConfig, hybrid_search
+from aintern.retrieve.config import FULL_TIER, HybridConfig
+from aintern.retrieve.hybrid import hybrid_search
 from aintern.store import VectorSearchOptions
 
 BM25_HALF = 5.0

@@ -33,7 +33,8 @@ from aintern.embed import get_embedder
 from aintern.index import Indexer, IndexingOptions
 from aintern.index.tier import TIER_MODEL, fill_tier
 from aintern.knowledge import KnowledgeQueryOptions, KnowledgeService
-from aintern.retrieve.hybrid import FULL_TIER, HybridConfig, hybrid_search, nearest_files
+from aintern.retrieve.config import FULL_TIER, HybridConfig
+from aintern.retrieve.hybrid import hybrid_search
 from aintern.retrieve.rerank import RerankingStrategy
 from aintern.store import SqliteStore, VectorSearchOptions, memory, postings
 from aintern.store import keywords as sqlite_backend
@@ -293,15 +294,9 @@ def rank(store: SqliteStore, index_id: int, embedder, question: str, cfg: Hybrid
         return [c.file_path for c in result.chunks]
     hits = hybrid_search(
         store, index_id, question, embedder.embed(question), VectorSearchOptions(top_k=k), cfg, tier=TIER,
-        nearest=nearest(store, index_id, question, cfg),
+        file_vector=static_embedder().embed_query(question) if FILE_VECTORS else None,
     )  # fmt: skip
     return [h.chunk.file_path for h in hits[:k]]
-
-
-def nearest(store: SqliteStore, index_id: int, question: str, cfg: HybridConfig) -> list[str] | None:
-    """The files nearest the question by the index's file vectors, as KnowledgeService gives them (by the
-    question's static vector; FILE_VECTORS=0: the indexes have none, so None)."""
-    return nearest_files(store, index_id, cfg, static_embedder().embed_query(question)) if FILE_VECTORS else None
 
 
 @functools.cache

@@ -14,7 +14,9 @@ from aintern.embed.base import MODEL_IDS
 from aintern.index import Indexer, IndexingOptions
 from aintern.index.files import file_embedder, file_map, summary_text
 from aintern.knowledge import KnowledgeQueryOptions, KnowledgeService
-from aintern.retrieve.hybrid import HybridConfig, _by_file_vectors, nearest_files
+from aintern.retrieve.hybrid import HybridConfig, nearest_files
+from aintern.retrieve.question import Question
+from aintern.retrieve.ranking import by_file_vectors
 from aintern.store import SqliteStore
 from aintern.store.files import FILE_SPACE
 
@@ -95,8 +97,10 @@ def test_file_vectors_follow_the_files_of_code(static, tmp_path: Path) -> None: 
     assert result.chunks and result.chunks[0].file_path == "src/http_client.py"
     # A question embedded by another model (a `minilm` index, a full tier) is embedded by the static
     # model for them: that vector is not in their space.
-    other = (MODEL_IDS["minilm"], np.ones(384, dtype=np.float32))
-    assert service._nearest_files(index.id, "sending HTTP requests", other, HybridConfig()) == nearest
+    asked = Question.parse("sending HTTP requests")
+    other = service._file_vector(asked, MODEL_IDS["minilm"], np.ones(384, dtype=np.float32), HybridConfig())
+    assert other is not None and nearest_files(store, index.id, HybridConfig(), other) == nearest
+    assert service._file_vector(asked, MODEL_IDS["static"], question, HybridConfig(file_vector_weight=0.0)) is None
     store.keep_in_memory()
     assert nearest_files(store, index.id, HybridConfig(), question) == nearest
     assert nearest_files(store, index.id, HybridConfig(file_vector_weight=0.0), question) is None  # (weight 0)
@@ -141,10 +145,10 @@ def test_the_file_vectors_reorder_only_the_first_files_and_each_files_first_hit(
         (-5.0, "d.py", 1, 5),  # beyond the first three files
     ]
     cfg = HybridConfig(file_vector_weight=0.5, file_vector_k=1.0, file_vector_files=3)
-    out = _by_file_vectors(scored, ["c.py", "d.py"], cfg)
+    out = by_file_vectors(scored, ["c.py", "d.py"], cfg)
     # c.py: 0.5/(1+2) + 0.5/1 beats a.py's 0.5/1 and b.py's 0.5/2; d.py is not among the first three files.
     assert [hit[3] for hit in out] == [4, 1, 3, 2, 5]
-    assert _by_file_vectors(scored, [], cfg) == scored  # (nothing near: the order stands)
+    assert by_file_vectors(scored, [], cfg) == scored  # (nothing near: the order stands)
     light = HybridConfig(file_vector_weight=0.15, file_vector_k=5.0, file_vector_files=3)
     # At the default weight the file vectors move a file up one place, not two: c.py passes b.py, not a.py.
-    assert [hit[3] for hit in _by_file_vectors(scored, ["c.py"], light)] == [1, 4, 3, 2, 5]
+    assert [hit[3] for hit in by_file_vectors(scored, ["c.py"], light)] == [1, 4, 3, 2, 5]

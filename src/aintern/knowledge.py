@@ -14,21 +14,29 @@ from typing import TYPE_CHECKING, Any
 
 from aintern.assemble.context import ContextBuildOptions, ContextBuildResult, KnowledgeChunk, assemble
 from aintern.assemble.expand import FileContextExpander
-from aintern.assemble.snippets import matching_definition
-from aintern.chunk.models import SymbolType, chunk_definitions, overlaps
+from aintern.assemble.files import RelevantFile, relevant_files
+from aintern.assemble.hits import merged_hits, shown_hits
+from aintern.chunk.models import SymbolType
 from aintern.config import Settings
 from aintern.embed import Embedder, embedder_for_model_id
 from aintern.embed.base import MODEL_IDS
 from aintern.errors import AinternError
 from aintern.retrieve import rerank
 from aintern.retrieve.cache import QueryCache
-from aintern.retrieve.hybrid import FULL_TIER, HybridConfig, hybrid_search, nearest_files
-from aintern.retrieve.keywords import find_highlights
-from aintern.retrieve.names import named_symbols
-from aintern.retrieve.relevance import REPO_LIKELIHOOD, evidence, monotone, relevance, repository_likelihood
-from aintern.retrieve.rerank import Ranked, RerankingStrategy
+from aintern.retrieve.config import FULL_TIER, HybridConfig
+from aintern.retrieve.hybrid import hybrid_search
+from aintern.retrieve.question import Question
+from aintern.retrieve.relevance import (
+    REPO_LIKELIHOOD,
+    chosen_hits,
+    evidence,
+    ranked_by_relevance,
+    repository_discounts,
+    repository_likelihood,
+)
+from aintern.retrieve.rerank import RerankingStrategy
 from aintern.store import Store, VectorIndex, VectorSearchOptions, VectorTier
-from aintern.store.text import clean_user_text, query_terms
+from aintern.store.text import clean_user_text
 
 log = logging.getLogger(__name__)
 
@@ -99,27 +107,6 @@ class KnowledgeQueryResult:
     @property
     def has_results(self) -> bool:
         return bool(self.chunks)
-
-
-@dataclass
-class RelevantFile:
-    file_path: str
-    relevance: float
-    match_count: int
-    summary: str | None = None
-    language: str | None = None
-    match_lines: list[int] = field(default_factory=list)
-    #: Ranked here only to fill the list: its relevance is under the threshold asked for.
-    below_threshold: bool = False
-    #: The workspace and its index's name, when a query searched several.
-    workspace: str | None = None
-    repo: str | None = None
-
-    def to_dict(self) -> dict[str, object]:
-        repo = {"repo": self.repo, "workspace": self.workspace} if self.workspace else {}
-        return repo | {"path": self.file_path, "relevance": round(self.relevance, 4), "match_count": self.match_count,
-                "match_lines": self.match_lines, "language": self.language, "summary": self.summary,
-                "below_threshold": self.below_threshold}  # fmt: skip
 
 
 @dataclass
@@ -209,6 +196,8 @@ class KnowledgeService:
         self.model_states: dict[str, ModelState] = {}
         self._model_listeners: list[Callable[[ModelState], None]] = []
         self._model_lock = threading.Lock()
+        #: Models whose full load failed once: a query does not try again (it loads what it needs).
+        self._load_failed: set[str] = set()
         self._expanders: dict[str, FileContextExpander] = {}
         self._lock = threading.Lock()
 
@@ -228,11 +217,18 @@ class KnowledgeService:
         return self.store.get_index_for_workspace(workspace)
 
     def embedder(self, model_id: str) -> Embedder:
-        """The embedder of ``model_id`` (it loads what a query needs on first use; ``load_model`` loads it
-        all, for a server)."""
+        """The embedder of ``model_id``, loaded on first use: all of it when indexes are kept in memory (as
+        ``preload`` would), else what a query needs (a one-shot search)."""
         with self._lock:
             embedder = self._embedders.get(model_id)
-        return embedder if embedder is not None else self.load_model(model_id, full=False)
+        if embedder is None:
+            embedder = self.load_model(model_id, full=False)
+        if self.store.kept_in_memory and not embedder.is_loaded and model_id not in self._load_failed:
+            try:
+                self.load_model(model_id)
+            except Exception:  # (listeners heard it; a query embeds with what it needs, or says why it cannot)
+                self._load_failed.add(model_id)
+        return embedder
 
     def on_model_state(self, listener: Callable[[ModelState], None]) -> None:
         """Call ``listener`` (from the loading thread) whenever a model starts loading, is ready or fails."""
@@ -303,37 +299,34 @@ class KnowledgeService:
 
     def query(self, question: str, options: KnowledgeQueryOptions) -> KnowledgeQueryResult:
         """Ranked chunks for ``question``: hybrid retrieval, optional reranking, relevance threshold, expansion."""
-        question = clean_user_text(question or "")
-        if not question:
+        # The question is read once, here: everything below takes the Question, never the string.
+        q = Question.parse(question)
+        if not q.text:
             raise ValueError("question cannot be empty")
         if options.workspace_paths:
-            return self._query_many(question, options)
+            return self._query_many(q, options)
         # Every read of one query sees one state of the index, whatever an indexer commits meanwhile (a
         # file re-indexed between the vector and the keyword search would otherwise drop out of one).
         with self.store.snapshot():
-            return self._query(question, options)
+            return self._query(q, options)
 
-    def _nearest_files(
-        self, index_id: int, question: str, query: tuple[str, QueryVector], cfg: HybridConfig
-    ) -> list[str] | None:
-        """The files nearest the question by the index's file vectors (None: it has none). ``query`` is the
-        question's (model id, vector); the file vectors live in the static model's space, so a vector of
-        another model (a `minilm` index, a full tier) is replaced by the static model's. A model that fails
-        to load leaves the ranking as it would be without them."""
-        model_id, vector = query
+    def _file_vector(self, q: Question, model_id: str, vector: QueryVector, cfg: HybridConfig) -> QueryVector | None:
+        """The question's vector in the file vectors' space, the static model's: ``vector`` when ``model_id``
+        is that model, else the static model's (a `minilm` index, a full tier). None when the config gives
+        file vectors no weight, or the model fails to load (the ranking is then as it would be without them)."""
+        if not cfg.file_vector_weight:
+            return None
         try:
-            if model_id != MODEL_IDS["static"]:
-                vector = self.embedder(MODEL_IDS["static"]).embed_query(question)
-            return nearest_files(self.store, index_id, cfg, vector)
+            return vector if model_id == MODEL_IDS["static"] else self.embedder(MODEL_IDS["static"]).embed_query(q.text)
         except Exception:  # (the search stands without them; an index run reports a broken model)
             return None
 
-    def _query(self, question: str, options: KnowledgeQueryOptions) -> KnowledgeQueryResult:
+    def _query(self, q: Question, options: KnowledgeQueryOptions) -> KnowledgeQueryResult:
         started = time.perf_counter()
         index = self._index(options.workspace_path)
         if index is None:
             return KnowledgeQueryResult()
-        key = (question, options, index.id, self.store.generation(index.id))
+        key = (q.text, options, index.id, self.store.generation(index.id))
         cached = self.cache.get(key)
         if cached is not None:
             return KnowledgeQueryResult(
@@ -342,7 +335,7 @@ class KnowledgeService:
         tier = self._tier(self.store, index)
         embedder = self.embedder(tier.model_id if tier else index.embedding_model)
         try:
-            query_vector = embedder.embed_query(question)
+            query_vector = embedder.embed_query(q.text)
         except Exception as exc:
             raise KnowledgeQueryError(f"failed to embed the question: {exc}") from exc
         search = VectorSearchOptions(
@@ -352,42 +345,28 @@ class KnowledgeService:
         )  # fmt: skip
         cfg = self.hybrid_full if tier else self.hybrid
         hits = hybrid_search(
-            self.store, index.id, question, query_vector, search, cfg, top_k=options.max_results * 3,
-            tier=tier is not None, nearest=self._nearest_files(index.id, question, (embedder.model_id, query_vector), cfg),
+            self.store, index.id, q, query_vector, search, cfg, top_k=options.max_results * 3, tier=tier is not None,
+            file_vector=self._file_vector(q, embedder.model_id, query_vector, cfg),
         )  # fmt: skip
         hit_ids = [h.chunk_id for h in hits]
         cosines = self.store.cosines(index.id, query_vector, hit_ids, tier=tier is not None)
-        coverage = self.store.term_coverage(index.id, question, hit_ids)
+        coverage = self.store.term_coverage(index.id, q.text, hit_ids)
         model = "full" if tier else "fast"
-        scores = monotone(
-            [
-                relevance(cosines.get(h.chunk_id, 0.0), coverage.get(h.chunk_id, 0.0), rank, model)
-                for rank, h in enumerate(hits, 1)
-            ]
-        )
-        ranked = [Ranked(h.chunk_id, h.chunk, s, s) for h, s in zip(hits, scores)]
+        ranked = ranked_by_relevance(hits, cosines, coverage, model)
         was_reranked = False
         reranker = rerank.create(options.reranking, {h.chunk_id: h.keyword_rank for h in hits if h.keyword_rank})
         if reranker is not None:
             try:
-                ranked = reranker.rerank(ranked, question)
+                ranked = reranker.rerank(ranked, q.text)
             except AinternError as exc:
                 raise KnowledgeQueryError(f"{reranker.name} reranking failed: {exc}") from exc
             was_reranked = True
         if options.boost_exact_matches:
-            ranked = sorted(
-                (Ranked(r.chunk_id, r.chunk, min(1.0, r.score + 0.1), r.original_score) if question.lower() in r.chunk.content.lower() else r
-                 for r in ranked), key=lambda r: -r.score,
-            )  # fmt: skip
-        above = [r for r in ranked if r.score >= options.min_relevance]
-        chosen: list[Ranked] = []
-        for r in above:
-            if options.deduplicate_chunks and any(overlaps(r.chunk, c.chunk) for c in chosen):
-                continue
-            chosen.append(r)
-            if len(chosen) >= options.max_results:
-                break
-        chunks = self._knowledge_chunks(index, chosen, question, options)
+            ranked = rerank.boost_exact_matches(ranked, q.lower)
+        above, chosen = chosen_hits(ranked, options.min_relevance, options.max_results, options.deduplicate_chunks)
+        hashes = self.store.file_hashes(index.id, list({r.chunk.file_path for r in chosen}))
+        expander = self._expander(index.workspace_path) if options.expand_context else None
+        chunks = shown_hits(chosen, q, hashes, expander, options.context_lines, options.include_snippets)
         for k in chunks:
             k.evidence = evidence(cosines.get(k.chunk_id, 0.0), coverage.get(k.chunk_id, 0.0), model)
         result = KnowledgeQueryResult(
@@ -399,7 +378,7 @@ class KnowledgeService:
         self.cache.set(key, result)
         return result
 
-    def _query_many(self, question: str, options: KnowledgeQueryOptions) -> KnowledgeQueryResult:
+    def _query_many(self, q: Question, options: KnowledgeQueryOptions) -> KnowledgeQueryResult:
         """One ranking over several workspaces. Each index answers as it would alone; a hit's relevance
         is then discounted by how much worse its repository's evidence is than the best repository's: its
         top hits' cosine and term coverage (rank left out) and how well its words explain the question
@@ -413,9 +392,7 @@ class KnowledgeService:
         for index in asked:
             try:
                 with self.store.snapshot():
-                    one = self._query(
-                        question, replace(options, workspace_path=index.workspace_path, workspace_paths=())
-                    )
+                    one = self._query(q, replace(options, workspace_path=index.workspace_path, workspace_paths=()))
             except AinternError as exc:  # one broken index (its engine not installed, say) leaves the others searched
                 errors.append(exc)
                 notes.append(f"{index.name} was not searched: {exc}")
@@ -425,20 +402,18 @@ class KnowledgeService:
         if errors and not answers:
             raise errors[0]
         found = [index for index, _, _ in answers]
-        terms = query_terms(question)
         likelihood = repository_likelihood(
-            [self.store.doc_frequencies(index.id, terms) for index in found], [index.chunk_count for index in found]
+            [self.store.doc_frequencies(index.id, q.terms) for index in found], [index.chunk_count for index in found]
         )
-        affinity = [a + self.repo_likelihood * lik for (_, _, a), lik in zip(answers, likelihood)]
-        best = max(affinity, default=0.0)
-        merged: list[tuple[float, int, KnowledgeChunk]] = []
-        for (index, one, _), mine in zip(answers, affinity):
-            # A name two indexes share would not tell their hits apart: the folder's path does.
-            repo = index.name if names.count(index.name) == 1 else index.workspace_path
-            discount = math.exp(self.repo_affinity * (mine - best)) if mine > -math.inf else 0.0
-            for rank, c in enumerate(one.chunks):
-                merged.append((c.relevance * discount, rank,
-                               replace(c, relevance=c.relevance * discount, workspace=index.workspace_path, repo=repo)))  # fmt: skip
+        discounts = repository_discounts(
+            [a for _, _, a in answers], likelihood, self.repo_affinity, self.repo_likelihood
+        )
+        # A name two indexes share would not tell their hits apart: the folder's path does.
+        repos = [index.name if names.count(index.name) == 1 else index.workspace_path for index, _, _ in answers]
+        chunks = merged_hits(
+            [(index.workspace_path, repo, one.chunks, discount) for (index, one, _), repo, discount in zip(answers, repos, discounts)],
+            options.min_relevance, options.max_results,
+        )  # fmt: skip
         models = {(index.name, one.vector_model) for index, one, _ in answers if one.vector_model}
         if len({m for _, m in models}) > 1:
             # Each index is searched with its own model, and relevance is calibrated per model, so their
@@ -447,8 +422,6 @@ class KnowledgeService:
                 "the repositories use different embedding models, each searched with its own (relevance is "
                 "calibrated per model): " + ", ".join(f"{n} {m.rsplit('/', 1)[-1]}" for n, m in sorted(models))
             )
-        merged.sort(key=lambda m: (-m[0], m[1]))
-        chunks = [c for score, _, c in merged if score >= options.min_relevance][: options.max_results]
         return KnowledgeQueryResult(
             chunks=chunks, relevant_files=list(dict.fromkeys(c.display_path for c in chunks)),
             query_time=time.perf_counter() - started, total_chunks_searched=sum(o.total_chunks_searched for _, o, _ in answers),
@@ -456,43 +429,6 @@ class KnowledgeService:
             reranking_applied=RerankingStrategy(options.reranking),
             cache_hit=bool(answers) and all(o.cache_hit for _, o, _ in answers), notes=notes,
         )  # fmt: skip
-
-    def _knowledge_chunks(
-        self, index: VectorIndex, chosen: list[Ranked], question: str, options: KnowledgeQueryOptions
-    ) -> list[KnowledgeChunk]:
-        hashes = self.store.file_hashes(index.id, list({r.chunk.file_path for r in chosen}))
-        expander = self._expander(index.workspace_path) if options.expand_context else None
-        named = named_symbols(question)
-        out = []
-        for r in chosen:
-            c = r.chunk
-            k = KnowledgeChunk(
-                content=c.content, file_path=c.file_path, start_line=c.start_line, end_line=c.end_line,
-                relevance=r.score, language=c.language, symbol_name=c.symbol_name, symbol_type=c.symbol_type,
-                parent_symbol=c.parent_symbol, original_score=r.original_score, chunk_id=r.chunk_id,
-                file_hash=hashes.get(c.file_path),
-            )  # fmt: skip
-            # The question names a definition nested in this chunk, or (a question in words) one of them holds
-            # most of its words: say which, and where it is.
-            if named:
-                own = c.symbol_name in named
-                nested = None if own else next((d for d in chunk_definitions(c) if d[0] in named), None)
-            else:
-                nested = matching_definition(c.content, c.start_line, chunk_definitions(c), question)
-            if nested is not None:
-                name, kind, start, end, parent = nested
-                k.symbol_name, k.symbol_type, k.parent_symbol = name, SymbolType(kind), parent
-                k.symbol_start_line, k.symbol_end_line = start, end
-            if expander is not None and options.context_lines > 0:
-                e = expander.expand(
-                    c.file_path, c.start_line, c.end_line, c.content, options.context_lines, k.file_hash
-                )
-                if e.source == "disk":
-                    k.expanded_context, k.expanded_start, k.expanded_end = e.content, e.start_line, e.end_line
-            if options.include_snippets:
-                k.highlights = find_highlights(c.content, question)
-            out.append(k)
-        return out
 
     def build_context(
         self, question: str, workspace: str | Sequence[str], options: ContextBuildOptions | None = None
@@ -528,28 +464,7 @@ class KnowledgeService:
             **scope_options(workspace), max_results=max_files * 3, min_relevance=0.0 if fill else min_relevance,
             include_snippets=False, expand_context=False,
         ))  # fmt: skip
-        groups: dict[str, list[KnowledgeChunk]] = {}  # in the order of each file's best chunk
-        for c in result.chunks:
-            groups.setdefault(c.display_path, []).append(c)
-        files = [
-            RelevantFile(
-                file_path=cs[0].file_path,
-                relevance=max(c.relevance for c in cs),
-                match_count=len(cs),
-                summary=cs[0].content[:100] + ("..." if len(cs[0].content) > 100 else ""),
-                language=cs[0].language,
-                match_lines=sorted({c.start_line for c in cs}),
-                workspace=cs[0].workspace,
-                repo=cs[0].repo,
-            )
-            for cs in groups.values()
-        ]
-        # Relevance never rises down the ranking, so equal relevance is mostly the cap of relevance.monotone:
-        # there the ranking's order stands (a file's chunk count would overrule the ranking it capped).
-        files.sort(key=lambda f: -f.relevance)
-        for f in files:
-            f.below_threshold = f.relevance < min_relevance
-        return files[:max_files]
+        return relevant_files(result.chunks, max_files, min_relevance)
 
     def is_indexed(self, workspace: str) -> bool:
         return self._index(workspace) is not None

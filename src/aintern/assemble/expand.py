@@ -21,11 +21,19 @@ class Expansion:
 class FileContextExpander:
     """Reads surrounding lines, confined to the workspace, with a cache that notices file changes."""
 
-    def __init__(self, workspace: str | Path, max_cached_files: int = 64, redact_secrets: bool = True) -> None:
-        """``redact_secrets``: mask secret values in what is read, as the index did (aintern.scan.secrets)."""
+    def __init__(
+        self,
+        workspace: str | Path,
+        max_cached_files: int = 256,
+        redact_secrets: bool = True,
+        max_cached_bytes: int = 32 << 20,
+    ) -> None:
+        """``redact_secrets``: mask secret values in what is read, as the index did (aintern.scan.secrets).
+        The files shown most recently stay read: ``max_cached_files`` of them, ``max_cached_bytes`` at most."""
         self.root = Path(workspace).resolve()
         self.redact_secrets = redact_secrets
         self.max_cached_files = max_cached_files
+        self.max_cached_bytes = max_cached_bytes
         self._cache: dict[str, tuple[tuple[int, int], list[str], str]] = {}  # rel → ((mtime_ns, size), lines, hash)
         self._lock = threading.Lock()
 
@@ -48,11 +56,13 @@ class FileContextExpander:
 
         with self._lock:
             hit = self._cache.get(rel)
+            if hit is not None:  # (the least recently shown file goes first)
+                self._cache[rel] = self._cache.pop(rel)
         if hit is not None:
             # Only a path that was confined is cached, and what is returned is what was read then: the
             # resolution (a realpath, the slow part) is skipped while the file is unchanged.
             with contextlib.suppress(OSError, ValueError):
-                st = os.stat(self.root / rel)
+                st = os.stat(os.path.join(self.root, rel))  # (a str join: pathlib is slow)
                 if hit[0] == (st.st_mtime_ns, st.st_size):
                     return hit[1], hit[2]
         path = self._resolve(rel)
@@ -76,8 +86,10 @@ class FileContextExpander:
             text = masked(text, rel)
         entry = (key, text.split("\n"), hashlib.blake2b(data, digest_size=16).hexdigest())
         with self._lock:
-            if len(self._cache) >= self.max_cached_files:
-                self._cache.pop(next(iter(self._cache)))
+            self._cache.pop(rel, None)
+            total = sum(e[0][1] for e in self._cache.values()) + key[1]
+            while self._cache and (len(self._cache) >= self.max_cached_files or total > self.max_cached_bytes):
+                total -= self._cache.pop(next(iter(self._cache)))[0][1]  # (the least recently shown)
             self._cache[rel] = entry
         return entry[1], entry[2]
 

@@ -3,18 +3,23 @@ lines were left out (the full range is always given beside it)."""
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 
 from aintern.assemble.context import KnowledgeChunk
-from aintern.retrieve.paths import base_form, question_keywords
+from aintern.retrieve.paths import base_form
+from aintern.retrieve.question import Question
 from aintern.store.text import identifier_parts
 
 _WORDS = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def matching_definition(
-    content: str, start_line: int, definitions: Sequence[tuple[str, str, int, int, str | None]], question: str
+    content: str,
+    start_line: int,
+    definitions: Sequence[tuple[str, str, int, int, str | None]],
+    question: Question | str,
 ) -> tuple[str, str, int, int, str | None] | None:
     """Of the definitions merged into one chunk (``chunk_definitions``), the one whose lines (and the comment
     above it) hold the most of the question's words, on their base forms and in identifiers' parts
@@ -23,18 +28,27 @@ def matching_definition(
     opens with."""
     if len(definitions) < 2:
         return None
-    wanted = {base_form(w) for w in question_keywords(question)}
+    wanted = Question.of(question).stems
+    held = [len(wanted & words) for words in _definition_stems(content, start_line, tuple(d[3] for d in definitions))]
+    best = max(range(len(definitions)), key=lambda i: (held[i], -i))  # (of equals, the first)
+    return definitions[best] if best > 0 and held[best] >= 2 and held[best] > held[0] else None
+
+
+@functools.lru_cache(maxsize=1 << 10)
+def _definition_stems(content: str, start_line: int, lasts: tuple[int, ...]) -> tuple[frozenset[str], ...]:
+    """The base forms of the words and identifier parts on each definition's lines (from the end of the one
+    before, so its comment counts), for definitions ending at ``lasts``: a chunk a long-running process shows
+    again is read once."""
     lines = content.split("\n")
-    held: list[int] = []
+    out = []
     previous_end = start_line - 1
-    for *_, last, _ in definitions:
+    for last in lasts:
         text = "\n".join(lines[max(0, previous_end + 1 - start_line) : max(0, last + 1 - start_line)])
         names = set(_WORDS.findall(text))
         words = {w.lower() for w in names} | {p for w in names for p in identifier_parts(w)}
-        held.append(len(wanted & {base_form(w) for w in words}))
+        out.append(frozenset(base_form(w) for w in words))
         previous_end = max(previous_end, last)
-    best = max(range(len(definitions)), key=lambda i: (held[i], -i))  # (of equals, the first)
-    return definitions[best] if best > 0 and held[best] >= 2 and held[best] > held[0] else None
+    return tuple(out)
 
 
 def trim(chunk: KnowledgeChunk, max_lines: int = 12) -> tuple[str, bool]:

@@ -1,6 +1,9 @@
-"""Hybrid retrieval: vector KNN and BM25 each over the whole index, fused, then code-aware priors.
+"""Hybrid retrieval: vector KNN and BM25 each over the whole index, fused, then code-aware priors, then
+the first files reordered by the index's file vectors.
 
-Every prior here is switched by a HybridConfig field so bench/eval_retrieval.py can measure it
+``hybrid_search`` runs the steps in turn: the two retrievers and their candidate pools, the fusion, the
+definitions of what the question names, each candidate's boosts and priors, and the final order. Every
+prior is switched by a ``HybridConfig`` field (retrieve.config), so bench/eval_retrieval.py can measure it
 on its own (docs/benchmarks.md has the ablation table that justifies each default).
 """
 
@@ -8,141 +11,30 @@ from __future__ import annotations
 
 import functools
 import heapq
-import math
-import re
+from collections.abc import Callable
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import TYPE_CHECKING
 
 from aintern.chunk.models import ChunkType, TextChunk
-from aintern.retrieve.names import (
-    defines_member,
-    named_symbols,
-    only_extends,
-    owned_names,
-    spelled_names,
-    struct_tag,
-    symbol_query,
-)
-from aintern.retrieve.paths import (
-    ABBREVIATIONS,
-    ERROR_CLASS_FILE,
-    LANGUAGE_CODES,
-    PathMatcher,
-    file_stem,
-    initialisms,
-    path_prior,
-    path_words,
-    phrasal_verbs,
-    platform_of,
-    platforms_named,
-    question_keywords,
+from aintern.retrieve.config import HybridConfig
+from aintern.retrieve.names import defines_member, only_extends, spelled_names, struct_tag
+from aintern.retrieve.paths import ERROR_CLASS_FILE, PathMatcher, file_stem, path_prior, path_words, platform_of
+from aintern.retrieve.question import Question
+from aintern.retrieve.ranking import (
+    by_file_vectors,
+    cut,
+    diversify,
+    first_pieces_first,
+    tied_ranks,
+    with_file_evidence,
+    without_copies,
 )
 from aintern.store import Store, VectorSearchOptions
 from aintern.store.files import FILE_SPACE
 
 if TYPE_CHECKING:
     from aintern.embed.base import QueryVector
-
-
-@dataclass(frozen=True)
-class HybridConfig:
-    candidates: int = 100
-    #: Each retriever's best this many are weighed by their path prior and prose weight, and the best
-    #: ``candidates`` of them by that weight are the candidates, at their own ranks. In a whole repository
-    #: the tests, docs and examples that use a question's words fill a retriever's first hundred: tRPC's
-    #: ``router.ts`` is BM25's 466th for "how a tRPC router is created and procedures are registered",
-    #: behind 416 chunks that the priors weigh down. (``candidates`` or less: the first ``candidates``.)
-    pool: int = 300
-    #: The first ``file_vector_files`` files are reordered by a rank fusion (constant ``file_vector_k``) of
-    #: their order with the order of the index's file vectors (store.files: the transformer's vector of
-    #: each file's path and the names it defines) against the question; this weighs the latter. The file
-    #: vectors tell what a file is about where its chunks' words do not (docs/benchmarks.md section 42).
-    file_vector_weight: float = 0.15
-    file_vector_k: float = 5.0
-    file_vector_files: int = 10
-    rrf_k: float = 60.0
-    #: Weight of the vector ranking in the fusion (the keyword ranking gets 1 − alpha).
-    alpha_natural: float = 0.3
-    alpha_symbol: float = 0.3
-    #: Long questions (commit messages, pasted issues) carry more words to match: BM25 gets more say.
-    alpha_long: float = 0.15
-    long_query_words: int = 8
-    #: BM25 weights of the keyword columns: file path, symbol names, content.
-    bm25_weights: tuple[float, float, float] = (2.0, 3.0, 1.0)
-    #: Added (× the best fused score) to chunks that define the symbol a symbol query names.
-    definition_boost: float = 2.0
-    #: Added (× the best fused score × share of query words matched) when path words match the query.
-    path_boost: float = 1.0
-    path_penalties: bool = True
-    #: Multiplier for prose and config chunks (Markdown, docs, text, config): code answers code questions.
-    prose_weight: float = 0.5
-    #: Added (× the best fused score) to definitions of compound identifiers named in a sentence.
-    named_symbol_boost: float = 1.0
-    #: Added (x the best fused score x share of the question's words used) to definitions whose name
-    #: the question spells out in words ("get a user by id" -> GetUserByIdAsync, get_user_by_id).
-    spelled_name_boost: float = 0.5
-    #: Chunks of one file beyond this many are decayed, so the top results span several files.
-    file_saturation: int = 1
-    saturation_decay: float = 0.5
-    #: Query words also match their usual abbreviations in code (file system ~ fs, database ~ db).
-    abbreviations: bool = True
-    #: Path words match query words on their base forms (routing ~ router, formats ~ formatter).
-    base_forms: bool = True
-    #: A chunk whose text is that of a better-ranked one (a copied or generated file) is left out, as
-    #: overlapping chunks are, unless the search asks for duplicates (``VectorSearchOptions.deduplicate``).
-    drop_copies: bool = True
-    #: Generated files (``*.gen.ts``, ``*_pb2.py``, ``__generated__/``) count as little as tests.
-    demote_generated: bool = True
-    #: Samples and benchmarks (``samples/``, ``benchmarks/``, ``bench/``) count as little as examples.
-    demote_samples: bool = True
-    #: Scores of a file's chunks × (1 + this × ln(n)), n = how many of the ``evidence_top`` best chunks are
-    #: the file's (0: of all candidates): a file that much of the best evidence comes from is central to
-    #: the question, more than a file with one lucky chunk.
-    file_evidence: float = 0.05
-    evidence_top: int = 30
-    #: A symbol query's path boost (the share of words matched, as ``path_boost``'s) for a file named
-    #: after the symbol (``Tokenizer`` -> tokenizer.py), defined there or not.
-    symbol_file_boost: float = 0.5
-    #: Multiplier for files of one platform among several (``win/``, ``*_windows.go``, ``sunos.c``, a JavaScript
-    #: runtime's ``adapter/bun/`` or ``presets/cloudflare/``) unless the question names that platform: a
-    #: question about the event loop means the code every platform shares, or the main one, more than a
-    #: port's variant of it.
-    platform_weight: float = 0.5
-    #: Multiplier for a changelog's chunks (``CHANGELOG.md``, ``CHANGES.rst``, ``History.md``, ``NEWS``):
-    #: it names every feature and fix in the words a question uses, but the code is elsewhere.
-    changelog_weight: float = 0.3
-    #: Multiplier of a symbol query's definition boost for a chunk that only extends the type (Swift's
-    #: ``extension ByteBuffer``, Rust's ``impl Router``) when the type's own declaration is a candidate too:
-    #: swift-nio extends ``ByteBuffer`` in a dozen files, and a search for it means the struct.
-    extension_weight: float = 0.5
-    #: A symbol query for a C type declared by ``typedef struct TAG name;`` boosts ``struct TAG``'s
-    #: definition, where the fields are, instead of that declaration.
-    struct_tags: bool = True
-    #: A path word that is the initials of 3-4 words in a row of the question matches those words
-    #: ("server-side rendering" ~ ssr.ts, "command line interface" ~ cli.ts).
-    acronyms: bool = True
-    #: A path word that writes a phrasal verb of the question as one word matches it ("timing out" ~ timeout.ex,
-    #: "checking out" ~ checkout.c, "shutting down" ~ shutdown).
-    phrasal_verbs: bool = True
-    #: Two-letter words in capitals (GD, UI, IO) are keywords, as longer words are (GDHandler.php).
-    short_capitals: bool = True
-    #: Multiplier for the file of an error or exception class (``ConnectionIsNotSetError.ts``,
-    #: ``MissingTableException.php``, ``Exception/ConnectionFailed.php``) unless the question is about
-    #: errors: its message says in a question's words what went wrong, but what the question asks about
-    #: is done elsewhere.
-    error_class_weight: float = 0.5
-    #: Multiplier for a C header whose index has a source file of its name (``merge.h`` and ``merge.c``, beside
-    #: it or elsewhere) when the question is in words: the header declares what the source file does, and the
-    #: question asks how.
-    header_twin_weight: float = 0.5
-    #: A question that names a human language ("Greek", "Bengali") names the file of its translations
-    #: (``Lang/el.php``, ``messages.bn.xlf``): it joins the candidates, boosted as a named symbol's definition.
-    languages: bool = True
-
-
-#: The fusion of an index whose full tier (the transformer's vectors) is complete: its vectors get more say
-#: on questions in words (0.6 instead of 0.3), chosen out of fold (docs/benchmarks.md, section 10).
-FULL_TIER = HybridConfig(alpha_natural=0.6)
 
 
 def header_twins(store: Store, index_id: int, paths: set[str]) -> set[str]:
@@ -170,7 +62,6 @@ class Hit:
 #: A best BM25 score below this came from floored IDFs only (a real term scores well above 0.1).
 FLOOR_ONLY = 1e-3
 
-_ASKS_ABOUT_ERRORS = re.compile(r"(?i)\b(errors?|exceptions?|throws?|thrown|raises?|raised|fail\w*|panics?|crash\w*)\b")
 _PROSE = {ChunkType.MARKDOWN, ChunkType.DOCUMENTATION, ChunkType.PLAIN_TEXT, ChunkType.CONFIG}
 _PROSE_TYPES = {t.value for t in _PROSE}
 
@@ -186,61 +77,127 @@ def _mostly_imports(content: str) -> bool:
 def hybrid_search(
     store: Store,
     index_id: int,
-    question: str,
+    question: Question | str,
     query_vector: QueryVector | None,
     options: VectorSearchOptions,
     config: HybridConfig | None = None,
     top_k: int | None = None,
     tier: bool = False,
-    nearest: list[str] | None = None,
+    file_vector: QueryVector | None = None,
 ) -> list[Hit]:
-    """Ranked hits for ``question``: both retrievers over the whole index, fused, boosted, diversified.
+    """Ranked hits for ``question``: both retrievers over the whole index, fused, boosted, diversified, and
+    the first files reordered by the index's file vectors.
 
-    ``tier``: ``query_vector`` is the full tier's, not the index's own. ``nearest``: the files whose
-    file vectors are nearest the question (``nearest_files``; None: the first files are not reordered)."""
+    ``tier``: ``query_vector`` is the full tier's, not the index's own. ``file_vector``: the question's
+    vector by the static model, the file vectors' space (None: the first files are not reordered)."""
     cfg = config or HybridConfig()
-    symbol = symbol_query(question)
-    words = len(re.findall(r"\w+", question))
-    alpha = cfg.alpha_symbol if symbol else cfg.alpha_long if words >= cfg.long_query_words else cfg.alpha_natural
+    q = Question.of(question)
+    alpha = _alpha(q, cfg)
+    found = _retrieve(store, index_id, q, query_vector, options, cfg, alpha, tier)
+    fused = _fuse(found, alpha, cfg)
+    if not fused:
+        return []
+    named = _named(store, index_id, q, options, cfg, fused)
+    chunks = named.fetched | store.get_chunks([cid for cid in fused if cid not in named.fetched], index_id)
+    scored = _scored(store, index_id, q, cfg, fused, chunks, named)
+    scored = _ordered(store, index_id, q, options, cfg, scored, chunks, named, top_k, file_vector)
+    vscore, kscore = dict(found.vec), dict(found.kw)
+    vrank = {cid: r + 1 for r, cid in found.vec_ranks}
+    krank = {cid: r + 1 for r, cid in found.kw_ranks}
+    return [
+        Hit(cid, chunks[cid], -neg, vscore.get(cid), kscore.get(cid), vrank.get(cid), krank.get(cid))
+        for neg, _, _, cid in scored
+    ]
+
+
+def _alpha(q: Question, cfg: HybridConfig) -> float:
+    """The vector ranking's weight in the fusion, by the kind of question."""
+    return cfg.alpha_symbol if q.symbol else cfg.alpha_long if q.is_long(cfg.long_query_words) else cfg.alpha_natural
+
+
+@dataclass
+class _Found:
+    """Each retriever's candidates, (chunk id, score) best first, and their (tied rank, chunk id)."""
+
+    vec: list[tuple[int, float]]
+    kw: list[tuple[int, float]]
+    vec_ranks: list[tuple[int, int]]
+    kw_ranks: list[tuple[int, int]]
+
+
+def _retrieve(
+    store: Store,
+    index_id: int,
+    q: Question,
+    query_vector: QueryVector | None,
+    options: VectorSearchOptions,
+    cfg: HybridConfig,
+    alpha: float,
+    tier: bool,
+) -> _Found:
+    """Both retrievers' candidates: each one's best ``pool`` weighed by the path priors, the best
+    ``candidates`` of them kept at their own ranks."""
     vec: list[tuple[int, float]] = []
     fetch = max(cfg.pool, cfg.candidates) if cfg.path_penalties else cfg.candidates
     if query_vector is not None and alpha > 0:
-        vec = _cut(store.knn(index_id, query_vector, fetch + 1, options, tier=tier), fetch)
-    keywords = question_keywords(question, cfg.short_capitals)
-    keyword_query = question
-    if cfg.abbreviations and not symbol:  # the code says "fs" where the question says "file system"
-        keyword_query += " " + " ".join(sorted({a for k in keywords for a in ABBREVIATIONS.get(k, ())}))
-    initials = initialisms(question) if cfg.acronyms and not symbol else {}
+        vec = cut(store.knn(index_id, query_vector, fetch + 1, options, tier=tier), fetch)
+    keyword_query = q.text
+    if cfg.abbreviations and not q.symbol:  # the code says "fs" where the question says "file system"
+        keyword_query += " " + " ".join(q.abbreviations(cfg.short_capitals))
     kw: list[tuple[int, float]] = []
     if alpha < 1:
-        kw = _cut(store.bm25(index_id, keyword_query, fetch + 1, options, cfg.bm25_weights), fetch)
+        kw = cut(store.bm25(index_id, keyword_query, fetch + 1, options, cfg.bm25_weights), fetch)
         if kw and kw[0][1] < FLOOR_ONLY:
             # Every matched term is in over half the chunks (always so in a 2-chunk index): BM25 floors
             # their IDF, and what is left of its order is length noise. The matches stay candidates, tied.
             kw = [(cid, 0.0) for cid, _ in kw]
     # Equal scores share a rank, so the order in which an index happened to store equal chunks (their
     # ids, i.e. its history) cannot change the ranking.
-    vec_ranks, kw_ranks = _tied_ranks(vec), _tied_ranks(kw)
+    vec_ranks, kw_ranks = tied_ranks(vec), tied_ranks(kw)
     if len(vec) > cfg.candidates or len(kw) > cfg.candidates:
         in_vec, in_kw = _pool(store, index_id, vec, cfg), _pool(store, index_id, kw, cfg)
         vec, kw = [h for h in vec if h[0] in in_vec], [h for h in kw if h[0] in in_kw]
         vec_ranks = [(r, cid) for r, cid in vec_ranks if cid in in_vec]
         kw_ranks = [(r, cid) for r, cid in kw_ranks if cid in in_kw]
-    fused = {cid: alpha / (cfg.rrf_k + r + 1) for r, cid in vec_ranks}  # (a chunk is once in each ranking)
-    for r, cid in kw_ranks:
+    return _Found(vec, kw, vec_ranks, kw_ranks)
+
+
+def _fuse(found: _Found, alpha: float, cfg: HybridConfig) -> dict[int, float]:
+    """Weighted reciprocal rank fusion of the two rankings."""
+    fused = {cid: alpha / (cfg.rrf_k + r + 1) for r, cid in found.vec_ranks}  # (a chunk is once in each ranking)
+    for r, cid in found.kw_ranks:
         fused[cid] = fused.get(cid, 0.0) + (1 - alpha) / (cfg.rrf_k + r + 1)
-    if not fused:
-        return []
-    best = max(fused.values())
-    # Definitions of the symbol a query is, or of compound identifiers a sentence names ("how
-    # IntoResponse converts ..."), join the candidates even if neither retriever found them.
-    named = named_symbols(question)
-    if symbol:
-        weight, limit = cfg.definition_boost, 20
-    else:
-        weight, limit = cfg.named_symbol_boost, 5
+    return fused
+
+
+@dataclass
+class _Named:
+    """The definitions of what the question names, which join the candidates and are boosted."""
+
+    #: The boost of a named definition (× the best fused score).
+    weight: float
+    #: Chunk id -> the name it defines.
+    definitions: dict[int, str]
+    #: Definitions of a member named with its owner (``PgDialect.buildSelectQuery``).
+    members: set[int]
+    #: Chunks that only extend a symbol query's type (Swift's ``extension``, Rust's ``impl``).
+    extensions: set[int]
+    #: Chunk id -> the share of the question's words that the name it defines spells.
+    spelled: dict[int, float]
+    #: The chunks read to decide the above.
+    fetched: dict[int, TextChunk]
+
+
+def _named(
+    store: Store, index_id: int, q: Question, options: VectorSearchOptions, cfg: HybridConfig, fused: dict[int, float]
+) -> _Named:
+    """Definitions of the symbol a query is, or of compound identifiers a sentence names ("how IntoResponse
+    converts ..."), of a member named with its owner, of the file of a human language named, and of names
+    the question's words spell: they join ``fused`` (at 0) even if neither retriever found them."""
+    symbol = q.symbol
+    weight, limit = (cfg.definition_boost, 20) if symbol else (cfg.named_symbol_boost, 5)
     definitions: dict[int, str] = {}
-    for name in named if weight else ():
+    for name in q.named if weight else ():
         # (a symbol query looks further, so that extensions of its type cannot crowd out the declaration)
         for cid in store.chunks_defining(index_id, name, options, limit=limit * 3 if symbol else limit):
             definitions.setdefault(cid, name)
@@ -255,22 +212,11 @@ def hybrid_search(
     for cid in definitions:
         fused.setdefault(cid, 0.0)
     if symbol and cfg.struct_tags and definitions:
-        # C names a struct twice: `typedef struct ngx_pool_s ngx_pool_t;` in one header, the fields under
-        # `struct ngx_pool_s { ... }`, often in another. The fields are what a search for the type means.
-        for declared_id in [cid for cid in definitions if cid in fetched]:
-            declared = fetched[declared_id]
-            tag = struct_tag(declared.content, symbol)
-            found = store.chunks_defining(index_id, tag, options, limit=limit) if tag else []
-            for cid in found:
-                definitions.setdefault(cid, symbol)
-                fused.setdefault(cid, 0.0)
-            if found and declared_id not in found:
-                # The name's declaration says only that the struct exists; its fields come first.
-                del definitions[declared_id]
+        _struct_fields(store, index_id, symbol, options, limit, fetched, definitions, fused)
     # A member named with its owner (`PgDialect.buildSelectQuery`, "PgDialect buildSelectQuery") is that
     # owner's: its definitions count as a symbol query's, the same name in other types not at all.
     members: set[int] = set()
-    for owner, name in sorted(owned_names(question)) if weight else ():
+    for owner, name in sorted(q.owned) if weight else ():
         found = store.chunks_defining(index_id, name, options, limit=100)
         fetched |= store.get_chunks([cid for cid in found if cid not in fetched], index_id)
         owned = [cid for cid in found if cid in fetched and defines_member(fetched[cid], name, owner)]
@@ -280,101 +226,170 @@ def hybrid_search(
             for cid in owned:
                 fused.setdefault(cid, 0.0)
     if cfg.languages and cfg.named_symbol_boost and not symbol:
-        for code in sorted({c for k in keywords for c in LANGUAGE_CODES.get(k, ())}):
+        for code in q.languages(cfg.short_capitals):
             for cid in store.files_named(index_id, code, options).values():
                 definitions.setdefault(cid, code)
                 fused.setdefault(cid, 0.0)
     spelled: dict[int, float] = {}
     if cfg.spelled_name_boost and not symbol:
-        for name, share in spelled_names(store, index_id, question).items():
+        for name, share in spelled_names(store, index_id, q).items():
             for cid in store.chunks_defining(index_id, name, options, limit=5):
                 spelled[cid] = max(spelled.get(cid, 0.0), share)
                 fused.setdefault(cid, 0.0)
-    chunks = fetched | store.get_chunks([cid for cid in fused if cid not in fetched], index_id)
-    # Scores first, as plain tuples; Hit objects only for what is returned (most candidates are not).
-    factors: dict[str, tuple[float, float, bool]] = {}  # per file: (path boost, path prior, a package's init)
-    boost_path = not symbol and cfg.path_boost and keywords
-    verbs = phrasal_verbs(question) if cfg.phrasal_verbs and boost_path else None
-    matches = PathMatcher(keywords, cfg.abbreviations, cfg.base_forms, initials, verbs) if boost_path else None
-    named_platforms = platforms_named(question) if cfg.platform_weight != 1.0 else set()
-    demote_errors = (
-        cfg.path_penalties and cfg.error_class_weight != 1.0 and not symbol and not _ASKS_ABOUT_ERRORS.search(question)
-    )
-    twins = (
-        header_twins(store, index_id, {c.file_path for c in chunks.values()})
-        if cfg.path_penalties and cfg.header_twin_weight != 1.0 and not symbol
-        else set()
-    )
+    return _Named(weight, definitions, members, extensions, spelled, fetched)
+
+
+def _struct_fields(
+    store: Store,
+    index_id: int,
+    symbol: str,
+    options: VectorSearchOptions,
+    limit: int,
+    fetched: dict[int, TextChunk],
+    definitions: dict[int, str],
+    fused: dict[int, float],
+) -> None:
+    """C names a struct twice: `typedef struct ngx_pool_s ngx_pool_t;` in one header, the fields under
+    `struct ngx_pool_s { ... }`, often in another. The fields are what a search for the type means: their
+    definition joins ``definitions`` in place of the typedef's."""
+    for declared_id in [cid for cid in definitions if cid in fetched]:
+        tag = struct_tag(fetched[declared_id].content, symbol)
+        found = store.chunks_defining(index_id, tag, options, limit=limit) if tag else []
+        for cid in found:
+            definitions.setdefault(cid, symbol)
+            fused.setdefault(cid, 0.0)
+        if found and declared_id not in found:
+            # The name's declaration says only that the struct exists; its fields come first.
+            del definitions[declared_id]
+
+
+def _scored(
+    store: Store,
+    index_id: int,
+    q: Question,
+    cfg: HybridConfig,
+    fused: dict[int, float],
+    chunks: dict[int, TextChunk],
+    named: _Named,
+) -> list[tuple[float, str, int, int]]:
+    """Each candidate's score with its boosts and priors, as (−score, path, start line, chunk id): plain
+    tuples, since Hit objects are made only for what is returned (most candidates are not)."""
+    symbol = q.symbol
+    best = max(fused.values())
+    factor_of = _path_factors(store, index_id, q, cfg, {c.file_path for c in chunks.values()}, best)
     scored: list[tuple[float, str, int, int]] = []
     for cid, score in fused.items():
         chunk = chunks.get(cid)
         if chunk is None:
             continue
         path = chunk.file_path
-        factor = factors.get(path)
-        if factor is None:
-            share = matches.share(path_words(path)) if matches is not None else 0.0
-            if symbol and cfg.symbol_file_boost and file_stem(path) == symbol.lower().replace("_", ""):
-                share = cfg.symbol_file_boost
-            prior = (
-                path_prior(path, cfg.demote_generated, cfg.demote_samples, cfg.changelog_weight)
-                if cfg.path_penalties
-                else 1.0
-            )
-            if cfg.platform_weight != 1.0 and platform_of(path) not in (None, *named_platforms):
-                prior *= cfg.platform_weight
-            if demote_errors and ERROR_CLASS_FILE.search(path):
-                prior *= cfg.error_class_weight
-            if path in twins:
-                prior *= cfg.header_twin_weight
-            factor = factors[path] = (
-                best * cfg.path_boost * share if share >= 0.1 else 0.0,
-                prior,
-                cfg.path_penalties and (path == "__init__.py" or path.endswith("/__init__.py")),
-            )
-        if cid in definitions:
+        boost, prior, an_init = factor_of(path)
+        if cid in named.definitions:
             # A symbol query's definition counts half again when its file is named after it.
-            own_file = 1.5 if symbol and file_stem(path) == definitions[cid].lower().replace("_", "") else 1.0
-            boost = cfg.definition_boost if cid in members else weight
-            score += best * boost * own_file * (cfg.extension_weight if cid in extensions else 1.0)
-        if cid in spelled:
-            score += best * cfg.spelled_name_boost * spelled[cid]
-        score = (score + factor[0]) * factor[1]
-        if factor[2] and _mostly_imports(chunk.content):
+            own_file = 1.5 if symbol and file_stem(path) == named.definitions[cid].lower().replace("_", "") else 1.0
+            weight = cfg.definition_boost if cid in named.members else named.weight
+            score += best * weight * own_file * (cfg.extension_weight if cid in named.extensions else 1.0)
+        if cid in named.spelled:
+            score += best * cfg.spelled_name_boost * named.spelled[cid]
+        score = (score + boost) * prior
+        if an_init and _mostly_imports(chunk.content):
             score *= 0.5
         if chunk.chunk_type in _PROSE:
             score *= cfg.prose_weight
         scored.append((-score, path, chunk.start_line, cid))
+    return scored
+
+
+def _path_factors(
+    store: Store, index_id: int, q: Question, cfg: HybridConfig, paths: set[str], best: float
+) -> Callable[[str], tuple[float, float, bool]]:
+    """Per file, once: (the boost its path words earn, its prior, whether it is a package's ``__init__.py``)."""
+    symbol = q.symbol
+    keywords = q.path_keywords(cfg.short_capitals)
+    boost_path = not symbol and cfg.path_boost and keywords
+    verbs = q.verbs if cfg.phrasal_verbs and boost_path else None
+    initials = q.initials if cfg.acronyms and not symbol else {}
+    matches = PathMatcher(set(keywords), cfg.abbreviations, cfg.base_forms, initials, verbs) if boost_path else None
+    named_platforms = q.platforms if cfg.platform_weight != 1.0 else frozenset()
+    demote_errors = cfg.path_penalties and cfg.error_class_weight != 1.0 and not symbol and not q.asks_about_errors
+    twins = (
+        header_twins(store, index_id, paths)
+        if cfg.path_penalties and cfg.header_twin_weight != 1.0 and not symbol
+        else set()
+    )
+    factors: dict[str, tuple[float, float, bool]] = {}
+
+    def factor(path: str) -> tuple[float, float, bool]:
+        found = factors.get(path)
+        if found is not None:
+            return found
+        share = matches.share(path_words(path)) if matches is not None else 0.0
+        if symbol and cfg.symbol_file_boost and file_stem(path) == symbol.lower().replace("_", ""):
+            share = cfg.symbol_file_boost
+        prior = (
+            path_prior(path, cfg.demote_generated, cfg.demote_samples, cfg.changelog_weight)
+            if cfg.path_penalties
+            else 1.0
+        )
+        if cfg.platform_weight != 1.0 and platform_of(path) not in (None, *named_platforms):
+            prior *= cfg.platform_weight
+        if demote_errors and ERROR_CLASS_FILE.search(path):
+            prior *= cfg.error_class_weight
+        if path in twins:
+            prior *= cfg.header_twin_weight
+        found = factors[path] = (
+            best * cfg.path_boost * share if share >= 0.1 else 0.0,
+            prior,
+            cfg.path_penalties and (path == "__init__.py" or path.endswith("/__init__.py")),
+        )
+        return found
+
+    return factor
+
+
+def _ordered(
+    store: Store,
+    index_id: int,
+    q: Question,
+    options: VectorSearchOptions,
+    cfg: HybridConfig,
+    scored: list[tuple[float, str, int, int]],
+    chunks: dict[int, TextChunk],
+    named: _Named,
+    top_k: int | None,
+    file_vector: QueryVector | None,
+) -> list[tuple[float, str, int, int]]:
+    """The scored candidates in their final order, the first ``top_k``: file evidence, one chunk per file
+    before the second, copies left out, the first files reordered by the file vectors, a definition cut
+    into pieces shown from its first."""
     if cfg.file_evidence:
-        scored = _with_file_evidence(scored, cfg.file_evidence, cfg.evidence_top)
-    scored = _diversify(scored, cfg)
+        scored = with_file_evidence(scored, cfg.file_evidence, cfg.evidence_top)
+    scored = diversify(scored, cfg)
     if cfg.drop_copies and options.deduplicate:
-        scored = _without_copies(scored, chunks, top_k)
+        scored = without_copies(scored, chunks, top_k)
+    nearest = nearest_files(store, index_id, cfg, file_vector) if file_vector is not None else None
     if nearest and cfg.file_vector_weight:
-        scored = _by_file_vectors(scored, nearest, cfg)
-    if symbol:
+        scored = by_file_vectors(scored, nearest, cfg)
+    if q.symbol:
         own = {
-            cid: chunks[cid] for cid, name in definitions.items() if cid in chunks and chunks[cid].symbol_name == name
+            cid: chunks[cid]
+            for cid, name in named.definitions.items()
+            if cid in chunks and chunks[cid].symbol_name == name
         }
-        scored = _first_pieces_first(scored, own)
-    if top_k:
-        scored = scored[:top_k]
-    vscore, kscore = dict(vec), dict(kw)
-    vrank = {cid: r + 1 for r, cid in vec_ranks}
-    krank = {cid: r + 1 for r, cid in kw_ranks}
-    return [
-        Hit(cid, chunks[cid], -neg, vscore.get(cid), kscore.get(cid), vrank.get(cid), krank.get(cid))
-        for neg, _, _, cid in scored
-    ]
+        scored = first_pieces_first(scored, own)
+    return scored[:top_k] if top_k else scored
 
 
 def nearest_files(store: Store, index_id: int, cfg: HybridConfig, static_vector: QueryVector) -> list[str] | None:
-    """The files whose file vectors are nearest the question, for ``hybrid_search``'s ``nearest`` (None: the
-    index has none, or the config gives them no weight). ``static_vector``: the question's vector by the
-    static model (the file vectors live in its space)."""
+    """The files whose file vectors are nearest the question (None: the index has none, the config gives
+    them no weight, or they cannot be read: the search stands without them). ``static_vector``: the
+    question's vector by the static model (the file vectors live in its space)."""
     if not cfg.file_vector_weight:
         return None
-    return store.nearest_files(index_id, FILE_SPACE, static_vector, 3 * cfg.file_vector_files)
+    try:
+        return store.nearest_files(index_id, FILE_SPACE, static_vector, 3 * cfg.file_vector_files)
+    except Exception:  # (an index run reports a broken file-vector table)
+        return None
 
 
 def _pool(store: Store, index_id: int, ranked: list[tuple[int, float]], cfg: HybridConfig) -> set[int]:
@@ -383,143 +398,11 @@ def _pool(store: Store, index_id: int, ranked: list[tuple[int, float]], cfg: Hyb
     if len(ranked) <= cfg.candidates:
         return {cid for cid, _ in ranked}
     files = store.chunk_files(index_id, [cid for cid, _ in ranked])
-    weights: dict[tuple[str, str], float] = {}
-    weighed = []
-    for cid, score in ranked:
-        key = files.get(cid)
-        if score > 0 and key is not None:
-            weight = weights.get(key)
-            if weight is None:
-                path, kind = key
-                weight = path_prior(path, cfg.demote_generated, cfg.demote_samples, cfg.changelog_weight)
-                weight = weights[key] = weight * (cfg.prose_weight if kind in _PROSE_TYPES else 1.0)
-            score *= weight
-        weighed.append((score, cid))
+    weights = {  # per file and chunk type, once
+        (path, kind): path_prior(path, cfg.demote_generated, cfg.demote_samples, cfg.changelog_weight)
+        * (cfg.prose_weight if kind in _PROSE_TYPES else 1.0)
+        for path, kind in set(files.values())
+    }
+    weighed = [(score * weights[files[cid]] if score > 0 and cid in files else score, cid) for cid, score in ranked]
     # (the best by weighed score; equal scores in the retriever's own order)
-    return {cid for _, cid in heapq.nlargest(cfg.candidates, weighed, key=lambda x: x[0])}
-
-
-def _by_file_vectors(
-    scored: list[tuple[float, str, int, int]], nearest: list[str], cfg: HybridConfig
-) -> list[tuple[float, str, int, int]]:
-    """The first ``file_vector_files`` files reordered: (1 - w) / (k + the file's place) + w / (k + its place
-    among the file vectors' ``nearest``). Each file's first hit takes the place of the file it now follows;
-    every other hit keeps its own place."""
-    firsts: list[int] = []  # where each of the first files has its first hit
-    seen: set[str] = set()
-    for i, (_, path, _, _) in enumerate(scored):
-        if path not in seen:
-            seen.add(path)
-            firsts.append(i)
-            if len(firsts) == cfg.file_vector_files:
-                break
-    near = {path: place for place, path in enumerate(nearest)}
-    w, k = cfg.file_vector_weight, cfg.file_vector_k
-
-    def fused(place: int) -> float:
-        path = scored[firsts[place]][1]
-        return (1 - w) / (k + place) + (w / (k + near[path]) if path in near else 0.0)
-
-    order = sorted(range(len(firsts)), key=lambda place: -fused(place))  # (stable: ties keep their order)
-    out = list(scored)
-    for slot, place in zip(firsts, order):
-        out[slot] = scored[firsts[place]]
-    return out
-
-
-def _cut(ranked: list[tuple[int, float]], k: int) -> list[tuple[int, float]]:
-    """The first ``k`` of ``k + 1`` ranked candidates, without a group of equal scores that the cut would
-    split: which of equal chunks (copies of a file) fall inside would depend on their storage order."""
-    if len(ranked) <= k:
-        return ranked
-    last = _tie_key(ranked[k][1])
-    if _tie_key(ranked[k - 1][1]) != last:
-        return ranked[:k]
-    return [(cid, score) for cid, score in ranked[:k] if _tie_key(score) != last]
-
-
-def _tie_key(score: float) -> float:
-    """Scores equal to 12 digits are one score (two retrieval paths may differ in the last bits)."""
-    return round(score, 12)
-
-
-def _tied_ranks(ranked: list[tuple[int, float]]) -> list[tuple[int, int]]:
-    """(rank from 0, chunk id) with equal scores sharing the rank of the first of them."""
-    out: list[tuple[int, int]] = []
-    previous: float | None = None
-    rank = 0
-    for position, (cid, score) in enumerate(ranked):
-        # Scores 1e-11 apart never round to one 12-digit key: only close ones are rounded (most are not).
-        if previous is None or abs(score - previous) >= 1e-11 or _tie_key(score) != _tie_key(previous):
-            rank = position
-        previous = score
-        out.append((rank, cid))
-    return out
-
-
-def _with_file_evidence(
-    scored: list[tuple[float, str, int, int]], weight: float, top: int
-) -> list[tuple[float, str, int, int]]:
-    """``scored`` (−score, path, line, chunk id) with each file's scores raised by how many of the ``top``
-    best chunks it holds."""
-    per_file: dict[str, int] = {}
-    for _, path, _, _ in heapq.nsmallest(top, scored) if top else scored:
-        per_file[path] = per_file.get(path, 0) + 1
-    return [(neg * (1 + weight * math.log(per_file.get(path, 1))), path, line, cid) for neg, path, line, cid in scored]
-
-
-def _without_copies(
-    scored: list[tuple[float, str, int, int]], chunks: dict[int, TextChunk], limit: int | None
-) -> list[tuple[float, str, int, int]]:
-    """``scored`` (best first, the first ``limit``) without chunks whose text, blank lines and indentation
-    aside, a better one already has: copies of a file (vendored, versioned, generated twice) would fill
-    the results."""
-    seen: set[str] = set()
-    out: list[tuple[float, str, int, int]] = []
-    for item in scored:
-        if limit and len(out) == limit:
-            break
-        text = "\n".join(line.strip() for line in chunks[item[3]].content.splitlines() if line.strip())
-        if text in seen:
-            continue
-        seen.add(text)
-        out.append(item)
-    return out
-
-
-def _first_pieces_first(
-    scored: list[tuple[float, str, int, int]], defining: dict[int, TextChunk]
-) -> list[tuple[float, str, int, int]]:
-    """A definition cut into pieces (chunks named after it, ``defining``) is shown from its first, the
-    signature and the doc comment: where a later piece ranks above an earlier one, they trade places and
-    the scores stay with the places, so every file keeps its place (docs section 47)."""
-    pieces: dict[tuple[str, str | None], list[int]] = {}
-    for place, (_, _, _, cid) in enumerate(scored):
-        if cid in defining:
-            pieces.setdefault((defining[cid].file_path, defining[cid].symbol_name), []).append(place)
-    out = list(scored)
-    for places in pieces.values():
-        ids = sorted((scored[p][3] for p in places), key=lambda cid: defining[cid].start_line)
-        for place, cid in zip(places, ids, strict=True):
-            neg, path, _, _ = scored[place]
-            out[place] = (neg, path, defining[cid].start_line, cid)
-    return out
-
-
-def _diversify(scored: list[tuple[float, str, int, int]], cfg: HybridConfig) -> list[tuple[float, str, int, int]]:
-    """Decay every chunk of a file beyond the first ``file_saturation`` ones; ``scored`` holds
-    (−score, path, start line, chunk id), and is returned best first, equal scores by location (the
-    chunk id, which depends on the index's history, only parts two chunks at one place)."""
-    scored.sort()
-    if cfg.file_saturation <= 0:
-        return scored
-    per_file: dict[str, int] = {}
-    out = []
-    for neg, path, line, cid in scored:
-        seen = per_file.get(path, 0)
-        if seen >= cfg.file_saturation:
-            neg *= cfg.saturation_decay ** (seen - cfg.file_saturation + 1)
-        per_file[path] = seen + 1
-        out.append((neg, path, line, cid))
-    out.sort()
-    return out
+    return {cid for _, cid in heapq.nlargest(cfg.candidates, weighed, key=itemgetter(0))}

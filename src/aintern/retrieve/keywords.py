@@ -141,28 +141,33 @@ def extract_quoted_phrases(query: str) -> list[str]:
 
 def find_highlights(content: str, query: str) -> list[TextHighlight]:
     """Where the query's quoted phrases (anywhere) and keywords (whole words) occur; no overlaps, longer wins."""
-    if not content.strip() or not (query or "").strip():
+    if not (query or "").strip():
         return []
-    found: list[TextHighlight] = []
-    for phrase in extract_quoted_phrases(query):
-        found += [
-            TextHighlight(m.start(), m.end() - m.start(), phrase) for m in re.finditer(re.escape(phrase), content, re.I)
-        ]
+    return highlights(content, extract_keywords(query), extract_quoted_phrases(query))
+
+
+def highlights(content: str, keywords: list[str], phrases: list[str]) -> list[TextHighlight]:
+    """Where ``phrases`` (anywhere) and ``keywords`` (whole words) occur in ``content``, case aside; no
+    overlaps, longer wins (``find_highlights`` of a question read once: ``Question.highlight_keywords``)."""
+    if not content.strip() or not (keywords or phrases):
+        return []
+    found: list[tuple[int, int, str]] = []  # (start, length, what matched): objects only for those kept
+    for phrase in phrases:
+        found += [(m.start(), m.end() - m.start(), phrase) for m in re.finditer(re.escape(phrase), content, re.I)]
     ascii_text = content.lower() if content.isascii() else None
-    for keyword in extract_keywords(query):
+    for keyword in keywords:
         if ascii_text is not None and keyword.isascii():
-            found += [TextHighlight(at, len(keyword), keyword) for at in _whole_words(ascii_text, keyword)]
+            size = len(keyword)
+            found += [(at, size, keyword) for at in _whole_words(ascii_text, keyword)]
         else:
             pattern = rf"\b{re.escape(keyword)}\b"
-            found += [
-                TextHighlight(m.start(), m.end() - m.start(), keyword) for m in re.finditer(pattern, content, re.I)
-            ]
+            found += [(m.start(), m.end() - m.start(), keyword) for m in re.finditer(pattern, content, re.I)]
     result: list[TextHighlight] = []
     end = -1
-    for h in sorted(found, key=lambda h: (h.start, -h.length)):
-        if h.start >= end:
-            result.append(h)
-            end = h.start + h.length
+    for start, length, matched in sorted(found, key=lambda h: (h[0], -h[1])):
+        if start >= end:
+            result.append(TextHighlight(start, length, matched))
+            end = start + length
     return result
 
 

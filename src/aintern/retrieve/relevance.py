@@ -12,6 +12,14 @@ threshold such as the seed's MinRelevance 0.5 cuts the list rather than punching
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from aintern.chunk.models import overlaps
+from aintern.retrieve.rerank import Ranked
+
+if TYPE_CHECKING:
+    from aintern.retrieve.hybrid import Hit
 
 #: Fitted by bench/calibrate.py (see docs/benchmarks.md): intercept, cosine, term coverage, 1 / rank;
 #: one set per tier, since each model's cosines have their own scale.
@@ -41,6 +49,35 @@ def monotone(scores: list[float]) -> list[float]:
     return out
 
 
+def ranked_by_relevance(
+    hits: Sequence[Hit], cosines: dict[int, float], coverage: dict[int, float], tier: str = "fast"
+) -> list[Ranked]:
+    """Ranked hits with their relevance (``cosines`` and term ``coverage`` by chunk id), never rising down."""
+    scores = monotone(
+        [
+            relevance(cosines.get(h.chunk_id, 0.0), coverage.get(h.chunk_id, 0.0), rank, tier)
+            for rank, h in enumerate(hits, 1)
+        ]
+    )
+    return [Ranked(h.chunk_id, h.chunk, s, s) for h, s in zip(hits, scores)]
+
+
+def chosen_hits(
+    ranked: list[Ranked], min_relevance: float, limit: int, deduplicate: bool
+) -> tuple[list[Ranked], list[Ranked]]:
+    """The hits at ``min_relevance`` or above, and the first ``limit`` of them (``deduplicate``: each
+    sharing no line with a better one)."""
+    above = [r for r in ranked if r.score >= min_relevance]
+    chosen: list[Ranked] = []
+    for r in above:
+        if deduplicate and any(overlaps(r.chunk, c.chunk) for c in chosen):
+            continue
+        chosen.append(r)
+        if len(chosen) >= limit:
+            break
+    return above, chosen
+
+
 #: One question over several repositories: the Dirichlet smoothing of each repository's term
 #: frequencies, and the weight of that likelihood beside its hits' evidence (bench/multi_repo.py,
 #: chosen out of fold by repository).
@@ -61,3 +98,12 @@ def repository_likelihood(frequencies: list[dict[str, int]], sizes: list[int]) -
         / max(1, len(terms))
         for f, n in zip(frequencies, sizes)
     ]
+
+
+def repository_discounts(evidence: list[float], likelihood: list[float], affinity: float, weight: float) -> list[float]:
+    """Per repository of a question over several, the factor of its hits' relevance: exp(``affinity`` ×
+    how much weaker its evidence is than the best one's), its evidence being its top hits' ``evidence``
+    plus ``weight`` × its ``likelihood`` (0 for a repository without hits)."""
+    mine = [a + weight * lik for a, lik in zip(evidence, likelihood)]
+    best = max(mine, default=0.0)
+    return [math.exp(affinity * (m - best)) if m > -math.inf else 0.0 for m in mine]

@@ -201,6 +201,18 @@ def _parse_scores(payload: Any, n: int, endpoint: str) -> list[float]:
     return scores
 
 
+def boost_exact_matches(results: list[Ranked], lowered: str) -> list[Ranked]:
+    """+0.1 (score at most 1) for the results that hold the question's whole text (``lowered``: in lower
+    case), re-sorted."""
+    boosted = (
+        Ranked(r.chunk_id, r.chunk, min(1.0, r.score + 0.1), r.original_score)
+        if lowered in r.chunk.content.lower()
+        else r
+        for r in results
+    )
+    return sorted(boosted, key=lambda r: -r.score)
+
+
 def create(strategy: RerankingStrategy | str, keyword_ranks: dict[int, int] | None = None) -> Reranker | None:
     """The strategy's reranker (None for NONE)."""
     strategy = RerankingStrategy(strategy)

@@ -1,0 +1,55 @@
+"""The files a question is about: its hits grouped by file, ranked by each file's best hit."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from aintern.assemble.context import KnowledgeChunk
+
+
+@dataclass
+class RelevantFile:
+    file_path: str
+    relevance: float
+    match_count: int
+    summary: str | None = None
+    language: str | None = None
+    match_lines: list[int] = field(default_factory=list)
+    #: Ranked here only to fill the list: its relevance is under the threshold asked for.
+    below_threshold: bool = False
+    #: The workspace and its index's name, when a query searched several.
+    workspace: str | None = None
+    repo: str | None = None
+
+    def to_dict(self) -> dict[str, object]:
+        repo = {"repo": self.repo, "workspace": self.workspace} if self.workspace else {}
+        return repo | {"path": self.file_path, "relevance": round(self.relevance, 4), "match_count": self.match_count,
+                "match_lines": self.match_lines, "language": self.language, "summary": self.summary,
+                "below_threshold": self.below_threshold}  # fmt: skip
+
+
+def relevant_files(chunks: list[KnowledgeChunk], max_files: int, min_relevance: float) -> list[RelevantFile]:
+    """The files of ranked ``chunks``, by their best chunk, with the lines that matched; those under
+    ``min_relevance`` marked ``below_threshold``."""
+    groups: dict[str, list[KnowledgeChunk]] = {}  # in the order of each file's best chunk
+    for c in chunks:
+        groups.setdefault(c.display_path, []).append(c)
+    files = [
+        RelevantFile(
+            file_path=cs[0].file_path,
+            relevance=max(c.relevance for c in cs),
+            match_count=len(cs),
+            summary=cs[0].content[:100] + ("..." if len(cs[0].content) > 100 else ""),
+            language=cs[0].language,
+            match_lines=sorted({c.start_line for c in cs}),
+            workspace=cs[0].workspace,
+            repo=cs[0].repo,
+        )
+        for cs in groups.values()
+    ]
+    # Relevance never rises down the ranking, so equal relevance is mostly the cap of relevance.monotone:
+    # there the ranking's order stands (a file's chunk count would overrule the ranking it capped).
+    files.sort(key=lambda f: -f.relevance)
+    for f in files:
+        f.below_threshold = f.relevance < min_relevance
+    return files[:max_files]

@@ -1,0 +1,75 @@
+"""What each returned hit shows: the definition the question names or means inside its chunk, the lines
+around it read from the file, and the question's words highlighted; done once per question, for the
+hits returned only."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from aintern.assemble.context import KnowledgeChunk
+from aintern.assemble.expand import FileContextExpander
+from aintern.assemble.snippets import matching_definition
+from aintern.chunk.models import SymbolType, TextChunk, chunk_definitions
+from aintern.retrieve.keywords import highlights
+from aintern.retrieve.question import Question
+from aintern.retrieve.rerank import Ranked
+
+
+def shown_hits(
+    chosen: list[Ranked],
+    question: Question,
+    hashes: dict[str, str],
+    expander: FileContextExpander | None,
+    context_lines: int,
+    include_snippets: bool,
+) -> list[KnowledgeChunk]:
+    """The hits as the knowledge service hands them out. ``hashes``: each file's hash in the index (the
+    lines around a hit are read from disk only while the file is as indexed); ``expander``: None for no
+    lines around."""
+    out = []
+    for r in chosen:
+        c = r.chunk
+        k = KnowledgeChunk(
+            content=c.content, file_path=c.file_path, start_line=c.start_line, end_line=c.end_line,
+            relevance=r.score, language=c.language, symbol_name=c.symbol_name, symbol_type=c.symbol_type,
+            parent_symbol=c.parent_symbol, original_score=r.original_score, chunk_id=r.chunk_id,
+            file_hash=hashes.get(c.file_path),
+        )  # fmt: skip
+        nested = _nested_definition(c, question)
+        if nested is not None:
+            name, kind, start, end, parent = nested
+            k.symbol_name, k.symbol_type, k.parent_symbol = name, SymbolType(kind), parent
+            k.symbol_start_line, k.symbol_end_line = start, end
+        if expander is not None and context_lines > 0:
+            e = expander.expand(c.file_path, c.start_line, c.end_line, c.content, context_lines, k.file_hash)
+            if e.source == "disk":
+                k.expanded_context, k.expanded_start, k.expanded_end = e.content, e.start_line, e.end_line
+        if include_snippets:
+            k.highlights = highlights(c.content, question.highlight_keywords, question.quoted_phrases)
+        out.append(k)
+    return out
+
+
+def _nested_definition(chunk: TextChunk, question: Question) -> tuple[str, str, int, int, str | None] | None:
+    """The definition nested in ``chunk`` that the question names, or (a question in words) the one that
+    holds most of its words: a hit then says which, and where it is."""
+    named = question.named
+    if not named:
+        return matching_definition(chunk.content, chunk.start_line, chunk_definitions(chunk), question)
+    if chunk.symbol_name in named:
+        return None
+    return next((d for d in chunk_definitions(chunk) if d[0] in named), None)
+
+
+def merged_hits(
+    answers: list[tuple[str, str, list[KnowledgeChunk], float]], min_relevance: float, limit: int
+) -> list[KnowledgeChunk]:
+    """One ranking of the hits of several repositories, each given as (its workspace, its name in the
+    results, its hits, the factor of their relevance): by discounted relevance, then by rank in their own."""
+    merged: list[tuple[float, int, KnowledgeChunk]] = []
+    for workspace, repo, chunks, discount in answers:
+        for rank, c in enumerate(chunks):
+            merged.append((c.relevance * discount, rank,
+                           replace(c, relevance=c.relevance * discount, workspace=workspace, repo=repo)))  # fmt: skip
+    merged.sort(key=lambda m: (-m[0], m[1]))
+    return [c for score, _, c in merged if score >= min_relevance][:limit]
