@@ -64,7 +64,8 @@ class LlamaServer:
 class FailingChatServer(LocalServer):
     """``mode``: ``not-found`` (Ollama's 404), ``busy`` (503 ``busy_count`` times, then an answer),
     ``too-long`` (OpenAI's context_length_exceeded), ``cut`` (two pieces, then the socket closes), ``slow``
-    (a slow remote model: a word every 0.1 s for 30 s, for what a person does meanwhile, such as Stop)."""
+    (a slow remote model: a word every 0.1 s for 30 s, for what a person does meanwhile, such as Stop),
+    ``template`` (a model that answers, then writes the chat template's next turn, marker split over pieces)."""
 
     def __init__(self, mode: str, busy_count: int = 2) -> None:
         self.mode = mode
@@ -98,6 +99,8 @@ class FailingChatServer(LocalServer):
                 pieces = ["The ", "connection ", "is opened in ", "`src/python/app.py:18`."]
                 if server.mode == "slow":
                     pieces = [f"word{i} " for i in range(300)]
+                if server.mode == "template":
+                    pieces = ["The connection ", "is opened in `app.py:18`.", "\n[/", "INST] [INST] <<SYS>>", " again"]
                 for i, piece in enumerate(pieces):
                     if server.mode == "slow":
                         time.sleep(0.1)
