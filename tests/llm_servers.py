@@ -26,13 +26,32 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+#: llama.cpp's server with Gemma's turns registered as a chat format. The packaged GGUF has no template,
+#: so the server would fall back to llama-2's, whose markers the base model echoes (an answer then stops
+#: at once); llama-cpp-python's own ``gemma`` format drops the system message, and with it the code context.
+GEMMA_SERVER = """
+import runpy, sys
+from llama_cpp.llama_chat_format import ChatFormatterResponse, register_chat_format
+from aintern.answer.llm.base import ChatMessage, Role
+from aintern.answer.llm.templates import GEMMA
+
+@register_chat_format("gemma-turns")
+def gemma_turns(messages, **_):
+    turns = [ChatMessage(Role(m["role"]), m.get("content") or "") for m in messages]
+    return ChatFormatterResponse(prompt=GEMMA.format(turns), stop=list(GEMMA.stop))
+
+sys.argv[0] = "llama_cpp.server"
+runpy.run_module("llama_cpp.server", run_name="__main__", alter_sys=True)
+"""
+
+
 class LlamaServer:
     def __init__(self, model: Path, n_ctx: int = 2048, log: Path | None = None) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}/v1"
         self.command = [
-            sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--host", "127.0.0.1",
-            "--port", str(self.port), "--n_ctx", str(n_ctx), "--n_threads", str(os.cpu_count() or 1),
+            sys.executable, "-c", GEMMA_SERVER, "--model", str(model), "--host", "127.0.0.1", "--port", str(self.port),
+            "--n_ctx", str(n_ctx), "--n_threads", str(os.cpu_count() or 1), "--chat_format", "gemma-turns",
         ]  # fmt: skip
         self.log = log
         self.process: subprocess.Popen[bytes] | None = None

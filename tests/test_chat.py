@@ -186,9 +186,9 @@ def test_answers_stop_at_template_markers_and_always_have_a_cap() -> None:
 
 
 def test_the_packaged_model_ends_its_answer_within_the_cap(gemma: LlamaCppLLM, server: LlamaServer) -> None:
-    """The real packaged Gemma (a base model, no chat template in its GGUF), in-process in Gemma's own
-    turns and behind llama.cpp's server (its llama-2 fallback): a streamed answer ends within its cap,
-    with no template marker in it."""
+    """The real packaged Gemma (a base model, no chat template in its GGUF), in-process and behind
+    llama.cpp's server, both in Gemma's own turns: a streamed answer ends within its cap, with no
+    template marker in it."""
     rag = [ChatMessage(Role.SYSTEM, "Answer from this code:\n```python\ndef connect(url):\n    return Store(url)\n```"),
            ChatMessage(Role.USER, QUESTION)]  # fmt: skip
     prompt = gemma.prompt(rag)
