@@ -201,6 +201,27 @@ def test_the_packaged_model_ends_its_answer_within_the_cap(gemma: LlamaCppLLM, s
         assert not any(marker in answer for marker in TEMPLATE_MARKERS), answer
 
 
+def test_the_default_thresholds_tell_one_story() -> None:
+    """Ranked lists for a person show their best k (search: no threshold; files: its threshold only marks);
+    code put before an LLM (context blocks, chat) takes one threshold, chosen for an LLM's recall."""
+    import inspect
+
+    from aintern.assemble.context import ContextBuildOptions
+    from aintern.cli import chat, search
+    from aintern.config import CONTEXT_MIN_RELEVANCE, FILES_MARK_RELEVANCE, RANKED_MIN_RELEVANCE, Settings
+
+    def default(command: str) -> object:
+        function = getattr(search, command, None) or getattr(chat, command)
+        return inspect.signature(function).parameters["min_relevance"].default
+
+    assert default("search") == RANKED_MIN_RELEVANCE == 0.0
+    assert default("files") == FILES_MARK_RELEVANCE
+    context = {default("context"), default("ask"), default("chat"), ContextBuildOptions().min_relevance,
+               RagChatOptions().min_relevance, Settings().rag_min_relevance}  # fmt: skip
+    assert context == {CONTEXT_MIN_RELEVANCE}
+    assert RANKED_MIN_RELEVANCE < CONTEXT_MIN_RELEVANCE < FILES_MARK_RELEVANCE
+
+
 def test_get_llm_resolution(gguf: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("AINTERN_LLM_MODEL", raising=False)
     monkeypatch.delenv("AINTERN_LLM_ENDPOINT", raising=False)
