@@ -26,19 +26,20 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-#: llama.cpp's server with Gemma's turns registered as a chat format. The packaged GGUF has no template,
-#: so the server would fall back to llama-2's, whose markers the base model echoes (an answer then stops
-#: at once); llama-cpp-python's own ``gemma`` format drops the system message, and with it the code context.
-GEMMA_SERVER = """
+#: llama.cpp's server prompting as ``LlamaCppLLM`` does a GGUF without a chat template (templates.PLAIN),
+#: registered as a chat format. The packaged GGUF has none, so the server would fall back to llama-2's,
+#: whose markers the base model echoes (an answer then stops at once, or before a word); llama-cpp-python's
+#: ``gemma`` format drops the system message, and with it the code context.
+PLAIN_SERVER = """
 import runpy, sys
 from llama_cpp.llama_chat_format import ChatFormatterResponse, register_chat_format
 from aintern.answer.llm.base import ChatMessage, Role
-from aintern.answer.llm.templates import GEMMA
+from aintern.answer.llm.templates import PLAIN
 
-@register_chat_format("gemma-turns")
-def gemma_turns(messages, **_):
+@register_chat_format("plain-transcript")
+def plain_transcript(messages, **_):
     turns = [ChatMessage(Role(m["role"]), m.get("content") or "") for m in messages]
-    return ChatFormatterResponse(prompt=GEMMA.format(turns), stop=list(GEMMA.stop))
+    return ChatFormatterResponse(prompt=PLAIN.format(turns), stop=list(PLAIN.stop))
 
 sys.argv[0] = "llama_cpp.server"
 runpy.run_module("llama_cpp.server", run_name="__main__", alter_sys=True)
@@ -50,8 +51,8 @@ class LlamaServer:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}/v1"
         self.command = [
-            sys.executable, "-c", GEMMA_SERVER, "--model", str(model), "--host", "127.0.0.1", "--port", str(self.port),
-            "--n_ctx", str(n_ctx), "--n_threads", str(os.cpu_count() or 1), "--chat_format", "gemma-turns",
+            sys.executable, "-c", PLAIN_SERVER, "--model", str(model), "--host", "127.0.0.1", "--port", str(self.port),
+            "--n_ctx", str(n_ctx), "--n_threads", str(os.cpu_count() or 1), "--chat_format", "plain-transcript",
         ]  # fmt: skip
         self.log = log
         self.process: subprocess.Popen[bytes] | None = None

@@ -187,13 +187,12 @@ def test_answers_stop_at_template_markers_and_always_have_a_cap() -> None:
 
 def test_the_packaged_model_ends_its_answer_within_the_cap(gemma: LlamaCppLLM, server: LlamaServer) -> None:
     """The real packaged Gemma (a base model, no chat template in its GGUF), in-process and behind
-    llama.cpp's server, both in Gemma's own turns: a streamed answer ends within its cap, with no
-    template marker in it."""
+    llama.cpp's server, both prompted with a plain transcript (not llama.cpp's llama-2 fallback): a
+    streamed answer ends within its cap, with no template marker in it."""
     rag = [ChatMessage(Role.SYSTEM, "Answer from this code:\n```python\ndef connect(url):\n    return Store(url)\n```"),
            ChatMessage(Role.USER, QUESTION)]  # fmt: skip
     prompt = gemma.prompt(rag)
-    assert prompt.startswith(f"<start_of_turn>user\n{rag[0].content}\n\n{QUESTION}<end_of_turn>\n")
-    assert prompt.endswith("<start_of_turn>model\n") and "[INST]" not in prompt
+    assert prompt.endswith(f"User: {QUESTION}\nAssistant:") and not any(m in prompt for m in TEMPLATE_MARKERS)
     cap = InferenceOptions(temperature=0.0, max_tokens=24)
     for llm in (gemma, OpenAIChatLLM(server.url)):
         answer = "".join(llm.stream(rag, cap))  # (the stream ends: a model of any length stops at the cap)

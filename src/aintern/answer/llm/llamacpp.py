@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from aintern.answer.llm.base import ChatMessage, InferenceOptions
-from aintern.answer.llm.templates import TEMPLATE_MARKERS, answer_stops, template_for
+from aintern.answer.llm.templates import PLAIN, TEMPLATE_MARKERS, answer_stops
 from aintern.errors import ContextTooLongError, LLMError, ModelNotFoundError
 
 #: The largest window asked for by default: the KV cache of a bigger one costs memory for little use here.
@@ -87,9 +87,9 @@ class LlamaCppLLM:
         except (ValueError, RuntimeError, OSError) as exc:
             raise LLMError(f"llama.cpp could not load {path}: {exc}") from exc
         self.chat_template: str | None = self._llama.metadata.get("tokenizer.chat_template")
-        #: Without a template of its own, the model's family's (Gemma's), else a plain transcript: never
-        #: llama.cpp's fallback, llama-2's, which a model of another family echoes without ending.
-        self.template = template_for(self._llama.metadata.get("general.architecture"))
+        #: Without a template of its own, a plain transcript: never llama.cpp's llama-2 fallback, which a
+        #: model of another family echoes without ending (templates.PLAIN says why not its family's turns).
+        self.template = PLAIN
         self._own_tokens = self._single_tokens(self.template.stop)
         self._marker_tokens = self._single_tokens((*TEMPLATE_MARKERS, *self.template.stop))
         self._lock = threading.Lock()

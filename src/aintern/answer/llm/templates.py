@@ -1,9 +1,9 @@
-"""Chat templates for GGUF models that carry none, and the template markers every answer stops at.
+"""The prompt of a GGUF model that carries no chat template, and the template markers every answer stops at.
 
 A base model (the packaged Gemma 3 270M) has no chat template in its GGUF, so llama.cpp falls back to
 llama-2's ``[INST] <<SYS>>`` format, which such a model echoes back turn after turn without ending its
 answer. An answer therefore stops at the first template marker it contains, whichever template the
-model or its server used, and a model of a known family is prompted in its own format.
+model or its server used, and such a model is prompted with a plain transcript, never that fallback.
 """
 
 from __future__ import annotations
@@ -30,19 +30,6 @@ class ChatTemplate:
     stop: tuple[str, ...]
 
 
-def _gemma(messages: Sequence[ChatMessage]) -> str:
-    """Gemma's turns. Gemma has no system role: the system text opens the first user turn, as in Gemma's
-    own template (llama.cpp's ``gemma`` format drops it, and with it a chat's code context)."""
-    system = "\n\n".join(m.content.strip() for m in messages if m.role is Role.SYSTEM)
-    parts = []
-    for i, m in enumerate(m for m in messages if m.role is not Role.SYSTEM):
-        text = f"{system}\n\n{m.content.strip()}" if i == 0 and system else m.content.strip()
-        parts.append(f"<start_of_turn>{'model' if m.role is Role.ASSISTANT else 'user'}\n{text}<end_of_turn>\n")
-    if not parts and system:
-        parts.append(f"<start_of_turn>user\n{system}<end_of_turn>\n")
-    return "".join(parts) + "<start_of_turn>model\n"
-
-
 def _plain(messages: Sequence[ChatMessage]) -> str:
     """A transcript for a model of no known family: what a base model continues most naturally."""
     parts = []
@@ -54,13 +41,10 @@ def _plain(messages: Sequence[ChatMessage]) -> str:
     return "\n".join(parts) + "\nAssistant:"
 
 
-GEMMA = ChatTemplate("gemma", _gemma, ("<end_of_turn>", "<start_of_turn>"))
+#: For a GGUF without a chat template, a base model. Not its family's turns: the packaged Gemma 3 270M
+#: base model prompted in Gemma's turns echoes the system prompt until the cap (160 of 160 tokens), in this
+#: transcript it answers and ends (44 and 5 tokens); llama.cpp's llama-2 fallback it echoes marker by marker.
 PLAIN = ChatTemplate("plain", _plain, ("\nUser:", "\nuser:"))
-
-
-def template_for(architecture: str | None) -> ChatTemplate:
-    """The template of a GGUF's ``general.architecture`` (gemma, gemma2, gemma3, ...), else the plain one."""
-    return GEMMA if (architecture or "").lower().startswith("gemma") else PLAIN
 
 
 def answer_stops(user: Sequence[str], markers: bool = True) -> list[str]:
