@@ -26,13 +26,33 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+#: llama.cpp's server prompting as ``LlamaCppLLM`` does a GGUF without a chat template (templates.PLAIN),
+#: registered as a chat format. The packaged GGUF has none, so the server would fall back to llama-2's,
+#: whose markers the base model echoes (an answer then stops at once, or before a word); llama-cpp-python's
+#: ``gemma`` format drops the system message, and with it the code context.
+PLAIN_SERVER = """
+import runpy, sys
+from llama_cpp.llama_chat_format import ChatFormatterResponse, register_chat_format
+from aintern.answer.llm.base import ChatMessage, Role
+from aintern.answer.llm.templates import PLAIN
+
+@register_chat_format("plain-transcript")
+def plain_transcript(messages, **_):
+    turns = [ChatMessage(Role(m["role"]), m.get("content") or "") for m in messages]
+    return ChatFormatterResponse(prompt=PLAIN.format(turns), stop=list(PLAIN.stop))
+
+sys.argv[0] = "llama_cpp.server"
+runpy.run_module("llama_cpp.server", run_name="__main__", alter_sys=True)
+"""
+
+
 class LlamaServer:
     def __init__(self, model: Path, n_ctx: int = 2048, log: Path | None = None) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}/v1"
         self.command = [
-            sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--host", "127.0.0.1",
-            "--port", str(self.port), "--n_ctx", str(n_ctx), "--n_threads", str(os.cpu_count() or 1),
+            sys.executable, "-c", PLAIN_SERVER, "--model", str(model), "--host", "127.0.0.1", "--port", str(self.port),
+            "--n_ctx", str(n_ctx), "--n_threads", str(os.cpu_count() or 1), "--chat_format", "plain-transcript",
         ]  # fmt: skip
         self.log = log
         self.process: subprocess.Popen[bytes] | None = None
@@ -64,7 +84,8 @@ class LlamaServer:
 class FailingChatServer(LocalServer):
     """``mode``: ``not-found`` (Ollama's 404), ``busy`` (503 ``busy_count`` times, then an answer),
     ``too-long`` (OpenAI's context_length_exceeded), ``cut`` (two pieces, then the socket closes), ``slow``
-    (a slow remote model: a word every 0.1 s for 30 s, for what a person does meanwhile, such as Stop)."""
+    (a slow remote model: a word every 0.1 s for 30 s, for what a person does meanwhile, such as Stop),
+    ``template`` (a model that answers, then writes the chat template's next turn, marker split over pieces)."""
 
     def __init__(self, mode: str, busy_count: int = 2) -> None:
         self.mode = mode
@@ -98,6 +119,8 @@ class FailingChatServer(LocalServer):
                 pieces = ["The ", "connection ", "is opened in ", "`src/python/app.py:18`."]
                 if server.mode == "slow":
                     pieces = [f"word{i} " for i in range(300)]
+                if server.mode == "template":
+                    pieces = ["The connection ", "is opened in `app.py:18`.", "\n[/", "INST] [INST] <<SYS>>", " again"]
                 for i, piece in enumerate(pieces):
                     if server.mode == "slow":
                         time.sleep(0.1)

@@ -21,8 +21,10 @@ from workspaces import make_workspace
 from aintern.answer import ConversationStore, RagChatOptions, RagChatService, Role, Source
 from aintern.answer.conversations import Message, title_for
 from aintern.answer.llm import ChatMessage, InferenceOptions, count_messages, get_llm
+from aintern.answer.llm.base import DEFAULT_MAX_TOKENS
 from aintern.answer.llm.llamacpp import LlamaCppLLM, packaged_model_path
 from aintern.answer.llm.openai import OpenAIChatLLM
+from aintern.answer.llm.templates import TEMPLATE_MARKERS, StopScanner, answer_stops
 from aintern.answer.rag import CONTEXT_HEADING, search_text
 from aintern.config import trust
 from aintern.errors import (
@@ -161,6 +163,62 @@ def test_http_backend_failure_modes() -> None:
         assert len(s.requests) == 3 and s.requests[-1]["stream"] is True and s.requests[-1]["max_tokens"] == 400
     with FailingChatServer("cut") as s, pytest.raises(LLMError, match="broke off mid-answer after 2 pieces"):
         list(OpenAIChatLLM(s.url, "llama3.2").stream(LONG, GREEDY))
+
+
+def test_answers_stop_at_template_markers_and_always_have_a_cap() -> None:
+    """A model that runs on into its template's next turn (the packaged base model under llama.cpp's
+    llama-2 fallback echoes `<</SYS>> ... [/INST]` and never ends): the answer stops at the first marker,
+    even one split over pieces, and every request carries a token cap."""
+    scanner = StopScanner(answer_stops(["STOP"]))
+    assert [scanner.feed(p) for p in ("ab<", "end_of", "_turn>cd", "more")] == ["ab", "", "", ""]
+    assert scanner.stopped and scanner.rest() == ""
+    plain = StopScanner(answer_stops([]))
+    assert [plain.feed("a <"), plain.feed("b> c ["), plain.rest()] == ["a ", "<b> c ", "["]
+    user = StopScanner(answer_stops(["STOP"], markers=False))
+    assert user.feed("x [INST] STO") == "x [INST] " and user.feed("P y") == "" and user.stopped
+    with FailingChatServer("template") as s:
+        llm = OpenAIChatLLM(s.url, "llama3.2")
+        answer = "".join(llm.stream(LONG, InferenceOptions(max_tokens=0)))
+        assert answer == "The connection is opened in `app.py:18`.\n"
+        assert s.requests[-1]["max_tokens"] == DEFAULT_MAX_TOKENS and "stop" not in s.requests[-1]
+        raw = "".join(llm.stream(LONG, InferenceOptions(stop_at_template_markers=False)))
+        assert raw.endswith("[/INST] [INST] <<SYS>> again")
+
+
+def test_the_packaged_model_ends_its_answer_within_the_cap(gemma: LlamaCppLLM, server: LlamaServer) -> None:
+    """The real packaged Gemma (a base model, no chat template in its GGUF), in-process and behind
+    llama.cpp's server, both prompted with a plain transcript (not llama.cpp's llama-2 fallback): a
+    streamed answer ends within its cap, with no template marker in it."""
+    rag = [ChatMessage(Role.SYSTEM, "Answer from this code:\n```python\ndef connect(url):\n    return Store(url)\n```"),
+           ChatMessage(Role.USER, QUESTION)]  # fmt: skip
+    prompt = gemma.prompt(rag)
+    assert prompt.endswith(f"User: {QUESTION}\nAssistant:") and not any(m in prompt for m in TEMPLATE_MARKERS)
+    cap = InferenceOptions(temperature=0.0, max_tokens=24)
+    for llm in (gemma, OpenAIChatLLM(server.url)):
+        answer = "".join(llm.stream(rag, cap))  # (the stream ends: a model of any length stops at the cap)
+        assert gemma.count_tokens(answer) <= cap.max_tokens, answer
+        assert not any(marker in answer for marker in TEMPLATE_MARKERS), answer
+
+
+def test_the_default_thresholds_tell_one_story() -> None:
+    """Ranked lists for a person show their best k (search: no threshold; files: its threshold only marks);
+    code put before an LLM (context blocks, chat) takes one threshold, chosen for an LLM's recall."""
+    import inspect
+
+    from aintern.assemble.context import ContextBuildOptions
+    from aintern.cli import chat, search
+    from aintern.config import CONTEXT_MIN_RELEVANCE, FILES_MARK_RELEVANCE, RANKED_MIN_RELEVANCE, Settings
+
+    def default(command: str) -> object:
+        function = getattr(search, command, None) or getattr(chat, command)
+        return inspect.signature(function).parameters["min_relevance"].default
+
+    assert default("search") == RANKED_MIN_RELEVANCE == 0.0
+    assert default("files") == FILES_MARK_RELEVANCE
+    context = {default("context"), default("ask"), default("chat"), ContextBuildOptions().min_relevance,
+               RagChatOptions().min_relevance, Settings().rag_min_relevance}  # fmt: skip
+    assert context == {CONTEXT_MIN_RELEVANCE}
+    assert RANKED_MIN_RELEVANCE < CONTEXT_MIN_RELEVANCE < FILES_MARK_RELEVANCE
 
 
 def test_get_llm_resolution(gguf: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -18,6 +18,20 @@ if TYPE_CHECKING:
 
 CONFIG_FILE = ".aintern.toml"
 
+# Default relevance thresholds. Relevance is calibrated (0-1: the chance a hit is in a file that answers
+# the question; docs/benchmarks.md), and a default depends on who reads the result:
+#: A ranked list for a person (search) shows its best k whatever their relevance: it is read from the top,
+#: and each hit's relevance says how far to trust it. A threshold is the user's to give.
+RANKED_MIN_RELEVANCE = 0.0
+#: ``files`` lists its best n files too; files under this one are marked (·), not left out (``--strict``
+#: leaves them out): under 0.4 a file has less than a fair chance. The mark does not change the order, so
+#: the ranking `files` is benchmarked on (commit-message Recall@5/MRR) is that of every threshold.
+FILES_MARK_RELEVANCE = 0.4
+#: Code put before an LLM (context blocks, chat): a model reads past a weak chunk but cannot use a missing
+#: one, and the token budget caps the size. 0.2 keeps a gold file in the context for 98 % of the dev
+#: questions at about a quarter of the tokens of no threshold; 0.5 for 74 % (docs/benchmarks.md).
+CONTEXT_MIN_RELEVANCE = 0.2
+
 
 @dataclass
 class Settings:
@@ -64,7 +78,7 @@ class Settings:
     auto_index: bool = True
     rag_enabled: bool = True
     rag_max_tokens: int = 4000
-    rag_min_relevance: float = 0.2
+    rag_min_relevance: float = CONTEXT_MIN_RELEVANCE
     llm_endpoint: str | None = None
     llm_model: str | None = None
     llm_api_key_env: str | None = None

@@ -17,7 +17,7 @@ from aintern.assemble.expand import FileContextExpander
 from aintern.assemble.files import RelevantFile, relevant_files
 from aintern.assemble.hits import merged_hits, shown_hits
 from aintern.chunk.models import SymbolType
-from aintern.config import Settings
+from aintern.config import FILES_MARK_RELEVANCE, Settings
 from aintern.embed import Embedder, embedder_for_model_id
 from aintern.embed.base import MODEL_IDS
 from aintern.errors import AinternError
@@ -452,7 +452,7 @@ class KnowledgeService:
         query: str,
         workspace: str | Sequence[str],
         max_files: int = 10,
-        min_relevance: float = 0.4,
+        min_relevance: float = FILES_MARK_RELEVANCE,
         fill: bool = False,
     ) -> list[RelevantFile]:
         """Files ranked by their best chunk (then by how many chunks matched), with the lines that matched.

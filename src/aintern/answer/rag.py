@@ -12,6 +12,7 @@ from aintern.answer.conversations import ConversationStore, Message, Source, now
 from aintern.answer.extractive import extractive_answer
 from aintern.answer.llm.base import LLM, MESSAGE_OVERHEAD, ChatMessage, InferenceOptions, Role, count_messages
 from aintern.assemble.context import ContextBuildOptions, ContextFormat, KnowledgeChunk
+from aintern.config import CONTEXT_MIN_RELEVANCE
 from aintern.errors import AinternError, ContextTooLongError, LLMError, NotIndexedError
 from aintern.knowledge import KnowledgeQueryOptions, KnowledgeService
 from aintern.retrieve.rerank import RerankingStrategy
@@ -39,10 +40,8 @@ class RagChatOptions:
     #: Most tokens of code context (less when the model's window is smaller).
     max_rag_tokens: int = 4000
     max_rag_chunks: int = 10
-    #: Calibrated relevance of the chunks put in the context. Not the seed's 0.5: for an LLM, recall is
-    #: what counts; 0.2 keeps a gold file in the context for 98 % of the dev questions, 0.5 for 75 %, at
-    #: a quarter of the tokens of no threshold (docs/benchmarks.md, bench/llm.py context).
-    min_relevance: float = 0.2
+    #: Calibrated relevance of the chunks put in the context: code before an LLM (config.CONTEXT_MIN_RELEVANCE).
+    min_relevance: float = CONTEXT_MIN_RELEVANCE
     max_history_messages: int = 20
     system_prompt: str | None = None
     inference: InferenceOptions = field(default_factory=InferenceOptions)
@@ -263,7 +262,7 @@ class RagChatService:
         llm = self.llm
         system = options.system_prompt or DEFAULT_SYSTEM_PROMPT
         question = ChatMessage(Role.USER, message)
-        answer_room = options.inference.max_tokens
+        answer_room = options.inference.token_cap
         room = llm.context_window - answer_room - count_messages(llm, [ChatMessage(Role.SYSTEM, system), question])
         if room < 0:
             raise ContextTooLongError(

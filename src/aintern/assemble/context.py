@@ -10,6 +10,7 @@ from dataclasses import dataclass, field, replace
 
 from aintern.assemble.tokens import TokenEstimation, count_tokens
 from aintern.chunk.models import SymbolType
+from aintern.config import CONTEXT_MIN_RELEVANCE
 from aintern.retrieve.keywords import TextHighlight
 
 
@@ -95,7 +96,7 @@ class KnowledgeChunk:
 class ContextBuildOptions:
     max_tokens: int = 4000
     max_chunks: int = 10
-    min_relevance: float = 0.5
+    min_relevance: float = CONTEXT_MIN_RELEVANCE
     include_file_headers: bool = True
     include_line_numbers: bool = True
     format: ContextFormat = ContextFormat.MARKDOWN

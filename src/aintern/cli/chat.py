@@ -13,6 +13,7 @@ from rich.table import Table
 from rich.text import Text
 
 from aintern.answer import ChatAnswer, ConversationStore, InferenceOptions, RagChatOptions
+from aintern.answer.llm.base import DEFAULT_MAX_TOKENS
 from aintern.cli.common import (
     DbOption,
     JsonOption,
@@ -28,7 +29,7 @@ from aintern.cli.common import (
     say_error,
     show_table,
 )
-from aintern.config import Settings, user_dir
+from aintern.config import CONTEXT_MIN_RELEVANCE, Settings, user_dir
 from aintern.errors import AinternError, NoDatabaseError, NotIndexedError
 from aintern.store import SqliteStore
 from aintern.workspace import Workspace
@@ -100,12 +101,12 @@ def ask(
     no_rag: Annotated[bool, typer.Option("--no-rag", help="Ask the model without code context.")] = False,
     show_context: Annotated[bool, typer.Option("--show-context", help="Print the code context first.")] = False,
     max_context_tokens: Annotated[int, typer.Option("--max-context-tokens", help="Most tokens of code.")] = 4000,
-    max_tokens: Annotated[int, typer.Option("--max-tokens", help="Most tokens of the answer.")] = 768,
+    max_tokens: Annotated[int, typer.Option("--max-tokens", help="Most tokens of the answer.")] = DEFAULT_MAX_TOKENS,
     temperature: Annotated[float, typer.Option("--temperature")] = 0.2,
     stop: StopOption = None,
     min_relevance: Annotated[
         float, typer.Option("--min-relevance", help="Least relevance of code in the context.")
-    ] = 0.2,
+    ] = CONTEXT_MIN_RELEVANCE,
     context_window: Annotated[int | None, typer.Option("--context-window", help="The model's window.")] = None,
     conversation: ConversationOption = None,
     workspace: WorkspaceOption = None,
@@ -175,7 +176,7 @@ def chat(
     stop: StopOption = None,
     min_relevance: Annotated[
         float, typer.Option("--min-relevance", help="Least relevance of code in the context.")
-    ] = 0.2,
+    ] = CONTEXT_MIN_RELEVANCE,
     context_window: Annotated[int | None, typer.Option("--context-window")] = None,
     conversation: ConversationOption = None,
     workspace: WorkspaceOption = None,

@@ -33,6 +33,7 @@ from aintern.cli.common import (
     piped,
     show_table,
 )
+from aintern.config import CONTEXT_MIN_RELEVANCE, FILES_MARK_RELEVANCE, RANKED_MIN_RELEVANCE
 from aintern.knowledge import KnowledgeQueryOptions, scope_options
 from aintern.retrieve.rerank import RerankingStrategy
 
@@ -49,7 +50,7 @@ def search(
     ] = RerankingStrategy.NONE,
     min_relevance: Annotated[
         float, typer.Option("--min-relevance", help="Calibrated 0-1 threshold (0.5 = more likely relevant than not).")
-    ] = 0.0,
+    ] = RANKED_MIN_RELEVANCE,
     lang: LangOption = None,
     path_glob: GlobOption = None,
     directory: DirOption = None,
@@ -149,7 +150,7 @@ def context(
     tokens: Annotated[
         TokenEstimation, typer.Option("--tokens", help="How tokens are counted.")
     ] = TokenEstimation.CHARACTERS,
-    min_relevance: Annotated[float, typer.Option("--min-relevance")] = 0.5,
+    min_relevance: Annotated[float, typer.Option("--min-relevance")] = CONTEXT_MIN_RELEVANCE,
     context_lines: Annotated[int, typer.Option("--context-lines", help="Lines around each chunk (0: none).")] = 5,
     scores: Annotated[bool, typer.Option("--scores", help="Include relevance scores.")] = False,
     rerank: Annotated[RerankingStrategy, typer.Option("--rerank")] = RerankingStrategy.KEYWORD_BOOST,
@@ -189,7 +190,7 @@ def files(
     n: Annotated[int, typer.Option("-n", help="Number of files.")] = 10,
     min_relevance: Annotated[
         float, typer.Option("--min-relevance", help="Files under it fill the list, marked, unless --strict.")
-    ] = 0.4,
+    ] = FILES_MARK_RELEVANCE,
     strict: Annotated[bool, typer.Option("--strict", help="Only files that reach --min-relevance.")] = False,
     workspace: WorkspaceOption = None,
     repo: RepoOption = None,

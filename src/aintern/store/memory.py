@@ -68,10 +68,18 @@ class IndexStateCache(Generic[T]):
                 hit = self._items.get(index_id)
                 if hit is not None and hit[0] == generation:  # loaded meanwhile (a preload)
                     return hit[1]
+            return self._load(store, index_id, load)
+
+    def _load(self, store: SqliteStore, index_id: int, load: Callable[[SqliteStore], T]) -> T:
+        """Load the value and keep it under the generation it is of: both read in one snapshot, else a
+        write committed between them would file the new state's value under the old state, where a query
+        still reading the old state would take it (ids of chunks its state lacks, and not of those it has)."""
+        with store.snapshot():
+            generation = store.generation(index_id)
             value = load(store)
-            with self._lock:
-                self._items[index_id] = (generation, value)
-            return value
+        with self._lock:
+            self._items[index_id] = (generation, value)
+        return value
 
     def peek(self, index_id: int) -> T | None:
         """The value held now, of whatever state (None: none loaded)."""
@@ -89,10 +97,7 @@ class IndexStateCache(Generic[T]):
             own = type(store)(store.path)  # a connection of its own: WAL lets it read beside the queries
             try:
                 with self._loading[index_id]:
-                    generation = own.generation(index_id)
-                    value = load(own)
-                    with self._lock:
-                        self._items[index_id] = (generation, value)
+                    self._load(own, index_id, load)
             finally:
                 own.close()
         except Exception:  # the index went away, the database is busy: the next query loads it itself

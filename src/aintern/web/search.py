@@ -14,6 +14,7 @@ from aintern.assemble.context import ContextBuildOptions, ContextFormat, Knowled
 from aintern.assemble.snippets import focus_window
 from aintern.assemble.tokens import TokenEstimation
 from aintern.chunk.models import SymbolType
+from aintern.config import CONTEXT_MIN_RELEVANCE, FILES_MARK_RELEVANCE, RANKED_MIN_RELEVANCE
 from aintern.knowledge import KnowledgeQueryOptions, scope_options
 from aintern.retrieve.rerank import RerankingStrategy
 from aintern.store.text import clean_user_text
@@ -89,7 +90,7 @@ async def search_page(request: Request) -> Response:
         "symbol_type": _list(request, "symbol_type"),
     }  # fmt: skip
     k = int(_number(request, "k", 10, 1, 100))
-    min_relevance = _number(request, "min_relevance", 0.0, 0.0, 1.0)
+    min_relevance = _number(request, "min_relevance", RANKED_MIN_RELEVANCE, 0.0, 1.0)
     rerank = _choice(request, "rerank", RerankingStrategy, RerankingStrategy.NONE)
     try:
         symbol_types = tuple(SymbolType(s) for s in filters["symbol_type"])
@@ -154,7 +155,7 @@ async def files_json(request: Request) -> Response:
     if not question:
         raise HTTPError(400, "q: the question is empty")
     n = int(_number(request, "n", 10, 1, 100))
-    min_relevance = _number(request, "min_relevance", 0.4, 0.0, 1.0)
+    min_relevance = _number(request, "min_relevance", FILES_MARK_RELEVANCE, 0.0, 1.0)
     found = await asyncio.to_thread(web.knowledge.find_relevant_files, question, index.workspace_path, n,
                                     min_relevance, True)  # fmt: skip
     return JSONResponse([f.to_dict() for f in found])
@@ -229,7 +230,7 @@ async def context_page(request: Request) -> Response:
     fmt = _choice(request, "format", ContextFormat, ContextFormat.MARKDOWN)
     tokens = _choice(request, "tokens", TokenEstimation, TokenEstimation.CHARACTERS)
     max_tokens = int(_number(request, "max_tokens", 4000, 50, 1_000_000))
-    min_relevance = _number(request, "min_relevance", 0.5, 0.0, 1.0)
+    min_relevance = _number(request, "min_relevance", CONTEXT_MIN_RELEVANCE, 0.0, 1.0)
     data: dict[str, Any] = {"q": question, "options": {"format": fmt.value, "tokens": tokens.value,
                                                        "max_tokens": max_tokens, "min_relevance": min_relevance}}  # fmt: skip
     if question and index is not None:

@@ -24,16 +24,30 @@ class ChatMessage:
         return {"role": self.role.value, "content": self.content}
 
 
+#: Most tokens of an answer unless asked otherwise. Every answer has a cap: a model that never ends its
+#: turn (a base model, a wrong template) stops there instead of streaming forever.
+DEFAULT_MAX_TOKENS = 768
+
+
 @dataclass(frozen=True)
 class InferenceOptions:
     """How an answer is sampled (the seed's InferenceOptions)."""
 
     temperature: float = 0.2
-    #: Most tokens of the answer; this much of the context window is kept free for it.
-    max_tokens: int = 768
+    #: Most tokens of the answer; this much of the context window is kept free for it. Under 1: the default.
+    max_tokens: int = DEFAULT_MAX_TOKENS
     top_p: float = 0.95
+    #: Strings the answer stops at (left out), besides the template markers.
     stop: tuple[str, ...] = ()
     seed: int | None = None
+    #: Also stop at any chat template's turn markers (``[INST]``, ``<end_of_turn>``, ``<|im_end|>``, ...):
+    #: a model that writes one has finished its answer and is making up the next turn.
+    stop_at_template_markers: bool = True
+
+    @property
+    def token_cap(self) -> int:
+        """The answer's cap in tokens, never unlimited."""
+        return self.max_tokens if self.max_tokens > 0 else DEFAULT_MAX_TOKENS
 
 
 #: Tokens a chat template adds around each message (role markers, separators); counted generously.

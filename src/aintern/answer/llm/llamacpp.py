@@ -10,7 +10,8 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from aintern.answer.llm.base import ChatMessage, InferenceOptions, Role
+from aintern.answer.llm.base import ChatMessage, InferenceOptions
+from aintern.answer.llm.templates import PLAIN, TEMPLATE_MARKERS, answer_stops
 from aintern.errors import ContextTooLongError, LLMError, ModelNotFoundError
 
 #: The largest window asked for by default: the KV cache of a bigger one costs memory for little use here.
@@ -86,7 +87,18 @@ class LlamaCppLLM:
         except (ValueError, RuntimeError, OSError) as exc:
             raise LLMError(f"llama.cpp could not load {path}: {exc}") from exc
         self.chat_template: str | None = self._llama.metadata.get("tokenizer.chat_template")
+        #: Without a template of its own, a plain transcript: never llama.cpp's llama-2 fallback, which a
+        #: model of another family echoes without ending (templates.PLAIN says why not its family's turns).
+        self.template = PLAIN
+        self._own_tokens = self._single_tokens(self.template.stop)
+        self._marker_tokens = self._single_tokens((*TEMPLATE_MARKERS, *self.template.stop))
         self._lock = threading.Lock()
+
+    def _single_tokens(self, markers: Sequence[str]) -> frozenset[int]:
+        """Token ids of markers that are one special token each: llama.cpp writes such a token as no text
+        at all, so a stop string cannot see it; the token itself ends the answer."""
+        ids = (self._llama.tokenize(m.encode("utf-8"), add_bos=False, special=True) for m in markers)
+        return frozenset(t[0] for t in ids if len(t) == 1 and not self._llama.detokenize(t))
 
     @property
     def context_window(self) -> int:
@@ -96,31 +108,33 @@ class LlamaCppLLM:
         return len(self._llama.tokenize(text.encode("utf-8"), add_bos=False, special=True))
 
     def prompt(self, messages: Sequence[ChatMessage]) -> str:
-        """The plain-text prompt used when the model has no chat template (a base model)."""
-        parts = []
-        for m in messages:
-            if m.role is Role.SYSTEM:
-                parts.append(m.content.strip() + "\n")
-            else:
-                parts.append(f"{'User' if m.role is Role.USER else 'Assistant'}: {m.content.strip()}")
-        return "\n".join(parts) + "\nAssistant:"
+        """The prompt used when the model has no chat template of its own (a base model)."""
+        return self.template.format(messages)
 
     def stream(
         self, messages: Sequence[ChatMessage], options: InferenceOptions, cancel: threading.Event | None = None
     ) -> Iterator[str]:
+        from llama_cpp import StoppingCriteriaList
+
         settings: dict[str, Any] = {
-            "temperature": options.temperature, "top_p": options.top_p, "max_tokens": options.max_tokens,
+            "temperature": options.temperature, "top_p": options.top_p, "max_tokens": options.token_cap,
             "stream": True, "seed": options.seed,
         }  # fmt: skip
+        markers = options.stop_at_template_markers
         with self._lock:
             try:
-                if self.chat_template:
+                if self.chat_template:  # (its template's own end of turn stops it)
                     events = self._llama.create_chat_completion(
-                        messages=[m.to_dict() for m in messages], stop=list(options.stop) or None, **settings
-                    )
+                        messages=[m.to_dict() for m in messages], stop=answer_stops(options.stop, markers) or None,
+                        **settings,
+                    )  # fmt: skip
                 else:
-                    stop = [*options.stop, "\nUser:", "\nuser:"]
-                    events = self._llama.create_completion(self.prompt(messages), stop=stop, **settings)
+                    turn = self._marker_tokens if markers else self._own_tokens
+                    events = self._llama.create_completion(
+                        self.prompt(messages), stop=answer_stops([*options.stop, *self.template.stop], markers),
+                        stopping_criteria=StoppingCriteriaList([lambda ids, _logits: int(ids[-1]) in turn]),
+                        **settings,
+                    )  # fmt: skip
                 try:
                     for event in events:
                         if cancel is not None and cancel.is_set():

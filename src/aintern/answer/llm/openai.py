@@ -13,6 +13,7 @@ from typing import Any
 import httpx
 
 from aintern.answer.llm.base import ChatMessage, InferenceOptions
+from aintern.answer.llm.templates import StopScanner, answer_stops
 from aintern.assemble.tokens import TokenEstimation, count_tokens
 from aintern.errors import ContextTooLongError, LLMError, LLMUnreachableError, ModelNotFoundError
 from aintern.http import RETRY_STATUS, error_text, send_with_retries
@@ -118,7 +119,7 @@ class OpenAIChatLLM:
     ) -> Iterator[str]:
         body: dict[str, Any] = {
             "model": self.model, "messages": [m.to_dict() for m in messages], "stream": True,
-            "temperature": options.temperature, "max_tokens": options.max_tokens, "top_p": options.top_p,
+            "temperature": options.temperature, "max_tokens": options.token_cap, "top_p": options.top_p,
         }  # fmt: skip
         if options.stop:
             body["stop"] = list(options.stop)
@@ -129,7 +130,9 @@ class OpenAIChatLLM:
         try:
             if response.status_code >= 400:
                 self._raise_for(response, endpoint)
-            received = yield from self._pieces(response, endpoint, cancel)
+            # The template markers are cut here, not sent as ``stop``: OpenAI takes 4 stop strings at most.
+            stops = StopScanner(answer_stops(options.stop, options.stop_at_template_markers))
+            received = yield from self._pieces(response, endpoint, cancel, stops)
         finally:
             response.close()
         if received < 0:
@@ -163,10 +166,12 @@ class OpenAIChatLLM:
         raise LLMError(f"{endpoint} answered HTTP {status}{retried}: {message}")
 
     @staticmethod
-    def _pieces(response: httpx.Response, endpoint: str, cancel: threading.Event | None) -> Generator[str, None, int]:
-        """Server-sent events: ``data: {json}`` lines until ``data: [DONE]``. Returns the number of pieces,
-        or -1 when the stream ended early with nothing in it."""
-        received, finished = 0, False
+    def _pieces(
+        response: httpx.Response, endpoint: str, cancel: threading.Event | None, stops: StopScanner
+    ) -> Generator[str, None, int]:
+        """Server-sent events: ``data: {json}`` lines until ``data: [DONE]`` or a stop string. Returns the
+        number of pieces, or -1 when the stream ended early with nothing in it."""
+        received, finished, cause = 0, False, "the stream ended without [DONE]"
         try:
             for line in response.iter_lines():
                 if cancel is not None and cancel.is_set():
@@ -175,7 +180,8 @@ class OpenAIChatLLM:
                     continue
                 data = line[5:].strip()
                 if data == "[DONE]":
-                    return received
+                    finished = True
+                    break
                 try:
                     event = json.loads(data)
                 except ValueError:
@@ -184,15 +190,19 @@ class OpenAIChatLLM:
                     raise LLMError(f"{endpoint} stopped with an error: {event['error']}")
                 for choice in event.get("choices") or ():
                     finished = finished or bool(choice.get("finish_reason"))
-                    piece = (choice.get("delta") or {}).get("content") or choice.get("text") or ""
+                    piece = stops.feed((choice.get("delta") or {}).get("content") or choice.get("text") or "")
                     if piece:
                         received += 1
                         yield piece
-            cause = "the stream ended without [DONE]"
+                    if stops.stopped:  # the answer is over: closing the response stops the server's model
+                        return received
         except (httpx.TransportError, httpx.StreamError) as exc:
             cause = type(exc).__name__
         if finished:
-            return received
+            rest = stops.rest()  # (text held back in case it began a stop string)
+            if rest:
+                yield rest
+            return received + bool(rest)
         if received == 0:
             return -1
         raise LLMError(f"the connection to {endpoint} broke off mid-answer after {received} pieces ({cause})")
