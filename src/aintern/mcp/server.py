@@ -23,6 +23,7 @@ from aintern import __version__
 from aintern.assemble.context import ContextBuildOptions, ContextFormat, KnowledgeChunk
 from aintern.assemble.snippets import trim
 from aintern.chunk.models import SymbolType
+from aintern.config import AGENT_SEARCH_MIN_RELEVANCE, CONTEXT_MIN_RELEVANCE
 from aintern.errors import AinternError
 from aintern.index.jobs import Jobs
 from aintern.knowledge import KnowledgeQueryOptions, KnowledgeQueryResult, KnowledgeService, scope_options
@@ -55,9 +56,8 @@ from aintern.store import SqliteStore, VectorIndex
 
 log = logging.getLogger(__name__)
 
-#: The search tool's default threshold: at 0.1 a search of the dev set returns a median of 5 hits in ~640
-#: tokens (NDCG@10 0.891); 0.2 halves the tokens and loses 0.03, 0 doubles them for 0.012 (bench/mcp_bench.py).
-SEARCH_MIN_RELEVANCE = 0.1
+#: The search tool's default threshold (config.py tells the story of every default).
+SEARCH_MIN_RELEVANCE = AGENT_SEARCH_MIN_RELEVANCE
 #: How long a search waits for the changes the watcher saw to be indexed.
 FRESH_WAIT_S = 30.0
 
@@ -198,7 +198,7 @@ class AinternMcp:
         max_tokens = args.between(max_tokens, "max_tokens", 100, args.MAX_TOKENS)
         indexes = self.indexes(repos)
         options = ContextBuildOptions(
-            max_tokens=max_tokens, format=ContextFormat(format), max_chunks=20, min_relevance=0.3
+            max_tokens=max_tokens, format=ContextFormat(format), max_chunks=20, min_relevance=CONTEXT_MIN_RELEVANCE
         )
 
         def run() -> Any:
