@@ -21,9 +21,10 @@ class EmbeddingServer(LocalServer):
         together: int = 0,
     ) -> None:
         """``together``: the first this many requests are answered only once all of them have arrived
-        (a client that never has them in flight at once gets 503s after 10 s)."""
+        (a client that never has them in flight at once gets 503s after 60 s: long enough for a busy
+        machine to send them all)."""
         self.embedder = embedder
-        self.barrier = threading.Barrier(together, timeout=10) if together > 1 else None
+        self.barrier = threading.Barrier(together, timeout=60) if together > 1 else None
         self.together_met: bool | None = None
         self.fail_first = fail_first
         self.fail_status = fail_status

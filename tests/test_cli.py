@@ -10,7 +10,7 @@ from samples import SAMPLES
 
 def run(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "aintern", *args], capture_output=True, text=True, input=stdin, timeout=120
+        [sys.executable, "-m", "aintern", *args], capture_output=True, text=True, input=stdin, timeout=300
     )
 
 
@@ -60,6 +60,6 @@ def test_a_workspace_path_that_is_not_a_folder_is_named_as_such(tmp_path: Path) 
 def test_no_conversations_yet_is_said_not_drawn_as_an_empty_table(tmp_path: Path) -> None:
     out = subprocess.run(
         [sys.executable, "-m", "aintern", "conversations", "list", "--db", str(tmp_path / "none.db")],
-        capture_output=True, text=True, timeout=120,
+        capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     assert out.returncode == 0 and "no conversations yet" in out.stderr and "┏" not in out.stdout, out

@@ -26,7 +26,7 @@ def run(
         capture_output=True,
         text=True,
         input=stdin,
-        timeout=180,
+        timeout=300,
     )
 
 
@@ -129,7 +129,7 @@ def test_workspace_config_file(ws: Path, tmp_path: Path) -> None:
         env=env,
         capture_output=True,
         text=True,
-        timeout=180,
+        timeout=300,
     )
     assert out.returncode == 0, out.stderr
     assert (ws / ".aintern/index.db").exists()
@@ -139,7 +139,7 @@ def test_workspace_config_file(ws: Path, tmp_path: Path) -> None:
         env=env,
         capture_output=True,
         text=True,
-        timeout=180,
+        timeout=300,
     )
     status = json.loads(out.stdout)
     assert status["files"] == 21 and status["database"].endswith(".aintern/index.db")
@@ -166,11 +166,13 @@ def test_ctrl_c_stops_cleanly(tmp_path: Path) -> None:
     proc = subprocess.Popen([sys.executable, "-m", "aintern", "index", "--model", "minilm"], cwd=ws, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
     # Interrupt once some files are committed (read through WAL, as any other reader would).
-    deadline = time.time() + 120
-    while time.time() < deadline and proc.poll() is None and _files_committed(db, ws) < 10:
+    deadline = time.monotonic() + 300  # (the wait ends as soon as they are: seconds, on an idle machine)
+    while proc.poll() is None and _files_committed(db, ws) < 10:
+        assert time.monotonic() < deadline, "no files were committed"
         time.sleep(0.2)
+    assert proc.poll() is None, "the run ended before it could be interrupted"
     proc.send_signal(signal.SIGINT)
-    out, errs = proc.communicate(timeout=120)
+    out, errs = proc.communicate(timeout=300)
     assert proc.returncode == 130, (out, errs)
     assert "stopped" in out and "aintern update" in out
     status = subprocess.run(
@@ -233,7 +235,7 @@ def _loaded(argv: list[str], heavy: list[str], cwd: Path, db: Path) -> tuple[str
         f"print(json.dumps([m for m in {heavy!r} if m in sys.modules]), file=sys.stderr)\n"
     )
     env = {**os.environ, "AINTERN_DB": str(db)}
-    out = subprocess.run([sys.executable, "-c", code], cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
+    out = subprocess.run([sys.executable, "-c", code], cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
     return out.stdout, json.loads(out.stderr.strip().splitlines()[-1])
 

@@ -44,7 +44,7 @@ def odd(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]
     env = {**os.environ, "AINTERN_DB": str(base / "cli.db"), "AINTERN_CONFIG": str(base / "config.toml")}
     env.pop("COLUMNS", None)
     out = subprocess.run([sys.executable, "-m", "aintern", "index"], cwd=root, env=env, capture_output=True,
-                         text=True, timeout=180)  # fmt: skip
+                         text=True, timeout=300)  # fmt: skip
     assert out.returncode == 0, out.stderr
     return root, env
 
@@ -52,7 +52,7 @@ def odd(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]
 def piped(odd: tuple[Path, dict[str, str]], *args: str) -> subprocess.CompletedProcess[str]:
     root, env = odd
     return subprocess.run([sys.executable, "-m", "aintern", *args], cwd=root, env=env, capture_output=True,
-                          text=True, timeout=180)  # fmt: skip
+                          text=True, timeout=300)  # fmt: skip
 
 
 def on_terminal(odd: tuple[Path, dict[str, str]], *args: str, columns: int = 200) -> str:
@@ -77,7 +77,7 @@ def on_terminal(odd: tuple[Path, dict[str, str]], *args: str, columns: int = 200
             if not piece:
                 break
             data += piece
-        assert proc.wait(timeout=180) == 0, data
+        assert proc.wait(timeout=300) == 0, data
     finally:
         os.close(master)
         if proc.poll() is None:
@@ -169,5 +169,5 @@ def test_an_install_hint_keeps_its_extra(tmp_path: Path) -> None:
     )
     env = {**os.environ, "AINTERN_DB": str(tmp_path / "a.db"), "AINTERN_CONFIG": str(tmp_path / "config.toml")}
     out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True,
-                         timeout=180)  # fmt: skip
+                         timeout=300)  # fmt: skip
     assert out.returncode == 1 and "pip install 'aintern[llm]'" in out.stderr, out.stderr

@@ -20,7 +20,7 @@ from workspaces import make_workspace
 
 def aintern(env: dict[str, str], *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "aintern", *args], cwd=cwd, env=env, capture_output=True,
-                          text=True, timeout=180)  # fmt: skip
+                          text=True, timeout=300)  # fmt: skip
 
 
 def isolated(base: Path) -> dict[str, str]:
@@ -178,5 +178,5 @@ def test_serve_answers_on_another_loopback_address(tmp_path: Path) -> None:
 def test_version_is_the_packages() -> None:
     from importlib.metadata import version
 
-    out = subprocess.run([sys.executable, "-m", "aintern", "--version"], capture_output=True, text=True, timeout=120)
+    out = subprocess.run([sys.executable, "-m", "aintern", "--version"], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0 and out.stdout == f"aintern {version('aintern')}\n", out

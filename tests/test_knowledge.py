@@ -9,12 +9,14 @@ import time
 from dataclasses import replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
 import pytest
 from workspaces import make_workspace
 
+import aintern.retrieve.cache
 from aintern.assemble.context import ContextBuildOptions, ContextFormat, KnowledgeChunk, assemble, merge_chunks
 from aintern.assemble.expand import FileContextExpander
 from aintern.assemble.tokens import TokenEstimation, by_characters, by_words, count_tokens
@@ -125,7 +127,10 @@ def test_query_cache_hits_and_is_invalidated_by_index_change(indexed, static) ->
     assert "src/python/retry_helper.py" in after.relevant_files
 
 
-def test_query_cache_lru_ttl_threads() -> None:
+def test_query_cache_lru_ttl_threads(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The cache's clock is the test's: a busy machine's pauses must not expire entries mid-test.
+    now = [1000.0]
+    monkeypatch.setattr(aintern.retrieve.cache, "time", SimpleNamespace(monotonic=lambda: now[0]))
     cache: QueryCache[int] = QueryCache(max_size=3, ttl_seconds=0.3)
     for i in range(4):
         cache.set(i, i)
@@ -133,7 +138,7 @@ def test_query_cache_lru_ttl_threads() -> None:
     cache.get(1)
     cache.set(9, 9)
     assert cache.get(1) == 1 and cache.get(2) is None, "least recently used goes first"
-    time.sleep(0.35)
+    now[0] += 0.35
     assert cache.get(1) is None, "entries expire"
     errors: list[Exception] = []
 
@@ -290,7 +295,7 @@ def test_preload_loads_the_in_memory_index_in_the_background(source_index) -> No
     assert thread is not None and memory is not None
     # A query arriving meanwhile waits for the load in flight instead of loading a second time.
     assert service.query("KnowledgeService", opts(Path(workspace), expand_context=False)).has_results
-    thread.join(60)
+    thread.join(300)  # (seconds; a busy machine may take longer: the join ends when it is done)
     assert not thread.is_alive()
 
     def again(_: SqliteStore) -> None:
@@ -658,9 +663,9 @@ def test_expansion_confined_cached_and_falls_back(tmp_path: Path) -> None:
     assert (edge.start_line, edge.end_line) == (1, 7)
     for escape in ("../secret.py", "link.py", str(tmp_path / "secret.py")):
         assert ex.expand(escape, 1, 1, "stored", 3).source == "stored", escape
-    time.sleep(0.01)
+    before = f.stat().st_mtime_ns
     f.write_text("\n".join(f"new{i}" for i in range(1, 21)))
-    os.utime(f, None)
+    os.utime(f, ns=(before + 10**9, before + 10**9))  # (a later time, however coarse the clock)
     assert ex.expand("m.py", 10, 10, "l10", 1).content == "new9\nnew10\nnew11", "the cache notices the change"
     assert ex.expand("m.py", 10, 10, "l10", 1, file_hash="0" * 32).source == "stored", "changed since indexing"
     f.unlink()
@@ -747,7 +752,7 @@ def test_a_saved_file_is_searchable_at_once_while_memory_reloads(  # type: ignor
     found = service.query("freshly_saved_handler", options)
     assert found.chunks[0].file_path == "src/python/app.py" and "freshly_saved_handler" in found.chunks[0].content
 
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + 300
     while (m := store.memory.vectors.get(store, index_id, lambda s: None, True)) is None or m is loaded:
         assert time.monotonic() < deadline, "the in-memory index was not reloaded"
         time.sleep(0.05)
@@ -768,7 +773,7 @@ def test_a_service_gives_a_small_index_keyword_statistics_and_indexing_keeps_the
     service = KnowledgeService(store)
     loading = service.preload(str(ws))
     assert loading is not None
-    loading.join(60)
+    loading.join(300)
     assert KeywordMatrix.load(store, index_id) is not None
 
     app = ws / "src" / "python" / "app.py"

@@ -8,7 +8,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -19,7 +18,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from web_server import WebServer
-from workspaces import make_workspace, many_files
+from workspaces import edit_until_seen, make_workspace, many_files
 
 from aintern.knowledge import KnowledgeQueryOptions, KnowledgeService
 from aintern.mcp import AinternMcp, McpConfig
@@ -214,8 +213,10 @@ def test_index_reports_progress_and_search_sees_an_edit_at_once(web_env: Path) -
         status = await c.call_tool("status", {"path": str(root)})
         assert status.structured_content["files"] == 300 and status.structured_content["watching"] is True
         # An agent edits a file and searches: the answer has the new lines, not the indexed ones.
-        (root / "module_7.py").write_text("def settle_ledger_balance(ledger):\n    return sum(ledger)\n")
-        time.sleep(0.3)  # (the watcher hears of it; the search then waits for its re-index)
+        # Once the watcher has heard of it (its run has started), the search waits for that run to end.
+        await asyncio.to_thread(edit_until_seen, root / "module_7.py",
+                                "def settle_ledger_balance(ledger):\n    return sum(ledger)\n",
+                                lambda: getattr(server.jobs.job(root), "id", None) != job.id)  # fmt: skip
         found = await c.call_tool("search", {"query": "settle_ledger_balance", "k": 1})
         assert found.structured_content["hits"][0]["path"] == "module_7.py"
         assert "settle_ledger_balance" in found.structured_content["hits"][0]["code"]
@@ -258,9 +259,9 @@ def test_one_http_server_serves_several_sessions_and_requires_its_token(indexed:
             return out
 
     with WebServer(db, workspace=root, token="s3cret", watch=False) as server:
-        refused = httpx.post(server.url + "/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "ping"}, timeout=10)
+        refused = httpx.post(server.url + "/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "ping"}, timeout=60)
         assert refused.status_code == 401
-        foreign = httpx.post(server.url + "/mcp", json={}, timeout=10,
+        foreign = httpx.post(server.url + "/mcp", json={}, timeout=60,
                              headers={"Authorization": "Bearer s3cret", "Origin": "http://evil.example"})  # fmt: skip
         assert foreign.status_code == 403
 
@@ -278,15 +279,15 @@ def test_cli_and_web_search_several_repositories(two_repos: tuple[Path, Path, Pa
     env = {**os.environ, "AINTERN_DB": str(db)}
     cli = [sys.executable, "-m", "aintern"]
     out = subprocess.run([*cli, "search", "barometric pressure", "--all-repos", "--json", "-k", "3"],
-                         capture_output=True, text=True, env=env, cwd=shop, timeout=120)  # fmt: skip
+                         capture_output=True, text=True, env=env, cwd=shop, timeout=300)  # fmt: skip
     assert out.returncode == 0, out.stderr
     hits = json.loads(out.stdout)
     assert hits[0]["repo"] == "weather" and hits[0]["path"] == "forecast.py"
     out = subprocess.run([*cli, "files", "charge invoice", "--repo", "shop", "--repo", str(weather), "--json"],
-                         capture_output=True, text=True, env=env, timeout=120)  # fmt: skip
+                         capture_output=True, text=True, env=env, timeout=300)  # fmt: skip
     assert out.returncode == 0 and json.loads(out.stdout)[0]["repo"] == "shop"
     bad = subprocess.run(
-        [*cli, "search", "x", "--repo", "nowhere"], capture_output=True, text=True, env=env, timeout=120
+        [*cli, "search", "x", "--repo", "nowhere"], capture_output=True, text=True, env=env, timeout=300
     )
     assert bad.returncode != 0 and "no index matches 'nowhere'" in bad.stderr and "Traceback" not in bad.stderr
     with WebServer(db, workspace=shop, watch=False) as server, server.client() as c:

@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
-from workspaces import make_workspace
+from workspaces import edit_until_seen, make_workspace
 
 from aintern.config import Settings, is_trusted, parse_value, set_setting, set_settings, trust
 from aintern.errors import IndexingBusyError, SettingsError
@@ -223,7 +223,7 @@ def test_model_loads_are_announced(env: Path) -> None:
         knowledge.on_model_state(heard.append)
         thread = knowledge.preload(str(root))
         assert thread is not None
-        thread.join(60)
+        thread.join(300)  # (ends when the model is loaded: seconds, unless the machine is very busy)
         model = ws.require_index().embedding_model
         assert [s.state for s in heard] == ["loading", "ready"] and heard[1].model_id == model
         assert heard[1].dimension == ws.embedder.dimension and knowledge.model_states[model].state == "ready"
@@ -242,22 +242,21 @@ def test_jobs_raise_events_and_the_watcher_reindexes_only_changed_files(env: Pat
     jobs.subscribe(events.append)
     job = jobs.start(root)
     assert job.thread is not None
-    job.thread.join(120)
+    job.thread.join(300)
     assert job.phase == "complete"
     kinds = [e.kind for e in events]
     assert kinds[0] == "state" and kinds[-1] == "state" and "progress" in kinds and "file" in kinds
     jobs.watch(root, auto_index=True)
-    time.sleep(1.0)  # the watcher is up
     events.clear()
-    (root / "src" / "python" / "app.py").write_text("def brand_new_function():\n    return 'fresh'\n")
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        latest = jobs.job(root)
-        if latest is not None and latest is not job and latest.done:
-            break
-        time.sleep(0.1)
+    # (Written again until the watcher, which says nothing when it is ready, hears of it.)
+    edit_until_seen(root / "src" / "python" / "app.py", "def brand_new_function():\n    return 'fresh'\n",
+                    lambda: jobs.job(root) is not job)  # fmt: skip
     latest = jobs.job(root)
-    assert latest is not None and latest.kind == "files" and latest.result is not None
+    assert latest is not None
+    deadline = time.monotonic() + 300
+    while not latest.done and time.monotonic() < deadline:
+        latest.wait(1.0)
+    assert latest.kind == "files" and latest.result is not None
     assert latest.result.files_indexed == 1 and latest.result.files_unchanged == 0
     assert [e.data["path"] for e in events if e.kind == "file"] == ["src/python/app.py"]
     jobs.close()

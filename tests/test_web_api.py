@@ -18,6 +18,9 @@ from workspaces import make_workspace, many_files
 from aintern.chunk.models import CHUNKER_VERSION
 from aintern.workspace import Workspace
 
+#: Seconds a wait on the server may take on a busy 2-core machine (it ends as soon as what it waits for is met).
+PATIENCE = 120.0
+
 
 @pytest.fixture
 def env(web_env: Path) -> Path:
@@ -43,7 +46,8 @@ def test_pages_and_their_json_twins(server: WebServer, indexed: tuple[Path, Path
         assert c.get(f"/api/indexes/{wid}").json()["id"] == wid
         status = c.get(f"/api/status?ws={wid}").json()
         assert status["state"] == "up_to_date" and status["label"] == "up to date"
-        for _ in range(100):  # the server loads the index's model at start (seed: ModelStateChanged)
+        deadline = time.monotonic() + PATIENCE
+        while time.monotonic() < deadline:  # the server loads the index's model at start (seed: ModelStateChanged)
             model = c.get(f"/api/status?ws={wid}").json()["model_state"]
             if model and model["state"] != "loading":
                 break
@@ -272,13 +276,14 @@ def test_two_runs_on_one_workspace_conflict_and_cancel_keeps_what_is_done(server
         second = c.post(f"/api/indexes/{wid}/reindex")
         assert second.status_code == 409 and "being indexed" in second.json()["error"]
         # The run is visible to another process through the database.
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + PATIENCE
         run = None
         while run is None and time.monotonic() < deadline:
             run = c.get(f"/api/indexes/{wid}/run").json()["run"]
             time.sleep(0.05)
         assert run is not None and run["pid"] == os.getpid()
         while (c.get(f"/api/indexes/{wid}").json()["job"] or {}).get("processed_files", 0) == 0:
+            assert time.monotonic() < deadline, "no file was indexed"
             time.sleep(0.05)
         assert c.post(f"/api/indexes/{wid}/cancel").json() == {"cancelling": True}
         done = server.wait_idle(big)
@@ -298,11 +303,16 @@ def test_a_watched_folder_that_disappears_keeps_its_index(server: WebServer, env
     with server.client() as c:
         wid = c.post("/api/indexes", json={"path": str(kept)}).json()["id"]
         assert server.wait_idle(kept)["phase"] == "complete"
-        files = c.get(f"/api/indexes/{wid}").json()["files"]
-        assert files > 0
+        before = c.get(f"/api/indexes/{wid}").json()
+        files = before["files"]
+        assert files > 0 and before["watching"]
         shutil.rmtree(kept)
-        time.sleep(3)  # (the watcher's events for the deleted files arrive within a second or two)
-        state = c.get(f"/api/indexes/{wid}").json()
+        # The watcher hears of the deleted files, finds the folder gone and stops: from then on nothing
+        # can start a run for it (a run it started before stopping would show in "job" below).
+        deadline = time.monotonic() + PATIENCE
+        while (state := c.get(f"/api/indexes/{wid}").json())["watching"]:
+            assert time.monotonic() < deadline, "the watcher did not notice its folder was deleted"
+            time.sleep(0.1)
         assert state["state"] == "missing" and state["files"] == files, state
         assert (state["job"] or {}).get("kind") != "files", state["job"]
 
@@ -318,7 +328,7 @@ def test_a_workspace_deleted_while_indexing_ends_the_run_cleanly(server: WebServ
         assert state["state"] == "missing" and state["label"] == "folder missing"
         assert c.post(f"/api/indexes/{wid}/update").status_code == 409
         # (A run the watcher started for the vanished files may still hold it: deleting waits for that.)
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + PATIENCE
         while (gone := c.delete(f"/api/indexes/{wid}")).status_code == 409 and time.monotonic() < deadline:
             assert "being indexed" in gone.text, gone.text
             server.wait_idle(doomed)

@@ -54,7 +54,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WebServer]:
     with indexed_server(tmp_path_factory.mktemp("fuzz"), watch=False) as s:
         # The server's start-up work (loading the index, filling derived tables on the first search) is
         # done before any digest is taken: it is not a request's doing.
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + 120
         while _loading(s) and time.monotonic() < deadline:
             time.sleep(0.1)
         with s.client() as c:

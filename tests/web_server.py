@@ -30,7 +30,7 @@ class WebServer:
 
     def __enter__(self) -> WebServer:
         self.thread.start()
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + 120  # (a busy machine starts it late; the wait ends when it is up)
         while not self.server.started:
             if time.monotonic() > deadline or not self.thread.is_alive():
                 raise RuntimeError("the web app did not start")
@@ -49,7 +49,7 @@ class WebServer:
         """A client that sends the CSRF token, as the pages do."""
         return httpx.Client(base_url=self.url, headers={"X-CSRF-Token": self.csrf, **headers}, timeout=60)
 
-    def wait_idle(self, workspace: Path, timeout: float = 120) -> dict:  # type: ignore[type-arg]
+    def wait_idle(self, workspace: Path, timeout: float = 300) -> dict:  # type: ignore[type-arg]
         """Wait until this server's run of ``workspace`` ends; its last state."""
         deadline = time.monotonic() + timeout
         jobs = self.app.state.web.jobs

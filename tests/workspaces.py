@@ -5,11 +5,30 @@ from __future__ import annotations
 import signal
 import subprocess
 import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 from samples import SAMPLES
 
 COMMENT = {"python": "#", "ruby": "#", "bash": "#", "elixir": "#", "haskell": "--", "lua": "--"}
+
+
+def edit_until_seen(path: Path, text: str, seen: Callable[[], bool], timeout: float = 300.0) -> None:
+    """Write ``text`` to ``path``, again every few seconds, until ``seen()`` says a file watcher noticed.
+
+    A watcher started a moment ago may not be listening yet on a busy machine, and then misses a single
+    write (watchfiles says nothing when it is ready). The text is the same each time: the first run
+    that notices indexes it as one changed file, whichever write it heard."""
+    deadline = time.monotonic() + timeout
+    while True:
+        path.write_text(text)
+        again = min(deadline, time.monotonic() + 5.0)
+        while time.monotonic() < again:
+            if seen():
+                return
+            time.sleep(0.05)
+        assert time.monotonic() < deadline, f"no watcher noticed {path} in {timeout:.0f} s"
 
 
 def make_workspace(root: Path, copies: int = 1) -> Path:
