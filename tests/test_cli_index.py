@@ -42,9 +42,8 @@ def test_index_search_status_update_clear(ws: Path, tmp_path: Path) -> None:
     assert out.returncode == 0, out.stderr
     summary = json.loads(out.stdout)
     assert summary["success"] and summary["files_indexed"] == 22
-    assert {"path": ".env", "reason": "secret (credentials are never indexed unless --include-secrets)"} in summary[
-        "skipped"
-    ]
+    reason = "secret (credentials are never indexed unless --include-secrets)"
+    assert {"path": ".env", "reason": reason, "reported_before": False} in summary["skipped"]
 
     # Found from a subdirectory, the way git finds a repository.
     sub = ws / "src" / "go"

@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import json
-import os
 import signal
 import threading
 import time
-from datetime import datetime
 from pathlib import Path
 from typing import Annotated
 
@@ -33,7 +31,6 @@ from aintern.cli.common import (
 from aintern.errors import AinternError
 from aintern.index import IndexingProgress, IndexingResult
 from aintern.index.tier import TIERS, TierResult
-from aintern.scan import SkippedFile
 from aintern.store import VectorTier
 from aintern.workspace import Workspace, tier_dict
 
@@ -101,29 +98,12 @@ def _tier_line(ws: Workspace) -> str | None:
     )
 
 
-def _listed_before(root: Path, skipped: list[SkippedFile], last_run: str | None) -> set[str]:
-    """The skipped files an earlier run already listed: those unchanged since it ended (by their ctime,
-    which creating, renaming or writing a file sets, and a copy or an archive cannot backdate)."""
-    if last_run is None:
-        return set()
-    since = datetime.fromisoformat(last_run).timestamp()
-    seen = set()
-    for s in skipped:
-        try:
-            if os.lstat(root / s.rel).st_ctime < since:
-                seen.add(s.rel)
-        except (OSError, ValueError):  # gone meanwhile, or a name the system cannot look up: list it
-            pass
-    return seen
-
-
 def _print_summary(
     result: IndexingResult,
     ws: Workspace,
     as_json: bool,
     verbose: bool,
     tier: TierResult | None = None,
-    listed_before: set[str] | frozenset[str] = frozenset(),
 ) -> None:
     if as_json:
         print(json.dumps({
@@ -133,7 +113,8 @@ def _print_summary(
             "files_errored": result.files_errored, "chunks_created": result.chunks_created,
             "chunks_embedded": result.chunks_embedded, "duration_s": round(result.duration, 3),
             "git_commit": result.git_commit, "error": result.error_message,
-            "skipped": [{"path": s.rel, "reason": s.reason} for s in result.skipped],
+            "skipped": [{"path": s.rel, "reason": s.reason, "reported_before": s.rel in result.skipped_before}
+                        for s in result.skipped],
             "secrets_redacted": [{"path": p, "line": line, "kind": kind}
                                  for p, found in result.secrets_redacted.items() for line, kind in found],
             "errors": [{"path": e.file_path, "type": e.type.value, "error": e.error} for e in result.errors],
@@ -168,8 +149,8 @@ def _print_summary(
             more = f", ... {len(files) - 5} more (--verbose lists every line)" if len(files) > 5 else ""
             console.print("    " + esc(", ".join(files[:5]) + more), highlight=False)
     # Empty files are counted, not listed one by one (a package has many empty __init__.py); a file an
-    # earlier run listed is not listed again (a key file does not become news at every update).
-    new = result.skipped if verbose else [s for s in result.skipped if s.rel not in listed_before]
+    # earlier run reported, unchanged since, is not listed again (a key file is not news at every update).
+    new = result.skipped if verbose else result.new_skipped
     empty = [s for s in new if s.reason == "empty file"]
     others = new if verbose else [s for s in new if s.reason != "empty file"]
     shown = others if verbose else others[:10]
@@ -247,12 +228,11 @@ def _index_and_tier(
     wait: bool = False,
     new: bool = False,
 ) -> None:
-    last_run = ws.index.updated_at if ws.index is not None else None
     result = _run_indexing(ws, force, include_secrets, quiet=as_json, wait=wait)
     for notice in ws.notices:
         err.print(f"[yellow]note:[/] {esc(notice)}", highlight=False)
     tiered = _run_tier(ws, tier, quiet=as_json, new=new) if result.success else None
-    _print_summary(result, ws, as_json, verbose, tiered, _listed_before(ws.root, result.skipped, last_run))
+    _print_summary(result, ws, as_json, verbose, tiered)
     if tiered is not None and tiered.cancelled:
         raise typer.Exit(130)
     raise typer.Exit(0 if result.success else 130 if result.cancelled else 1)

@@ -32,6 +32,7 @@ from aintern.index.models import (
     IndexingProgress,
     IndexingResult,
 )
+from aintern.index.skips import scan_record, sort_scan_skips
 from aintern.scan import (
     FileReadError,
     ScannedFile,
@@ -177,6 +178,10 @@ class Indexer:
     ) -> IndexingResult:
         """Index ``files`` (those whose size or mtime changed, or all with ``force_reindex``), remove ``gone``."""
         emit(IndexingPhase.ANALYZING, total_files=len(files))
+        # (result.skipped holds the scan's skips so far) Those recorded unchanged were said by an earlier run.
+        scan_skips = sort_scan_skips(result.skipped, known, known_skipped)
+        result.skipped_before |= scan_skips.said
+        gone = gone - scan_skips.kept
         todo: list[ScannedFile] = []
         for f in files:
             old = known.get(f.rel)
@@ -188,10 +193,11 @@ class Indexer:
             elif was_skipped is not None and was_skipped[:2] == (f.size, f.mtime_ns):
                 if was_skipped[2]:
                     result.skipped.append(SkippedFile(f.rel, was_skipped[2]))
+                    result.skipped_before.add(f.rel)
             else:
                 todo.append(f)
 
-        if todo or gone:
+        if todo or gone or scan_skips.fresh:
             # Never write into a damaged database: what it holds would only get worse. The check (SQLite,
             # outside the GIL) runs while the worker reads and chunks the first files.
             self.store.start_verify()
@@ -200,7 +206,7 @@ class Indexer:
         prepared: queue.Queue[_Prepared | Exception | None] = queue.Queue(maxsize=64)
         worker = threading.Thread(target=self._prepare, args=(todo, known, prepared, result, cancel), daemon=True)
         worker.start()
-        if todo or gone:
+        if todo or gone or scan_skips.fresh:
             try:
                 self.store.verify()
             except BaseException:
@@ -249,6 +255,8 @@ class Indexer:
             for path in gone:
                 if self.store.remove_file(index_id, path):
                     result.files_removed += 1
+            for s in scan_skips.fresh:
+                self.store.set_skipped(index_id, s.rel, *scan_record(s))
             result.git_commit = head_commit(root)
             index = self.store.get_index_for_workspace(root)
             # (A run that changed nothing writes nothing: its store is then never checked, store.integrity.)

@@ -92,6 +92,8 @@ class IndexingResult:
     duration: float = 0.0
     embed_seconds: float = 0.0
     skipped: list[SkippedFile] = field(default_factory=list)
+    #: The skipped files an earlier run already reported, unchanged since (``new_skipped`` are the others).
+    skipped_before: set[str] = field(default_factory=set)
     errors: list[IndexingError] = field(default_factory=list)
     error_message: str | None = None
     cancelled: bool = False
@@ -102,6 +104,10 @@ class IndexingResult:
     @property
     def files_skipped(self) -> int:
         return len(self.skipped)
+
+    @property
+    def new_skipped(self) -> list[SkippedFile]:
+        return [s for s in self.skipped if s.rel not in self.skipped_before]
 
     @property
     def files_errored(self) -> int:

@@ -70,6 +70,15 @@ class ScannedFile:
 class SkippedFile:
     rel: str
     reason: str
+    #: The file's size and mtime when the scan skipped it (0 for a folder or a name it could not stat): the
+    #: index remembers them, so that a file is reported again only once it changed (aintern.index.skips).
+    size: int = field(default=0, compare=False)
+    mtime_ns: int = field(default=0, compare=False)
+
+    @classmethod
+    def of(cls, rel: str, reason: str, st: os.stat_result) -> SkippedFile:
+        """Skipped, with the stat that tells it changed (a folder's none: its mtime moves with what it holds)."""
+        return cls(rel, reason) if stat.S_ISDIR(st.st_mode) else cls(rel, reason, st.st_size, st.st_mtime_ns)
 
 
 @dataclass
@@ -123,12 +132,12 @@ class Scanner:
                 if reason == "":
                     continue  # silently excluded (ignored, hidden, not a known file type)
                 if reason:
-                    skipped.append(SkippedFile(rel, reason))
+                    skipped.append(SkippedFile.of(rel, reason, st))
                     continue
                 if is_link:
                     real = self._real(Path(entry.path))
                     if real != self.root and self.root not in real.parents:
-                        skipped.append(SkippedFile(rel, "symlink to outside the workspace"))
+                        skipped.append(SkippedFile.of(rel, "symlink to outside the workspace", st))
                         continue
                     if is_dir and (st.st_dev, st.st_ino) in visited:
                         skipped.append(SkippedFile(rel, "symlink loop"))
@@ -139,12 +148,14 @@ class Scanner:
                 elif stat.S_ISREG(st.st_mode):
                     if st.st_size > self.options.max_file_bytes:
                         skipped.append(
-                            SkippedFile(rel, f"too large ({st.st_size:,} bytes > {self.options.max_file_bytes:,})")
+                            SkippedFile.of(
+                                rel, f"too large ({st.st_size:,} bytes > {self.options.max_file_bytes:,})", st
+                            )
                         )
                         continue
                     files.append(ScannedFile(entry.path, rel, st.st_size, st.st_mtime_ns))
                 else:
-                    skipped.append(SkippedFile(rel, f"not a regular file ({_kind(st.st_mode)})"))
+                    skipped.append(SkippedFile.of(rel, f"not a regular file ({_kind(st.st_mode)})", st))
         files.sort(key=lambda f: f.rel)
         return ScanResult(files, skipped)
 
@@ -172,7 +183,7 @@ class Scanner:
                 return None
             real = self._real(path)
             if real != self.root and self.root not in real.parents:
-                skipped.append(SkippedFile(rel, "symlink to outside the workspace"))
+                skipped.append(SkippedFile.of(rel, "symlink to outside the workspace", st))
                 missing.add(rel)
                 continue
             try:
@@ -182,13 +193,14 @@ class Scanner:
             if not accepted:
                 reason = self._excluded(rel.rsplit("/", 1)[-1], rel, False, [])
                 if reason:  # reported, as a scan reports it (a secret file)
-                    skipped.append(SkippedFile(rel, reason))
+                    skipped.append(SkippedFile.of(rel, reason, st))
                 missing.add(rel)
             elif not stat.S_ISREG(st.st_mode):
-                skipped.append(SkippedFile(rel, f"not a regular file ({_kind(st.st_mode)})"))
+                skipped.append(SkippedFile.of(rel, f"not a regular file ({_kind(st.st_mode)})", st))
                 missing.add(rel)
             elif st.st_size > self.options.max_file_bytes:
-                skipped.append(SkippedFile(rel, f"too large ({st.st_size:,} bytes > {self.options.max_file_bytes:,})"))
+                too_large = f"too large ({st.st_size:,} bytes > {self.options.max_file_bytes:,})"
+                skipped.append(SkippedFile.of(rel, too_large, st))
                 missing.add(rel)
             else:
                 files.append(ScannedFile(str(path), rel, st.st_size, st.st_mtime_ns))
