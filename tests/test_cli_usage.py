@@ -10,7 +10,6 @@ import shutil
 import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import httpx
@@ -109,31 +108,6 @@ def test_config_get_and_list_read_the_workspace_you_stand_in(tmp_path: Path) -> 
     assert aintern(env, "config", "get", "chunk_size", "-w", str(root), cwd=tmp_path).stdout.strip() == "256"
     table = aintern(env, "config", "list", "-w", str(root), cwd=tmp_path).stdout
     assert "chunk_size\t256\tworkspace\t" in table, table
-
-
-def _after_this_second(path: Path) -> None:
-    """Wait until the clock has left the second ``path`` last changed in: a run that ends after this
-    ends in a later second than the change (index times are stored to the second)."""
-    changed = int(path.stat().st_ctime)
-    while int(time.time()) <= changed:
-        time.sleep(0.05)
-
-
-def test_a_skipped_key_file_is_listed_once(tmp_path: Path) -> None:
-    env = isolated(tmp_path)
-    root = one_file_project(tmp_path / "project")
-    (root / ".env").write_text("TOKEN=abc\n")
-    _after_this_second(root / ".env")
-    out = aintern(env, "index", cwd=root)
-    assert "skipped .env: secret" in out.stdout, out.stdout
-    for _ in range(2):  # nothing new: said once is enough (still counted)
-        out = aintern(env, "update", cwd=root)
-        assert out.returncode == 0 and ".env" not in out.stdout and "1 skipped" in out.stdout, out.stdout
-    (root / "id_rsa").write_text("-----BEGIN OPENSSH PRIVATE KEY-----\n")
-    out = aintern(env, "update", cwd=root)
-    assert "skipped id_rsa: secret" in out.stdout and ".env" not in out.stdout, out.stdout
-    verbose = aintern(env, "index", "--verbose", cwd=root)
-    assert "skipped .env: secret" in verbose.stdout and "skipped id_rsa: secret" in verbose.stdout
 
 
 def _listening(host: str) -> socket.socket:
