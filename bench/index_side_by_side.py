@@ -125,8 +125,10 @@ def main() -> None:
             print(f"ratio aintern / semble, process {key[:-2]}: median {statistics.median(ours) / statistics.median(theirs):.2f}"
                   f", min {min(ours) / min(theirs):.2f}")  # fmt: skip
         ours, theirs = [r["wall_s"] for r in rows["aintern"]], [r["in_process_s"] for r in rows["semble"]]
-        print(f"ratio aintern process / semble in process (issue 49's table): median "
-              f"{statistics.median(ours) / statistics.median(theirs):.2f}, min {min(ours) / min(theirs):.2f}")
+        print(
+            f"ratio aintern process / semble in process (issue 49's table): median "
+            f"{statistics.median(ours) / statistics.median(theirs):.2f}, min {min(ours) / min(theirs):.2f}"
+        )
 
 
 if __name__ == "__main__":
