@@ -172,14 +172,15 @@ def stages_child(root: Path, model: str, file_vectors: bool) -> None:
 
     with tempfile.TemporaryDirectory() as tmp:
         store = SqliteStore(Path(tmp) / "bench.db")
+        main_before = time.thread_time()
         cpu0, t0 = time.process_time(), time.perf_counter()
         embedder = get_embedder(model)
         embedder.load()
         cpu["model load"] = time.process_time() - cpu0
         result = Indexer(store, embedder, IndexingOptions(file_vectors=file_vectors)).index(root, progress)
         wall, total = time.perf_counter() - t0, time.process_time() - cpu0
-        threads["main"] = time.thread_time()
-        threads["others (onnxruntime's)"] = total - sum(threads.values())
+        threads["main"] = time.thread_time() - main_before
+        threads["other threads (the tokenizer's, onnxruntime's)"] = total - sum(threads.values())
         store.close()
     cpu["other"] = total - sum(cpu.values())
     print(json.dumps({

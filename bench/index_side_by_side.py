@@ -1,6 +1,7 @@
 """A cold index, aintern against semble 0.7.0, side by side in one run: the spread of N rounds (issue 49).
 
     python bench/index_side_by_side.py /tmp/django/django-5.2.8/django [--runs 5] [--semble-python PY]
+        [--before SRC]   # also another aintern tree's src/ (e.g. `git archive e090173 src | tar -x -C /tmp/old`)
 
 (semble's venv as bench/semble_side_by_side.py makes it: ``python3 -m venv /tmp/semblevenv &&
 /tmp/semblevenv/bin/pip install semble==0.7.0``; semble is given aintern's static model in model2vec
@@ -54,11 +55,11 @@ def timed(cmd: list[str], env: dict[str, str]) -> tuple[float, float, str]:
     return wall, cpu, out
 
 
-def aintern_round(tree: Path, tmp: Path, extra: list[str]) -> dict[str, float]:
+def aintern_round(tree: Path, tmp: Path, extra: list[str], src: Path = SRC) -> dict[str, float]:
     home = tmp / "aintern-home"
     home.mkdir()
     env = {**os.environ, "HOME": str(home), "AINTERN_DB": str(home / "aintern.db"), "HF_HUB_OFFLINE": "1"}
-    env["PYTHONPATH"] = str(SRC)
+    env["PYTHONPATH"] = str(src)
     wall, cpu, _ = timed([sys.executable, "-m", "aintern", "index", str(tree), *extra], env)
     return {"wall_s": wall, "cpu_s": cpu}
 
@@ -91,22 +92,25 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--semble-python", default="/tmp/semblevenv/bin/python")
     ap.add_argument("--aintern-args", default="", help="more arguments of `aintern index` (one string)")
+    ap.add_argument("--before", type=Path, help="another aintern src/ to time in the same rounds ('before')")
     a = ap.parse_args()
     tree = a.tree.resolve()
     semble = Path(a.semble_python).exists()
     print(f"load average at start: {os.getloadavg()}", flush=True)
-    rows: dict[str, list[dict[str, float]]] = {"aintern": [], "semble": []}
+    rows: dict[str, list[dict[str, float]]] = {"aintern": [], "before": [], "semble": []}
     with tempfile.TemporaryDirectory() as tmp:
         model = Path(tmp) / "model"
         if semble:
             export_model(a.semble_python, model)
         for i in range(a.runs):
-            order = ["aintern", "semble"] if i % 2 == 0 else ["semble", "aintern"]
+            order = ["aintern", "before", "semble"] if i % 2 == 0 else ["semble", "before", "aintern"]
             for who in order:
                 with tempfile.TemporaryDirectory() as run_tmp:
                     if who == "aintern":
                         row = aintern_round(tree, Path(run_tmp), a.aintern_args.split())
-                    elif semble:
+                    elif who == "before" and a.before:
+                        row = aintern_round(tree, Path(run_tmp), a.aintern_args.split(), a.before.resolve())
+                    elif who == "semble" and semble:
                         row = semble_round(a.semble_python, model, tree, Path(run_tmp))
                     else:
                         continue
@@ -121,9 +125,10 @@ def main() -> None:
                   f"{spread([r['cpu_s'] for r in runs]):>22s} {inner:>22s}")  # fmt: skip
     if rows["semble"]:
         for key in ("wall_s", "cpu_s"):
-            ours, theirs = [r[key] for r in rows["aintern"]], [r[key] for r in rows["semble"]]
-            print(f"ratio aintern / semble, process {key[:-2]}: median {statistics.median(ours) / statistics.median(theirs):.2f}"
-                  f", min {min(ours) / min(theirs):.2f}")  # fmt: skip
+            for who in ("aintern", "before") if rows["before"] else ("aintern",):
+                ours, theirs = [r[key] for r in rows[who]], [r[key] for r in rows["semble"]]
+                print(f"ratio {who} / semble, process {key[:-2]}: median {statistics.median(ours) / statistics.median(theirs):.2f}"
+                      f", min {min(ours) / min(theirs):.2f}")  # fmt: skip
         ours, theirs = [r["wall_s"] for r in rows["aintern"]], [r["in_process_s"] for r in rows["semble"]]
         print(
             f"ratio aintern process / semble in process (issue 49's table): median "

@@ -40,15 +40,24 @@ _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 THREADS = min(os.cpu_count() or 1, 4)
 
 
-@functools.cache
+_LOADING = threading.Lock()
+
+
 def file_embedder() -> Embedder:
     """The file vectors' embedder (MiniLM), loaded once per process; a search never uses it. One thread per
     run of the model: on a CPU the summaries are embedded one per run, several runs side by side
     (``SummaryVectors``), beside the indexing pipeline while it goes on."""
+    with _LOADING:  # (a run's thread and its helpers ask at once: one model, loaded once)
+        return _file_embedder()
+
+
+@functools.cache
+def _file_embedder() -> Embedder:
     from aintern.embed import get_embedder
 
     embedder = get_embedder("minilm", threads=1)
     assert embedder.model_id == FILE_MODEL
+    embedder.load()
     return embedder
 
 
