@@ -10,6 +10,7 @@ so its vector is the same whenever and beside whatever it is computed."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import os
@@ -135,6 +136,11 @@ class SummaryVectors:
                 self.add(text)
 
     def _work(self, helping: bool = False) -> None:
+        if not helping:
+            # Only the time the pipeline leaves: the index is searchable as soon as without file vectors, and
+            # what this thread has not done by the run's end is done then, by threads of normal priority.
+            with contextlib.suppress(OSError, AttributeError):  # (a thread's own priority: Linux)
+                os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
         try:
             embedder = file_embedder()
             if not one_per_run(embedder) and not helping:
