@@ -7,7 +7,9 @@
 write, finalize, keyword stats, file vectors: summaries, model load, embedding, writing), each stage's CPU
 seconds (of the thread that ran it; the chunking thread and the main thread run side by side) and its
 share of the run's CPU, and when the index became searchable (the chunks written) and complete; one fresh
-process per run.
+process per run. Threads a stage's C code starts are not its own: the Rust tokenizer's (what ``tokenize``
+waits for) count in ``other`` and in ``threads_cpu_s``; the file vectors' thread and helpers count in
+``fv embed`` (it runs beside the pipeline: its share is CPU, not wall time).
 
 Prints one JSON line per repository: files, chunks, cold index seconds (and the share spent
 embedding), files/s, chunks/s, peak RSS, source and index size, no-op update seconds, and
