@@ -191,9 +191,11 @@ def test_a_runs_summaries_are_embedded_while_it_goes_on(static, tmp_path: Path, 
     ((added, asked),) = handed
     assert added == set(asked) == {summary_text("src/mod_2.py", ["Lexer2", "lex"])}
 
-    # A cancelled run stops the thread.
+    # A cancelled run stops the thread (after the text it is embedding).
     cancel = threading.Event()
     cancel.set()
     assert Indexer(store, static, IndexingOptions(force_reindex=True)).index(ws, cancel=cancel).cancelled
-    assert not [t for t in threading.enumerate() if t.name == "aintern-file-vectors"]
+    for thread in [t for t in threading.enumerate() if t.name == "aintern-file-vectors"]:
+        thread.join(timeout=60)
+        assert not thread.is_alive()
     store.close()

@@ -104,29 +104,28 @@ def one_per_run(embedder: Embedder) -> bool:
 
 
 class SummaryVectors:
-    """MiniLM's vectors of file summaries (before the file map), computed by a thread of their own as the
-    summaries come in; ``vectors`` then embeds what is left on the calling thread and as many helpers as
-    there are cores (up to ``THREADS``). On a GPU (batches, where a vector depends on its neighbours) the
-    thread leaves every text to ``vectors``, which embeds them in one call, as before."""
+    """MiniLM's vectors of file summaries (before the file map), computed as the summaries come in by a
+    thread of the lowest priority (the index is searchable as soon as without file vectors); ``vectors``
+    then embeds what is left on the calling thread and helpers of normal priority, one per core (up to
+    ``THREADS``), and never waits for that thread. On a GPU (batches, where a vector depends on its
+    neighbours) the thread leaves every text to ``vectors``, which embeds them as before."""
 
     def __init__(self) -> None:
         self._texts: queue.SimpleQueue[str] = queue.SimpleQueue()
         self._seen: set[str] = set()
         self._done: dict[str, np.ndarray] = {}
         self._stop = threading.Event()
-        self._threads: list[threading.Thread] = []
-        self._error: BaseException | None = None
+        self._thread: threading.Thread | None = None
 
-    def add(self, text: str) -> None:
+    def add(self, text: str, start: bool = True) -> None:
         """Embed ``text`` (once, however often it is added), starting the thread at the first."""
         if text in self._seen:
             return
         self._seen.add(text)
         self._texts.put(text)
-        if not self._threads:
-            thread = threading.Thread(target=self._work, name="aintern-file-vectors", daemon=True)
-            self._threads.append(thread)
-            thread.start()
+        if start and self._thread is None and not self._stop.is_set():
+            self._thread = threading.Thread(target=self._work, args=(True,), name="aintern-file-vectors", daemon=True)
+            self._thread.start()
 
     def add_file(self, path: str, chunks: list[TextChunk], old_hash: str | None = None) -> None:
         """Embed a file's summary, unless it has no code or its vector was made from this summary already."""
@@ -135,58 +134,59 @@ class SummaryVectors:
             if text_hash(text) != old_hash:
                 self.add(text)
 
-    def _work(self, helping: bool = False) -> None:
-        if not helping:
-            # Only the time the pipeline leaves: the index is searchable as soon as without file vectors, and
-            # what this thread has not done by the run's end is done then, by threads of normal priority.
-            with contextlib.suppress(OSError, AttributeError):  # (a thread's own priority: Linux)
-                os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
-        try:
-            embedder = file_embedder()
-            if not one_per_run(embedder) and not helping:
-                return  # (batched: ``vectors`` embeds them all together)
-            while not self._stop.is_set():
-                try:
-                    text = self._texts.get_nowait()
-                except queue.Empty:
-                    if helping:
-                        return
-                    self._stop.wait(0.01)
-                    continue
-                self._done[text] = embedder.embed_batch([text])[0]
-        except BaseException as exc:  # (told by ``vectors``, on the run's thread)
-            self._error = exc
+    def _work(self, low: bool) -> None:
+        with contextlib.suppress(Exception):  # (a text it failed on is embedded again by ``vectors``, which says why)
+            embedder = file_embedder()  # (loaded at normal priority: the run's end may wait for it)
+            if low:
+                if not one_per_run(embedder):
+                    return  # (batched: ``vectors`` embeds them together)
+                with contextlib.suppress(OSError, AttributeError):  # (a thread's own priority: Linux)
+                    os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
+            self._drain(embedder, wait=low)
+
+    def _drain(self, embedder: Embedder, wait: bool) -> None:
+        while not self._stop.is_set():
+            try:
+                text = self._texts.get_nowait()
+            except queue.Empty:
+                if not wait:
+                    return
+                self._stop.wait(0.01)
+                continue
+            self._done[text] = embedder.embed_batch([text])[0]
 
     def vectors(self, texts: list[str], batch: int = 256) -> np.ndarray:
         """The vectors of ``texts`` (added now if they were not), in their order; batched ones in batches
         of ``batch``."""
         import numpy as np
 
-        self._stop.clear()  # (closed early: the texts left are embedded now)
         for text in texts:
-            self.add(text)
+            self.add(text, start=False)
         embedder = file_embedder()
-        if not one_per_run(embedder):
-            self.close()
-            left = [t for t in dict.fromkeys(texts) if t not in self._done]
-            for lo in range(0, len(left), batch):
-                self._done.update(zip(left[lo : lo + batch], embedder.embed_batch(left[lo : lo + batch])))
-        else:
-            for _ in range(THREADS - len(self._threads)):
-                self._threads.append(threading.Thread(target=self._work, args=(True,), daemon=True))
-                self._threads[-1].start()
-            self._work(helping=True)
-            self.close()
-        if self._error is not None:
-            raise self._error
+        if one_per_run(embedder):
+            self._stop.clear()  # (closed early: the texts left are embedded now)
+            helpers = [threading.Thread(target=self._work, args=(False,), daemon=True) for _ in range(THREADS - 1)]
+            for helper in helpers:
+                helper.start()
+            self._drain(embedder, wait=False)
+            for helper in helpers:
+                helper.join()
+        self._stop.set()
+        # What the low-priority thread is embedding now, or a helper failed on, is embedded here (the thread
+        # is waited for after, not before: it may wait long for a core).
+        left = [t for t in dict.fromkeys(texts) if t not in self._done]
+        for lo in range(0, len(left), batch):
+            self._done.update(zip(left[lo : lo + batch], embedder.embed_batch(left[lo : lo + batch])))
+        self.close()
         return np.vstack([self._done[t] for t in texts]) if texts else np.zeros((0, embedder.dimension), np.float32)
 
     def close(self) -> None:
-        """Stop the threads (after the text each is embedding)."""
+        """Stop the thread after the text it is embedding (a thread left in the model as the process
+        exits would abort it)."""
         self._stop.set()
-        for thread in self._threads:
-            thread.join()
-        self._threads = []
+        if self._thread is not None:
+            self._thread.join()
+        self._thread = None
 
 
 def update_file_vectors(
