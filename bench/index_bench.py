@@ -1,6 +1,15 @@
 """Index real repositories cold, then a no-op update, then search latency; one fresh process per repo.
 
     python bench/index_bench.py DIR [DIR ...] [--model static] [--queries 50] [--include-secrets] [--no-file-vectors]
+    python bench/index_bench.py DIR --stages [--runs 3]
+
+``--stages``: where a cold index's time goes, by stage (scan, read, secrets, tokenize, parse, chunk, embed,
+write, finalize, keyword stats, file vectors: summaries, model load, embedding, writing), each stage's CPU
+seconds (of the thread that ran it; the chunking thread and the main thread run side by side) and its
+share of the run's CPU, and when the index became searchable (the chunks written) and complete; one fresh
+process per run. Threads a stage's C code starts are not its own: the Rust tokenizer's (what ``tokenize``
+waits for) count in ``other`` and in ``threads_cpu_s``; the file vectors' thread and helpers count in
+``fv embed`` (it runs beside the pipeline: its share is CPU, not wall time).
 
 Prints one JSON line per repository: files, chunks, cold index seconds (and the share spent
 embedding), files/s, chunks/s, peak RSS, source and index size, no-op update seconds, and
@@ -86,6 +95,104 @@ def child(root: Path, model: str, n_queries: int, include_secrets: bool, file_ve
     }))  # fmt: skip
 
 
+#: (stage, module, owner, attribute): the functions each stage's time is measured in. A stage's time excludes
+#: the time of stages called inside it (the parse inside the chunking, the embedding inside the write).
+STAGES = [
+    ("scan", "aintern.scan", "Scanner", "scan"),
+    ("verify", "aintern.store.integrity", "IntegrityCheck", "verify"),
+    ("read", "aintern.index", None, "read_regular_file"),
+    ("decode", "aintern.index", None, "source_text"),
+    ("secrets", "aintern.index", None, "redact"),
+    ("chunk", "aintern.chunk.chunker", "Chunker", "chunk_texts"),
+    ("tokenize", "aintern.embed.tokenizer", "WordPieceTokenizer", "encode_many"),
+    ("parse", "aintern.chunk.code", "CodeChunker", "_top_level"),
+    ("write", "aintern.index", "Indexer", "_write"),
+    ("embed", "aintern.embed.cache", "CachedEmbedder", "embed_batch"),
+    ("embed", "aintern.index", "Indexer", "_token_ids"),
+    ("finalize", "aintern.index", "Indexer", "_update"),  # (what is left of it: the pipeline's loop, removals)
+    ("keyword stats", "aintern.store.keywords", "KeywordStorage", "update_keyword_stats"),
+    ("file vectors", "aintern.index", None, "update_file_vectors"),
+    ("fv summaries", "aintern.store.files", "FileVectorStorage", "file_summaries"),
+    ("fv model load", "aintern.embed.onnx", "OnnxEmbedder", "load"),
+    ("fv embed", "aintern.embed.onnx", "OnnxEmbedder", "embed_batch"),
+    ("fv write", "aintern.store.files", "FileVectorStorage", "set_file_vectors"),
+]
+
+
+def stages_child(root: Path, model: str, file_vectors: bool) -> None:
+    """One cold index with each stage's functions timed (CPU of the calling thread, exclusive of stages
+    inside it); prints one JSON line."""
+    import functools
+    import importlib
+    import threading
+
+    cpu: dict[str, float] = {}
+    local = threading.local()
+
+    def timed(stage: str, fn):  # type: ignore[no-untyped-def]
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):  # type: ignore[no-untyped-def]
+            stack = local.__dict__.setdefault("stack", [])
+            stack.append(0.0)  # (the time of stages called inside this one)
+            t0 = time.thread_time()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                spent = time.thread_time() - t0
+                inner = stack.pop()
+                cpu[stage] = cpu.get(stage, 0.0) + spent - inner
+                if stack:
+                    stack[-1] += spent
+
+        return wrapper
+
+    for stage, module_name, owner, attribute in STAGES:
+        module = importlib.import_module(module_name)
+        target = getattr(module, owner) if owner else module
+        setattr(target, attribute, timed(stage, getattr(target, attribute)))
+    from aintern.embed import get_embedder
+    from aintern.index import Indexer, IndexingOptions, IndexingPhase, IndexingProgress
+    from aintern.store import SqliteStore
+
+    threads: dict[str, float] = {}
+    prepare = Indexer._prepare
+
+    def chunking_thread(*args, **kwargs):  # type: ignore[no-untyped-def]
+        try:
+            return prepare(*args, **kwargs)
+        finally:
+            threads["chunking"] = threads.get("chunking", 0.0) + time.thread_time()
+
+    Indexer._prepare = chunking_thread  # type: ignore[method-assign]
+    marks: dict[str, float] = {}
+
+    def progress(p: IndexingProgress) -> None:
+        if p.phase is IndexingPhase.FINALIZING:
+            marks.setdefault("searchable_s", round(p.elapsed, 2))  # (every chunk written and committed)
+        if p.phase is IndexingPhase.COMPLETE:
+            marks["complete_s"] = round(p.elapsed, 2)
+
+    with tempfile.TemporaryDirectory() as tmp:
+        store = SqliteStore(Path(tmp) / "bench.db")
+        main_before = time.thread_time()
+        cpu0, t0 = time.process_time(), time.perf_counter()
+        embedder = get_embedder(model)
+        embedder.load()
+        cpu["model load"] = time.process_time() - cpu0
+        result = Indexer(store, embedder, IndexingOptions(file_vectors=file_vectors)).index(root, progress)
+        wall, total = time.perf_counter() - t0, time.process_time() - cpu0
+        threads["main"] = time.thread_time() - main_before
+        threads["other threads (the tokenizer's, onnxruntime's)"] = total - sum(threads.values())
+        store.close()
+    cpu["other"] = total - sum(cpu.values())
+    print(json.dumps({
+        "repo": str(root), "files": result.files_indexed, "chunks": result.chunks_created, "wall_s": round(wall, 2),
+        "cpu_s": round(total, 2), **marks,
+        "threads_cpu_s": {k: round(v, 2) for k, v in threads.items()}, "stages_cpu_s": {k: round(v, 3) for k, v in cpu.items()},
+        "shares": {k: round(v / total, 3) for k, v in cpu.items()},
+    }))  # fmt: skip
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("repos", nargs="+", type=Path)
@@ -93,8 +200,13 @@ def main() -> None:
     ap.add_argument("--queries", type=int, default=50)
     ap.add_argument("--include-secrets", action="store_true", help="do not mask secrets (to measure their cost)")
     ap.add_argument("--no-file-vectors", action="store_true", help="index without the file vectors")
+    ap.add_argument("--stages", action="store_true", help="where a cold index's time goes, by stage")
+    ap.add_argument("--runs", type=int, default=1, help="runs of each repository (a fresh process each)")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args()
+    if a.child and a.stages:
+        stages_child(a.repos[0].resolve(), a.model, not a.no_file_vectors)
+        return
     if a.child:
         child(a.repos[0].resolve(), a.model, a.queries, a.include_secrets, not a.no_file_vectors)
         return
@@ -102,7 +214,9 @@ def main() -> None:
         cmd = [sys.executable, __file__, "--child", str(repo), "--model", a.model, "--queries", str(a.queries)]
         cmd += ["--include-secrets"] if a.include_secrets else []
         cmd += ["--no-file-vectors"] if a.no_file_vectors else []
-        subprocess.run(cmd, check=True, env={**os.environ, "HF_HUB_OFFLINE": "1"})
+        cmd += ["--stages"] if a.stages else []
+        for _ in range(a.runs):
+            subprocess.run(cmd, check=True, env={**os.environ, "HF_HUB_OFFLINE": "1"})
 
 
 if __name__ == "__main__":

@@ -152,3 +152,54 @@ def test_the_file_vectors_reorder_only_the_first_files_and_each_files_first_hit(
     light = HybridConfig(file_vector_weight=0.15, file_vector_k=5.0, file_vector_files=3)
     # At the default weight the file vectors move a file up one place, not two: c.py passes b.py, not a.py.
     assert [hit[3] for hit in by_file_vectors(scored, ["c.py"], light)] == [1, 4, 3, 2, 5]
+
+
+def test_a_runs_summaries_are_embedded_while_it_goes_on(static, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Each new file's summary is handed to the file vectors' thread as the file is written (the names read
+    from its chunks are the ones the store reads back), so the run's end embeds none itself; a file whose
+    summary is unchanged is not embedded again; a cancelled run leaves no thread behind."""
+    import threading
+
+    from aintern.index import files as file_vectors
+
+    handed: list[tuple[set[str], list[str]]] = []  # (the texts added during the run, those asked for at its end)
+    vectors = file_vectors.SummaryVectors.vectors
+
+    def spy(self: file_vectors.SummaryVectors, texts: list[str], batch: int = 256) -> np.ndarray:
+        handed.append((set(self._seen), list(texts)))
+        return vectors(self, texts, batch)
+
+    monkeypatch.setattr(file_vectors.SummaryVectors, "vectors", spy)
+    ws = tmp_path / "ws"
+    many = {f"src/mod_{n}.py": f"class Parser{n}:\n    def parse_{n}(self):\n        pass\n" for n in range(12)}
+    write(ws, {**FILES, **many})
+    store = SqliteStore(tmp_path / "i.db")
+    assert Indexer(store, static, IndexingOptions(batch_size=4)).index(ws).success
+    index = store.get_index_for_workspace(ws.resolve())
+    assert index is not None
+    ((added, asked),) = handed
+    assert len(asked) == 15 and set(asked) <= added  # (every file of code, none left to the end)
+    names = {path: names for _, path, names in store.file_summaries(index.id)}
+    assert summary_text("src/http_client.py", names["src/http_client.py"]) in added
+    # The vectors are, to the bit, those the end of the run would have computed alone.
+    stored = store.load_file_vectors(index.id, SPACE)
+    assert stored is not None and len(stored.paths) == 15
+    alone = file_embedder().embed_batch([summary_text(path, names[path]) for path in stored.paths]) @ file_map().T
+    assert np.array_equal(stored.matrix, alone.astype(np.float32))
+
+    # An edit that renames nothing embeds nothing; a renamed definition embeds that file alone.
+    handed.clear()
+    (ws / "src/mod_1.py").write_text(many["src/mod_1.py"] + "        return 1\n")
+    (ws / "src/mod_2.py").write_text("class Lexer2:\n    def lex(self):\n        pass\n")
+    assert Indexer(store, static).index(ws).success
+    ((added, asked),) = handed
+    assert added == set(asked) == {summary_text("src/mod_2.py", ["Lexer2", "lex"])}
+
+    # A cancelled run stops the thread (after the text it is embedding).
+    cancel = threading.Event()
+    cancel.set()
+    assert Indexer(store, static, IndexingOptions(force_reindex=True)).index(ws, cancel=cancel).cancelled
+    for thread in [t for t in threading.enumerate() if t.name == "aintern-file-vectors"]:
+        thread.join(timeout=60)
+        assert not thread.is_alive()
+    store.close()

@@ -450,3 +450,25 @@ def test_a_workspace_can_take_a_default_exclusion_back(tmp_path: Path) -> None:
         "pkg/core.py",
         "pkg/dist/cli.py",
     ]
+
+
+def test_the_chunker_tokenisation_is_the_tokenizers_with_each_tokens_line(static) -> None:  # type: ignore[no-untyped-def]
+    """``encode_many`` reads each newline as a token of its own instead of computing offsets: the ids are the
+    plain tokenizer's, and each token's line is the line its offset is on, for every kind of text."""
+    import numpy as np
+
+    tokenizer = static.tokenizer
+    long_word = "x" * 150  # (past WordPiece's 100 characters a word is one [UNK])
+    texts = [
+        "def f(a, b):\n    return a + b\n", "no newline at all", "\n\n\nafter blank lines\n\n", "",
+        "windows\r\nline endings\r\n", "tabs\tand\x0bvertical\x0cfeeds\n\x1c separators\x85 nel",
+        "accents: café naïve Ångström\nCJK: 你好世界 中文\n", "emoji 🎉 and [SEP] [CLS] literal\n[MASK]",
+        f"{long_word}\n{long_word} tail\n", "\n", "a\n\nb\n\n\nc", "trailing spaces   \n   \n  x",
+    ]  # fmt: skip
+    encoded = tokenizer.encode_many(texts)
+    for text, (ids, starts) in zip(texts, encoded):
+        plain = tokenizer._tok.encode(text, add_special_tokens=False)
+        assert ids.tolist() == plain.ids, text
+        line_starts = [0] + [i + 1 for i, c in enumerate(text) if c == "\n"]
+        expected = [line_starts[np.searchsorted(line_starts, start, side="right") - 1] for start, _ in plain.offsets]
+        assert starts.tolist() == expected, text

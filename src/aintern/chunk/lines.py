@@ -20,7 +20,7 @@ class TokenCounter(Protocol):
     """The embedding model's tokenizer, as the chunker needs it."""
 
     def encode_many(self, texts: list[str]) -> list[tuple[np.ndarray, np.ndarray]]:
-        """Per text: token ids and each token's start offset (no special tokens)."""
+        """Per text: token ids and the start offset of each token's line (no special tokens)."""
         ...
 
     def token_spans(self, text: str) -> list[tuple[int, int]]: ...

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     import numpy as np
+    from tokenizers import Tokenizer
 
 MODELS_DIR = Path(__file__).parent / "models"
 
@@ -31,15 +33,36 @@ class WordPieceTokenizer:
         return [tuple(o) for o in self._tok.encode(text, add_special_tokens=False).offsets]  # type: ignore[misc]
 
     def encode_many(self, texts: list[str]) -> list[tuple[np.ndarray, np.ndarray]]:
-        """Token ids and start offsets per text; encoded in parallel by the Rust tokenizer."""
+        """Token ids, and the start offset of each token's line (all the chunker asks of a token's place: a
+        token never spans lines), per text; encoded in parallel by the Rust tokenizer.
+
+        Each newline is read as a token of its own (no word or token ever crossed one, so the others are
+        the same), whose places give the lines: no offsets are computed, a quarter of the tokenizer's time."""
         import numpy as np
 
         out = []
-        for enc in self._tok.encode_batch(texts, add_special_tokens=False):
+        for text, enc in zip(texts, self._lines.encode_batch_fast(texts, add_special_tokens=False)):
             ids = np.asarray(enc.ids, dtype=np.int64)
-            starts = np.fromiter((o[0] for o in enc.offsets), dtype=np.int64, count=len(ids))
-            out.append((ids, starts))
+            breaks = ids == self._newline
+            lengths = np.fromiter(map(len, text.split("\n")), dtype=np.int64)
+            line_starts = np.concatenate([[0], np.cumsum(lengths[:-1] + 1)])
+            out.append((ids[~breaks], line_starts[np.cumsum(breaks)[~breaks]]))
         return out
+
+    @functools.cached_property
+    def _lines(self) -> Tokenizer:
+        """The tokenizer with the newline as a token of its own (``encode_many``)."""
+        from tokenizers import AddedToken
+
+        tok = self._tok.__class__.from_str(self._tok.to_str())
+        tok.add_special_tokens([AddedToken("\n", special=True, normalized=False)])
+        return tok
+
+    @functools.cached_property
+    def _newline(self) -> int:
+        newline = self._lines.token_to_id("\n")
+        assert newline is not None
+        return newline
 
     @property
     def special_ids(self) -> tuple[int, int, int]:

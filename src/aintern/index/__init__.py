@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 from aintern.chunk.models import TextChunk
 from aintern.embed import Embedder, embedding_header, embedding_text
 from aintern.embed.cache import CachedEmbedder
-from aintern.index.files import update_file_vectors
+from aintern.index.files import SummaryVectors, update_file_vectors
 from aintern.index.git import head_commit
 from aintern.index.models import (
     IndexingError,
@@ -43,6 +43,7 @@ from aintern.scan import (
 )
 from aintern.scan.secrets import redact
 from aintern.store import IndexedFile, Store, VectorIndex
+from aintern.store.files import FILE_SPACE
 from aintern.store.milvus import MilvusConfig
 
 if TYPE_CHECKING:
@@ -83,6 +84,10 @@ class Indexer:
         self.embedder.write_through = False  # new vectors are cached in the same transaction as their chunks
         #: Told of each file written: its path and its number of chunks (0: only its mtime changed).
         self.on_file: Callable[[str, int], None] | None = None
+        #: The run's file summaries embedded as its files are written, and the text hash of each file's
+        #: vector before the run (by path): a file whose summary is unchanged is not embedded again.
+        self._ahead: SummaryVectors | None = None
+        self._summary_hashes: dict[str, str] = {}
 
     @functools.cached_property
     def chunker(self) -> Chunker:
@@ -203,10 +208,36 @@ class Indexer:
             self.store.start_verify()
         else:
             self.store.cancel_verify()
+        self._ahead = SummaryVectors() if self.options.file_vectors and todo else None
+        try:
+            return self._run(root, index_id, files, todo, gone, scan_skips.fresh, known, result, emit, cancel, full)
+        finally:
+            if self._ahead is not None:
+                self._ahead.close()
+            self._ahead, self._summary_hashes = None, {}
+
+    def _run(
+        self,
+        root: Path,
+        index_id: int,
+        files: list[ScannedFile],
+        todo: list[ScannedFile],
+        gone: set[str],
+        fresh_skips: list[SkippedFile],
+        known: dict[str, IndexedFile],
+        result: IndexingResult,
+        emit: _Emitter,
+        cancel: threading.Event,
+        full: bool,
+    ) -> IndexingResult:
+        """Chunk, embed and write ``todo``, remove ``gone``, record ``fresh_skips``, then the keyword statistics and file vectors."""
+        if self._ahead is not None and known:
+            hashes = self.store.file_vector_hashes(index_id, FILE_SPACE)
+            self._summary_hashes = {path: hashes[f.id] for path, f in known.items() if f.id in hashes}
         prepared: queue.Queue[_Prepared | Exception | None] = queue.Queue(maxsize=64)
         worker = threading.Thread(target=self._prepare, args=(todo, known, prepared, result, cancel), daemon=True)
         worker.start()
-        if todo or gone or scan_skips.fresh:
+        if todo or gone or fresh_skips:
             try:
                 self.store.verify()
             except BaseException:
@@ -255,7 +286,7 @@ class Indexer:
             for path in gone:
                 if self.store.remove_file(index_id, path):
                     result.files_removed += 1
-            for s in scan_skips.fresh:
+            for s in fresh_skips:
                 self.store.set_skipped(index_id, s.rel, *scan_record(s))
             result.git_commit = head_commit(root)
             index = self.store.get_index_for_workspace(root)
@@ -278,7 +309,7 @@ class Indexer:
             try:
                 # (a run of a few files, the watcher's, looks only at them)
                 only = None if full else [f.rel for f in files]
-                update_file_vectors(self.store, index_id, paths=only)
+                update_file_vectors(self.store, index_id, paths=only, ahead=self._ahead)
             except Exception as exc:  # (optional: the index is searchable without them, as before)
                 result.errors.append(
                     IndexingError("(file vectors)", f"{type(exc).__name__}: {exc}", IndexingErrorType.EMBEDDING)
@@ -399,6 +430,9 @@ class Indexer:
                 record = IndexedFile(p.file.rel, p.content_hash, p.file.size, p.file.mtime_ns, language=p.language)
                 self.store.upsert_file(index_id, record, p.chunks, vectors[offset : offset + n])
                 offset += n
+        if self._ahead is not None:  # (its thread embeds them while the next files are chunked and written)
+            for p in batch:
+                self._ahead.add_file(p.file.rel, p.chunks or [], self._summary_hashes.get(p.file.rel))
         if self.on_file is not None:
             for p in batch:
                 self.on_file(p.file.rel, len(p.chunks or ()))

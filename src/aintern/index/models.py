@@ -46,9 +46,9 @@ class IndexingOptions:
     #: The Milvus collection's vector index: "flat" (exact) or "ivf_flat" (approximate, for millions of chunks).
     milvus_index: str = "flat"
     #: A transformer vector per file of code (its path and the names it defines), for the search to
-    #: reorder its first files by (aintern.index.files; +1.3 s for Django's 957 files on two cores). A
-    #: search compares them with the question's static vector, so it never loads the transformer
-    #: (docs/benchmarks.md sections 42-43).
+    #: reorder its first files by (aintern.index.files: embedded by a low-priority thread beside the
+    #: pipeline as files are written, the rest at the run's end). A search compares them with the
+    #: question's static vector, so it never loads the transformer (docs/benchmarks.md sections 42-43).
     file_vectors: bool = True
 
 
