@@ -212,14 +212,10 @@ def test_watch_skips_an_unreadable_folder_and_keeps_watching() -> None:
         reader.start()
         seen: list[str] = []
 
-        def until(text: str, poke: Path | None = None) -> bool:
-            """Read output until a line holds ``text`` (False: the process ended first). With ``poke``, the
-            file is written again every few seconds meanwhile: the watcher may not watch yet at the first."""
-            deadline = time.monotonic() + 180
+        def until(text: str) -> bool:
+            """Read output until a line holds ``text`` (False: the process ended first)."""
+            deadline = time.monotonic() + DEADLINE
             while time.monotonic() < deadline:
-                if poke is not None:
-                    poke.write_text(f"def added_while_watched():\n    return {len(seen)}\n")
-                    os.chmod(poke, 0o666)
                 try:
                     line = lines.get(timeout=3)
                 except queue.Empty:
@@ -232,13 +228,15 @@ def test_watch_skips_an_unreadable_folder_and_keeps_watching() -> None:
             return False
 
         try:
-            assert until("watching"), "".join(seen)
-            assert until("re-indexed", poke=root / "src/python/added.py"), "".join(seen)
+            assert until("watching"), "".join(seen)  # (said once it listens: a file written now is heard of)
+            (root / "src/python/added.py").write_text("def added_while_watched():\n    return 1\n")
+            os.chmod(root / "src/python/added.py", 0o666)
+            assert until("re-indexed"), "".join(seen)
             assert proc.poll() is None, "".join(seen)
         finally:
             proc.send_signal(signal.SIGINT)
-            proc.wait(timeout=60)
-            reader.join(timeout=60)  # (it read everything: the process closed its output)
+            proc.wait(timeout=DEADLINE)
+            reader.join(timeout=DEADLINE)  # (it read everything: the process closed its output)
             os.chmod(root / "private", 0o755)
         while (line := lines.get_nowait()) is not None:
             seen.append(line)
