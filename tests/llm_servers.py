@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import socket
 import subprocess
 import sys
@@ -81,10 +82,25 @@ class LlamaServer:
         self.kill()
 
 
+#: How long the ``slow`` mode holds a stream open for a client to hang up: longer than any busy machine takes.
+SLOW_CAP_S = 600.0
+
+
+def hung_up(connection: socket.socket, timeout: float) -> bool:
+    """Whether the client closed ``connection`` (waiting up to ``timeout`` seconds to hear of it)."""
+    readable, _, _ = select.select([connection], [], [], timeout)
+    try:
+        return bool(readable) and connection.recv(1, socket.MSG_PEEK) == b""
+    except OSError:  # reset
+        return True
+
+
 class FailingChatServer(LocalServer):
     """``mode``: ``not-found`` (Ollama's 404), ``busy`` (503 ``busy_count`` times, then an answer),
     ``too-long`` (OpenAI's context_length_exceeded), ``cut`` (two pieces, then the socket closes), ``slow``
-    (a slow remote model: a word every 0.1 s for 30 s, for what a person does meanwhile, such as Stop),
+    (a slow remote model, for what a person does meanwhile, such as Stop: ``word0`` to ``word298``, a word
+    every 0.1 s, then nothing until the client hangs up; only a client still there after ``SLOW_CAP_S`` gets
+    ``word299`` and the end, so a stream stopped however late never holds ``word299``),
     ``template`` (a model that answers, then writes the chat template's next turn, marker split over pieces)."""
 
     def __init__(self, mode: str, busy_count: int = 2) -> None:
@@ -118,21 +134,32 @@ class FailingChatServer(LocalServer):
                 self.end_headers()
                 pieces = ["The ", "connection ", "is opened in ", "`src/python/app.py:18`."]
                 if server.mode == "slow":
-                    pieces = [f"word{i} " for i in range(300)]
+                    pieces = [f"word{i} " for i in range(299)]
                 if server.mode == "template":
                     pieces = ["The connection ", "is opened in `app.py:18`.", "\n[/", "INST] [INST] <<SYS>>", " again"]
-                for i, piece in enumerate(pieces):
-                    if server.mode == "slow":
-                        time.sleep(0.1)
-                    if server.mode == "cut" and i == 2:
-                        self.wfile.flush()
-                        self.connection.shutdown(socket.SHUT_RDWR)
-                        self.close_connection = True
-                        return
-                    event = {"choices": [{"index": 0, "delta": {"content": piece}}]}
-                    self.wfile.write(f"data: {json.dumps(event)}\n\n".encode())
-                    self.wfile.flush()
-                self.wfile.write(b"data: [DONE]\n\n")
                 self.close_connection = True
+                try:
+                    for i, piece in enumerate(pieces):
+                        if server.mode == "slow":
+                            time.sleep(0.1)
+                        if server.mode == "cut" and i == 2:
+                            self.wfile.flush()
+                            self.connection.shutdown(socket.SHUT_RDWR)
+                            return
+                        self._piece(piece)
+                    if server.mode == "slow":
+                        deadline = time.monotonic() + SLOW_CAP_S
+                        while time.monotonic() < deadline:
+                            if hung_up(self.connection, 0.2):
+                                return
+                        self._piece("word299 ")
+                    self.wfile.write(b"data: [DONE]\n\n")
+                except (BrokenPipeError, ConnectionResetError):  # the client hung up mid-answer (Stop)
+                    return
+
+            def _piece(self, content: str) -> None:
+                event = {"choices": [{"index": 0, "delta": {"content": content}}]}
+                self.wfile.write(f"data: {json.dumps(event)}\n\n".encode())
+                self.wfile.flush()
 
         self._serve(Handler)

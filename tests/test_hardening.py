@@ -30,9 +30,12 @@ from aintern.store import SqliteStore, VectorSearchOptions
 from aintern.store.db import driver
 from aintern.workspace import Workspace
 
+#: Seconds after which a command or thread counts as hung: far past what the busiest machine takes.
+HUNG = 600
+
 
 def cli(*args: str | bytes, cwd: Path, env: dict[str, str] | None = None, user: int | None = None,
-        python: str = sys.executable, timeout: float = 180) -> subprocess.CompletedProcess[str]:  # fmt: skip
+        python: str = sys.executable, timeout: float = HUNG) -> subprocess.CompletedProcess[str]:  # fmt: skip
     return subprocess.run(
         [python, "-m", "aintern", *args], cwd=cwd, env={**os.environ, "COLUMNS": "200", **(env or {})},
         capture_output=True, text=True, timeout=timeout, user=user, group=user, errors="replace",
@@ -392,7 +395,7 @@ def test_fifo_and_empty_files_are_reported_and_a_fifo_swapped_in_cannot_hang(tmp
     done: list[Any] = []
     worker = threading.Thread(target=lambda: done.append(ws.build_index(progress=swap)), daemon=True)
     worker.start()
-    worker.join(60)
+    worker.join(HUNG)
     assert not worker.is_alive(), "indexing hung on a FIFO"
     result = done[0]
     assert result.success
@@ -503,7 +506,7 @@ def test_debian_python_indexes_and_searches(tmp_path: Path) -> None:
     env["AINTERN_DB"] = str(tmp_path / "d.db")
     probe = subprocess.run(
         [python, "-c", "import sqlite3; from aintern.store.db import driver; print(sqlite3.sqlite_version, driver().__name__)"],
-        env={**os.environ, **env}, capture_output=True, text=True, timeout=60,
+        env={**os.environ, **env}, capture_output=True, text=True, timeout=HUNG,
     )  # fmt: skip
     assert probe.returncode == 0, probe.stderr
     stdlib_version, chosen = probe.stdout.split()
@@ -581,7 +584,7 @@ def test_repository_names_that_cannot_be_paths_are_names_that_match_nothing(tmp_
         store.close()
     cli = subprocess.run(
         [sys.executable, "-m", "aintern", "search", "x", "--repo", "~nosuchuser/x", "--db", str(tmp_path / "x.db")],
-        capture_output=True, text=True, timeout=120,
+        capture_output=True, text=True, timeout=HUNG,
     )  # fmt: skip
     assert cli.returncode == 4, cli.stderr
     assert "no index matches '~nosuchuser/x'" in cli.stderr and "Traceback" not in cli.stderr

@@ -190,9 +190,11 @@ def test_threads_share_one_service_on_a_large_index_while_it_is_reindexed(tmp_pa
     while a forced re-index rewrites every file: every answer equals the one given before, none fails."""
     import shutil
     import threading
+    import time
 
     import numpy
 
+    from aintern.index import IndexingProgress
     from aintern.store.keywords import KEYWORD_STATS_ABOVE_CHUNKS
 
     root = tmp_path / "big"
@@ -243,7 +245,9 @@ def test_threads_share_one_service_on_a_large_index_while_it_is_reindexed(tmp_pa
                 errors.append(f"{q}: a different answer {diff}")
             counts[n] += 1
             answered.release()
-            stop.wait(0.05)  # a steady load, leaving the writer room to finish
+            # A steady load that leaves the writer most of the time: readers in a loop held the GIL 4 turns in 5,
+            # and the re-index (Python's own work) took 10-18 minutes on a busy machine instead of 1-2.
+            stop.wait(0.5)
 
     answered = threading.Semaphore(0)
     threads = [threading.Thread(target=work, args=(n,)) for n in range(4)]
@@ -252,9 +256,25 @@ def test_threads_share_one_service_on_a_large_index_while_it_is_reindexed(tmp_pa
     try:
         for _ in threads:  # the readers are answering before the writer starts, however busy the machine
             assert answered.acquire(timeout=600)
+        halfway: list[bool] = []
+
+        def answers_again() -> bool:
+            """Wait until every reader has answered once more (False: not within 10 minutes: it hangs)."""
+            before, deadline = counts[:], time.monotonic() + 600
+            while not all(now > then for now, then in zip(counts, before)):
+                if time.monotonic() > deadline or errors:
+                    return False
+                time.sleep(0.05)
+            return True
+
+        def midway(p: IndexingProgress) -> None:  # the readers answer in the middle of the re-index, however fast
+            if not halfway and p.total_files and p.processed_files * 2 >= p.total_files:
+                halfway.append(answers_again())
+
         writer = Workspace(root, tmp_path / "big.db")  # another connection, as another process would be
-        assert writer.build_index(force=True).success
+        assert writer.build_index(force=True, progress=midway).success
         writer.close()
+        assert halfway == [True] and answers_again(), (halfway, counts, errors[:5])  # and after it, on its state
     finally:
         stop.set()
         for t in threads:

@@ -380,9 +380,7 @@ def watch(path: PathArg = None, db: DbOption = None) -> None:
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     new = ws.index is None
     first = ws.build_index(cancel=stop)
-    console.print(
-        f"watching {esc(ws.root)} ({first.files_indexed} files indexed, {first.files_unchanged} up to date); Ctrl-C stops"
-    )
+    console.print(f"{first.files_indexed} files indexed, {first.files_unchanged} up to date", highlight=False)
     if first.success:
         ws.settle_tier(new=new)
     if ws.tier is not None and not ws.tier.complete:
@@ -415,6 +413,7 @@ def watch(path: PathArg = None, db: DbOption = None) -> None:
         watch_workspace(
             ws.root, lambda paths: ws.index_files(paths, cancel=stop), Scanner(ws.root, ws.scan_options()), stop,
             on_result, on_error,
+            on_ready=lambda: console.print(f"watching {esc(ws.root)}; Ctrl-C stops", highlight=False),  # (listening now)
         )  # fmt: skip
     except FileNotFoundError as exc:
         raise fail(str(exc)) from None

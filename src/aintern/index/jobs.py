@@ -128,6 +128,8 @@ class Jobs:
         self.db = db
         self._jobs: dict[str, Job] = {}
         self._watchers: dict[str, threading.Event] = {}
+        #: Per watched workspace: set once its watcher listens (a change after that is never missed).
+        self._listening: dict[str, threading.Event] = {}
         #: Workspaces whose watcher saw changes that are not indexed yet.
         self._pending: set[str] = set()
         self._listeners: list[Callable[[Event], None]] = []
@@ -272,6 +274,7 @@ class Jobs:
                 return auto_index
             stop = threading.Event()
             self._watchers[root] = stop
+            listening = self._listening[root] = threading.Event()
         scanner = Scanner(root, settings.scan_options())
 
         def changed(paths: set[str]) -> None:
@@ -287,13 +290,18 @@ class Jobs:
 
         def run() -> None:
             try:
-                watch(root, changed, scanner, stop, on_error=lambda exc: log.warning("watching %s: %s", root, exc))
+                watch(
+                    root, changed, scanner, stop, on_error=lambda exc: log.warning("watching %s: %s", root, exc),
+                    on_ready=listening.set,
+                )  # fmt: skip
             except Exception as exc:  # the folder went away, too many watches: say so and stop watching
                 log.warning("stopped watching %s: %s", root, exc)
                 self.emit("state", root)
             finally:
                 with self._lock:
-                    self._watchers.pop(root, None)
+                    if self._watchers.get(root) is stop:  # (not a newer watcher of the same folder)
+                        self._watchers.pop(root, None)
+                        self._listening.pop(root, None)
 
         threading.Thread(target=run, name="aintern-watch", daemon=True).start()
         return auto_index
@@ -336,6 +344,21 @@ class Jobs:
                 job.wait(min(0.05, max(0.0, deadline - time.monotonic())))
             else:
                 time.sleep(0.01)
+
+    def wait_listening(self, workspace: str | Path, timeout: float | None = None) -> bool:
+        """Wait (up to ``timeout`` seconds; None: as long as it takes) until the watcher of ``workspace``
+        listens for changes. False when it timed out, or it is not watched (or stopped before it listened)."""
+        root = str(Path(workspace).resolve())
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            with self._lock:
+                listening = self._listening.get(root)
+            if listening is None:
+                return False
+            if listening.wait(0.1):
+                return True
+            if deadline is not None and time.monotonic() >= deadline:
+                return False
 
     def watching(self, workspace: str | Path) -> bool:
         with self._lock:
