@@ -102,7 +102,7 @@ def test_expansion_highlights_and_stale_file_fallback(indexed) -> None:  # type:
     )
     c = r.chunks[0]
     assert c.highlights and any(h.matched_keyword == "get" or h.matched_keyword == "items" for h in c.highlights)
-    lines = (ws / "src/java/Cache.java").read_text().split("\n")
+    lines = (ws / "src/java/Cache.java").read_text().splitlines()  # (as wc -l: the final newline starts no line)
     assert (c.expanded_start, c.expanded_end) == (max(1, c.start_line - 2), min(len(lines), c.end_line + 2))
     assert c.expanded_context == "\n".join(lines[c.expanded_start - 1 : c.expanded_end])
     # The file changes after indexing: the stored chunk is used, never lines of another version.
@@ -672,6 +672,22 @@ def test_expansion_confined_cached_and_falls_back(tmp_path: Path) -> None:
     assert ex.expand("m.py", 10, 10, "l10", 1).content == "l10"
     batch = ex.expand_many([("m.py", 1, 1, "a", None), ("../x", 1, 1, "b", None)], 2)
     assert [b.content for b in batch] == ["a", "b"]
+
+
+def test_context_lines_end_at_the_files_last_line(static, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A final newline ends the last line, it starts none: a 3-line file shows ``Lines 1-3`` (as ``wc -l``)."""
+    files = {"ends.py": "def dash_arguments():\n    return '--'\n# dash\n",
+             "open.py": "def dash_options():\n    return '-x'\n# dash"}  # fmt: skip
+    ws, store, _ = indexed_files(static, tmp_path, files)
+    result = KnowledgeService(store).build_context(
+        "dash arguments", str(ws.resolve()), ContextBuildOptions(max_tokens=300, min_relevance=0.0)
+    )
+    assert sorted(c.file_path for c in result.chunks) == sorted(files)
+    for c in result.chunks:
+        assert (c.expanded_start, c.expanded_end) == (1, 3), c.file_path
+    assert result.context.count("Lines 1-3") == 2 and "Lines 1-4" not in result.context
+    ex = FileContextExpander(ws)
+    assert ex.expand("ends.py", 3, 3, "# dash", 5).content == "def dash_arguments():\n    return '--'\n# dash"
 
 
 def test_relevance_is_bounded_and_monotone() -> None:

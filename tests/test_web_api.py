@@ -81,6 +81,8 @@ def test_pages_and_their_json_twins(server: WebServer, indexed: tuple[Path, Path
             "/api/file", params={"ws": wid, "path": top["path"], "lines": f"{top['start_line']}-{top['end_line']}"}
         )
         assert shown.status_code == 200 and shown.json()["content"] == (root / top["path"]).read_text()
+        text = shown.json()["content"]
+        assert text.endswith("\n") and shown.json()["line_count"] == len(text.splitlines()), "as wc -l counts them"
         page = c.get("/file", params={"ws": wid, "path": top["path"], "lines": "1-2"})
         assert page.status_code == 200 and 'id="L-1"' in page.text and "hll" in page.text
 

@@ -9,6 +9,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 
+def text_lines(text: str) -> list[str]:
+    """A file's lines as editors and ``wc -l`` number them: a final newline ends the last line, it starts none."""
+    lines = text.split("\n")
+    if len(lines) > 1 and not lines[-1]:
+        lines.pop()
+    return lines
+
+
 @dataclass(frozen=True)
 class Expansion:
     content: str
@@ -84,7 +92,7 @@ class FileContextExpander:
             # As the index masked it: from the per-file-version masks when this process indexed or showed this
             # version of the file before, so the lines shown around hits are not scanned again per question.
             text = masked(text, rel)
-        entry = (key, text.split("\n"), hashlib.blake2b(data, digest_size=16).hexdigest())
+        entry = (key, text_lines(text), hashlib.blake2b(data, digest_size=16).hexdigest())
         with self._lock:
             self._cache.pop(rel, None)
             total = sum(e[0][1] for e in self._cache.values()) + key[1]

@@ -11,6 +11,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from aintern.assemble.context import ContextBuildOptions, ContextFormat, KnowledgeChunk
+from aintern.assemble.expand import text_lines
 from aintern.assemble.snippets import focus_window
 from aintern.assemble.tokens import TokenEstimation
 from aintern.chunk.models import SymbolType
@@ -179,7 +180,7 @@ async def file_page(request: Request) -> Response:
     assert index is not None
     rel = request.query_params.get("path") or ""
     text = await asyncio.to_thread(read_indexed_file, web.store, index, rel)
-    line_count = text.count("\n") + 1
+    line_count = len(text_lines(text))
     lines = _range(request.query_params.get("lines"), line_count)
     data = {"path": rel, "workspace": index.workspace_path, "lines": list(lines) if lines else None,
             "line_count": line_count, "content": text}  # fmt: skip
