@@ -76,6 +76,10 @@ def cases(project: Path, other: Path) -> Iterator[tuple[str, dict[str, Any], boo
     yield from vary("index", "force", NOT_BOOL)
     yield from vary("status", "path", ["all", "*", "\x00", LONG, "/etc", "/" + "a" * 5000, *outside, 1, []])
     yield from vary("clear", "path", HOSTILE + outside + [None, *NOT_STR])
+    for tool in valid:  # (an argument a tool does not take is refused, never dropped)
+        yield tool, {**valid[tool], "no_such_argument": 1}, True
+    for tool in ("search", "context", "files", "symbols"):
+        yield tool, {**valid[tool], "repo": project.name}, True  # (they take "repos")
     yield "no_such_tool", {}, True
     yield "clear", {}, True  # (a destructive tool with nothing named)
 
@@ -146,3 +150,26 @@ def test_every_tool_refuses_hostile_arguments_without_harm(served: tuple[Path, P
     assert not wrong, f"{len(wrong)} of {count} cases:\n" + "\n".join(wrong)
     assert count > 300
     assert snapshot(db, project, other) == before, "a refused call changed the database or a repository"
+
+
+def test_a_wrong_argument_is_named_in_one_line(served: tuple[Path, Path, Path]) -> None:
+    """A misspelled argument names itself and those the tool takes; a missing or ill-typed one is one line."""
+    project, _, db = served
+    server = AinternMcp(McpConfig(db=db, workspace=project, watch=False))
+
+    async def main() -> list[tuple[bool, str]]:
+        async with Client(server.server) as c:
+            calls = [("search", {"query": "x", "repo": "aintern"}), ("symbols", {}), ("search", {"query": "x", "k": "many"}),
+                     ("status", {"verbose": True})]  # fmt: skip
+            results = [await c.call_tool(tool, args) for tool, args in calls]
+        return [(r.is_error, " ".join(getattr(part, "text", "") for part in r.content)) for r in results]
+
+    (misspelled_error, misspelled), (missing_error, missing), (typed_error, typed), (extra_error, extra) = asyncio.run(
+        main()
+    )
+    assert misspelled_error and "'repo'" in misspelled and "did you mean 'repos'" in misspelled, misspelled
+    assert all(name in misspelled for name in ("query", "repos", "k", "language")), misspelled
+    assert missing_error and missing == "Error executing tool symbols: prefix: required", missing
+    assert typed_error and typed.startswith("Error executing tool search: k: ") and "\n" not in typed, typed
+    assert "pydantic" not in typed + missing
+    assert extra_error and "'verbose'" in extra and "path" in extra, extra

@@ -14,13 +14,14 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import anyio
-from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 from mcp.types import CallToolResult
 from pydantic import Field
 
 from aintern import __version__
 from aintern.assemble.context import ContextBuildOptions, ContextFormat, KnowledgeChunk
+from aintern.assemble.expand import text_lines
 from aintern.assemble.snippets import trim
 from aintern.chunk.models import SymbolType
 from aintern.config import AGENT_SEARCH_MIN_RELEVANCE, CONTEXT_MIN_RELEVANCE
@@ -28,6 +29,7 @@ from aintern.errors import AinternError
 from aintern.index.jobs import Jobs
 from aintern.knowledge import KnowledgeQueryOptions, KnowledgeQueryResult, KnowledgeService, scope_options
 from aintern.mcp import args, output
+from aintern.mcp.checked import CheckedServer
 from aintern.mcp.models import (
     CLEAR_HELP,
     CONTEXT_HELP,
@@ -77,7 +79,7 @@ class AinternMcp:
         self.store = store or SqliteStore(self.config.db)
         self.knowledge = knowledge or KnowledgeService(self.store)
         self.jobs = jobs or Jobs(self.config.db)
-        self.server = MCPServer("aintern", instructions=INSTRUCTIONS, version=__version__, log_level="WARNING")
+        self.server = CheckedServer("aintern", instructions=INSTRUCTIONS, version=__version__, log_level="WARNING")
         self._register()
 
     # -- workspaces ---------------------------------------------------------------------------------
@@ -254,7 +256,7 @@ class AinternMcp:
             self.fresh([index])
             if not self.store.file_hashes(index.id, [rel]):
                 raise ToolError(f"{rel[:300]} is not indexed in {index.workspace_path}")
-            last = len(read_indexed_file(self.store, index, rel).splitlines())
+            last = len(text_lines(read_indexed_file(self.store, index, rel)))
             if line > last:
                 raise ToolError(f"line: {rel} has {last} lines, not {line}")
             return find_related(self.store, index, rel, line, k)

@@ -1,0 +1,54 @@
+"""The MCP server with arguments checked by name: a tool never silently drops an argument it does not take."""
+
+from __future__ import annotations
+
+import difflib
+from typing import Any
+
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+from mcp.types import CallToolResult, InputRequiredResult
+from pydantic import ValidationError
+
+
+class CheckedServer(MCPServer):
+    """Rejects an argument a tool does not take (an agent must learn its choice was dropped) and says a missing
+    or ill-typed argument in one line (``prefix: required``) instead of pydantic's report."""
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
+    ) -> CallToolResult | InputRequiredResult:
+        tool = next((t for t in await self.list_tools() if t.name == name), None)
+        if tool is not None:
+            unknown_arguments(name, tool.input_schema, arguments)
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            if isinstance(exc, UnexpectedToolError) or not isinstance(exc.__cause__, ValidationError):
+                raise
+            raise ToolError(f"Error executing tool {name}: {plain(exc.__cause__)}") from exc.__cause__
+
+
+def unknown_arguments(tool: str, schema: dict[str, Any], arguments: dict[str, Any]) -> None:
+    """A :class:`ToolError` naming the arguments ``tool`` does not take, and those it does."""
+    accepted = list(schema.get("properties") or {})
+    unknown = [str(k) for k in arguments if k not in accepted]
+    if not unknown:
+        return
+    said = []
+    for key in unknown:
+        close = difflib.get_close_matches(key, accepted, n=1)
+        said.append(f"{key[:60]!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
+    raise ToolError(
+        f"Error executing tool {tool}: {tool} takes no argument {', '.join(said)}; "
+        f"it takes {', '.join(accepted) or 'no arguments'}"
+    )
+
+
+def plain(exc: ValidationError) -> str:
+    """Pydantic's errors as one line: ``field: what is wrong`` for each."""
+    parts = []
+    for err in exc.errors():
+        where = ".".join(str(p) for p in err["loc"]) or "arguments"
+        parts.append(f"{where}: {'required' if err['type'] == 'missing' else err['msg']}")
+    return "; ".join(parts)
