@@ -85,8 +85,8 @@ def test_index_search_status_update_clear(ws: Path, tmp_path: Path) -> None:
     assert summary["files_indexed"] == 1 and summary["files_removed"] == 1
     assert json.loads(run("status", "--json", cwd=ws, db=db).stdout)["stale_files"] == 0
 
-    out = run("clear", cwd=ws, db=db, stdin="n\n")
-    assert out.returncode == 1
+    out = run("clear", cwd=ws, db=db, stdin="y\n")  # no terminal to ask on: only --yes deletes
+    assert out.returncode == 2 and out.stderr.strip() == "error: not a terminal to ask on: pass --yes to delete it"
     assert run("status", cwd=ws, db=db).returncode == 0
     out = run("clear", "--yes", cwd=ws, db=db)
     assert out.returncode == 0

@@ -21,6 +21,7 @@ from aintern.cli.common import (
     app,
     checked_count,
     checked_question,
+    confirm_or_fail,
     console,
     err,
     esc,
@@ -313,7 +314,7 @@ def conversations_delete(
     """Delete a conversation and its messages."""
     store = _conversation_store(db)
     c = store.get(conversation_id)
-    if not yes and not typer.confirm(f"Delete “{c.title}” ({len(c.messages)} messages)?", default=False):
-        raise typer.Exit(1)
+    if not yes:
+        confirm_or_fail(f"Delete “{c.title}” ({len(c.messages)} messages)?", "delete it")
     store.delete(c.id)
     console.print(f"deleted {c.id[:8]}")

@@ -223,6 +223,15 @@ def checked_count(option: str, value: int) -> int:
     return value
 
 
+def confirm_or_fail(question: str, to: str, default: bool = False) -> None:
+    """Ask ``question`` on a terminal; without one (a script, a pipe) refuse as bad usage: ``--yes`` says
+    it. A "no" changes nothing and exits 1."""
+    if not sys.stdin.isatty():
+        raise fail(f"not a terminal to ask on: pass --yes to {to}", 2)
+    if not typer.confirm(question, default=default):
+        raise fail("nothing was changed", 1)
+
+
 def checked_languages(asked: list[str] | None) -> tuple[str, ...]:
     """``--lang`` values, lower-cased; one aintern does not know is a usage error that lists those it does."""
     wanted = tuple(a.strip().lower() for a in asked or ())

@@ -18,6 +18,7 @@ from aintern.cli.common import (
     JsonOption,
     PathArg,
     app,
+    confirm_or_fail,
     console,
     err,
     esc,
@@ -338,8 +339,8 @@ def clear(
         ws = open_workspace(path, db)
     if ws.index is None:
         raise fail(f"{ws.root} has no index", 4)
-    if not yes and not typer.confirm(f"Delete the index of {ws.root}?", default=False):
-        raise typer.Exit(1)
+    if not yes:
+        confirm_or_fail(f"Delete the index of {ws.root}?", "delete it")
     ws.clear()
     console.print(f"cleared the index of {esc(ws.root)}", highlight=False)
 

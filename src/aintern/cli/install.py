@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import os
 import re
-import sys
 import tempfile
 from pathlib import Path
 from typing import Annotated, Literal
 
 import typer
 
-from aintern.cli.common import DbOption, app, err, fail
+from aintern.cli.common import DbOption, app, confirm_or_fail, err, fail
 
 AgentName = Literal["claude", "cursor", "vscode", "codex", "zed"]
 
@@ -67,10 +66,7 @@ def install(
         return
     typer.echo(change.diff(), nl=False)
     if not yes:
-        if not sys.stdin.isatty():
-            raise fail("not a terminal to ask on: pass --yes to write it (or --print to only show it)", 2)
-        if not typer.confirm(f"Write {change.path}?", default=True):
-            raise fail("nothing was written", 1)
+        confirm_or_fail(f"Write {change.path}?", "write it (or --print to only show it)", default=True)
     try:
         write_atomically(change.path, change.after)
     except OSError as exc:
