@@ -20,6 +20,8 @@ from test_web_browser import add_and_watch_to_completion, browser, new_page, no_
 from web_server import WebServer, indexed_server
 from workspaces import make_workspace
 
+from aintern.config import CONTEXT_MIN_RELEVANCE, FILES_MARK_RELEVANCE
+
 __all__ = ["browser"]  # (the module's one browser, shared with test_web_browser's fixture)
 
 LONG_FILE = "src/python/long_module.py"
@@ -191,11 +193,15 @@ def test_a_list_cut_short_by_the_relevance_threshold_says_so(server: WebServer, 
     page.get_by_role("tab", name="Relevant files").click()
     note = page.locator("#files-note")
     if page.locator("#tab-files tr.below").count():
-        expect(note).to_contain_text("reach relevance 0.4; the dimmed ones below it are the next best")
+        expect(note).to_contain_text(
+            f"reach relevance {FILES_MARK_RELEVANCE:g}; the dimmed ones below it are the next best"
+        )
     else:
         expect(note).to_have_count(0)
     page.goto(server.url + "/context?q=database+connection")
-    expect(page.locator("#threshold-note")).to_contain_text("Only chunks above relevance 0.5 go in")
+    expect(page.locator("#threshold-note")).to_contain_text(
+        f"Only chunks above relevance {CONTEXT_MIN_RELEVANCE:g} go in"
+    )
 
 
 def test_chat_asks_and_answers_without_a_model_and_the_model_form_saves(
