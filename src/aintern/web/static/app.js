@@ -147,9 +147,11 @@ function setupIndexes() {
   let browsing = 0;  // only the latest request's answer is shown: an earlier one may arrive after it
   // The field shows the folder asked for at once; the answer may only normalise it (~, symlinks), and only
   // if nobody changed the field meanwhile (a value written under a user's selection would join their text).
-  async function browse(path) {
+  // fill=false lists a folder without choosing it: the dialog opens on the home folder's listing with the
+  // field empty, so "Add and index" as it opens never takes the whole home folder.
+  async function browse(path, fill = true) {
     const mine = ++browsing;
-    pathInput.value = path;
+    if (fill) pathInput.value = path;
     try {
       const data = await api("GET", `/api/browse?path=${encodeURIComponent(path)}`);
       if (mine !== browsing) return;
@@ -157,10 +159,10 @@ function setupIndexes() {
       browser.dataset.parent = data.parent || "";
       $("#browse-list").innerHTML = data.folders.map(f => `<li data-path="${esc(f.path)}">${esc(f.name)}</li>`).join("")
         || '<li class="muted">no folders here</li>';
-      if (pathInput.value === path && data.path !== path) pathInput.value = data.path;
+      if (fill && pathInput.value === path && data.path !== path) pathInput.value = data.path;
     } catch (e) { if (mine === browsing) $("#add-error").textContent = e.message; }
   }
-  $("#add-open").addEventListener("click", () => { $("#add-error").textContent = ""; dialog.showModal(); browse(pathInput.value || browser.dataset.home); });
+  $("#add-open").addEventListener("click", () => { $("#add-error").textContent = ""; dialog.showModal(); browse(pathInput.value || browser.dataset.home, !!pathInput.value); });
   $("#add-cancel").addEventListener("click", () => dialog.close());
   $("#browse-up").addEventListener("click", () => browser.dataset.parent && browse(browser.dataset.parent));
   $("#browse-list").addEventListener("click", e => { const li = e.target.closest("li[data-path]"); if (li) browse(li.dataset.path); });
@@ -181,6 +183,11 @@ function setupIndexes() {
   $("#add-form").addEventListener("submit", async e => {
     e.preventDefault();
     const form = new FormData(e.target);
+    const folder = String(form.get("path") || "").trim().replace(/(.)\/+$/, "$1");
+    // (The server refuses these too; saying so here spares a round trip and explains the empty field.)
+    if (!folder) { $("#add-error").textContent = "choose a folder: type the path of a project folder or pick one below"; return; }
+    if (folder === "~" || folder === browser.dataset.home) { $("#add-error").textContent = `${folder}: that is your whole home folder: choose a project folder`; return; }
+    if (folder === "/") { $("#add-error").textContent = "/: that is the whole filesystem: choose a project folder"; return; }
     try {
       const made = await api("POST", "/api/indexes", { path: form.get("path"), name: form.get("name"), settings: changedOptions() });
       go(made.progress);
