@@ -35,6 +35,8 @@ function esc(s) {
   return String(s ?? "").replace(/[&<>"']/g, c => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" }[c]));
 }
 
+/** "1 chunk", "2,048 chunks": a count with its noun in the right number. */
+function count(n, noun) { return `${Number(n).toLocaleString()} ${noun}${n === 1 ? "" : "s"}`; }
 function humanSize(n) {
   const units = ["B", "KB", "MB", "GB"];
   let i = 0;
@@ -266,7 +268,7 @@ function setupProgress() {
       const li = document.createElement("li");
       if (line.skipped !== undefined) { li.className = "skipped"; li.textContent = `${line.path} — skipped: ${line.skipped}`; }
       else if (line.error !== undefined) { li.className = "error"; li.textContent = `${line.path} — ${line.error}`; }
-      else { li.textContent = `${line.path} — ${line.chunks} chunk${line.chunks === 1 ? "" : "s"}`; }
+      else { li.textContent = `${line.path} — ${count(line.chunks, "chunk")}`; }
       fragment.appendChild(li);
     }
     pending = [];
@@ -293,9 +295,9 @@ function setupProgress() {
     box.dataset.state = running ? "indexing" : p.phase;
   }
   function summary(r) {
-    return `${r.files_indexed} files indexed (${r.chunks_created} chunks, ${r.chunks_embedded} embedded), ${r.files_unchanged} unchanged, ` +
+    return `${count(r.files_indexed, "file")} indexed (${count(r.chunks_created, "chunk")}, ${r.chunks_embedded} embedded), ${r.files_unchanged} unchanged, ` +
       `${r.files_removed} removed, ${r.files_skipped} skipped, ${r.files_errored} with errors in ${duration(r.duration)}` +
-      (r.tier_chunks_embedded != null ? `; full tier: ${r.tier_chunks_embedded} chunks embedded in ${duration(r.tier_duration)}` +
+      (r.tier_chunks_embedded != null ? `; full tier: ${count(r.tier_chunks_embedded, "chunk")} embedded in ${duration(r.tier_duration)}` +
         (r.tier_complete ? ", searches use it" : ", not complete yet") : "") +
       (r.cancelled ? " — cancelled: what was finished is kept" : "");
   }
@@ -330,8 +332,23 @@ function setupProgress() {
   });
 }
 
-// -- Search page -------------------------------------------------------------------------------------
+// -- Search and Context pages -------------------------------------------------------------------------
+/** A question form sent with no question says so under its box, rather than reloading the page as it was. */
+function needQuestion(form) {
+  const q = $("input[name=q]", form);
+  const note = document.createElement("p");
+  note.className = "error-text"; note.id = "q-error"; note.setAttribute("role", "alert"); note.hidden = true;
+  $(".searchbox", form).after(note);
+  q.addEventListener("input", () => { note.hidden = true; });
+  form.addEventListener("submit", e => {
+    if (q.value.trim()) return;
+    e.preventDefault(); e.stopImmediatePropagation();
+    note.textContent = "Type a question first: what you want to find in the code."; note.hidden = false; q.focus();
+  });
+}
+
 function setupSearch() {
+  needQuestion($("#search-form"));
   const q = $("#q");
   const list = $("#suggestions");
   let timer = null, last = "";
@@ -367,6 +384,7 @@ function setupSearch() {
 
 // -- Context page ------------------------------------------------------------------------------------
 function setupContext() {
+  needQuestion($("form.search"));
   const copy = $("#copy");
   if (copy) copy.addEventListener("click", async () => {
     const text = $("#context-text").textContent;
@@ -516,7 +534,7 @@ function setupChat() {
       try {
         const p = await api("GET", `/api/chat/preview?ws=${WS}&rag=${$("#rag").checked ? 1 : 0}&q=${encodeURIComponent(text)}`);
         $("#preview").textContent = p.is_enabled
-          ? `Context: ${p.sources.length} chunks above relevance ${p.min_relevance} from ${new Set(p.sources.map(s => s.path)).size} files, ${p.estimated_tokens} tokens`
+          ? `Context: ${count(p.sources.length, "chunk")} above relevance ${p.min_relevance} from ${count(new Set(p.sources.map(s => s.path)).size, "file")}, ${count(p.estimated_tokens, "token")}`
           : `No code context: ${p.reason}`;
       } catch (e) { $("#preview").textContent = ""; }
     }, 400);
