@@ -29,7 +29,7 @@ from aintern.index.jobs import Jobs
 from aintern.knowledge import KnowledgeService
 from aintern.store import SqliteStore
 from aintern.web import chat, indexes, search, settings
-from aintern.web.common import ServerConfig, WebState
+from aintern.web.common import ServerConfig, WebState, count
 
 __all__ = ["ServerConfig", "create_app"]
 
@@ -203,6 +203,7 @@ def create_app(config: ServerConfig | None = None) -> Starlette:
     store = SqliteStore(config.db)
     templates = Jinja2Templates(directory=str(HERE / "templates"))
     templates.env.filters["tojson_attr"] = lambda v: json.dumps(v)
+    templates.env.filters["count"] = count
     web = WebState(config, store, KnowledgeService(store), Jobs(config.db), templates)
     # Model loads (seed: ModelStateChanged) reach the pages with the other events; they concern no one workspace.
     web.knowledge.on_model_state(lambda s: web.jobs.emit("model", "", dataclasses.asdict(s)))

@@ -111,7 +111,7 @@ async def index_detail(request: Request) -> Response:
 def checked_folder(text: str) -> Path:
     """A folder path a user typed: it must exist, be a directory and be readable."""
     if not text or not text.strip():
-        raise HTTPError(400, "give the path of a folder")
+        raise HTTPError(400, "choose a folder: give the path of a project folder")
     shown = text.strip() if len(text) <= 300 else text.strip()[:300] + "..."
     if "\0" in text:
         raise HTTPError(400, f"{shown!r}: a path cannot hold a NUL character")
@@ -131,6 +131,16 @@ def checked_folder(text: str) -> Path:
         raise HTTPError(400, f"{shown}: {reason}") from exc
 
 
+def not_too_wide(root: Path) -> Path:
+    """Refuse the home folder itself and the filesystem root: indexing and watching either takes in every
+    project, download and cache on the machine (a dialog submitted as it opened once did)."""
+    if root == Path.home().resolve():
+        raise HTTPError(400, f"{root}: that is your whole home folder: choose a project folder")
+    if root == Path(root.anchor):
+        raise HTTPError(400, f"{root}: that is the whole filesystem: choose a project folder")
+    return root
+
+
 #: What "Add workspace" may set for the new index (written to its .aintern.toml, where the CLI reads them).
 INDEX_OPTIONS = ("model", "tier", "auto_index", "respect_gitignore", "include_hidden", "include_secrets",
                  "chunk_size", "chunk_overlap", "max_file_kb", "include", "exclude")  # fmt: skip
@@ -146,7 +156,7 @@ async def add_index(request: Request) -> Response:
 
     web = state(request)
     body = await read_json(request)
-    root = checked_folder(text_field(body, "path"))
+    root = not_too_wide(checked_folder(text_field(body, "path")))
     name = text_field(body, "name").strip()
     options = body.get("settings") or {}
     if not isinstance(options, dict):

@@ -19,7 +19,7 @@ from aintern.config import CONTEXT_MIN_RELEVANCE, FILES_MARK_RELEVANCE, RANKED_M
 from aintern.knowledge import KnowledgeQueryOptions, scope_options
 from aintern.retrieve.rerank import RerankingStrategy
 from aintern.store.text import clean_user_text
-from aintern.web.common import HTTPError, handler, page, state, wants_json
+from aintern.web.common import HTTPError, count, handler, page, state, wants_json
 from aintern.workspace import read_indexed_file
 
 #: The longest question taken (longer text is cut: retrieval reads the start anyway).
@@ -123,8 +123,7 @@ async def search_page(request: Request) -> Response:
         if min_relevance > 0 and shown < k and result.chunks_above_threshold < k < result.total_chunks_searched:
             # Fewer than asked for because of the threshold, not because the index is small: say so.
             data["threshold_note"] = (
-                f"{shown} result{'' if shown == 1 else 's'} above relevance {min_relevance:g}; "
-                "lower the minimum relevance to see more"
+                f"{count(shown, 'result')} above relevance {min_relevance:g}; lower the minimum relevance to see more"
             )
         if not wants_json(request):
             files = await asyncio.to_thread(web.knowledge.find_relevant_files, question, scope, 10,

@@ -35,6 +35,8 @@ function esc(s) {
   return String(s ?? "").replace(/[&<>"']/g, c => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" }[c]));
 }
 
+/** "1 chunk", "2,048 chunks": a count with its noun in the right number. */
+function count(n, noun) { return `${Number(n).toLocaleString()} ${noun}${n === 1 ? "" : "s"}`; }
 function humanSize(n) {
   const units = ["B", "KB", "MB", "GB"];
   let i = 0;
@@ -147,9 +149,11 @@ function setupIndexes() {
   let browsing = 0;  // only the latest request's answer is shown: an earlier one may arrive after it
   // The field shows the folder asked for at once; the answer may only normalise it (~, symlinks), and only
   // if nobody changed the field meanwhile (a value written under a user's selection would join their text).
-  async function browse(path) {
+  // fill=false lists a folder without choosing it: the dialog opens on the home folder's listing with the
+  // field empty, so "Add and index" as it opens never takes the whole home folder.
+  async function browse(path, fill = true) {
     const mine = ++browsing;
-    pathInput.value = path;
+    if (fill) pathInput.value = path;
     try {
       const data = await api("GET", `/api/browse?path=${encodeURIComponent(path)}`);
       if (mine !== browsing) return;
@@ -157,10 +161,10 @@ function setupIndexes() {
       browser.dataset.parent = data.parent || "";
       $("#browse-list").innerHTML = data.folders.map(f => `<li data-path="${esc(f.path)}">${esc(f.name)}</li>`).join("")
         || '<li class="muted">no folders here</li>';
-      if (pathInput.value === path && data.path !== path) pathInput.value = data.path;
+      if (fill && pathInput.value === path && data.path !== path) pathInput.value = data.path;
     } catch (e) { if (mine === browsing) $("#add-error").textContent = e.message; }
   }
-  $("#add-open").addEventListener("click", () => { $("#add-error").textContent = ""; dialog.showModal(); browse(pathInput.value || browser.dataset.home); });
+  $("#add-open").addEventListener("click", () => { $("#add-error").textContent = ""; dialog.showModal(); browse(pathInput.value || browser.dataset.home, !!pathInput.value); });
   $("#add-cancel").addEventListener("click", () => dialog.close());
   $("#browse-up").addEventListener("click", () => browser.dataset.parent && browse(browser.dataset.parent));
   $("#browse-list").addEventListener("click", e => { const li = e.target.closest("li[data-path]"); if (li) browse(li.dataset.path); });
@@ -181,6 +185,11 @@ function setupIndexes() {
   $("#add-form").addEventListener("submit", async e => {
     e.preventDefault();
     const form = new FormData(e.target);
+    const folder = String(form.get("path") || "").trim().replace(/(.)\/+$/, "$1");
+    // (The server refuses these too; saying so here spares a round trip and explains the empty field.)
+    if (!folder) { $("#add-error").textContent = "choose a folder: type the path of a project folder or pick one below"; return; }
+    if (folder === "~" || folder === browser.dataset.home) { $("#add-error").textContent = `${folder}: that is your whole home folder: choose a project folder`; return; }
+    if (folder === "/") { $("#add-error").textContent = "/: that is the whole filesystem: choose a project folder"; return; }
     try {
       const made = await api("POST", "/api/indexes", { path: form.get("path"), name: form.get("name"), settings: changedOptions() });
       go(made.progress);
@@ -259,7 +268,7 @@ function setupProgress() {
       const li = document.createElement("li");
       if (line.skipped !== undefined) { li.className = "skipped"; li.textContent = `${line.path} — skipped: ${line.skipped}`; }
       else if (line.error !== undefined) { li.className = "error"; li.textContent = `${line.path} — ${line.error}`; }
-      else { li.textContent = `${line.path} — ${line.chunks} chunk${line.chunks === 1 ? "" : "s"}`; }
+      else { li.textContent = `${line.path} — ${count(line.chunks, "chunk")}`; }
       fragment.appendChild(li);
     }
     pending = [];
@@ -286,9 +295,9 @@ function setupProgress() {
     box.dataset.state = running ? "indexing" : p.phase;
   }
   function summary(r) {
-    return `${r.files_indexed} files indexed (${r.chunks_created} chunks, ${r.chunks_embedded} embedded), ${r.files_unchanged} unchanged, ` +
+    return `${count(r.files_indexed, "file")} indexed (${count(r.chunks_created, "chunk")}, ${r.chunks_embedded} embedded), ${r.files_unchanged} unchanged, ` +
       `${r.files_removed} removed, ${r.files_skipped} skipped, ${r.files_errored} with errors in ${duration(r.duration)}` +
-      (r.tier_chunks_embedded != null ? `; full tier: ${r.tier_chunks_embedded} chunks embedded in ${duration(r.tier_duration)}` +
+      (r.tier_chunks_embedded != null ? `; full tier: ${count(r.tier_chunks_embedded, "chunk")} embedded in ${duration(r.tier_duration)}` +
         (r.tier_complete ? ", searches use it" : ", not complete yet") : "") +
       (r.cancelled ? " — cancelled: what was finished is kept" : "");
   }
@@ -323,8 +332,23 @@ function setupProgress() {
   });
 }
 
-// -- Search page -------------------------------------------------------------------------------------
+// -- Search and Context pages -------------------------------------------------------------------------
+/** A question form sent with no question says so under its box, rather than reloading the page as it was. */
+function needQuestion(form) {
+  const q = $("input[name=q]", form);
+  const note = document.createElement("p");
+  note.className = "error-text"; note.id = "q-error"; note.setAttribute("role", "alert"); note.hidden = true;
+  $(".searchbox", form).after(note);
+  q.addEventListener("input", () => { note.hidden = true; });
+  form.addEventListener("submit", e => {
+    if (q.value.trim()) return;
+    e.preventDefault(); e.stopImmediatePropagation();
+    note.textContent = "Type a question first: what you want to find in the code."; note.hidden = false; q.focus();
+  });
+}
+
 function setupSearch() {
+  needQuestion($("#search-form"));
   const q = $("#q");
   const list = $("#suggestions");
   let timer = null, last = "";
@@ -360,6 +384,7 @@ function setupSearch() {
 
 // -- Context page ------------------------------------------------------------------------------------
 function setupContext() {
+  needQuestion($("form.search"));
   const copy = $("#copy");
   if (copy) copy.addEventListener("click", async () => {
     const text = $("#context-text").textContent;
@@ -509,7 +534,7 @@ function setupChat() {
       try {
         const p = await api("GET", `/api/chat/preview?ws=${WS}&rag=${$("#rag").checked ? 1 : 0}&q=${encodeURIComponent(text)}`);
         $("#preview").textContent = p.is_enabled
-          ? `Context: ${p.sources.length} chunks above relevance ${p.min_relevance} from ${new Set(p.sources.map(s => s.path)).size} files, ${p.estimated_tokens} tokens`
+          ? `Context: ${count(p.sources.length, "chunk")} above relevance ${p.min_relevance} from ${count(new Set(p.sources.map(s => s.path)).size, "file")}, ${count(p.estimated_tokens, "token")}`
           : `No code context: ${p.reason}`;
       } catch (e) { $("#preview").textContent = ""; }
     }, 400);
