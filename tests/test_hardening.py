@@ -297,7 +297,7 @@ def test_stems_are_per_thread_safe(tmp_path: Path) -> None:
         try:
             for _ in range(300):
                 w = words[int(rng.integers(len(words)))]
-                store._stems.clear()  # force the SQL path every time
+                store.vocabulary._stems.clear()  # force the SQL path every time
                 got = store.stems(w)
                 if got != expected[w]:
                     wrong.append((w, got))

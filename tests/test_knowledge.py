@@ -33,6 +33,7 @@ from aintern.retrieve.relevance import monotone, relevance
 from aintern.retrieve.rerank import HttpCrossEncoder, KeywordBoost, Ranked, ReciprocalRankFusion, RerankingStrategy
 from aintern.store import IndexedFile, SqliteStore, VectorSearchOptions
 from aintern.store.postings import KeywordMatrix
+from aintern.store.text import query_terms
 
 
 @pytest.fixture
@@ -213,7 +214,7 @@ def source_index(tmp_path_factory: pytest.TempPathFactory, static):  # type: ign
     store = SqliteStore(tmp_path_factory.mktemp("src") / "src.db")
     result = Indexer(store, static).index(SOURCE)
     assert result.success and result.chunks_created > 200
-    assert KeywordMatrix.load(store, result.index_id) is None, "a small index keeps no statistics"
+    assert KeywordMatrix.load(store.conn, result.index_id) is None, "a small index keeps no statistics"
     threshold, backend.KEYWORD_STATS_ABOVE_CHUNKS = backend.KEYWORD_STATS_ABOVE_CHUNKS, 0
     try:
         with store.transaction():
@@ -240,11 +241,11 @@ def _same_ranking(fts: list[tuple[int, float]], memory: list[tuple[int, float]])
 @pytest.mark.parametrize("weights", [(2.0, 3.0, 1.0), (1.0, 1.0, 1.0), (0.0, 0.0, 1.0)])
 def test_in_memory_bm25_ranks_like_fts5(source_index, weights: tuple[float, float, float]) -> None:  # type: ignore[no-untyped-def]
     store, index_id = source_index
-    matrix = KeywordMatrix.load(store, index_id)
+    matrix = KeywordMatrix.load(store.conn, index_id)
     assert matrix is not None
     for q in KEYWORD_QUERIES:
         fts = store.bm25(index_id, q, 30, VectorSearchOptions(), weights)
-        memory = matrix.search(store, q, 30, weights)
+        memory = matrix.search(store.vocabulary, query_terms(q), 30, weights)
         assert memory is not None, q
         _same_ranking(fts, memory)
     matched = [q for q in KEYWORD_QUERIES if store.bm25(index_id, q, 30, VectorSearchOptions(), weights)]
@@ -255,15 +256,15 @@ def test_in_memory_bm25_prunes_common_terms_like_fts5(source_index, monkeypatch:
     import aintern.store.keywords as backend
 
     store, index_id = source_index
-    matrix = KeywordMatrix.load(store, index_id)
+    matrix = KeywordMatrix.load(store.conn, index_id)
     assert matrix is not None
     monkeypatch.setattr(backend, "PRUNE_ABOVE_CHUNKS", 10)
     q = "return the self value of the index"  # "return" and "self" are in most chunks
-    pruned = matrix.search(store, q, 30, (2.0, 3.0, 1.0))
+    pruned = matrix.search(store.vocabulary, query_terms(q), 30, (2.0, 3.0, 1.0))
     assert pruned is not None
     _same_ranking(store.bm25(index_id, q, 30, VectorSearchOptions()), pruned)
     monkeypatch.setattr(backend, "PRUNE_ABOVE_CHUNKS", 10**9)
-    full = matrix.search(store, q, 30, (2.0, 3.0, 1.0))
+    full = matrix.search(store.vocabulary, query_terms(q), 30, (2.0, 3.0, 1.0))
     assert full is not None
     _same_ranking(store.bm25(index_id, q, 30, VectorSearchOptions()), full)
     assert [c for c, _ in pruned] != [c for c, _ in full], "pruning took effect"
@@ -313,26 +314,26 @@ def test_keyword_statistics_of_an_older_index_are_backfilled(static, tmp_path: P
     ws = make_workspace(tmp_path / "ws").resolve()
     store = SqliteStore(tmp_path / "old.db")
     index_id = Indexer(store, static).index(ws).index_id
-    assert KeywordMatrix.load(store, index_id) is not None
+    assert KeywordMatrix.load(store.conn, index_id) is not None
     store.conn.execute("UPDATE chunks SET keyword_stats = NULL")  # what migration 4 leaves behind
     # (Not a long-running service: at its first query it would compute them itself, in a thread.)
     service = KnowledgeService(store, in_memory=False)
     before = service.query("server handler", opts(ws, min_relevance=0.0, expand_context=False))
-    assert before.has_results and KeywordMatrix.load(store, index_id) is None
+    assert before.has_results and KeywordMatrix.load(store.conn, index_id) is None
     result = Indexer(store, static).index(ws)  # nothing changed on disk
     assert result.success and result.files_indexed == 0
-    matrix = KeywordMatrix.load(store, index_id)
+    matrix = KeywordMatrix.load(store.conn, index_id)
     assert matrix is not None
     _same_ranking(store.bm25(index_id, "server handler", 20, VectorSearchOptions()),
-                  matrix.search(store, "server handler", 20, (2.0, 3.0, 1.0)) or [])  # fmt: skip
+                  matrix.search(store.vocabulary, query_terms("server handler"), 20, (2.0, 3.0, 1.0)) or [])  # fmt: skip
     after = service.query("server handler", opts(ws, min_relevance=0.0, expand_context=False))
     assert [c.file_path for c in after.chunks] == [c.file_path for c in before.chunks]
     # An edited file's new chunks get theirs at the same update.
     edited = next(p for p in sorted(ws.rglob("*.py")))
     edited.write_text(edited.read_text() + "\n\ndef zebra_crossing_handler():\n    return 'zebra'\n")
     assert Indexer(store, static).index(ws).files_indexed == 1
-    matrix = KeywordMatrix.load(store, index_id)
-    assert matrix is not None and matrix.search(store, "zebra crossing", 5, (2.0, 3.0, 1.0))
+    matrix = KeywordMatrix.load(store.conn, index_id)
+    assert matrix is not None and matrix.search(store.vocabulary, query_terms("zebra crossing"), 5, (2.0, 3.0, 1.0))
     store.close()
 
 
@@ -357,12 +358,12 @@ def test_keyword_statistics_report_progress_and_stop_when_cancelled(  # type: ig
     with store.transaction():
         assert store.update_keyword_stats(index_id, cancel, progress) == 2
     assert seen == [(2, total)]
-    assert KeywordMatrix.load(store, index_id) is None, "partial statistics: FTS5 still ranks"
+    assert KeywordMatrix.load(store.conn, index_id) is None, "partial statistics: FTS5 still ranks"
     events: list[IndexingProgress] = []
     assert Indexer(store, static).index(ws, progress=events.append).success
     messages = [e.message for e in events if e.phase == IndexingPhase.FINALIZING and "keyword" in (e.message or "")]
     assert messages[-1] == f"keyword statistics: {total - 2:,} of {total - 2:,} chunks"
-    assert KeywordMatrix.load(store, index_id) is not None
+    assert KeywordMatrix.load(store.conn, index_id) is not None
     store.close()
 
 
@@ -380,9 +381,9 @@ def test_keyword_statistics_roll_back_with_their_write(static, tmp_path: Path, k
     with store.transaction():
         store.upsert_file(index.id, IndexedFile("a.py", "h", 1, 1), [c], static.embed_batch([text]))
         store.update_keyword_stats(index.id)
-    matrix = KeywordMatrix.load(store, index.id)
+    matrix = KeywordMatrix.load(store.conn, index.id)
     assert matrix is not None
-    hits = matrix.search(store, "quuxification frobnicate", 5, (2.0, 3.0, 1.0))
+    hits = matrix.search(store.vocabulary, query_terms("quuxification frobnicate"), 5, (2.0, 3.0, 1.0))
     assert hits
     _same_ranking(store.bm25(index.id, "quuxification frobnicate", 5, VectorSearchOptions()), hits)
     store.close()
@@ -735,8 +736,8 @@ def test_term_coverage_from_statistics_matches_fts5(source_index, question: str)
                                              (index_id,))]  # fmt: skip
     from_stats = store.term_coverage(index_id, question, ids)
     assert from_stats == store.term_coverage(index_id, question, ids, use_stats=False)
-    matrix = KeywordMatrix.load(store, index_id)
-    assert matrix is not None and matrix.coverage(store, question, ids) == from_stats
+    matrix = KeywordMatrix.load(store.conn, index_id)
+    assert matrix is not None and matrix.coverage(store.vocabulary, query_terms(question), ids) == from_stats
     assert set(from_stats) == set(ids) and all(0 <= v <= 1 for v in from_stats.values())
     if question not in ("zzqx", "zzzunknownword"):
         assert max(from_stats.values()) > 0
@@ -785,17 +786,17 @@ def test_a_service_gives_a_small_index_keyword_statistics_and_indexing_keeps_the
     store = SqliteStore(tmp_path / "k.db")
     indexer = Indexer(store, static)
     index_id = indexer.index(ws).index_id
-    assert KeywordMatrix.load(store, index_id) is None and not store.keeps_keyword_stats(index_id)
+    assert KeywordMatrix.load(store.conn, index_id) is None and not store.keeps_keyword_stats(index_id)
     service = KnowledgeService(store)
     loading = service.preload(str(ws))
     assert loading is not None
     loading.join(300)
-    assert KeywordMatrix.load(store, index_id) is not None
+    assert KeywordMatrix.load(store.conn, index_id) is not None
 
     app = ws / "src" / "python" / "app.py"
     app.write_text(app.read_text() + "\n\ndef reconnect_after_failover(pool):\n    return pool.connect()\n")
     assert indexer.index_files(ws, ["src/python/app.py"]).files_indexed == 1
-    assert KeywordMatrix.load(store, index_id) is not None, "the new chunks got theirs"
+    assert KeywordMatrix.load(store.conn, index_id) is not None, "the new chunks got theirs"
     one_shot = KnowledgeService(SqliteStore(store.path), in_memory=False)
     for question in ["reconnect after failover", "database connection pool", "NewServer", "zzqx"]:
         a = service.query(question, opts(ws, min_relevance=0.0, expand_context=False))

@@ -84,8 +84,8 @@ def alpha_shape() -> None:
 def _vectors(store, index_id: int, tier: bool = False) -> VectorMatrix:  # type: ignore[no-untyped-def]
     if tier:
         found = store.vector_tier(index_id)
-        return VectorMatrix.load(store, index_id, found.dimension, tier=True)
-    return VectorMatrix.load(store, index_id, store.get_index(index_id).embedding_dimension)
+        return VectorMatrix.load(store.conn, index_id, found.dimension, tier=True)
+    return VectorMatrix.load(store.conn, index_id, store.get_index(index_id).embedding_dimension)
 
 
 def file_vectors() -> None:
