@@ -11,7 +11,7 @@ from aintern.chunk import ChunkType, TextChunk
 from aintern.errors import ModelMismatchError, StoreError
 from aintern.store import IndexedFile, SqliteStore, VectorSearchOptions
 from aintern.store.db import SCHEMA_VERSION
-from aintern.store.text import fts_match, identifier_parts, keyword_text
+from aintern.store.text import fts_match, identifier_parts, keyword_text, query_terms
 
 
 def chunk(
@@ -244,7 +244,7 @@ def test_common_terms_pruned_on_large_indexes(store: SqliteStore, static, monkey
         "'returning' stems to 'return': in every chunk"
     )
     assert SqliteEngine(store).informative(index.id, ["return", "value"]) == ["return"], "never prune every term"
-    hits = store.bm25(index.id, "return rare_term", 5, VectorSearchOptions())
+    hits = store.bm25(index.id, query_terms("return rare_term"), 5, VectorSearchOptions())
     assert len(hits) == 1 and "rare_term" in store.get_chunks([hits[0][0]])[hits[0][0]].content
 
 

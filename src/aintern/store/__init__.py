@@ -126,7 +126,12 @@ class Store(Protocol):
     ) -> list[tuple[int, float]]: ...
 
     def bm25(
-        self, index_id: int, query: str, k: int, options: VectorSearchOptions, weights: tuple[float, float, float] = ...
+        self,
+        index_id: int,
+        terms: list[str],
+        k: int,
+        options: VectorSearchOptions,
+        weights: tuple[float, float, float] = ...,
     ) -> list[tuple[int, float]]: ...
 
     def keyword_search(
@@ -160,7 +165,7 @@ class Store(Protocol):
     ) -> dict[int, float]: ...
 
     def term_coverage(
-        self, index_id: int, query: str, chunk_ids: list[int], use_stats: bool = True
+        self, index_id: int, terms: list[str], chunk_ids: list[int], use_stats: bool = True
     ) -> dict[int, float]: ...
 
     def doc_frequencies(self, index_id: int, terms: list[str]) -> dict[str, int]: ...

@@ -281,13 +281,14 @@ class SqliteStore(Database):
     def bm25(
         self,
         index_id: int,
-        query: str,
+        terms: list[str],
         k: int,
         options: VectorSearchOptions,
         weights: tuple[float, float, float] = BM25_WEIGHTS,
     ) -> list[tuple[int, float]]:
-        """(chunk id, BM25 score, higher is better) of the ``k`` best keyword matches; any user text is safe."""
-        return self.engine(index_id).bm25(index_id, query_terms(query), k, options, weights)
+        """(chunk id, BM25 score, higher is better) of the ``k`` best keyword matches of these search terms
+        (a question's ``Question.terms``, store.text.query_terms of a text); any terms are safe."""
+        return self.engine(index_id).bm25(index_id, terms, k, options, weights)
 
     def vectors(self, index_id: int, chunk_ids: list[int], tier: bool = False) -> dict[int, bytes]:
         """Stored vectors of these chunks as float32 bytes (``tier``: the full tier's)."""
@@ -304,11 +305,11 @@ class SqliteStore(Database):
         return self.engine(index_id).cosines(index_id, query_vector, chunk_ids)
 
     def term_coverage(
-        self, index_id: int, query: str, chunk_ids: list[int], use_stats: bool = True
+        self, index_id: int, terms: list[str], chunk_ids: list[int], use_stats: bool = True
     ) -> dict[int, float]:
-        """Share of the query's search terms each chunk holds (in any column): a keyword signal that,
-        unlike BM25's IDF, means the same in an index of 2 chunks and of 200,000."""
-        return self.engine(index_id).term_coverage(index_id, query_terms(query), chunk_ids, use_stats)
+        """Share of these search terms each chunk holds (in any column): a keyword signal that, unlike
+        BM25's IDF, means the same in an index of 2 chunks and of 200,000."""
+        return self.engine(index_id).term_coverage(index_id, terms, chunk_ids, use_stats)
 
     def doc_frequencies(self, index_id: int, terms: list[str]) -> dict[str, int]:
         """How many of the index's chunks hold each term (its most frequent stem)."""
@@ -374,7 +375,7 @@ class SqliteStore(Database):
     ) -> list[ChunkSearchResult]:
         """BM25 over path, symbol names and content (scores mapped to 0–1 by s / (1 + s) for display)."""
         options = options or VectorSearchOptions()
-        rows = self.bm25(index_id, query, options.top_k * max(options.over_fetch, 1), options)
+        rows = self.bm25(index_id, query_terms(query), options.top_k * max(options.over_fetch, 1), options)
         return self.results([(cid, s / (1.0 + s)) for cid, s in rows], options)
 
     def results(self, scored: list[tuple[int, float]], options: VectorSearchOptions) -> list[ChunkSearchResult]:
