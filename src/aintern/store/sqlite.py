@@ -30,7 +30,7 @@ from aintern.store.keywords import (
 from aintern.store.memory import InMemorySearch
 from aintern.store.milvus import MilvusConfig, MilvusSearch
 from aintern.store.milvus_engine import MilvusEngine
-from aintern.store.models import ChunkSearchResult, IndexedFile, VectorIndex, VectorSearchOptions
+from aintern.store.models import ChunkSearchResult, IndexedFile, VectorIndex, VectorSearchOptions, Weights
 from aintern.store.sqlite_engine import vec_cosines, vec_knn, vec_vectors
 from aintern.store.text import query_terms
 
@@ -279,12 +279,7 @@ class SqliteStore(Database):
         return self.engine(index_id).knn(index_id, query_vector, k, options)
 
     def bm25(
-        self,
-        index_id: int,
-        terms: list[str],
-        k: int,
-        options: VectorSearchOptions,
-        weights: tuple[float, float, float] = BM25_WEIGHTS,
+        self, index_id: int, terms: list[str], k: int, options: VectorSearchOptions, weights: Weights = BM25_WEIGHTS
     ) -> list[tuple[int, float]]:
         """(chunk id, BM25 score, higher is better) of the ``k`` best keyword matches of these search terms
         (a question's ``Question.terms``, store.text.query_terms of a text); any terms are safe."""
