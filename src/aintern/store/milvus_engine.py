@@ -6,7 +6,10 @@ commit that removed them (store.milvus explains why that order is safe).
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import logging
+import secrets
 import threading
 from array import array
 from typing import TYPE_CHECKING, Any
@@ -18,7 +21,7 @@ from aintern.errors import StoreError
 from aintern.sql import rows_in
 from aintern.store.keywords import stored_term_coverage, weighted_tokens, write_keyword_stats
 from aintern.store.lookups import matching_file_ids
-from aintern.store.milvus import MilvusRow, MilvusSearch, expression
+from aintern.store.milvus import MilvusConfig, MilvusRow, MilvusSearch, expression
 
 if TYPE_CHECKING:
     from aintern.embed.base import QueryVector
@@ -40,6 +43,23 @@ class MilvusEngine:
         self._present = False
         #: Per thread: rows its transaction sends before it commits, chunk ids to delete after.
         self._local = threading.local()
+
+    @classmethod
+    def reach(cls, host: Host, config: MilvusConfig, dimension: int) -> MilvusEngine:
+        """The engine of a new index, its Milvus reached now (StoreError if pymilvus is not installed or the
+        server cannot be reached)."""
+        collection = MilvusSearch(config, dimension)
+        _ = collection.client
+        return cls(host, collection)
+
+    def adopt(self, index_id: int) -> None:
+        """Become the engine of the new index ``index_id``: a collection name of its own (one Milvus may
+        serve the indexes of many databases), kept in the index's settings (inside the store's transaction)."""
+        config = dataclasses.replace(self.collection.config, collection=f"aintern_{index_id}_{secrets.token_hex(6)}")
+        self.host.conn.execute(
+            "UPDATE indexes SET settings_json = ? WHERE id = ?", (json.dumps({"store": config.as_settings()}), index_id)
+        )
+        self.collection.config = config
 
     # -- writes -----------------------------------------------------------------------------------
 

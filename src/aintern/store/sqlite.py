@@ -5,10 +5,7 @@ sqlite-vec and FTS5 in the same file, or a Milvus collection."""
 
 from __future__ import annotations
 
-import dataclasses
-import json
 import os
-import secrets
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -28,7 +25,7 @@ from aintern.store.keywords import (
     update_keyword_stats,
 )
 from aintern.store.memory import InMemorySearch
-from aintern.store.milvus import MilvusConfig, MilvusSearch
+from aintern.store.milvus import MilvusConfig
 from aintern.store.milvus_engine import MilvusEngine
 from aintern.store.models import ChunkSearchResult, IndexedFile, VectorIndex, VectorSearchOptions, Weights
 from aintern.store.sqlite_engine import vec_cosines, vec_knn, vec_vectors
@@ -73,22 +70,14 @@ class SqliteStore(Database):
         ``milvus``: the Milvus that holds its vectors and keyword index (its collection is named here)."""
         workspace = str(Path(workspace).resolve())
         name = name or Path(workspace).name or workspace
-        # Milvus reached first: an index whose engine is not installed (or not there) is never recorded.
-        collection = MilvusSearch(milvus, dimension) if milvus is not None else None
-        if collection is not None:
-            _ = collection.client
+        # An engine outside the file is reached first: an index whose engine is not installed (or not
+        # there) is never recorded.
+        engine = MilvusEngine.reach(self, milvus, dimension) if milvus is not None else None
         with self.transaction():
             index_id = records.insert_index(self.conn, name, workspace, model_id, dimension)
-            if milvus is not None:
-                # A collection name of its own: one Milvus may serve the indexes of many databases.
-                config = dataclasses.replace(milvus, collection=f"aintern_{index_id}_{secrets.token_hex(6)}")
-                self.conn.execute(
-                    "UPDATE indexes SET settings_json = ? WHERE id = ?",
-                    (json.dumps({"store": config.as_settings()}), index_id),
-                )
-                assert collection is not None
-                collection.config = config
-                self._engines[index_id] = MilvusEngine(self, collection)
+            if engine is not None:
+                engine.adopt(index_id)
+                self._engines[index_id] = engine
             # Keyword search, one table per index (no join needed to stay within the index): the chunk's
             # path, symbol names and content, identifiers also split into their parts (store.text).
             create_keyword_table(self.conn, index_id)
