@@ -23,6 +23,7 @@ from aintern.index.tier import TIER_MODEL
 from aintern.retrieve.config import FULL_TIER, HybridConfig
 from aintern.retrieve.hybrid import hybrid_search
 from aintern.store import VectorSearchOptions
+from aintern.store.text import query_terms
 
 BM25_HALF = 5.0
 FEATURES = {"cosine": 1, "coverage": 2, "bm25": 3, "1/rank": 4, "fast cosine": 5, "1/vector rank": 6}
@@ -67,7 +68,7 @@ def main() -> None:
             ids = [h.chunk_id for h in hits]
             cosines = store.cosines(index_id, qv, ids, tier=tier)
             fast_cosines = store.cosines(index_id, fast.embed(q.text), ids)
-            coverage = store.term_coverage(index_id, q.text, ids)
+            coverage = store.term_coverage(index_id, query_terms(q.text), ids)
             for rank, h in enumerate(hits, 1):
                 cos = cosines.get(h.chunk_id, 0.0)
                 bm = (h.keyword_score or 0.0) / ((h.keyword_score or 0.0) + BM25_HALF)

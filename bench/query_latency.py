@@ -102,8 +102,8 @@ def main() -> None:
                 index = store.get_index(result.index_id)
                 assert index is not None
                 t = time.perf_counter()
-                vectors = VectorMatrix.load(store, index.id, index.embedding_dimension)
-                postings = KeywordMatrix.load(store, index.id)
+                vectors = VectorMatrix.load(store.conn, index.id, index.embedding_dimension)
+                postings = KeywordMatrix.load(store.conn, index.id)
                 load_s = time.perf_counter() - t
                 kept = postings is not None
                 if postings is None:  # below KEYWORD_STATS_ABOVE_CHUNKS: queries use FTS5; time the other anyway
@@ -111,7 +111,7 @@ def main() -> None:
                     with store.transaction():
                         store.update_keyword_stats(index.id)
                     sqlite_backend.KEYWORD_STATS_ABOVE_CHUNKS = threshold
-                    postings = KeywordMatrix.load(store, index.id)
+                    postings = KeywordMatrix.load(store.conn, index.id)
                     assert postings is not None
                 times: dict[str, list[float]] = {
                     k: [] for k in ("memory", "sql", "knn", "matrix", "binary", "fts5", "bm25")

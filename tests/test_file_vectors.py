@@ -17,7 +17,7 @@ from aintern.knowledge import KnowledgeQueryOptions, KnowledgeService
 from aintern.retrieve.hybrid import HybridConfig, nearest_files
 from aintern.retrieve.question import Question
 from aintern.retrieve.ranking import by_file_vectors
-from aintern.store import SqliteStore
+from aintern.store import SqliteStore, files
 from aintern.store.files import FILE_SPACE
 
 SPACE = FILE_SPACE
@@ -50,7 +50,7 @@ def test_file_vectors_follow_the_files_of_code(static, tmp_path: Path) -> None: 
     assert Indexer(store, static).index(ws).success  # (on by default: the `file_vectors` setting)
     index = store.get_index_for_workspace(ws.resolve())
     assert index is not None
-    vectors = store.load_file_vectors(index.id, SPACE)
+    vectors = files.load_file_vectors(store.conn, index.id, SPACE)
     assert vectors is not None
     assert vectors.paths == ["src/cache.py", "src/http_client.py", "src/retry.py"]  # (no vector for prose)
     # Each is MiniLM's vector of the file's summary taken into the static model's space by the file map.
@@ -62,18 +62,18 @@ def test_file_vectors_follow_the_files_of_code(static, tmp_path: Path) -> None: 
 
     # A file written again keeps its vector, so a search during a run ranks it as before; the run's end
     # embeds it again only if its summary changed.
-    kept = store.file_vector_row(index.id, "src/cache.py")
+    kept = files.file_vector_row(store.conn, index.id, "src/cache.py")
     again = TextChunk(FILES["src/cache.py"], "src/cache.py", 1, 3, 0, len(FILES["src/cache.py"]))
     with store.transaction():
         store.upsert_file(index.id, store.get_files(index.id)["src/cache.py"], [again], np.zeros((1, 256), np.float32))
-    assert kept is not None and store.file_vector_row(index.id, "src/cache.py") == kept
+    assert kept is not None and files.file_vector_row(store.conn, index.id, "src/cache.py") == kept
 
     # A renamed definition makes a new vector; a deleted file takes its vector with it.
     (ws / "src/cache.py").write_text("class LfuCache:\n    def evict_least_used(self):\n        pass\n")
     (ws / "src/retry.py").unlink()
     assert Indexer(store, static).index(ws).success
     after = store.file_vector_hashes(index.id, SPACE)
-    vectors = store.load_file_vectors(index.id, SPACE)
+    vectors = files.load_file_vectors(store.conn, index.id, SPACE)
     assert vectors is not None and vectors.paths == ["src/cache.py", "src/http_client.py"]
     assert len(after) == 2 and set(after.values()) - set(before.values())  # (cache.py's text changed)
 
@@ -107,7 +107,7 @@ def test_file_vectors_follow_the_files_of_code(static, tmp_path: Path) -> None: 
 
     # With the setting turned off the next run drops them, and a search goes on without them.
     assert Indexer(store, static, IndexingOptions(file_vectors=False)).index(ws).success
-    assert store.load_file_vectors(index.id, SPACE) is None
+    assert files.load_file_vectors(store.conn, index.id, SPACE) is None
     assert nearest_files(store, index.id, HybridConfig(), question) is None
     result = service.query("sending HTTP requests", KnowledgeQueryOptions(workspace_path=str(ws), min_relevance=0.0))
     assert result.chunks and result.chunks[0].file_path == "src/http_client.py"
@@ -182,7 +182,7 @@ def test_a_runs_summaries_are_embedded_while_it_goes_on(static, tmp_path: Path, 
     names = {path: names for _, path, names in store.file_summaries(index.id)}
     assert summary_text("src/http_client.py", names["src/http_client.py"]) in added
     # The vectors are, to the bit, those the end of the run would have computed alone.
-    stored = store.load_file_vectors(index.id, SPACE)
+    stored = files.load_file_vectors(store.conn, index.id, SPACE)
     assert stored is not None and len(stored.paths) == 15
     alone = file_embedder().embed_batch([summary_text(path, names[path]) for path in stored.paths]) @ file_map().T
     assert np.array_equal(stored.matrix, alone.astype(np.float32))

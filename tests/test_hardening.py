@@ -28,6 +28,7 @@ from aintern.index import IndexingPhase, IndexingProgress
 from aintern.knowledge import KnowledgeQueryOptions
 from aintern.store import SqliteStore, VectorSearchOptions
 from aintern.store.db import driver
+from aintern.store.text import query_terms
 from aintern.workspace import Workspace
 
 #: Seconds after which a command or thread counts as hung: far past what the busiest machine takes.
@@ -264,11 +265,11 @@ def test_rankings_identical_whatever_the_index_history(tmp_path: Path) -> None:
     fresh.build_index()
     expected = _rankings(fresh)
     index = fresh.require_index()
-    bm25 = [fresh.store.bm25(index.id, q, 20, VectorSearchOptions()) for q in QUERIES]
+    bm25 = [fresh.store.bm25(index.id, query_terms(q), 20, VectorSearchOptions()) for q in QUERIES]
     for _ in range(3):  # every file re-indexed, three times over
         assert fresh.build_index(force=True).success
         index = fresh.require_index()
-        again = [fresh.store.bm25(index.id, q, 20, VectorSearchOptions()) for q in QUERIES]
+        again = [fresh.store.bm25(index.id, query_terms(q), 20, VectorSearchOptions()) for q in QUERIES]
         assert [[round(s, 9) for _, s in r] for r in again] == [[round(s, 9) for _, s in r] for r in bm25]
         assert _rankings(fresh) == expected
     # Edited and edited back (update re-indexes those files): same again.
@@ -297,7 +298,7 @@ def test_stems_are_per_thread_safe(tmp_path: Path) -> None:
         try:
             for _ in range(300):
                 w = words[int(rng.integers(len(words)))]
-                store._stems.clear()  # force the SQL path every time
+                store.vocabulary._stems.clear()  # force the SQL path every time
                 got = store.stems(w)
                 if got != expected[w]:
                     wrong.append((w, got))

@@ -29,10 +29,12 @@ from aintern.retrieve.cache import QueryCache
 from aintern.retrieve.hybrid import HybridConfig, hybrid_search
 from aintern.retrieve.keywords import apply_highlights, extract_keywords, extract_quoted_phrases, find_highlights
 from aintern.retrieve.paths import platform_of, platforms_named
+from aintern.retrieve.question import Question
 from aintern.retrieve.relevance import monotone, relevance
 from aintern.retrieve.rerank import HttpCrossEncoder, KeywordBoost, Ranked, ReciprocalRankFusion, RerankingStrategy
 from aintern.store import IndexedFile, SqliteStore, VectorSearchOptions
 from aintern.store.postings import KeywordMatrix
+from aintern.store.text import query_terms
 
 
 @pytest.fixture
@@ -213,7 +215,7 @@ def source_index(tmp_path_factory: pytest.TempPathFactory, static):  # type: ign
     store = SqliteStore(tmp_path_factory.mktemp("src") / "src.db")
     result = Indexer(store, static).index(SOURCE)
     assert result.success and result.chunks_created > 200
-    assert KeywordMatrix.load(store, result.index_id) is None, "a small index keeps no statistics"
+    assert KeywordMatrix.load(store.conn, result.index_id) is None, "a small index keeps no statistics"
     threshold, backend.KEYWORD_STATS_ABOVE_CHUNKS = backend.KEYWORD_STATS_ABOVE_CHUNKS, 0
     try:
         with store.transaction():
@@ -240,14 +242,14 @@ def _same_ranking(fts: list[tuple[int, float]], memory: list[tuple[int, float]])
 @pytest.mark.parametrize("weights", [(2.0, 3.0, 1.0), (1.0, 1.0, 1.0), (0.0, 0.0, 1.0)])
 def test_in_memory_bm25_ranks_like_fts5(source_index, weights: tuple[float, float, float]) -> None:  # type: ignore[no-untyped-def]
     store, index_id = source_index
-    matrix = KeywordMatrix.load(store, index_id)
+    matrix = KeywordMatrix.load(store.conn, index_id)
     assert matrix is not None
     for q in KEYWORD_QUERIES:
-        fts = store.bm25(index_id, q, 30, VectorSearchOptions(), weights)
-        memory = matrix.search(store, q, 30, weights)
+        fts = store.bm25(index_id, query_terms(q), 30, VectorSearchOptions(), weights)
+        memory = matrix.search(store.vocabulary, query_terms(q), 30, weights)
         assert memory is not None, q
         _same_ranking(fts, memory)
-    matched = [q for q in KEYWORD_QUERIES if store.bm25(index_id, q, 30, VectorSearchOptions(), weights)]
+    matched = [q for q in KEYWORD_QUERIES if store.bm25(index_id, query_terms(q), 30, VectorSearchOptions(), weights)]
     assert len(matched) >= 8, "the comparison is not vacuous"
 
 
@@ -255,17 +257,17 @@ def test_in_memory_bm25_prunes_common_terms_like_fts5(source_index, monkeypatch:
     import aintern.store.keywords as backend
 
     store, index_id = source_index
-    matrix = KeywordMatrix.load(store, index_id)
+    matrix = KeywordMatrix.load(store.conn, index_id)
     assert matrix is not None
     monkeypatch.setattr(backend, "PRUNE_ABOVE_CHUNKS", 10)
     q = "return the self value of the index"  # "return" and "self" are in most chunks
-    pruned = matrix.search(store, q, 30, (2.0, 3.0, 1.0))
+    pruned = matrix.search(store.vocabulary, query_terms(q), 30, (2.0, 3.0, 1.0))
     assert pruned is not None
-    _same_ranking(store.bm25(index_id, q, 30, VectorSearchOptions()), pruned)
+    _same_ranking(store.bm25(index_id, query_terms(q), 30, VectorSearchOptions()), pruned)
     monkeypatch.setattr(backend, "PRUNE_ABOVE_CHUNKS", 10**9)
-    full = matrix.search(store, q, 30, (2.0, 3.0, 1.0))
+    full = matrix.search(store.vocabulary, query_terms(q), 30, (2.0, 3.0, 1.0))
     assert full is not None
-    _same_ranking(store.bm25(index_id, q, 30, VectorSearchOptions()), full)
+    _same_ranking(store.bm25(index_id, query_terms(q), 30, VectorSearchOptions()), full)
     assert [c for c, _ in pruned] != [c for c, _ in full], "pruning took effect"
 
 
@@ -313,26 +315,26 @@ def test_keyword_statistics_of_an_older_index_are_backfilled(static, tmp_path: P
     ws = make_workspace(tmp_path / "ws").resolve()
     store = SqliteStore(tmp_path / "old.db")
     index_id = Indexer(store, static).index(ws).index_id
-    assert KeywordMatrix.load(store, index_id) is not None
+    assert KeywordMatrix.load(store.conn, index_id) is not None
     store.conn.execute("UPDATE chunks SET keyword_stats = NULL")  # what migration 4 leaves behind
     # (Not a long-running service: at its first query it would compute them itself, in a thread.)
     service = KnowledgeService(store, in_memory=False)
     before = service.query("server handler", opts(ws, min_relevance=0.0, expand_context=False))
-    assert before.has_results and KeywordMatrix.load(store, index_id) is None
+    assert before.has_results and KeywordMatrix.load(store.conn, index_id) is None
     result = Indexer(store, static).index(ws)  # nothing changed on disk
     assert result.success and result.files_indexed == 0
-    matrix = KeywordMatrix.load(store, index_id)
+    matrix = KeywordMatrix.load(store.conn, index_id)
     assert matrix is not None
-    _same_ranking(store.bm25(index_id, "server handler", 20, VectorSearchOptions()),
-                  matrix.search(store, "server handler", 20, (2.0, 3.0, 1.0)) or [])  # fmt: skip
+    _same_ranking(store.bm25(index_id, query_terms("server handler"), 20, VectorSearchOptions()),
+                  matrix.search(store.vocabulary, query_terms("server handler"), 20, (2.0, 3.0, 1.0)) or [])  # fmt: skip
     after = service.query("server handler", opts(ws, min_relevance=0.0, expand_context=False))
     assert [c.file_path for c in after.chunks] == [c.file_path for c in before.chunks]
     # An edited file's new chunks get theirs at the same update.
     edited = next(p for p in sorted(ws.rglob("*.py")))
     edited.write_text(edited.read_text() + "\n\ndef zebra_crossing_handler():\n    return 'zebra'\n")
     assert Indexer(store, static).index(ws).files_indexed == 1
-    matrix = KeywordMatrix.load(store, index_id)
-    assert matrix is not None and matrix.search(store, "zebra crossing", 5, (2.0, 3.0, 1.0))
+    matrix = KeywordMatrix.load(store.conn, index_id)
+    assert matrix is not None and matrix.search(store.vocabulary, query_terms("zebra crossing"), 5, (2.0, 3.0, 1.0))
     store.close()
 
 
@@ -357,12 +359,12 @@ def test_keyword_statistics_report_progress_and_stop_when_cancelled(  # type: ig
     with store.transaction():
         assert store.update_keyword_stats(index_id, cancel, progress) == 2
     assert seen == [(2, total)]
-    assert KeywordMatrix.load(store, index_id) is None, "partial statistics: FTS5 still ranks"
+    assert KeywordMatrix.load(store.conn, index_id) is None, "partial statistics: FTS5 still ranks"
     events: list[IndexingProgress] = []
     assert Indexer(store, static).index(ws, progress=events.append).success
     messages = [e.message for e in events if e.phase == IndexingPhase.FINALIZING and "keyword" in (e.message or "")]
     assert messages[-1] == f"keyword statistics: {total - 2:,} of {total - 2:,} chunks"
-    assert KeywordMatrix.load(store, index_id) is not None
+    assert KeywordMatrix.load(store.conn, index_id) is not None
     store.close()
 
 
@@ -380,11 +382,11 @@ def test_keyword_statistics_roll_back_with_their_write(static, tmp_path: Path, k
     with store.transaction():
         store.upsert_file(index.id, IndexedFile("a.py", "h", 1, 1), [c], static.embed_batch([text]))
         store.update_keyword_stats(index.id)
-    matrix = KeywordMatrix.load(store, index.id)
+    matrix = KeywordMatrix.load(store.conn, index.id)
     assert matrix is not None
-    hits = matrix.search(store, "quuxification frobnicate", 5, (2.0, 3.0, 1.0))
+    hits = matrix.search(store.vocabulary, query_terms("quuxification frobnicate"), 5, (2.0, 3.0, 1.0))
     assert hits
-    _same_ranking(store.bm25(index.id, "quuxification frobnicate", 5, VectorSearchOptions()), hits)
+    _same_ranking(store.bm25(index.id, query_terms("quuxification frobnicate"), 5, VectorSearchOptions()), hits)
     store.close()
 
 
@@ -397,23 +399,24 @@ def ranked(*items: tuple[int, float, str]) -> list[Ranked]:
 
 def test_keyword_boost_seed_scenarios() -> None:
     kb = KeywordBoost()
-    assert kb.rerank([], "test query") == []
+    assert kb.rerank([], Question("test query")) == []
     out = kb.rerank(
-        ranked((1, 0.8, "This is some unrelated content"), (2, 0.7, "This contains UserService code")), "UserService"
+        ranked((1, 0.8, "This is some unrelated content"), (2, 0.7, "This contains UserService code")),
+        Question("UserService"),
     )
     assert out[0].chunk_id == 2 and out[0].original_score == 0.7
     out = kb.rerank(
-        ranked((1, 0.8, "User authentication service"), (2, 0.75, "find user by email")), "find user by email"
+        ranked((1, 0.8, "User authentication service"), (2, 0.75, "find user by email")), Question("find user by email")
     )
     assert out[0].chunk_id == 2
     capped = kb.rerank(
         ranked((1, 0.95, "alpha beta gamma delta epsilon zeta eta theta")),
-        "alpha beta gamma delta epsilon zeta eta theta",
+        Question("alpha beta gamma delta epsilon zeta eta theta"),
     )
     assert capped[0].score == 1.0, "score stays within 1"
     many = kb.rerank(
         ranked((1, 0.1, "alpha beta gamma delta epsilon zeta eta theta iota")),
-        "alpha beta gamma delta epsilon zeta eta theta iota",
+        Question("alpha beta gamma delta epsilon zeta eta theta iota"),
     )
     assert abs(many[0].score - 0.4) < 1e-9, "boost capped at +0.30"
 
@@ -426,13 +429,13 @@ def test_rrf_seed_scenarios() -> None:
             (2, 0.7, "UserRepository UserRepository UserRepository"),
             (3, 0.8, "UserRepository implementation"),
         ),
-        "UserRepository",
+        Question("UserRepository"),
     )
     assert out[0].chunk_id == 2
-    out = rrf.rerank(ranked((1, 0.9, "test content"), (2, 0.5, "other test content")), "test")
+    out = rrf.rerank(ranked((1, 0.9, "test content"), (2, 0.5, "other test content")), Question("test"))
     assert all(0.0 <= r.score <= 1.0 for r in out) and out[0].score == 1.0
     assert {r.original_score for r in out} == {0.9, 0.5}
-    with_bm25 = ReciprocalRankFusion({2: 1, 1: 50}).rerank(ranked((1, 0.9, "a"), (2, 0.85, "b")), "q")
+    with_bm25 = ReciprocalRankFusion({2: 1, 1: 50}).rerank(ranked((1, 0.9, "a"), (2, 0.85, "b")), Question("q"))
     assert with_bm25[0].chunk_id == 2, "the keyword ranking can come from BM25 over the whole index"
 
 
@@ -492,7 +495,7 @@ def test_cross_encoder_over_http(minilm, indexed, shape: str, monkeypatch: pytes
         assert ce.available()
         out = ce.rerank(
             ranked((1, 0.9, "render the html template"), (2, 0.1, "open a sqlite database connection")),
-            "database connection",
+            Question("database connection"),
         )
         assert out[0].chunk_id == 2 and out[0].original_score == 0.1
         monkeypatch.setenv("AINTERN_RERANK_URL", server.url)
@@ -733,10 +736,10 @@ def test_term_coverage_from_statistics_matches_fts5(source_index, question: str)
     ids = [r[0] for r in store.conn.execute("SELECT id FROM chunks WHERE index_id = ? LIMIT 60", (index_id,))]
     ids += [r[0] for r in store.conn.execute("SELECT id FROM chunks WHERE index_id = ? AND content LIKE '%connect%'",
                                              (index_id,))]  # fmt: skip
-    from_stats = store.term_coverage(index_id, question, ids)
-    assert from_stats == store.term_coverage(index_id, question, ids, use_stats=False)
-    matrix = KeywordMatrix.load(store, index_id)
-    assert matrix is not None and matrix.coverage(store, question, ids) == from_stats
+    from_stats = store.term_coverage(index_id, query_terms(question), ids)
+    assert from_stats == store.term_coverage(index_id, query_terms(question), ids, use_stats=False)
+    matrix = KeywordMatrix.load(store.conn, index_id)
+    assert matrix is not None and matrix.coverage(store.vocabulary, query_terms(question), ids) == from_stats
     assert set(from_stats) == set(ids) and all(0 <= v <= 1 for v in from_stats.values())
     if question not in ("zzqx", "zzzunknownword"):
         assert max(from_stats.values()) > 0
@@ -785,17 +788,17 @@ def test_a_service_gives_a_small_index_keyword_statistics_and_indexing_keeps_the
     store = SqliteStore(tmp_path / "k.db")
     indexer = Indexer(store, static)
     index_id = indexer.index(ws).index_id
-    assert KeywordMatrix.load(store, index_id) is None and not store.keeps_keyword_stats(index_id)
+    assert KeywordMatrix.load(store.conn, index_id) is None and not store.keeps_keyword_stats(index_id)
     service = KnowledgeService(store)
     loading = service.preload(str(ws))
     assert loading is not None
     loading.join(300)
-    assert KeywordMatrix.load(store, index_id) is not None
+    assert KeywordMatrix.load(store.conn, index_id) is not None
 
     app = ws / "src" / "python" / "app.py"
     app.write_text(app.read_text() + "\n\ndef reconnect_after_failover(pool):\n    return pool.connect()\n")
     assert indexer.index_files(ws, ["src/python/app.py"]).files_indexed == 1
-    assert KeywordMatrix.load(store, index_id) is not None, "the new chunks got theirs"
+    assert KeywordMatrix.load(store.conn, index_id) is not None, "the new chunks got theirs"
     one_shot = KnowledgeService(SqliteStore(store.path), in_memory=False)
     for question in ["reconnect after failover", "database connection pool", "NewServer", "zzqx"]:
         a = service.query(question, opts(ws, min_relevance=0.0, expand_context=False))

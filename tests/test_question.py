@@ -18,6 +18,7 @@ from aintern.index import Indexer
 from aintern.knowledge import KnowledgeQueryOptions, KnowledgeService
 from aintern.retrieve import keywords, paths
 from aintern.retrieve.question import Question
+from aintern.retrieve.rerank import RerankingStrategy
 from aintern.store import SqliteStore, text
 
 #: Real code with classes of many methods: the retrieval package itself.
@@ -90,6 +91,43 @@ def test_a_question_is_read_once_however_many_hits(retrieval_index) -> None:  # 
     assert calls["clean_user_text"] == 1 and calls["question_keywords"] <= 2, calls  # (with two-letter capitals)
     assert all(calls[name] <= 1 for _, name in readings - {(paths, "question_keywords")}), calls
     service.store.close()
+
+
+def test_below_the_service_nothing_splits_the_question_again(retrieval_index) -> None:  # type: ignore[no-untyped-def]
+    """Keyword search, term coverage and the rerankers take what the Question read (its terms, its rerank
+    keywords): no function of the store or of the rerankers gets the question's text to split, on either
+    search path (in memory, and SQLite's FTS5) and with every local reranker."""
+    db, ws = retrieval_index
+    question = "how are the path words of a file matched against the question keywords"
+    received: set[tuple[str, str]] = set()
+
+    def profile(frame: FrameType, event: str, _: object) -> None:
+        module = frame.f_globals.get("__name__", "")
+        if event != "call" or not (module.startswith("aintern.store") or module == "aintern.retrieve.rerank"):
+            return
+        caller = frame.f_back.f_globals.get("__name__", "") if frame.f_back is not None else ""
+        if caller == "aintern.retrieve.question":  # (the Question reading itself)
+            return
+        code = frame.f_code
+        for name in code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]:
+            value = frame.f_locals.get(name)
+            if isinstance(value, str) and question in value:
+                received.add((module, code.co_name))
+
+    for in_memory in (True, False):
+        for strategy in (RerankingStrategy.NONE, RerankingStrategy.KEYWORD_BOOST, RerankingStrategy.RRF):
+            service = KnowledgeService(SqliteStore(db), in_memory=in_memory)
+            options = KnowledgeQueryOptions(
+                workspace_path=str(ws), max_results=8, min_relevance=0.0, expand_context=False, reranking=strategy
+            )
+            sys.setprofile(profile)
+            try:
+                result = service.query(question, options)
+            finally:
+                sys.setprofile(None)
+            assert result.has_results and result.reranking_applied == strategy
+            service.store.close()
+    assert received == set()
 
 
 def test_a_library_search_loads_what_preload_would(retrieval_index) -> None:  # type: ignore[no-untyped-def]

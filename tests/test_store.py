@@ -11,7 +11,7 @@ from aintern.chunk import ChunkType, TextChunk
 from aintern.errors import ModelMismatchError, StoreError
 from aintern.store import IndexedFile, SqliteStore, VectorSearchOptions
 from aintern.store.db import SCHEMA_VERSION
-from aintern.store.text import fts_match, identifier_parts, keyword_text
+from aintern.store.text import fts_match, identifier_parts, keyword_text, query_terms
 
 
 def chunk(
@@ -225,6 +225,7 @@ def test_vector_blob_roundtrip(store: SqliteStore, filled, static) -> None:  # t
 
 def test_common_terms_pruned_on_large_indexes(store: SqliteStore, static, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
     import aintern.store.keywords as backend
+    from aintern.store.sqlite_engine import SqliteEngine
 
     index = store.create_index("/big", static.model_id, static.dimension)
     chunks = [
@@ -235,13 +236,15 @@ def test_common_terms_pruned_on_large_indexes(store: SqliteStore, static, monkey
         for c in chunks:
             store.upsert_file(index.id, IndexedFile(c.file_path, "h", 1, 1), [c], static.embed_batch([c.content]))
     assert store.get_index(index.id).chunk_count == 40
-    assert store._informative(index.id, ["return", "rare_term"]) == ["return", "rare_term"], "small index: all terms"
+    assert SqliteEngine(store).informative(index.id, ["return", "rare_term"]) == ["return", "rare_term"], (
+        "small index: all terms"
+    )
     monkeypatch.setattr(backend, "PRUNE_ABOVE_CHUNKS", 10)
-    assert store._informative(index.id, ["returning", "rare_term"]) == ["rare_term"], (
+    assert SqliteEngine(store).informative(index.id, ["returning", "rare_term"]) == ["rare_term"], (
         "'returning' stems to 'return': in every chunk"
     )
-    assert store._informative(index.id, ["return", "value"]) == ["return"], "never prune every term"
-    hits = store.bm25(index.id, "return rare_term", 5, VectorSearchOptions())
+    assert SqliteEngine(store).informative(index.id, ["return", "value"]) == ["return"], "never prune every term"
+    hits = store.bm25(index.id, query_terms("return rare_term"), 5, VectorSearchOptions())
     assert len(hits) == 1 and "rare_term" in store.get_chunks([hits[0][0]])[hits[0][0]].content
 
 
@@ -270,13 +273,13 @@ def test_a_cancelled_check_is_done_again_before_writing(tmp_path: Path) -> None:
     store = SqliteStore(path)
     store.start_verify()
     store.cancel_verify()
-    assert not store._verified
+    assert not store.integrity._verified
     store.start_verify()
-    assert store._check is not None
-    store._check.join()  # the check ended (its connection closed) before the run stopped it: no error
+    assert store.integrity._check is not None
+    store.integrity._check.join()  # the check ended (its connection closed) before the run stopped it: no error
     store.cancel_verify()
     store.verify()
-    assert store._verified
+    assert store.integrity._verified
     store.close()
     conn = sqlite3.connect(path)
     page_size = conn.execute("PRAGMA page_size").fetchone()[0]

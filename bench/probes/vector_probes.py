@@ -38,7 +38,7 @@ from aintern.embed import embedding_text, get_embedder
 from aintern.retrieve.hybrid import HybridConfig, hybrid_search
 from aintern.retrieve.names import symbol_query
 from aintern.store import SqliteStore, VectorSearchOptions
-from aintern.store.text import STOP_WORDS
+from aintern.store.text import STOP_WORDS, query_terms
 from aintern.store.vectors import VectorMatrix
 
 ALPHAS = (0.15, 0.3, 0.5, 0.7)
@@ -70,7 +70,7 @@ def alpha_shape() -> None:
                     repo.prefix + p for p in E.rank(store, iid, emb, q.text, replace(HybridConfig(), alpha_natural=a))
                 ]
                 row[str(a)] = ndcg_at_10(paths, q.targets, existing)
-            kw = store.bm25(iid, q.text, 20, options, (2.0, 3.0, 1.0))
+            kw = store.bm25(iid, query_terms(q.text), 20, options, (2.0, 3.0, 1.0))
             vec = store.knn(iid, emb.embed(q.text), 20, options)
             row["bm25_first_over_tenth"] = kw[0][1] / kw[9][1] if len(kw) >= 10 and kw[9][1] > 0 else 9.0
             row["cosine_gap"] = vec[0][1] - vec[9][1] if len(vec) >= 10 else 0.0
@@ -84,8 +84,8 @@ def alpha_shape() -> None:
 def _vectors(store, index_id: int, tier: bool = False) -> VectorMatrix:  # type: ignore[no-untyped-def]
     if tier:
         found = store.vector_tier(index_id)
-        return VectorMatrix.load(store, index_id, found.dimension, tier=True)
-    return VectorMatrix.load(store, index_id, store.get_index(index_id).embedding_dimension)
+        return VectorMatrix.load(store.conn, index_id, found.dimension, tier=True)
+    return VectorMatrix.load(store.conn, index_id, store.get_index(index_id).embedding_dimension)
 
 
 def file_vectors() -> None:

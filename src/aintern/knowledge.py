@@ -350,14 +350,14 @@ class KnowledgeService:
         )  # fmt: skip
         hit_ids = [h.chunk_id for h in hits]
         cosines = self.store.cosines(index.id, query_vector, hit_ids, tier=tier is not None)
-        coverage = self.store.term_coverage(index.id, q.text, hit_ids)
+        coverage = self.store.term_coverage(index.id, q.terms, hit_ids)
         model = "full" if tier else "fast"
         ranked = ranked_by_relevance(hits, cosines, coverage, model)
         was_reranked = False
         reranker = rerank.create(options.reranking, {h.chunk_id: h.keyword_rank for h in hits if h.keyword_rank})
         if reranker is not None:
             try:
-                ranked = reranker.rerank(ranked, q.text)
+                ranked = reranker.rerank(ranked, q)
             except AinternError as exc:
                 raise KnowledgeQueryError(f"{reranker.name} reranking failed: {exc}") from exc
             was_reranked = True

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from aintern.embed.base import Embedder, ProgressCallback, vector_bytes
+from aintern.sql import rows_in
 
 if TYPE_CHECKING:
     import numpy as np
@@ -57,8 +58,6 @@ class EmbeddingCache:
         import numpy as np
 
         found: dict[bytes, np.ndarray] = {}
-        from aintern.store.db import rows_in  # (here: the store package imports this module)
-
         sql = "SELECT content_hash, vector FROM embedding_cache WHERE model_id = ? AND content_hash IN ({marks})"
         for h, blob in rows_in(self.conn, sql, hashes, [model_id]):
             found[bytes(h)] = np.frombuffer(blob, dtype=np.float32)

@@ -13,26 +13,12 @@ their results and ``output`` how they answer.
 from __future__ import annotations
 
 from aintern.mcp.args import MAX_K, MAX_QUERY_CHARS
-from aintern.mcp.models import (
-    INSTRUCTIONS,
-    ContextResult,
-    FileHit,
-    FilesResult,
-    Hit,
-    IndexResult,
-    Related,
-    RelatedResult,
-    Repos,
-    SearchResult,
-    StatusResult,
-    Symbol,
-    SymbolsResult,
-)
+from aintern.mcp.models import INSTRUCTIONS
 from aintern.mcp.scope import McpConfig, Scope
 from aintern.mcp.server import FRESH_WAIT_S, SEARCH_MIN_RELEVANCE, AinternMcp
 
+# (The tools' result types are in aintern.mcp.models, where server.py takes them from.)
 __all__ = [
-    "FRESH_WAIT_S", "INSTRUCTIONS", "MAX_K", "MAX_QUERY_CHARS", "SEARCH_MIN_RELEVANCE", "AinternMcp",
-    "ContextResult", "FileHit", "FilesResult", "Hit", "IndexResult", "McpConfig", "Related", "RelatedResult",
-    "Repos", "Scope", "SearchResult", "StatusResult", "Symbol", "SymbolsResult",
+    "FRESH_WAIT_S", "INSTRUCTIONS", "MAX_K", "MAX_QUERY_CHARS", "SEARCH_MIN_RELEVANCE", "AinternMcp", "McpConfig",
+    "Scope",
 ]  # fmt: skip

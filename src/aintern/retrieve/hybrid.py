@@ -141,12 +141,12 @@ def _retrieve(
     fetch = max(cfg.pool, cfg.candidates) if cfg.path_penalties else cfg.candidates
     if query_vector is not None and alpha > 0:
         vec = cut(store.knn(index_id, query_vector, fetch + 1, options, tier=tier), fetch)
-    keyword_query = q.text
+    terms = q.terms
     if cfg.abbreviations and not q.symbol:  # the code says "fs" where the question says "file system"
-        keyword_query += " " + " ".join(q.abbreviations(cfg.short_capitals))
+        terms = q.terms_with(q.abbreviations(cfg.short_capitals))
     kw: list[tuple[int, float]] = []
     if alpha < 1:
-        kw = cut(store.bm25(index_id, keyword_query, fetch + 1, options, cfg.bm25_weights), fetch)
+        kw = cut(store.bm25(index_id, terms, fetch + 1, options, cfg.bm25_weights), fetch)
         if kw and kw[0][1] < FLOOR_ONLY:
             # Every matched term is in over half the chunks (always so in a 2-chunk index): BM25 floors
             # their IDF, and what is left of its order is length noise. The matches stay candidates, tied.

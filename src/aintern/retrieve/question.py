@@ -9,11 +9,13 @@ The knowledge service builds one ``Question`` per query at its entry; everything
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from functools import cached_property
 
-from aintern.retrieve.keywords import extract_keywords, extract_quoted_phrases
+from aintern.retrieve.keywords import _SPLIT, extract_keywords, extract_quoted_phrases
+from aintern.retrieve.keywords import STOP_WORDS as HIGHLIGHT_STOP_WORDS
 from aintern.retrieve.paths import (
     ABBREVIATIONS,
     ARTICLES,
@@ -185,9 +187,30 @@ class Question:
         """Its search terms: words and identifiers with their parts, stop words dropped (store.text)."""
         return query_terms(self.text)
 
+    def terms_with(self, words: Sequence[str]) -> list[str]:
+        """``terms``, then those of ``words`` it lacks (keyword search adds the abbreviations of its keywords)."""
+        if not words:
+            return self.terms
+        return list(dict.fromkeys([*self.terms, *query_terms(" ".join(words))]))
+
     @cached_property
     def lower(self) -> str:
         return self.text.lower()
+
+    @cached_property
+    def rerank_keywords(self) -> list[str]:
+        """The words the keyword rerankers look for (retrieve.rerank): words of 3 letters or more that are
+        not stop words (highlighting's), and the camelCase parts of longer ones, lower-cased, once each."""
+        words = [w for w in _SPLIT.split(self.text) if w]
+        keywords = [w.lower() for w in words if len(w) >= 3 and w.lower() not in HIGHLIGHT_STOP_WORDS]
+        for word in words:
+            if len(word) > 3:
+                keywords += [
+                    p.lower()
+                    for p in re.split(r"(?<!^)(?=[A-Z])", word)
+                    if len(p) >= 3 and p.lower() not in HIGHLIGHT_STOP_WORDS
+                ]
+        return list(dict.fromkeys(keywords))
 
     # -- what highlighting looks for ----------------------------------------------------------------
 

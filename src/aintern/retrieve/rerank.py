@@ -10,11 +10,13 @@ import enum
 import os
 import re
 from dataclasses import dataclass, replace
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from aintern.chunk.models import TextChunk
 from aintern.errors import AinternError
-from aintern.retrieve.keywords import _SPLIT, STOP_WORDS
+
+if TYPE_CHECKING:
+    from aintern.retrieve.question import Question
 
 
 class RerankingStrategy(str, enum.Enum):
@@ -37,20 +39,7 @@ class Ranked:
 class Reranker(Protocol):
     name: str
 
-    def rerank(self, results: list[Ranked], query: str) -> list[Ranked]: ...
-
-
-def _query_keywords(query: str, min_length: int = 3) -> list[str]:
-    words = [w for w in _SPLIT.split(query) if w]
-    keywords = [w.lower() for w in words if len(w) >= min_length and w.lower() not in STOP_WORDS]
-    for word in words:
-        if len(word) > 3:
-            keywords += [
-                p.lower()
-                for p in re.split(r"(?<!^)(?=[A-Z])", word)
-                if len(p) >= min_length and p.lower() not in STOP_WORDS
-            ]
-    return list(dict.fromkeys(keywords))
+    def rerank(self, results: list[Ranked], q: Question) -> list[Ranked]: ...
 
 
 class KeywordBoost:
@@ -61,13 +50,13 @@ class KeywordBoost:
     EXACT_PHRASE = 0.10
     MAX_BOOST = 0.30
 
-    def rerank(self, results: list[Ranked], query: str) -> list[Ranked]:
-        keywords = _query_keywords(query)
+    def rerank(self, results: list[Ranked], q: Question) -> list[Ranked]:
+        keywords = q.rerank_keywords
         if not results or not keywords:
             return results
         out = []
         for r in results:
-            boost = self.EXACT_PHRASE if query.lower() in r.chunk.content.lower() else 0.0
+            boost = self.EXACT_PHRASE if q.lower in r.chunk.content.lower() else 0.0
             boost += self.PER_KEYWORD * sum(
                 bool(re.search(rf"\b{re.escape(k)}\b", r.chunk.content, re.I)) for k in keywords
             )
@@ -91,12 +80,12 @@ class ReciprocalRankFusion:
     def __init__(self, keyword_ranks: dict[int, int] | None = None) -> None:
         self.keyword_ranks = keyword_ranks
 
-    def rerank(self, results: list[Ranked], query: str) -> list[Ranked]:
+    def rerank(self, results: list[Ranked], q: Question) -> list[Ranked]:
         if not results:
             return results
         keyword_ranks = self.keyword_ranks
         if keyword_ranks is None:
-            keywords = _query_keywords(query)
+            keywords = q.rerank_keywords
             if not keywords:
                 return results
             by_frequency = sorted(results, key=lambda r: -self._frequency(r.chunk.content, keywords))
@@ -155,10 +144,10 @@ class HttpCrossEncoder:
             return False
         return True
 
-    def rerank(self, results: list[Ranked], query: str) -> list[Ranked]:
+    def rerank(self, results: list[Ranked], q: Question) -> list[Ranked]:
         if not results:
             return results
-        scores = self._scores(query, [r.chunk.content for r in results])
+        scores = self._scores(q.text, [r.chunk.content for r in results])
         return sorted((replace(r, score=s) for r, s in zip(results, scores)), key=lambda r: -r.score)
 
     def _scores(self, query: str, documents: list[str]) -> list[float]:

@@ -20,6 +20,7 @@ from aintern.store.models import (
     VectorIndex,
     VectorSearchOptions,
     VectorTier,
+    Weights,
 )
 from aintern.store.sqlite import SqliteStore
 
@@ -45,8 +46,9 @@ class Store(Protocol):
     """What the indexer and the retriever need of a store; they are written against this alone.
 
     SqliteStore is the one implementation: records of indexes, files and chunks in SQLite, and per index
-    a search engine: sqlite-vec and FTS5 in the same file (held in memory by a long-running process:
-    store.memory), or a Milvus collection (store.milvus). Which one answers is the store's business.
+    a search engine (store.engine): sqlite-vec and FTS5 in the same file (held in memory by a long-running
+    process: store.memory), or a Milvus collection (store.milvus_engine). Which one answers is the store's
+    business.
     """
 
     # -- indexing (aintern.index) -----------------------------------------------------------------
@@ -126,7 +128,7 @@ class Store(Protocol):
     ) -> list[tuple[int, float]]: ...
 
     def bm25(
-        self, index_id: int, query: str, k: int, options: VectorSearchOptions, weights: tuple[float, float, float] = ...
+        self, index_id: int, terms: list[str], k: int, options: VectorSearchOptions, weights: Weights = ...
     ) -> list[tuple[int, float]]: ...
 
     def keyword_search(
@@ -160,7 +162,7 @@ class Store(Protocol):
     ) -> dict[int, float]: ...
 
     def term_coverage(
-        self, index_id: int, query: str, chunk_ids: list[int], use_stats: bool = True
+        self, index_id: int, terms: list[str], chunk_ids: list[int], use_stats: bool = True
     ) -> dict[int, float]: ...
 
     def doc_frequencies(self, index_id: int, terms: list[str]) -> dict[str, int]: ...

@@ -6,12 +6,12 @@ import os
 import sqlite3
 import stat
 import urllib.parse
-from collections.abc import Callable, Iterator, Sequence
-from datetime import datetime, timezone
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from aintern.errors import CorruptDatabaseError, NoDatabaseError, StoreError
+from aintern.sql import now as now
 from aintern.store.schema import APPLICATION_ID as APPLICATION_ID
 from aintern.store.schema import MIGRATIONS as MIGRATIONS
 from aintern.store.schema import PRE_RELEASE_VERSIONS as PRE_RELEASE_VERSIONS
@@ -19,26 +19,6 @@ from aintern.store.schema import SCHEMA_VERSION as SCHEMA_VERSION
 
 #: How much of the database file a connection memory-maps.
 MMAP_BYTES = 1 << 30
-#: Values per ``IN (...)`` list (SQLite allows 32,766 variables; 500 keeps each statement small).
-IN_BATCH = 500
-
-
-def rows_in(conn: Any, sql: str, values: Sequence[Any], before: Sequence[Any] = ()) -> Iterator[Any]:
-    """The rows of ``sql`` for every value: its ``{marks}`` is the placeholders of an ``IN`` list, run
-    ``IN_BATCH`` values at a time; ``before`` are the parameters ahead of the list."""
-    for lo in range(0, len(values), IN_BATCH):
-        part = list(values[lo : lo + IN_BATCH])
-        yield from conn.execute(sql.format(marks=",".join("?" * len(part))), [*before, *part])
-
-
-def like_escaped(text: str) -> str:
-    """``text`` as a literal inside a ``LIKE ... ESCAPE '\\'`` pattern (its ``%``, ``_`` and ``\\`` escaped)."""
-    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-
-
-def now() -> str:
-    """The time stamp stored with indexes and files: UTC, to the second, ISO 8601."""
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
 def default_db_path() -> Path:
@@ -390,7 +370,7 @@ def _migrate(conn: Any, path: Path) -> None:
             f"{path} was written by a pre-release build of aintern (schema {version}) and cannot be upgraded; "
             "it holds only derived data (indexes of your files): delete it and run `aintern index` again"
         )
-    import aintern.store.sqlite  # noqa: F401  (registers the Python steps of PYTHON_MIGRATIONS)
+    from aintern.store.migrations import PYTHON_MIGRATIONS
 
     if path.stat().st_size > CHECK_AT_OPEN_BYTES:
         _check_pages(path)  # (a smaller one was checked at open) an upgrade writes: never into a damaged file
@@ -409,7 +389,3 @@ def _migrate(conn: Any, path: Path) -> None:
     except Exception:
         conn.execute("ROLLBACK")
         raise
-
-
-#: Steps that need more than SQL, registered by the modules that own the tables (store.sqlite).
-PYTHON_MIGRATIONS: dict[int, Callable[[Any], None]] = {}

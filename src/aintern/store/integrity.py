@@ -1,5 +1,4 @@
-"""SqliteStore's check before writing: ``PRAGMA quick_check`` once per store, started beside a scan (a mixin
-like store.search, store.keywords and store.tiers)."""
+"""SqliteStore's check before writing: ``PRAGMA quick_check`` once per store, started beside a scan."""
 
 from __future__ import annotations
 
@@ -15,15 +14,17 @@ _VERIFYING = threading.RLock()
 
 
 class IntegrityCheck:
-    """Never write into a damaged database: what it holds would only get worse."""
+    """Never write into a damaged database: what it holds would only get worse (one per store)."""
 
-    path: Path
     _verified = False
     _check: threading.Thread | None = None
     #: The check's connections, to interrupt (set by start_verify).
     _checking: list[Any] | None = None
     _damage: str | None = None
     _interrupted = False
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
 
     def start_verify(self) -> None:
         """Begin ``verify``'s check in a background thread: SQLite runs it outside the GIL, beside a scan

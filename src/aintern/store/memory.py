@@ -3,7 +3,7 @@
 Per index: its vectors as one matrix (store.vectors), its keyword postings (store.postings), its defined
 names, and the chunks queries have read; each loaded once per index state (``store.generation``) and
 answering unfiltered searches as sqlite-vec and FTS5 would (tests/test_knowledge.py compares them), in
-a fraction of the time (docs/benchmarks.md, sections 4 and 15). ``SqliteStore.keep_in_memory`` turns it on; the store's search methods consult it first, so
+a fraction of the time (docs/benchmarks.md, sections 4 and 15). ``SqliteStore.keep_in_memory`` turns it on; the store and its SQLite engine consult it first, so
 the retriever never knows whether it is on. A process that asks one question is faster without it.
 """
 
@@ -12,15 +12,19 @@ from __future__ import annotations
 import bisect
 import threading
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import TYPE_CHECKING, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from aintern.chunk.models import TextChunk
+from aintern.store.files import load_file_vectors
+from aintern.store.keywords import update_keyword_stats
+from aintern.store.lookups import defined_names
 
 if TYPE_CHECKING:
     from aintern.store.files import FileVectors
+    from aintern.store.models import VectorIndex, VectorTier
     from aintern.store.postings import KeywordMatrix
-    from aintern.store.sqlite import SqliteStore
     from aintern.store.vectors import VectorMatrix
 
 T = TypeVar("T")
@@ -29,6 +33,32 @@ T = TypeVar("T")
 BACKGROUND_RELOAD_CHUNKS = 20_000
 #: Chunks kept after a query read them (~30 MB of code at most).
 CHUNK_CACHE_SIZE = 20_000
+
+
+class Source(Protocol):
+    """The store the copies are read from (Source: this module names what it needs of it alone)."""
+
+    path: Path
+    readonly: bool
+
+    @property
+    def conn(self) -> Any: ...
+
+    def generation(self, index_id: int) -> tuple[object, ...]: ...
+
+    def snapshot(self) -> AbstractContextManager[None]: ...
+
+    def transaction(self) -> AbstractContextManager[None]: ...
+
+    def get_index(self, index_id: int) -> VectorIndex | None: ...
+
+    def vector_tier(self, index_id: int) -> VectorTier | None: ...
+
+    def reopen(self) -> Source:
+        """A store of the same file with connections of its own (for a background thread)."""
+        ...
+
+    def close(self) -> None: ...
 
 
 class IndexStateCache(Generic[T]):
@@ -45,9 +75,7 @@ class IndexStateCache(Generic[T]):
         self._loading: dict[int, threading.Lock] = {}
         self._refreshing: set[int] = set()
 
-    def get(
-        self, store: SqliteStore, index_id: int, load: Callable[[SqliteStore], T], background: bool = False
-    ) -> T | None:
+    def get(self, store: Source, index_id: int, load: Callable[[Source], T], background: bool = False) -> T | None:
         """The value for the index's current state. ``background``: a changed index's value reloads in a
         background thread, and this returns None meanwhile (else it reloads here)."""
         generation = store.generation(index_id)
@@ -70,7 +98,7 @@ class IndexStateCache(Generic[T]):
                     return hit[1]
             return self._load(store, index_id, load)
 
-    def _load(self, store: SqliteStore, index_id: int, load: Callable[[SqliteStore], T]) -> T:
+    def _load(self, store: Source, index_id: int, load: Callable[[Source], T]) -> T:
         """Load the value and keep it under the generation it is of: both read in one snapshot, else a
         write committed between them would file the new state's value under the old state, where a query
         still reading the old state would take it (ids of chunks its state lacks, and not of those it has)."""
@@ -92,9 +120,9 @@ class IndexStateCache(Generic[T]):
         with self._lock:
             self._items.pop(index_id, None)
 
-    def _refresh(self, store: SqliteStore, index_id: int, load: Callable[[SqliteStore], T]) -> None:
+    def _refresh(self, store: Source, index_id: int, load: Callable[[Source], T]) -> None:
         try:
-            own = type(store)(store.path)  # a connection of its own: WAL lets it read beside the queries
+            own = store.reopen()  # a connection of its own: WAL lets it read beside the queries
             try:
                 with self._loading[index_id]:
                     self._load(own, index_id, load)
@@ -129,7 +157,7 @@ class DefinedNames:
 class InMemorySearch:
     """What one store holds in memory, per index (see the module's docstring)."""
 
-    def __init__(self, store: SqliteStore) -> None:
+    def __init__(self, store: Source) -> None:
         self.store = store
         self.vectors: IndexStateCache[VectorMatrix | None] = IndexStateCache()
         self.tier_vectors: IndexStateCache[VectorMatrix | None] = IndexStateCache()
@@ -144,7 +172,7 @@ class InMemorySearch:
         self._sizes: dict[int, tuple[tuple[object, ...], int]] = {}
         self._keyword_stats_started: set[int] = set()
 
-    def _large(self, store: SqliteStore, index_id: int) -> bool:
+    def _large(self, store: Source, index_id: int) -> bool:
         """Whether the index reloads in the background after a change; a small one reloads at once (a
         fraction of a second), so its answers never depend on a reload's timing."""
         generation = store.generation(index_id)
@@ -154,51 +182,48 @@ class InMemorySearch:
             known = self._sizes[index_id] = (generation, index.chunk_count if index else 0)
         return known[1] >= BACKGROUND_RELOAD_CHUNKS
 
-    def vector_matrix(self, index_id: int, tier: bool = False, store: SqliteStore | None = None) -> VectorMatrix | None:
-        """The index's vectors (``tier``: the full tier's); None for an index whose vectors are in Milvus,
-        or while they reload after a change."""
+    def vector_matrix(self, index_id: int, tier: bool = False, store: Source | None = None) -> VectorMatrix | None:
+        """The index's vectors in this file (``tier``: the full tier's); None while they reload after a change.
+        (The SQLite engine asks for an index's own vectors; the full tier is in this file for every engine.)"""
         from aintern.store.vectors import VectorMatrix
 
         store = store or self.store
 
-        def load(s: SqliteStore) -> VectorMatrix | None:
-            if s.milvus(index_id) is not None and not tier:
-                return None
+        def load(s: Source) -> VectorMatrix | None:
             if tier:
                 found = s.vector_tier(index_id)
                 dimension = found.dimension if found is not None else 0
             else:
                 index = s.get_index(index_id)
                 dimension = index.embedding_dimension if index is not None else 0
-            return VectorMatrix.load(s, index_id, dimension, tier=tier) if dimension else None
+            return VectorMatrix.load(s.conn, index_id, dimension, tier=tier) if dimension else None
 
         cache = self.tier_vectors if tier else self.vectors
         return cache.get(store, index_id, load, self._large(store, index_id))
 
-    def keyword_matrix(self, index_id: int, store: SqliteStore | None = None) -> KeywordMatrix | None:
+    def keyword_matrix(self, index_id: int, store: Source | None = None) -> KeywordMatrix | None:
         """The index's keyword postings; None while some chunk has no keyword statistics (a small index
-        gets them once, in the background), for a Milvus index, or while they reload after a change."""
+        gets them once, in the background), or while they reload after a change (the SQLite engine's)."""
         from aintern.store.postings import KeywordMatrix
 
         store = store or self.store
         large = self._large(store, index_id)
 
-        def load(s: SqliteStore) -> KeywordMatrix | None:
-            return None if s.milvus(index_id) is not None else KeywordMatrix.load(s, index_id)
+        def load(s: Source) -> KeywordMatrix | None:
+            return KeywordMatrix.load(s.conn, index_id)
 
         postings = self.postings.get(store, index_id, load, large)
         if postings is None and not large and index_id not in self._keyword_stats_started:
             self._keyword_stats_started.add(index_id)  # once per index and process, whatever happens
-            if store.milvus(index_id) is None:
-                threading.Thread(
-                    target=self.add_keyword_stats, args=(index_id,), name="aintern-keyword-stats", daemon=True
-                ).start()
+            threading.Thread(
+                target=self.add_keyword_stats, args=(index_id,), name="aintern-keyword-stats", daemon=True
+            ).start()
         return postings
 
-    def defined_names(self, index_id: int, store: SqliteStore | None = None) -> DefinedNames | None:
+    def defined_names(self, index_id: int, store: Source | None = None) -> DefinedNames | None:
         store = store or self.store
         return self.names.get(
-            store, index_id, lambda s: DefinedNames(s.defined_names(index_id)), self._large(store, index_id)
+            store, index_id, lambda s: DefinedNames(defined_names(s.conn, index_id)), self._large(store, index_id)
         )
 
     def chunk_cache(self, index_id: int) -> dict[int, TextChunk]:
@@ -212,7 +237,7 @@ class InMemorySearch:
     def chunk_files(self, index_id: int) -> dict[int, tuple[str, str]] | None:
         """(file path, chunk type) of each of the index's chunks (None while a large index reloads)."""
 
-        def load(s: SqliteStore) -> dict[int, tuple[str, str]]:
+        def load(s: Source) -> dict[int, tuple[str, str]]:
             shared: dict[tuple[str, str], tuple[str, str]] = {}  # one tuple per file and type, not per chunk
             rows = s.conn.execute(
                 "SELECT c.id, f.path, c.chunk_type FROM chunks c JOIN files f ON f.id = c.file_id WHERE c.index_id = ?",
@@ -227,7 +252,7 @@ class InMemorySearch:
         by_model = self.file_matrices.get(self.store, index_id, lambda s: {})
         assert by_model is not None  # (loaded here, never in the background)
         if model_id not in by_model:
-            by_model[model_id] = self.store.load_file_vectors(index_id, model_id)
+            by_model[model_id] = load_file_vectors(self.store.conn, index_id, model_id)
         return by_model[model_id]
 
     def add_keyword_stats(self, index_id: int) -> None:
@@ -237,29 +262,32 @@ class InMemorySearch:
         if self.store.readonly:
             return
         try:
-            store = type(self.store)(self.store.path)  # a connection of its own
+            store = self.store.reopen()  # a connection of its own
             try:
                 with store.transaction():
-                    store.update_keyword_stats(index_id, force=True)
+                    update_keyword_stats(store.conn, index_id, force=True)
             finally:
                 store.close()
         except Exception:  # busy, read-only file, the database went away: FTS5 keeps answering
             return
         self.postings.discard(index_id)
 
-    def preload(self, index_id: int, tier: bool, path: Path) -> None:
+    def preload(self, index_id: int, tier: bool, own_search: bool) -> None:
         """Load everything of the index, through a connection of its own (a server or a chat calls this
-        in a background thread when it starts, so its first question does not wait)."""
-        store = type(self.store)(path)
+        in a background thread when it starts, so its first question does not wait). ``own_search``: its
+        vectors and keyword index are in this file (the SQLite engine's), not only its names and tier."""
+        store = self.store.reopen()
         try:
             index = store.get_index(index_id)
             if index is None:
                 return
-            if not self._large(store, index_id) and index_id not in self._keyword_stats_started:
+            if own_search and not self._large(store, index_id) and index_id not in self._keyword_stats_started:
                 self._keyword_stats_started.add(index_id)
                 self.add_keyword_stats(index_id)  # before the load: the loaded postings then include them
             self.defined_names(index_id, store)
-            self.vector_matrix(index_id, tier, store)
-            self.keyword_matrix(index_id, store)
+            if own_search or tier:
+                self.vector_matrix(index_id, tier, store)
+            if own_search:
+                self.keyword_matrix(index_id, store)
         finally:
             store.close()

@@ -6,6 +6,9 @@ from dataclasses import dataclass, field
 
 from aintern.chunk.models import TextChunk
 
+#: BM25 column weights: path, symbol names, content.
+Weights = tuple[float, float, float]
+
 
 @dataclass
 class VectorIndex:

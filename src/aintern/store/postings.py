@@ -12,15 +12,11 @@ FTS5 splits into phrases, and indexes whose statistics are not all computed yet 
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
-from aintern.store.keywords import POSTING_FIELDS, informative_terms
-from aintern.store.text import query_terms
-
-if TYPE_CHECKING:
-    from aintern.store.sqlite import SqliteStore
+from aintern.store.keywords import POSTING_FIELDS, informative_terms, keyword_stats
 
 
 class Vocabulary(Protocol):
@@ -65,9 +61,9 @@ class KeywordMatrix:
         self.starts = np.concatenate([[0], np.cumsum(frequency)])
 
     @classmethod
-    def load(cls, store: SqliteStore, index_id: int) -> KeywordMatrix | None:
+    def load(cls, conn: Any, index_id: int) -> KeywordMatrix | None:
         """The index's postings, or None while some chunk's statistics are not computed."""
-        found = store.keyword_stats(index_id)
+        found = keyword_stats(conn, index_id)
         if found is None:
             return None
         chunk_ids, buffer, sizes = found
@@ -89,13 +85,13 @@ class KeywordMatrix:
         return int(self.starts[term_id + 1] - self.starts[term_id])
 
     def search(
-        self, store: Vocabulary, query: str, k: int, weights: tuple[float, float, float]
+        self, store: Vocabulary, terms: list[str], k: int, weights: tuple[float, float, float]
     ) -> list[tuple[int, float]] | None:
-        """Like ``store.bm25`` without filters: (chunk id, BM25 score) of the ``k`` best chunks, best first.
+        """Like ``store.bm25`` without filters: (chunk id, BM25 score) of the ``k`` best chunks for these
+        search terms, best first.
 
         None when a query word is not one FTS5 token (FTS5 would match it as a phrase).
         """
-        terms = query_terms(query)
         stems = {t: store.stems(t) for t in terms}
         if any(len(s) != 1 for s in stems.values()):
             return None
@@ -106,9 +102,8 @@ class KeywordMatrix:
             terms = informative_terms(terms, frequency, len(self.chunk_ids))
         return self.rank([term_ids[t] for t in terms], k, weights)
 
-    def coverage(self, store: Vocabulary, query: str, chunk_ids: list[int]) -> dict[int, float] | None:
+    def coverage(self, store: Vocabulary, terms: list[str], chunk_ids: list[int]) -> dict[int, float] | None:
         """``store.term_coverage`` from the postings in memory (the same answer; None for a chunk they lack)."""
-        terms = query_terms(query)
         ids = list(dict.fromkeys(chunk_ids))
         if not terms or not ids:
             return {}

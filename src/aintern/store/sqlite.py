@@ -1,126 +1,48 @@
-"""The SQLite store: metadata tables, FTS5 for keywords and one sqlite-vec table per index."""
+"""The store: every index of one application database file. Its records (indexes, files, chunks, the names
+they define, the full tier) are in the file (store.records, store.lookups, store.tiers, store.files); each
+index's vector and keyword search is its engine's (store.engine), chosen when the index is opened:
+sqlite-vec and FTS5 in the same file, or a Milvus collection."""
 
 from __future__ import annotations
 
-import contextlib
-import dataclasses
-import json
-import logging
 import os
-import secrets
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from aintern.chunk.models import ChunkType, SymbolType, TextChunk, chunk_definitions
-from aintern.embed import embedding_text
-from aintern.embed.base import vector_bytes
-from aintern.embed.cache import EmbeddingCache, content_hash
+from aintern.chunk.models import TextChunk, overlaps
+from aintern.embed.cache import EmbeddingCache
 from aintern.errors import ModelMismatchError, StoreError
-from aintern.store.db import (
-    PYTHON_MIGRATIONS,
-    connect,
-    default_db_path,
-    like_escaped,
-    now,
-    rows_in,
-)  # fmt: skip
-from aintern.store.files import FileVectorStorage
-from aintern.store.integrity import IntegrityCheck
+from aintern.store import files, lookups, models, records, tiers
+from aintern.store.database import Database
+from aintern.store.engine import FileChunks
 from aintern.store.keywords import (
-    KeywordStorage,
+    BM25_WEIGHTS,
     create_keyword_table,
+    keeps_keyword_stats,
     keyword_columns,
-    keyword_row,
-    rebuild_keyword_tables,
+    update_keyword_stats,
 )
 from aintern.store.memory import InMemorySearch
-from aintern.store.milvus import MilvusConfig, MilvusSearch
-from aintern.store.models import IndexedFile, IndexStatistics, VectorIndex
-from aintern.store.search import SearchStorage
-from aintern.store.tiers import TierStorage, create_vector_table, vector_table
+from aintern.store.milvus import MilvusConfig
+from aintern.store.milvus_engine import MilvusEngine
+from aintern.store.models import ChunkSearchResult, IndexedFile, VectorIndex, VectorSearchOptions, Weights
+from aintern.store.sqlite_engine import vec_cosines, vec_knn, vec_vectors
+from aintern.store.text import query_terms
 
 if TYPE_CHECKING:
     import numpy as np
 
-
-log = logging.getLogger(__name__)
-
-_CHUNK_COLUMNS = (
-    "c.id, f.path, c.content, c.start_line, c.end_line, c.start_offset, c.end_offset, c.chunk_type, c.language, "
-    "c.symbol_name, c.symbol_type, c.parent_symbol, c.token_count, c.metadata_json"
-)
-#: sqlite-vec's largest k.
-_MAX_K = 4096
+    from aintern.embed.base import QueryVector
 
 
-_CHUNK_TYPES = {t.value: t for t in ChunkType}
-_SYMBOL_TYPES = {t.value: t for t in SymbolType}
-
-
-def _row_to_chunk(row: Any) -> tuple[int, TextChunk]:
-    # (Dict lookups, not Enum calls, and no JSON parse of an empty object: a query reads ~150 rows.)
-    return row[0], TextChunk(
-        content=row[2], file_path=row[1], start_line=row[3], end_line=row[4], start_offset=row[5], end_offset=row[6],
-        chunk_type=_CHUNK_TYPES[row[7]], language=row[8], symbol_name=row[9],
-        symbol_type=_SYMBOL_TYPES[row[10]] if row[10] else None, parent_symbol=row[11], token_count=row[12],
-        metadata=json.loads(row[13]) if row[13] != "{}" else {},
-    )  # fmt: skip
-
-
-def _index_from_row(row: Any) -> VectorIndex:
-    return VectorIndex(
-        id=row[0], name=row[1], workspace_path=row[2], created_at=row[3], updated_at=row[4], embedding_model=row[5],
-        embedding_dimension=row[6], status=row[7], git_commit=row[8], settings=json.loads(row[9]),
-        file_count=row[10], chunk_count=row[11], last_error=row[12],
-    )  # fmt: skip
-
-
-class SqliteStore(SearchStorage, KeywordStorage, TierStorage, FileVectorStorage, IntegrityCheck):
+class SqliteStore(Database):
     """All indexes of one application database file."""
 
-    def __init__(self, path: str | Path | None = None, readonly: bool = False, create: bool = True) -> None:
-        """``readonly``: never create, initialise or write the database (a missing one is NoDatabaseError).
-        ``create``: make the database if there is none (a missing or empty file); else NoDatabaseError."""
-        self.path = Path(path) if path else default_db_path()
-        self.readonly = readonly
-        self.create = create
-        # One connection per thread: a connection's statements and temp tables are not shared between
-        # threads, so a service answering queries on several threads needs no lock around SQL.
-        self._local = threading.local()
-        self._connections: list[tuple[threading.Thread, Any]] = []
-        self._connections_lock = threading.Lock()
-        self._stems: dict[str, list[str]] = {}
-        #: Each index's Milvus collection, for indexes whose search engine is Milvus (None: this file's).
-        self._milvus: dict[int, MilvusSearch | None] = {}
-        #: Milvus indexes whose collection a search found there (checked once per store).
-        self._milvus_present: set[int] = set()
-        #: What a long-running process holds in memory to search faster (None: everything from the file).
-        self.memory: InMemorySearch | None = None
-        self._closed = False
-        _ = self.conn  # open now: a bad database is reported at once, not at the first query
-
-    @property
-    def conn(self) -> Any:
-        """This thread's connection to the database (opened at its first use)."""
-        conn = getattr(self._local, "conn", None)
-        if conn is None:
-            if self._closed:
-                raise StoreError(f"the store of {self.path} is closed")
-            conn = connect(self.path, create=self.create, readonly=self.readonly)
-            me = threading.current_thread()
-            with self._connections_lock:
-                alive = []
-                for thread, other in self._connections:
-                    if thread.is_alive():
-                        alive.append((thread, other))
-                    else:  # a finished thread's connection: nobody can use it any more
-                        with contextlib.suppress(Exception):
-                            other.close()
-                self._connections = [*alive, (me, conn)]
-            self._local.conn = conn
-        return conn
+    def reopen(self) -> SqliteStore:
+        """A store of the same file with connections of its own (for a background thread)."""
+        return SqliteStore(self.path)
 
     def keep_in_memory(self, keep: bool = True) -> None:
         """Hold each searched index's vectors, keyword postings, names and read chunks in memory from its
@@ -134,73 +56,7 @@ class SqliteStore(SearchStorage, KeywordStorage, TierStorage, FileVectorStorage,
     def kept_in_memory(self) -> bool:
         return self.memory is not None
 
-    def preload(self, index_id: int, tier: bool = False) -> None:
-        """Load what the store keeps in memory of the index now (through a connection of its own: a
-        server or a chat calls this in a background thread when it starts), and its Milvus collection."""
-        if self.memory is not None:
-            self.memory.preload(index_id, tier, self.path)
-        engine = self.milvus(index_id)
-        if engine is not None:  # (the collection is loaded by the engine the questions will use)
-            engine.load()
-
-    def close(self) -> None:
-        """Close every thread's connection."""
-        self._closed = True
-        self._flush_milvus_deletes()
-        for engine in self._milvus.values():
-            if engine is not None:
-                engine.close()
-        self._milvus.clear()
-        with self._connections_lock:
-            for _, conn in self._connections:
-                with contextlib.suppress(Exception):
-                    conn.close()
-            self._connections = []
-        self._local = threading.local()
-
-    @contextlib.contextmanager
-    def snapshot(self) -> Iterator[None]:
-        """Reads inside see one state of the database (a read transaction), whatever others commit meanwhile."""
-        conn = self.conn
-        if conn.in_transaction:  # already inside a transaction: it is the snapshot
-            yield
-            return
-        conn.execute("BEGIN")
-        self._local.generations = {}  # (one state: an index's generation is asked once per snapshot)
-        try:
-            yield
-        finally:
-            self._local.generations = None
-            conn.execute("COMMIT")  # nothing was written: this only ends the read
-
-    @contextlib.contextmanager
-    def transaction(self) -> Iterator[None]:
-        """One atomic write: everything in it is committed together or not at all. The first that changes
-        anything checks the database before it commits (``verify``): nothing is written into a damaged one,
-        and a transaction that changed nothing (a run with nothing to do) costs no check."""
-        self.conn.execute("BEGIN IMMEDIATE")
-        changes = self.conn.total_changes
-        # The highest chunk id committed: chunks sent to Milvus in this transaction get ids above it, so a
-        # rolled-back write can never have overwritten the Milvus row of a chunk that is still here.
-        self._local.chunk_floor = self.conn.execute("SELECT max(id) FROM chunks").fetchone()[0] or 0
-        self._local.milvus_writes = {}
-        try:
-            yield
-            if self.conn.total_changes != changes:
-                self.verify()
-            # Milvus gets the transaction's rows in one request per index, before the commit makes them count.
-            for engine, rows in self._local.milvus_writes.items():
-                engine.write(rows, above=self._local.chunk_floor)
-        except BaseException:
-            self.conn.execute("ROLLBACK")
-            self._local.milvus_deletes = []  # their chunks are back
-            raise
-        finally:
-            self._local.milvus_writes = None
-        self.conn.execute("COMMIT")
-        self._flush_milvus_deletes()
-
-    # -- indexes ---------------------------------------------------------------------------
+    # -- indexes ---------------------------------------------------------------------------------
 
     def create_index(
         self,
@@ -214,57 +70,34 @@ class SqliteStore(SearchStorage, KeywordStorage, TierStorage, FileVectorStorage,
         ``milvus``: the Milvus that holds its vectors and keyword index (its collection is named here)."""
         workspace = str(Path(workspace).resolve())
         name = name or Path(workspace).name or workspace
-        stamp = now()
-        # Milvus reached first: an index whose engine is not installed (or not there) is never recorded.
-        engine = MilvusSearch(milvus, dimension) if milvus is not None else None
-        if engine is not None:
-            _ = engine.client
+        # An engine outside the file is reached first: an index whose engine is not installed (or not
+        # there) is never recorded.
+        engine = MilvusEngine.reach(self, milvus, dimension) if milvus is not None else None
         with self.transaction():
-            cur = self.conn.execute(
-                "INSERT INTO indexes (name, workspace_path, created_at, updated_at, embedding_model, embedding_dimension) "
-                "VALUES (?, ?, ?, ?, ?, ?)",
-                (name, workspace, stamp, stamp, model_id, dimension),
-            )
-            index_id = int(cur.lastrowid)
-            if milvus is not None:
-                # A collection name of its own: one Milvus may serve the indexes of many databases.
-                config = dataclasses.replace(milvus, collection=f"aintern_{index_id}_{secrets.token_hex(6)}")
-                self.conn.execute(
-                    "UPDATE indexes SET settings_json = ? WHERE id = ?",
-                    (json.dumps({"store": config.as_settings()}), index_id),
-                )
-                assert engine is not None
-                engine.config = config
-                self._milvus[index_id] = engine
+            index_id = records.insert_index(self.conn, name, workspace, model_id, dimension)
+            if engine is not None:
+                engine.adopt(index_id)
+                self._engines[index_id] = engine
             # Keyword search, one table per index (no join needed to stay within the index): the chunk's
             # path, symbol names and content, identifiers also split into their parts (store.text).
             create_keyword_table(self.conn, index_id)
-            create_vector_table(self.conn, vector_table(index_id), dimension)
+            tiers.create_vector_table(self.conn, tiers.vector_table(index_id), dimension)
         index = self.get_index(index_id)
         assert index is not None
         return index
 
-    def _index_query(self, where: str, args: tuple[Any, ...]) -> list[VectorIndex]:
-        rows = self.conn.execute(
-            "SELECT i.id, i.name, i.workspace_path, i.created_at, i.updated_at, i.embedding_model, i.embedding_dimension, "
-            f"i.status, i.git_commit, i.settings_json, i.file_count, i.chunk_count, i.last_error FROM indexes i {where} "
-            "ORDER BY i.id",
-            args,
-        ).fetchall()
-        return [_index_from_row(r) for r in rows]
-
     def get_index(self, index_id: int) -> VectorIndex | None:
-        found = self._index_query("WHERE i.id = ?", (index_id,))
+        found = records.find_indexes(self.conn, "WHERE i.id = ?", (index_id,))
         return found[0] if found else None
 
     def get_index_for_workspace(self, workspace: str | Path) -> VectorIndex | None:
         """The index of this folder: a stored workspace path is resolved, so the path as given is tried
         first (a server is asked about the same path query after query), then the path resolved."""
-        found = self._index_query("WHERE i.workspace_path = ?", (str(workspace),))
+        found = records.find_indexes(self.conn, "WHERE i.workspace_path = ?", (str(workspace),))
         if not found:
             resolved = os.path.realpath(workspace)
             if resolved != str(workspace):
-                found = self._index_query("WHERE i.workspace_path = ?", (resolved,))
+                found = records.find_indexes(self.conn, "WHERE i.workspace_path = ?", (resolved,))
         return found[0] if found else None
 
     def find_index_above(self, directory: str | Path) -> VectorIndex | None:
@@ -277,7 +110,7 @@ class SqliteStore(SearchStorage, KeywordStorage, TierStorage, FileVectorStorage,
         return None
 
     def list_indexes(self) -> list[VectorIndex]:
-        return self._index_query("", ())
+        return records.find_indexes(self.conn, "", ())
 
     def open_index(
         self,
@@ -310,42 +143,22 @@ class SqliteStore(SearchStorage, KeywordStorage, TierStorage, FileVectorStorage,
         return index
 
     def delete_index(self, index_id: int) -> None:
-        """Remove the index, whatever state its search engine is in: a Milvus collection that cannot be
-        dropped (pymilvus not installed, the server down) is left there, with a warning."""
-        self.verify()  # (before Milvus is touched: a damaged database refuses the removal whole)
-        engine = self.milvus(index_id)
-        if engine is not None:
-            try:
-                engine.drop()
-            except Exception as exc:
-                log.warning(
-                    "the Milvus collection %s at %s was left there (%s); the index is removed",
-                    engine.config.collection, engine.config.uri, exc,
-                )  # fmt: skip
-            self._milvus.pop(index_id, None)
+        """Remove the index, whatever state its search engine is in (what it keeps outside the file and
+        cannot remove is left there, with a warning)."""
+        self.verify()  # (before the engine is touched: a damaged database refuses the removal whole)
+        self.engine(index_id).drop()
+        self._engines.pop(index_id, None)
         with self.transaction():
-            self.conn.execute("DELETE FROM chunk_symbols WHERE index_id = ?", (index_id,))
-            self.conn.execute("DELETE FROM chunks WHERE index_id = ?", (index_id,))
-            self.conn.execute("DELETE FROM files WHERE index_id = ?", (index_id,))
-            self.conn.execute("DELETE FROM skipped_files WHERE index_id = ?", (index_id,))
-            self.conn.execute("DELETE FROM indexes WHERE id = ?", (index_id,))
+            records.delete_index_rows(self.conn, index_id)
             self.conn.execute(f"DROP TABLE IF EXISTS vec_{int(index_id)}")
-            self.drop_vector_tier(index_id)
+            tiers.drop_vector_tier(self.conn, index_id)
             self.conn.execute(f"DROP TABLE IF EXISTS fts_{int(index_id)}")
         self.prune_cache()
 
     def update_index(
         self, index_id: int, git_commit: str | None = None, settings: dict[str, object] | None = None
     ) -> None:
-        if settings is not None:  # where the index keeps its vectors is not a setting a run replaces
-            row = self.conn.execute("SELECT settings_json FROM indexes WHERE id = ?", (index_id,)).fetchone()
-            kept = json.loads(row[0]).get("store") if row else None
-            settings = {**settings, "store": kept} if kept else settings
-        self.conn.execute(
-            "UPDATE indexes SET updated_at = ?, git_commit = coalesce(?, git_commit), "
-            "settings_json = coalesce(?, settings_json) WHERE id = ?",
-            (now(), git_commit, json.dumps(settings) if settings is not None else None, index_id),
-        )
+        records.update_index(self.conn, index_id, git_commit, settings)
 
     def rename_index(self, index_id: int, name: str) -> None:
         self.verify()
@@ -356,77 +169,38 @@ class SqliteStore(SearchStorage, KeywordStorage, TierStorage, FileVectorStorage,
         self.verify()
         self.conn.execute("UPDATE indexes SET last_error = ? WHERE id = ?", (error, index_id))
 
-    # -- files and chunks --------------------------------------------------------------------
+    def statistics(self, index_id: int) -> models.IndexStatistics:
+        index = self.get_index(index_id)
+        if index is None:
+            raise StoreError(f"no index with id {index_id}")
+        return records.statistics(self.conn, index)
+
+    # -- files and chunks ------------------------------------------------------------------------
 
     def get_files(self, index_id: int) -> dict[str, IndexedFile]:
-        rows = self.conn.execute(
-            "SELECT path, content_hash, size, mtime_ns, indexed_at, chunk_count, language, id FROM files WHERE index_id = ?",
-            (index_id,),
-        )
-        return {r[0]: IndexedFile(*r) for r in rows}
+        return records.get_files(self.conn, index_id)
 
     def upsert_file(self, index_id: int, file: IndexedFile, chunks: list[TextChunk], vectors: np.ndarray) -> int:
         """Replace a file's chunks. Call inside ``transaction()`` so the file is all there or absent."""
         if len(chunks) != len(vectors):
             raise StoreError(f"{file.path}: {len(chunks)} chunks but {len(vectors)} vectors")
-        file_vector = self.file_vector_row(index_id, file.path)
+        file_vector = files.file_vector_row(self.conn, index_id, file.path)
         self.remove_file(index_id, file.path)
-        self._bump(index_id, files=1, chunks=len(chunks))
-        cur = self.conn.execute(
-            "INSERT INTO files (index_id, path, content_hash, size, mtime_ns, indexed_at, chunk_count, language) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            (index_id, file.path, file.content_hash, file.size, file.mtime_ns, now(), len(chunks), file.language),
-        )
-        file_id = int(cur.lastrowid)
+        records.bump(self.conn, index_id, files=1, chunks=len(chunks))
+        file_id = records.insert_file(self.conn, index_id, file, len(chunks))
         if file_vector is not None:
-            self.restore_file_vector(index_id, file_id, file_vector)
-        vec_table = f"vec_{int(index_id)}"
-        engine = self.milvus(index_id)
+            files.restore_file_vector(self.conn, index_id, file_id, file_vector)
+        engine = self.engine(index_id)
+        floor = getattr(self._local, "chunk_floor", 0)
         keyword_rows: list[tuple[int, str, str, str]] = []
-        for chunk, vector in zip(chunks, vectors):
-            cur = self.conn.execute(
-                "INSERT INTO chunks (id, index_id, file_id, content, start_line, end_line, start_offset, end_offset, "
-                "chunk_type, language, symbol_name, symbol_type, parent_symbol, token_count, metadata_json, content_hash) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    self._fresh_chunk_id() if engine is not None else None, index_id, file_id, chunk.content, chunk.start_line, chunk.end_line, chunk.start_offset, chunk.end_offset,
-                    chunk.chunk_type.value, chunk.language, chunk.symbol_name,
-                    chunk.symbol_type.value if chunk.symbol_type else None, chunk.parent_symbol, chunk.token_count,
-                    json.dumps(chunk.metadata), content_hash(embedding_text(chunk)),
-                ),
-            )  # fmt: skip
-            chunk_id = int(cur.lastrowid)
-            names = [
-                chunk.symbol_name, *chunk.metadata.get("symbols", "").split(", "),
-                *(d[0] for d in chunk_definitions(chunk)),
-            ]  # fmt: skip
-            self.conn.executemany(
-                "INSERT INTO chunk_symbols (chunk_id, index_id, name) VALUES (?, ?, ?)",
-                [(chunk_id, index_id, n) for n in dict.fromkeys(filter(None, names))],
-            )
+        for chunk in chunks:
+            chunk_id = records.insert_chunk(self.conn, index_id, file_id, chunk, engine.new_chunk_id(floor))
             keyword_rows.append((chunk_id, *keyword_columns(file.path, chunk)))
-            if engine is not None:
-                continue
-            self.conn.execute(
-                f"INSERT INTO {vec_table} (chunk_id, embedding, file_id, language, chunk_type, symbol_type) VALUES (?, ?, ?, ?, ?, ?)",
-                (
-                    chunk_id, vector_bytes(vector), file_id, chunk.language or "",
-                    chunk.chunk_type.value, chunk.symbol_type.value if chunk.symbol_type else "",
-                ),
-            )  # fmt: skip
-        if engine is not None:
-            self._upsert_milvus(engine, file.path, chunks, vectors, keyword_rows)
-            return file_id
-        self.conn.executemany(
-            f"INSERT INTO fts_{int(index_id)} (rowid, path, symbol, body) VALUES (?, ?, ?, ?)", keyword_rows
-        )
+        engine.add(index_id, FileChunks(file.path, file_id, chunks, vectors, keyword_rows))
         return file_id
 
     def get_skipped(self, index_id: int) -> dict[str, tuple[int, int, str]]:
-        rows = self.conn.execute(
-            "SELECT path, size, mtime_ns, reason FROM skipped_files WHERE index_id = ?", (index_id,)
-        )
-        return {r[0]: (r[1], r[2], r[3]) for r in rows}
+        return records.get_skipped(self.conn, index_id)
 
     def set_skipped(self, index_id: int, path: str, size: int, mtime_ns: int, reason: str) -> None:
         """Remember that a file was left out for its content (and drop it from the index if it was in)."""
@@ -443,38 +217,14 @@ class SqliteStore(SearchStorage, KeywordStorage, TierStorage, FileVectorStorage,
         )
 
     def remove_file(self, index_id: int, path: str) -> bool:
-        row = self.conn.execute("SELECT id FROM files WHERE index_id = ? AND path = ?", (index_id, path)).fetchone()
+        found = records.file_chunk_rows(self.conn, index_id, path)
         self.conn.execute("DELETE FROM skipped_files WHERE index_id = ? AND path = ?", (index_id, path))
-        if row is None:
+        if found is None:
             return False
-        file_id = row[0]
-        # A contentless FTS5 table forgets a row exactly (BM25 statistics included) only when told the
-        # values it indexed: recomputed from the stored chunk, as upsert_file computed them.
-        rows = self.conn.execute(
-            "SELECT c.id, f.path, c.content, c.symbol_name, c.parent_symbol, c.metadata_json FROM chunks c "
-            "JOIN files f ON f.id = c.file_id WHERE c.file_id = ?",
-            (file_id,),
-        ).fetchall()
-        self._bump(index_id, files=-1, chunks=-len(rows))
-        engine = self.milvus(index_id)
-        if engine is not None:  # (deleted from Milvus once this transaction commits)
-            if not hasattr(self._local, "milvus_deletes"):
-                self._local.milvus_deletes = []
-            self._local.milvus_deletes.append((engine, [r[0] for r in rows]))
-            self.conn.execute("DELETE FROM chunks WHERE file_id = ?", (file_id,))
-            self.conn.execute("DELETE FROM files WHERE id = ?", (file_id,))
-            return True
-        self.conn.executemany(
-            f"INSERT INTO fts_{int(index_id)} (fts_{int(index_id)}, rowid, path, symbol, body) "
-            "VALUES ('delete', ?, ?, ?, ?)",
-            [(r[0], *keyword_row(r[1], r[2], r[3], r[4], r[5])) for r in rows],
-        )
-        # By primary key: a WHERE on a metadata column makes sqlite-vec scan the whole table (a forced
-        # re-index of 21k chunks took 3.5x a cold one).
-        self.conn.executemany(f"DELETE FROM vec_{int(index_id)} WHERE chunk_id = ?", [(r[0],) for r in rows])
-        self.remove_tier_vectors(index_id, [r[0] for r in rows])
-        self.conn.execute("DELETE FROM chunks WHERE file_id = ?", (file_id,))
-        self.conn.execute("DELETE FROM files WHERE id = ?", (file_id,))
+        file_id, rows = found
+        records.bump(self.conn, index_id, files=-1, chunks=-len(rows))
+        self.engine(index_id).remove(index_id, rows)
+        records.delete_file_rows(self.conn, file_id)
         return True
 
     def embedding_cache(self) -> EmbeddingCache:
@@ -494,83 +244,174 @@ class SqliteStore(SearchStorage, KeywordStorage, TierStorage, FileVectorStorage,
             cache = self.memory.chunk_cache(index_id)
             missing = [cid for cid in chunk_ids if cid not in cache]
             if missing:
-                cache.update(self.get_chunks(missing))
+                cache.update(records.read_chunks(self.conn, missing))
             # (only those asked for: the cache holds up to 20,000, and other threads add to it)
             return {cid: cache[cid] for cid in chunk_ids if cid in cache}
-        sql = f"SELECT {_CHUNK_COLUMNS} FROM chunks c JOIN files f ON f.id = c.file_id WHERE c.id IN ({{marks}})"
-        return dict(map(_row_to_chunk, rows_in(self.conn, sql, chunk_ids)))
-
-    def generation(self, index_id: int) -> tuple[object, ...]:
-        """Changes whenever the index's content does: cached answers are keyed on it."""
-        known: dict[int, tuple[object, ...]] | None = getattr(self._local, "generations", None)
-        if known is not None and index_id in known:
-            return known[index_id]
-        row = self.conn.execute("SELECT revision FROM indexes WHERE id = ?", (index_id,)).fetchone()
-        generation = (index_id, row[0] if row else None)
-        if known is not None:
-            known[index_id] = generation
-        return generation
-
-    def _bump(self, index_id: int, files: int, chunks: int) -> None:
-        self.conn.execute(
-            "UPDATE indexes SET revision = revision + 1, file_count = file_count + ?, chunk_count = chunk_count + ? "
-            "WHERE id = ?",
-            (files, chunks, index_id),
-        )
+        return records.read_chunks(self.conn, chunk_ids)
 
     def file_hashes(self, index_id: int, paths: list[str]) -> dict[str, str]:
-        sql = "SELECT path, content_hash FROM files WHERE index_id = ? AND path IN ({marks})"
-        return dict(rows_in(self.conn, sql, paths, [index_id]))
+        return records.file_hashes(self.conn, index_id, paths)
 
     def file_names(self, index_id: int, extension: str) -> set[str]:
         """The names (without their folders) of the index's files that end with ``extension``."""
-        rows = self.conn.execute(
-            "SELECT path FROM files WHERE index_id = ? AND path LIKE ? ESCAPE '\\'",
-            (index_id, f"%{like_escaped(extension)}"),
-        )
-        # (LIKE ignores ASCII case: `.C` is C++)
-        return {path.rsplit("/", 1)[-1] for (path,) in rows if path.endswith(extension)}
+        return records.file_names(self.conn, index_id, extension)
 
-    def statistics(self, index_id: int) -> IndexStatistics:
-        index = self.get_index(index_id)
-        if index is None:
-            raise StoreError(f"no index with id {index_id}")
-        total_bytes, last = self.conn.execute(
-            "SELECT coalesce(sum(size), 0), max(indexed_at) FROM files WHERE index_id = ?", (index_id,)
-        ).fetchone()
-        by_language = dict(
-            self.conn.execute(
-                "SELECT coalesce(language, 'unknown'), count(*) FROM files WHERE index_id = ? GROUP BY 1 ORDER BY 2 DESC",
-                (index_id,),
-            ).fetchall()
-        )
-        by_type = dict(
-            self.conn.execute(
-                "SELECT chunk_type, count(*) FROM chunks WHERE index_id = ? GROUP BY 1 ORDER BY 2 DESC", (index_id,)
-            ).fetchall()
-        )
-        content_bytes, stats_bytes = self.conn.execute(
-            "SELECT coalesce(sum(length(content)), 0), coalesce(sum(length(keyword_stats)), 0) FROM chunks "
-            "WHERE index_id = ?",
-            (index_id,),
-        ).fetchone()
-        # Chunk text twice (table and keyword index), keyword statistics and float32 vectors: the index's
-        # share of the file.
-        size = int(content_bytes) * 2 + int(stats_bytes) + index.chunk_count * index.embedding_dimension * 4
-        return IndexStatistics(
-            file_count=index.file_count, chunk_count=index.chunk_count, total_bytes=int(total_bytes), by_language=by_language,
-            by_chunk_type=by_type, last_indexed=last, index_size_bytes=size, embedding_model=index.embedding_model,
-            embedding_dimension=index.embedding_dimension, git_commit=index.git_commit,
-        )  # fmt: skip
+    # -- search: each index's engine, and the records ------------------------------------------------
 
+    def knn(
+        self, index_id: int, query_vector: QueryVector, k: int, options: VectorSearchOptions, tier: bool = False
+    ) -> list[tuple[int, float]]:
+        """(chunk id, cosine similarity) of the ``k`` nearest chunks, best first, filtered inside the KNN
+        (``tier``: by the full tier's vectors, which are in this file for every engine)."""
+        if tier:
+            return vec_knn(self, index_id, query_vector, k, options, tier=True)
+        return self.engine(index_id).knn(index_id, query_vector, k, options)
 
-PYTHON_MIGRATIONS[5] = rebuild_keyword_tables
+    def bm25(
+        self, index_id: int, terms: list[str], k: int, options: VectorSearchOptions, weights: Weights = BM25_WEIGHTS
+    ) -> list[tuple[int, float]]:
+        """(chunk id, BM25 score, higher is better) of the ``k`` best keyword matches of these search terms
+        (a question's ``Question.terms``, store.text.query_terms of a text); any terms are safe."""
+        return self.engine(index_id).bm25(index_id, terms, k, options, weights)
 
+    def vectors(self, index_id: int, chunk_ids: list[int], tier: bool = False) -> dict[int, bytes]:
+        """Stored vectors of these chunks as float32 bytes (``tier``: the full tier's)."""
+        if tier:
+            return vec_vectors(self.conn, index_id, chunk_ids, tier=True)
+        return self.engine(index_id).vectors(index_id, chunk_ids)
 
-def name_indexes_after_folders(conn: Any) -> None:
-    """Indexes created before schema 7 were all called "Default": they take their folder's name."""
-    for index_id, workspace in conn.execute("SELECT id, workspace_path FROM indexes WHERE name = 'Default'").fetchall():
-        conn.execute("UPDATE indexes SET name = ? WHERE id = ?", (Path(workspace).name or workspace, index_id))
+    def cosines(
+        self, index_id: int, query_vector: QueryVector, chunk_ids: list[int], tier: bool = False
+    ) -> dict[int, float]:
+        """Cosine similarity of the query to each of these chunks (``tier``: by the full tier's vectors)."""
+        if tier:
+            return vec_cosines(self, index_id, query_vector, chunk_ids, tier=True)
+        return self.engine(index_id).cosines(index_id, query_vector, chunk_ids)
 
+    def term_coverage(
+        self, index_id: int, terms: list[str], chunk_ids: list[int], use_stats: bool = True
+    ) -> dict[int, float]:
+        """Share of these search terms each chunk holds (in any column): a keyword signal that, unlike
+        BM25's IDF, means the same in an index of 2 chunks and of 200,000."""
+        return self.engine(index_id).term_coverage(index_id, terms, chunk_ids, use_stats)
 
-PYTHON_MIGRATIONS[7] = name_indexes_after_folders
+    def doc_frequencies(self, index_id: int, terms: list[str]) -> dict[str, int]:
+        """How many of the index's chunks hold each term (its most frequent stem)."""
+        return self.engine(index_id).doc_frequencies(index_id, terms)
+
+    def stems(self, term: str) -> list[str]:
+        return self.vocabulary.stems(term)
+
+    def keyword_term_ids(self, terms: list[str]) -> dict[str, int]:
+        return self.vocabulary.keyword_term_ids(terms)
+
+    def update_keyword_stats(
+        self,
+        index_id: int,
+        cancel: threading.Event | None = None,
+        progress: Callable[[int, int], None] | None = None,
+        force: bool = False,
+    ) -> int:
+        return update_keyword_stats(self.conn, index_id, cancel, progress, force)
+
+    def keeps_keyword_stats(self, index_id: int) -> bool:
+        return keeps_keyword_stats(self.conn, index_id)
+
+    def chunk_files(self, index_id: int, chunk_ids: list[int]) -> dict[int, tuple[str, str]]:
+        """(file path, chunk type) of these chunks: what a path prior needs, without reading their text."""
+        if self.memory is not None:
+            known = self.memory.chunk_files(index_id)
+            if known is not None:
+                return {cid: known[cid] for cid in chunk_ids if cid in known}
+        return lookups.chunk_files(self.conn, chunk_ids)
+
+    def chunk_at(self, index_id: int, path: str, line: int) -> int | None:
+        return lookups.chunk_at(self.conn, index_id, path, line)
+
+    def chunks_defining(self, index_id: int, symbol: str, options: VectorSearchOptions, limit: int = 20) -> list[int]:
+        return lookups.chunks_defining(self.conn, index_id, symbol, options, limit)
+
+    def names_starting(self, index_id: int, prefixes: list[str], limit: int = 20) -> dict[str, list[str]]:
+        names = self.memory.defined_names(index_id) if self.memory is not None else None
+        if names is not None:
+            return names.starting(prefixes, limit)
+        return lookups.names_starting(self.conn, index_id, prefixes, limit)
+
+    def files_named(self, index_id: int, name: str, options: VectorSearchOptions, limit: int = 20) -> dict[str, int]:
+        return lookups.files_named(self.conn, index_id, name, options, limit)
+
+    def search_symbols(self, index_id: int, partial: str, limit: int = 10) -> list[tuple[str, str | None, str]]:
+        return lookups.search_symbols(self.conn, index_id, partial, limit)
+
+    def search(
+        self, index_id: int, query_vector: QueryVector, options: VectorSearchOptions | None = None
+    ) -> list[ChunkSearchResult]:
+        """Nearest chunks by cosine similarity, floored at 0 (the seed's 0–1 score: a centred model gives
+        unrelated text a slightly negative cosine, which means the same as 0)."""
+        options = options or VectorSearchOptions()
+        k = max(options.top_k * max(options.over_fetch, 1), options.top_k)
+        knn = self.knn(index_id, query_vector, k, options)
+        scored = [(cid, max(s, 0.0)) for cid, s in knn if max(s, 0.0) >= options.min_score]
+        return self.results(scored, options)
+
+    def keyword_search(
+        self, index_id: int, query: str, options: VectorSearchOptions | None = None
+    ) -> list[ChunkSearchResult]:
+        """BM25 over path, symbol names and content (scores mapped to 0–1 by s / (1 + s) for display)."""
+        options = options or VectorSearchOptions()
+        rows = self.bm25(index_id, query_terms(query), options.top_k * max(options.over_fetch, 1), options)
+        return self.results([(cid, s / (1.0 + s)) for cid, s in rows], options)
+
+    def results(self, scored: list[tuple[int, float]], options: VectorSearchOptions) -> list[ChunkSearchResult]:
+        chunks = self.get_chunks([cid for cid, _ in scored])
+        results: list[ChunkSearchResult] = []
+        for cid, score in sorted(scored, key=lambda x: -x[1]):
+            chunk = chunks.get(cid)
+            if chunk is None:
+                continue
+            if options.deduplicate and any(overlaps(chunk, r.chunk) for r in results):
+                continue
+            results.append(ChunkSearchResult(chunk, score, cid, len(results) + 1))
+            if len(results) >= options.top_k:
+                break
+        return results
+
+    # -- the full tier and file vectors (in this file for every engine) -----------------------------
+
+    def vector_tier(self, index_id: int) -> models.VectorTier | None:
+        return tiers.vector_tier(self.conn, index_id)
+
+    def create_vector_tier(self, index_id: int, model_id: str, dimension: int) -> models.VectorTier:
+        return tiers.create_vector_tier(self.conn, index_id, model_id, dimension)
+
+    def drop_vector_tier(self, index_id: int) -> bool:
+        return tiers.drop_vector_tier(self.conn, index_id)
+
+    def chunks_missing_tier(self, index_id: int, paths: list[str] | None = None) -> list[int]:
+        return tiers.chunks_missing_tier(self.conn, index_id, paths)
+
+    def add_tier_vectors(self, index_id: int, chunk_ids: list[int], vectors: np.ndarray) -> int:
+        return tiers.add_tier_vectors(self.conn, index_id, chunk_ids, vectors)
+
+    def file_summaries(self, index_id: int, paths: list[str] | None = None) -> list[tuple[int, str, list[str]]]:
+        return files.file_summaries(self.conn, index_id, paths)
+
+    def file_ids(self, index_id: int, paths: list[str]) -> dict[str, int]:
+        return files.file_ids(self.conn, index_id, paths)
+
+    def file_vector_hashes(self, index_id: int, model_id: str) -> dict[int, str]:
+        return files.file_vector_hashes(self.conn, index_id, model_id)
+
+    def set_file_vectors(self, index_id: int, model_id: str, rows: list[tuple[int, str, bytes]]) -> None:
+        files.set_file_vectors(self.conn, index_id, model_id, rows)
+
+    def drop_file_vectors(self, index_id: int, file_ids: list[int] | None = None) -> None:
+        files.drop_file_vectors(self.conn, index_id, file_ids)
+
+    def nearest_files(self, index_id: int, model_id: str, query_vector: QueryVector, top: int) -> list[str] | None:
+        """The ``top`` files whose vectors of ``model_id`` are nearest the question's (store.files); a
+        long-running process ranks those it holds in memory."""
+        if self.memory is not None:
+            vectors = self.memory.file_vectors(index_id, model_id)
+            return vectors.ranking(query_vector, top) if vectors is not None else None
+        return files.nearest_files(self.conn, index_id, model_id, query_vector, top)

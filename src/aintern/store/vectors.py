@@ -8,15 +8,15 @@ still go to sqlite-vec, whose metadata columns filter inside the KNN.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from aintern.sql import read_snapshot
 from aintern.store.tiers import vector_table
 
 if TYPE_CHECKING:
     from aintern.embed.base import QueryVector
-    from aintern.store.sqlite import SqliteStore
 
 
 class VectorMatrix:
@@ -26,15 +26,15 @@ class VectorMatrix:
         self._row = {int(c): i for i, c in enumerate(chunk_ids)}
 
     @classmethod
-    def load(cls, store: SqliteStore, index_id: int, dimension: int, tier: bool = False) -> VectorMatrix:
+    def load(cls, conn: Any, index_id: int, dimension: int, tier: bool = False) -> VectorMatrix:
         """The index's vectors (``tier``: the full tier's), read row by row into the matrix (a list of the
         rows, then a join of it, held 100k chunks' vectors twice more: 230 MB)."""
         table = vector_table(index_id, tier)
-        with store.snapshot():
-            count = store.conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+        with read_snapshot(conn):
+            count = conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
             ids = np.empty(count, dtype=np.int64)
             matrix = np.empty((count, dimension), dtype=np.float32)
-            for i, (chunk_id, blob) in enumerate(store.conn.execute(f"SELECT chunk_id, embedding FROM {table}")):
+            for i, (chunk_id, blob) in enumerate(conn.execute(f"SELECT chunk_id, embedding FROM {table}")):
                 ids[i] = chunk_id
                 matrix[i] = np.frombuffer(blob, dtype=np.float32)
         return cls(ids, matrix)

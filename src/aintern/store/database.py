@@ -1,0 +1,195 @@
+"""The application database file as the store holds it: one connection per thread, snapshots, transactions
+that the indexes' search engines follow (store.engine), the check before the first write, and the engine
+of each index, chosen when it is first used: its Milvus collection if it was made with one, else
+sqlite-vec and FTS5 in the file (SqliteStore, in store.sqlite, builds on this)."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from aintern.errors import StoreError
+from aintern.store.db import connect, default_db_path
+from aintern.store.engine import SearchEngine
+from aintern.store.integrity import IntegrityCheck
+from aintern.store.keywords import Vocabulary
+from aintern.store.milvus import MilvusConfig, MilvusSearch
+from aintern.store.milvus_engine import MilvusEngine
+from aintern.store.sqlite_engine import SqliteEngine
+
+if TYPE_CHECKING:
+    from aintern.store.memory import InMemorySearch
+
+
+class Database:
+    """One application database file: its connections (one per thread), snapshots and transactions, and the
+    search engine of each of its indexes."""
+
+    def __init__(self, path: str | Path | None = None, readonly: bool = False, create: bool = True) -> None:
+        """``readonly``: never create, initialise or write the database (a missing one is NoDatabaseError).
+        ``create``: make the database if there is none (a missing or empty file); else NoDatabaseError."""
+        self.path = Path(path) if path else default_db_path()
+        self.readonly = readonly
+        self.create = create
+        # One connection per thread: a connection's statements and temp tables are not shared between
+        # threads, so a service answering queries on several threads needs no lock around SQL.
+        self._local = threading.local()
+        self._connections: list[tuple[threading.Thread, Any]] = []
+        self._connections_lock = threading.Lock()
+        self.vocabulary = Vocabulary(lambda: self.conn)
+        self.integrity = IntegrityCheck(self.path)
+        #: Each index's search engine, once opened (sqlite-vec and FTS5 in this file, or Milvus).
+        self._engines: dict[int, SearchEngine] = {}
+        self._sqlite = SqliteEngine(self)
+        #: What a long-running process holds in memory to search faster (None: everything from the file).
+        self.memory: InMemorySearch | None = None
+        self._closed = False
+        _ = self.conn  # open now: a bad database is reported at once, not at the first query
+
+    @property
+    def conn(self) -> Any:
+        """This thread's connection to the database (opened at its first use)."""
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            if self._closed:
+                raise StoreError(f"the store of {self.path} is closed")
+            conn = connect(self.path, create=self.create, readonly=self.readonly)
+            me = threading.current_thread()
+            with self._connections_lock:
+                alive = []
+                for thread, other in self._connections:
+                    if thread.is_alive():
+                        alive.append((thread, other))
+                    else:  # a finished thread's connection: nobody can use it any more
+                        with contextlib.suppress(Exception):
+                            other.close()
+                self._connections = [*alive, (me, conn)]
+            self._local.conn = conn
+        return conn
+
+    @property
+    def writing(self) -> bool:
+        """Whether this thread is inside ``transaction``."""
+        return bool(getattr(self._local, "writing", False))
+
+    def preload(self, index_id: int, tier: bool = False) -> None:
+        """Load what the store keeps in memory of the index now (through a connection of its own: a
+        server or a chat calls this in a background thread when it starts), and what its engine loads."""
+        self.engine(index_id).preload(index_id, tier)
+
+    def close(self) -> None:
+        """Close every thread's connection, and the engines."""
+        self._closed = True
+        engines = list(self._engines.values())
+        for engine in engines:
+            engine.after_commit()
+        for engine in engines:
+            engine.close()
+        self._engines.clear()
+        with self._connections_lock:
+            for _, conn in self._connections:
+                with contextlib.suppress(Exception):
+                    conn.close()
+            self._connections = []
+        self._local = threading.local()
+
+    @contextlib.contextmanager
+    def snapshot(self) -> Iterator[None]:
+        """Reads inside see one state of the database (a read transaction), whatever others commit meanwhile."""
+        conn = self.conn
+        if conn.in_transaction:  # already inside a transaction: it is the snapshot
+            yield
+            return
+        conn.execute("BEGIN")
+        self._local.generations = {}  # (one state: an index's generation is asked once per snapshot)
+        try:
+            yield
+        finally:
+            self._local.generations = None
+            conn.execute("COMMIT")  # nothing was written: this only ends the read
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[None]:
+        """One atomic write: everything in it is committed together or not at all. The first that changes
+        anything checks the database before it commits (``verify``): nothing is written into a damaged one,
+        and a transaction that changed nothing (a run with nothing to do) costs no check."""
+        self.conn.execute("BEGIN IMMEDIATE")
+        changes = self.conn.total_changes
+        # The highest chunk id committed: an engine outside the file gives the transaction's chunks ids above
+        # it, so a rolled-back write can never have overwritten its row of a chunk that is still here.
+        floor = self._local.chunk_floor = self.conn.execute("SELECT max(id) FROM chunks").fetchone()[0] or 0
+        self._local.writing = True
+        try:
+            yield
+            if self.conn.total_changes != changes:
+                self.verify()
+            for engine in list(self._engines.values()):  # (what the engines queued, before the commit)
+                engine.before_commit(floor)
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            for engine in list(self._engines.values()):
+                engine.after_rollback()
+            raise
+        finally:
+            self._local.writing = False
+        self.conn.execute("COMMIT")
+        for engine in list(self._engines.values()):
+            engine.after_commit()
+
+    def start_verify(self) -> None:
+        self.integrity.start_verify()
+
+    def cancel_verify(self) -> None:
+        self.integrity.cancel_verify()
+
+    def verify(self) -> None:
+        self.integrity.verify()
+
+    @property
+    def verified(self) -> bool:
+        return self.integrity.verified
+
+    # -- engines ---------------------------------------------------------------------------------
+
+    def engine(self, index_id: int) -> SearchEngine:
+        """The index's search engine: its Milvus collection if it was made with one, else this file's."""
+        if index_id not in self._engines:
+            row = self.conn.execute(
+                "SELECT settings_json, embedding_dimension FROM indexes WHERE id = ?", (index_id,)
+            ).fetchone()
+            config = MilvusConfig.from_settings(json.loads(row[0])) if row else None
+            if config is not None and row:
+                self._engines[index_id] = MilvusEngine(self, MilvusSearch(config, int(row[1])))
+            else:
+                self._engines[index_id] = self._sqlite
+        return self._engines[index_id]
+
+    def engine_of(self, index_id: int) -> str:
+        """Where an index keeps its vectors and keyword search: "milvus" or "sqlite"."""
+        return self.engine(index_id).name
+
+    def milvus(self, index_id: int) -> MilvusSearch | None:
+        """The index's Milvus collection when Milvus is its engine, else None."""
+        engine = self.engine(index_id)
+        return engine.collection if isinstance(engine, MilvusEngine) else None
+
+    def sweep_milvus(self, index_id: int) -> tuple[int, set[str]]:
+        """Bring the index's Milvus rows in line with this file's chunks (MilvusEngine.sweep); (0, no paths)
+        for an index of this file."""
+        engine = self.engine(index_id)
+        return engine.sweep(index_id) if isinstance(engine, MilvusEngine) else (0, set())
+
+    def generation(self, index_id: int) -> tuple[object, ...]:
+        """Changes whenever the index's content does: cached answers are keyed on it."""
+        known: dict[int, tuple[object, ...]] | None = getattr(self._local, "generations", None)
+        if known is not None and index_id in known:
+            return known[index_id]
+        row = self.conn.execute("SELECT revision FROM indexes WHERE id = ?", (index_id,)).fetchone()
+        generation = (index_id, row[0] if row else None)
+        if known is not None:
+            known[index_id] = generation
+        return generation
