@@ -113,6 +113,7 @@ def _print_summary(
             "files_removed": result.files_removed, "files_skipped": result.files_skipped,
             "files_errored": result.files_errored, "chunks_created": result.chunks_created,
             "chunks_embedded": result.chunks_embedded, "duration_s": round(result.duration, 3),
+            "searchable_s": None if result.searchable_s is None else round(result.searchable_s, 3),
             "git_commit": result.git_commit, "error": result.error_message,
             "skipped": [{"path": s.rel, "reason": s.reason, "reported_before": s.rel in result.skipped_before}
                         for s in result.skipped],
@@ -272,6 +273,7 @@ def status(path: PathArg = None, db: DbOption = None, as_json: JsonOption = Fals
     line = _tier_line(ws)
     if line:
         table.add_row("full tier", esc(line.removeprefix("full tier: ")))
+    table.add_row("file vectors", esc(data["file_vectors"]))
     table.add_row("last updated", st.index.updated_at)
     table.add_row("languages", esc(", ".join(f"{k} {v}" for k, v in list(s.by_language.items())[:8])))
     fresh = (
