@@ -371,6 +371,13 @@ def trust(
     console.print(f"{'no longer trusted' if revoke else 'trusted'}: {esc(root / CONFIG_FILE)}", highlight=False)
 
 
+def _fill_file_vectors(ws: Workspace) -> None:
+    try:
+        ws.fill_file_vectors()
+    except Exception as exc:  # (optional: searches rank without them; the next run computes them)
+        err.print(f"[yellow]file vectors: {type(exc).__name__}: {esc(exc)}; `aintern update` computes them[/]")
+
+
 @app.command()
 def watch(path: PathArg = None, db: DbOption = None) -> None:
     """Keep the index fresh: re-index changed files as they are saved (Ctrl-C stops)."""
@@ -382,8 +389,13 @@ def watch(path: PathArg = None, db: DbOption = None) -> None:
     signal.signal(signal.SIGINT, lambda *_: stop.set())
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     new = ws.index is None
-    first = ws.build_index(cancel=stop)
+    first = ws.build_index(cancel=stop, file_vectors_later=True)
     console.print(f"{first.files_indexed} files indexed, {first.files_unchanged} up to date", highlight=False)
+    # The index is searchable now; its file vectors are computed meanwhile, in a run of their own that the
+    # first re-index waits for.
+    vectors = threading.Thread(target=_fill_file_vectors, args=(ws,), name="aintern-file-vectors", daemon=True)
+    if first.file_vectors_pending:
+        vectors.start()
     if first.success:
         ws.settle_tier(new=new)
     if ws.tier is not None and not ws.tier.complete:
@@ -412,12 +424,20 @@ def watch(path: PathArg = None, db: DbOption = None) -> None:
     def on_error(exc: Exception) -> None:
         err.print(f"[yellow]re-indexing failed: {esc(exc)}; still watching[/]")
 
+    def reindex(paths: set[str]) -> IndexingResult:
+        if vectors.is_alive():
+            vectors.join()
+        return ws.index_files(paths, cancel=stop)
+
     try:
         watch_workspace(
-            ws.root, lambda paths: ws.index_files(paths, cancel=stop), Scanner(ws.root, ws.scan_options()), stop,
+            ws.root, reindex, Scanner(ws.root, ws.scan_options()), stop,
             on_result, on_error,
             on_ready=lambda: console.print(f"watching {esc(ws.root)}; Ctrl-C stops", highlight=False),  # (listening now)
         )  # fmt: skip
     except FileNotFoundError as exc:
         raise fail(str(exc)) from None
+    if vectors.is_alive():  # (a thread left inside the model as the process exits would abort it)
+        console.print("finishing the file vectors")
+        vectors.join()
     console.print("stopped")
