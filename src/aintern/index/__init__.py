@@ -208,7 +208,11 @@ class Indexer:
         else:
             self.store.cancel_verify()
         later = full and self.options.file_vectors_later
-        self._ahead = SummaryVectors() if self.options.file_vectors and todo and not later else None
+        # The summaries are collected as files are written and embedded once the index is searchable: a
+        # thread embedding them beside the pipeline (nice 19, but holding the GIL and the cores' caches now
+        # and then) made a cold index searchable later (issue 49).
+        ahead = self.options.file_vectors and todo and not later
+        self._ahead = SummaryVectors(background=False) if ahead else None
         try:
             return self._run(root, index_id, files, todo, gone, scan_skips.fresh, known, result, emit, cancel, full)
         finally:

@@ -112,7 +112,10 @@ class SummaryVectors:
     ``THREADS``), and never waits for that thread. On a GPU (batches, where a vector depends on its
     neighbours) the thread leaves every text to ``vectors``, which embeds them as before."""
 
-    def __init__(self) -> None:
+    def __init__(self, background: bool = True) -> None:
+        """``background``: False leaves every text to ``vectors`` (no thread beside the pipeline: the index
+        is searchable sooner, the vectors are computed after)."""
+        self.background = background
         self._texts: queue.SimpleQueue[str] = queue.SimpleQueue()
         self._seen: set[str] = set()
         self._done: dict[str, np.ndarray] = {}
@@ -125,7 +128,7 @@ class SummaryVectors:
             return
         self._seen.add(text)
         self._texts.put(text)
-        if start and self._thread is None and not self._stop.is_set():
+        if start and self.background and self._thread is None and not self._stop.is_set():
             self._thread = threading.Thread(target=self._work, args=(True,), name="aintern-file-vectors", daemon=True)
             self._thread.start()
 
