@@ -99,6 +99,12 @@ def _tier_line(ws: Workspace) -> str | None:
     )
 
 
+def _searchable(result: IndexingResult) -> str:
+    """`` (searchable after 3.1s)`` when the file vectors took a while after that."""
+    at = result.searchable_s
+    return f" (searchable after {at:.1f}s)" if at is not None and result.duration - at >= 0.5 else ""
+
+
 def _print_summary(
     result: IndexingResult,
     ws: Workspace,
@@ -127,7 +133,7 @@ def _print_summary(
     state = "[green]indexed[/]" if result.success else "[yellow]stopped[/]" if result.cancelled else "[red]failed[/]"
     console.print(
         f"{state} {esc(ws.root)}: {result.files_indexed} files ({result.chunks_created} chunks, "
-        f"{result.chunks_embedded} embedded) in {result.duration:.1f}s; {result.files_unchanged} unchanged, "
+        f"{result.chunks_embedded} embedded) in {result.duration:.1f}s{_searchable(result)}; {result.files_unchanged} unchanged, "
         f"{result.files_removed} removed, {result.files_skipped} skipped, {result.files_errored} with errors"
     )
     if result.cancelled:
