@@ -380,7 +380,7 @@ def source_text(rel: str, data: bytes) -> tuple[str | None, str | None, str | No
     language = detect_language(rel, text)
     if language is None:
         return text, None, ""
-    if not text.strip():
+    if not text or text.isspace():  # (as ``not text.strip()``, without copying the text)
         return text, language, "empty file"
     return text, language, generated_reason(text)
 
@@ -494,7 +494,7 @@ def generated_reason(text: str) -> str | None:
     if marked_generated(text):
         return "generated file (marked as generated)"
     lines = text.split("\n")
-    longest = max(len(line) for line in lines)
+    longest = max(map(len, lines))
     if longest > 1000 and len(text) / max(len(lines), 1) > 300:
         return f"minified (lines up to {longest:,} characters)"
     if len(text) > 2000:
