@@ -4,9 +4,11 @@
     python bench/index_bench.py DIR --stages [--runs 3]
 
 ``--stages``: where a cold index's time goes, by stage (scan, read, secrets, tokenize, parse, chunk, embed,
-write, finalize, keyword stats, file vectors: summaries, model load, embedding, writing), each stage's CPU
+write, finalize, keyword stats, file vectors: summaries, model load, embedding, writing; the commits' wall time,
+WAL checkpoints and fsync included), each stage's CPU
 seconds (of the thread that ran it; the chunking thread and the main thread run side by side) and its
-share of the run's CPU, and when the index became searchable (the chunks written) and complete; one fresh
+share of the run's CPU, and when the index became searchable (the chunks and keyword statistics committed,
+before the file vectors) and complete; one fresh
 process per run. Threads a stage's C code starts are not its own: the Rust tokenizer's (what ``tokenize``
 waits for) count in ``other`` and in ``threads_cpu_s``; the file vectors' thread and helpers count in
 ``fv embed`` (it runs beside the pipeline: its share is CPU, not wall time).
@@ -111,7 +113,7 @@ STAGES = [
     ("embed", "aintern.index", "Indexer", "_token_ids"),
     ("finalize", "aintern.index", "Indexer", "_update"),  # (what is left of it: the pipeline's loop, removals)
     ("keyword stats", "aintern.store.keywords", "KeywordStorage", "update_keyword_stats"),
-    ("file vectors", "aintern.index", None, "update_file_vectors"),
+    ("file vectors", "aintern.index.files", None, "update_file_vectors"),
     ("fv summaries", "aintern.store.files", "FileVectorStorage", "file_summaries"),
     ("fv model load", "aintern.embed.onnx", "OnnxEmbedder", "load"),
     ("fv embed", "aintern.embed.onnx", "OnnxEmbedder", "embed_batch"),
@@ -164,11 +166,32 @@ def stages_child(root: Path, model: str, file_vectors: bool) -> None:
             threads["chunking"] = threads.get("chunking", 0.0) + time.thread_time()
 
     Indexer._prepare = chunking_thread  # type: ignore[method-assign]
+    # The commits (WAL checkpoints and their fsync included): wall time, since waiting for the disk is no CPU.
+    commit = {"commit_wall_s": 0.0, "commits": 0}
+    transaction = SqliteStore.transaction.__wrapped__  # type: ignore[attr-defined]
+
+    @contextlib.contextmanager
+    def timed_transaction(self):  # type: ignore[no-untyped-def]
+        steps = transaction(self)
+        next(steps)
+        try:
+            yield
+        except BaseException as exc:
+            with contextlib.suppress(StopIteration):
+                steps.throw(exc)
+            raise
+        t0 = time.perf_counter()
+        with contextlib.suppress(StopIteration):
+            next(steps)
+        commit["commit_wall_s"] += time.perf_counter() - t0
+        commit["commits"] += 1
+
+    SqliteStore.transaction = timed_transaction  # type: ignore[method-assign]
     marks: dict[str, float] = {}
 
     def progress(p: IndexingProgress) -> None:
         if p.phase is IndexingPhase.FINALIZING:
-            marks.setdefault("searchable_s", round(p.elapsed, 2))  # (every chunk written and committed)
+            marks.setdefault("chunks_written_s", round(p.elapsed, 2))  # (every chunk written and committed)
         if p.phase is IndexingPhase.COMPLETE:
             marks["complete_s"] = round(p.elapsed, 2)
 
@@ -181,13 +204,15 @@ def stages_child(root: Path, model: str, file_vectors: bool) -> None:
         cpu["model load"] = time.process_time() - cpu0
         result = Indexer(store, embedder, IndexingOptions(file_vectors=file_vectors)).index(root, progress)
         wall, total = time.perf_counter() - t0, time.process_time() - cpu0
+        # (the keyword statistics committed too; the file vectors are computed after)
+        marks["searchable_s"] = round(result.searchable_s or wall, 2)
         threads["main"] = time.thread_time() - main_before
         threads["other threads (the tokenizer's, onnxruntime's)"] = total - sum(threads.values())
         store.close()
     cpu["other"] = total - sum(cpu.values())
     print(json.dumps({
         "repo": str(root), "files": result.files_indexed, "chunks": result.chunks_created, "wall_s": round(wall, 2),
-        "cpu_s": round(total, 2), **marks,
+        "cpu_s": round(total, 2), **marks, "commit_wall_s": round(commit["commit_wall_s"], 3), "commits": commit["commits"],
         "threads_cpu_s": {k: round(v, 2) for k, v in threads.items()}, "stages_cpu_s": {k: round(v, 3) for k, v in cpu.items()},
         "shares": {k: round(v / total, 3) for k, v in cpu.items()},
     }))  # fmt: skip

@@ -155,9 +155,10 @@ def test_the_file_vectors_reorder_only_the_first_files_and_each_files_first_hit(
 
 
 def test_a_runs_summaries_are_embedded_while_it_goes_on(static, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    """Each new file's summary is handed to the file vectors' thread as the file is written (the names read
-    from its chunks are the ones the store reads back), so the run's end embeds none itself; a file whose
-    summary is unchanged is not embedded again; a cancelled run leaves no thread behind."""
+    """Each new file's summary is collected as the file is written (the names read from its chunks are the
+    ones the store reads back) and embedded once the index is searchable (issue 49: no thread beside the
+    pipeline); a file whose summary is unchanged is not embedded again; a cancelled run leaves no thread
+    behind."""
     import threading
 
     from aintern.index import files as file_vectors
@@ -178,7 +179,7 @@ def test_a_runs_summaries_are_embedded_while_it_goes_on(static, tmp_path: Path, 
     index = store.get_index_for_workspace(ws.resolve())
     assert index is not None
     ((added, asked),) = handed
-    assert len(asked) == 15 and set(asked) <= added  # (every file of code, none left to the end)
+    assert len(asked) == 15 and set(asked) <= added  # (every file of code, collected as it was written)
     names = {path: names for _, path, names in store.file_summaries(index.id)}
     assert summary_text("src/http_client.py", names["src/http_client.py"]) in added
     # The vectors are, to the bit, those the end of the run would have computed alone.

@@ -336,6 +336,28 @@ def test_generated_files_are_known_by_a_mark_at_their_top(store, static, tmp_pat
     assert reasons["spinners.py"].startswith("generated data")
 
 
+def test_the_share_of_letters_and_digits_is_counted_as_str_counts_them() -> None:
+    """``alnum_share`` counts ASCII text in C (bytes.translate), the rest character by character: both as
+    ``str.isspace`` and ``str.isalnum`` say, for every ASCII character (ASCII's odd white space
+    ``\\x1c``-``\\x1f`` too) and beside others."""
+    import random
+
+    from aintern.scan import alnum_share
+
+    def by_str(text: str) -> float:
+        visible = [c for c in text if not c.isspace()]
+        return sum(c.isalnum() for c in visible) / max(len(visible), 1)
+
+    rng = random.Random(7)
+    ascii_chars = "".join(map(chr, range(128)))
+    texts = ["", " \t\n", ascii_chars, "é" + ascii_chars, "x = [0x1f, 0x2e] \x1c\x1d\x1e\x1f\x85\xa0 ⠋ ½ ٣"]
+    texts += ["".join(rng.choice(ascii_chars) for _ in range(rng.randint(1, 80))) for _ in range(300)]
+    texts += [
+        "".join(rng.choice(ascii_chars + "é½٣\xa0\u2028⠋") for _ in range(rng.randint(1, 80))) for _ in range(300)
+    ]
+    assert [alnum_share(t) for t in texts] == [by_str(t) for t in texts]
+
+
 def test_sigkill_at_any_moment_leaves_a_consistent_index(static, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     ws = make_workspace(tmp_path / "ws", copies=8)
     db = tmp_path / "crash.db"

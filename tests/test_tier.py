@@ -237,7 +237,7 @@ def test_a_new_index_gets_the_full_tier_only_where_a_gpu_runs_it(tmp_path: Path,
 
 def test_aintern_watch_fills_the_tier_its_setting_asks_for(tmp_path: Path) -> None:
     """`aintern watch` on a new index settles the tier as `aintern index` does: searchable at once, the
-    transformer's vectors filled meanwhile, and said when complete."""
+    transformer's vectors (and the file vectors) filled meanwhile, and said when complete."""
     import os
     import subprocess
     import sys
@@ -263,3 +263,6 @@ def test_aintern_watch_fills_the_tier_its_setting_asks_for(tmp_path: Path) -> No
         proc.wait(timeout=30)
     out = run("status", "--json", cwd=root, db=tmp_path / "watch.db")
     assert json.loads(out.stdout)["tier"]["complete"]
+    # The file vectors, filled in a thread of their own once the index was searchable: the watcher finished
+    # them before it stopped.
+    assert json.loads(out.stdout)["file_vectors"] == "complete"

@@ -14,14 +14,19 @@ from aintern.config import CONFIG_FILE, Settings
 from aintern.embed import DEFAULT_MODEL, RETIRED_MODELS, Embedder, embedder_for_model_id, get_embedder
 from aintern.errors import AinternError, NoDatabaseError, NotIndexedError, SettingsError, StoreError
 from aintern.knowledge import KnowledgeService
+from aintern.locate import existing_path as existing_path
+from aintern.locate import find_workspace as find_workspace
+from aintern.locate import read_indexed_file as read_indexed_file
+from aintern.locate import resolve_workspaces as resolve_workspaces
 from aintern.states import STATES as STATES
 from aintern.states import WorkspaceSummary as WorkspaceSummary
 from aintern.states import list_workspaces as list_workspaces
 from aintern.states import reindex_reason
 from aintern.states import summarize as summarize
 from aintern.states import tier_dict as tier_dict
-from aintern.store import IndexStatistics, SqliteStore, VectorIndex, VectorTier, default_db_path
+from aintern.store import IndexStatistics, SqliteStore, VectorIndex, default_db_path
 from aintern.store.milvus import client_class
+from aintern.workspace_fill import Filling
 
 # The indexing pipeline (tree-sitter, the scanner) and the LLM stack are imported by the methods that use
 # them: a command that only searches never loads them (issue: the CLI answers in under 200 ms).
@@ -29,7 +34,6 @@ if TYPE_CHECKING:
     from aintern.answer import LLM, RagChatService
     from aintern.chunk.models import ChunkingOptions
     from aintern.index import IndexingProgress, IndexingResult, ProgressCallback
-    from aintern.index.tier import TierResult
     from aintern.scan import ScanOptions
 
 
@@ -52,84 +56,7 @@ class IndexStatus:
         return self.current_commit is not None and self.current_commit != self.statistics.git_commit
 
 
-def resolve_workspaces(store: SqliteStore, specs: Iterable[str]) -> list[VectorIndex]:
-    """The indexes a user means by each of ``specs``: a folder (the index at or above it), an index's
-    name, or a git remote (``github.com/owner/name``, any URL form: every clone of it). ``all`` or
-    ``*``: every index. NotIndexedError names what matched nothing, and what there is."""
-    from aintern.index.git import normalise_remote, remote_url
-
-    indexes = store.list_indexes()
-    out: dict[int, VectorIndex] = {}
-    remotes: dict[int, str | None] | None = None
-    for spec in specs:
-        spec = spec.strip()
-        if spec in ("all", "*"):
-            out.update((i.id, i) for i in indexes)
-            continue
-        found = [i for i in indexes if i.name == spec] or [i for i in indexes if i.name.lower() == spec.lower()]
-        if not found and (path := existing_path(spec)) is not None:
-            above = store.find_index_above(path)
-            found = [above] if above is not None else []
-        if not found and ("/" in spec or ":" in spec):
-            if remotes is None:  # read each workspace's .git/config once
-                remotes = {i.id: remote_url(i.workspace_path) for i in indexes}
-            wanted = normalise_remote(spec)
-            found = [i for i in indexes if remotes[i.id] == wanted]
-        if not found:
-            known = ", ".join(sorted(i.name for i in indexes)) or "none"
-            raise NotIndexedError(
-                f"no index matches {spec!r} (a folder, an index name or a git remote); indexes: {known}"
-            )
-        out.update((i.id, i) for i in found)
-    return list(out.values())
-
-
-def existing_path(spec: str) -> Path | None:
-    """``spec`` as an absolute path that exists, or None: ``~user`` of no such user, a name too long for
-    the file system or a NUL in it are names, not paths."""
-    try:
-        path = Path(spec).expanduser()
-        return path if path.is_absolute() and path.exists() else None
-    except (RuntimeError, OSError, ValueError):
-        return None
-
-
-def read_indexed_file(store: SqliteStore, index: VectorIndex, rel: str) -> str:
-    """The text of ``rel``, an indexed file of ``index``'s workspace. No ``..``, no absolute path, no
-    symlink out of the workspace: FileNotIndexedError, as for a file that is not indexed."""
-    from aintern.errors import FileNotIndexedError
-
-    rel = rel.replace("\\", "/")
-    if not rel or rel.startswith("/") or "\x00" in rel or ".." in rel.split("/"):
-        raise FileNotIndexedError("no such file in this workspace")
-    base = Path(os.path.realpath(index.workspace_path))
-    target = Path(os.path.realpath(base / rel))
-    if base not in target.parents or not store.file_hashes(index.id, [rel]):
-        raise FileNotIndexedError(f"{rel} is not an indexed file of {index.workspace_path}")
-    from aintern.scan import decode_source
-
-    try:
-        data = target.read_bytes()
-    except OSError as exc:
-        raise FileNotIndexedError(f"{rel}: {exc.strerror or exc}") from exc
-    # As the indexer read it (UTF-8, or an 8-bit encoding); a file turned binary since reads with replacements.
-    return decode_source(data)[0] or data.decode("utf-8", errors="replace")
-
-
-def find_workspace(start: str | Path, store: SqliteStore | None = None) -> Path | None:
-    """``start`` or its nearest ancestor that has a ``.aintern.toml`` or an index (the way git finds a repo)."""
-    here = Path(start).resolve()
-    for candidate in (here, *here.parents):
-        if (candidate / CONFIG_FILE).is_file():
-            return candidate
-    if store is not None:
-        index = store.find_index_above(here)
-        if index is not None:
-            return Path(index.workspace_path)
-    return None
-
-
-class Workspace:
+class Workspace(Filling):
     """One workspace directory, its settings and its index in the application database."""
 
     def __init__(
@@ -294,9 +221,12 @@ class Workspace:
         include_secrets: bool | None = None,
         wait: float = 0.0,
         on_file: Callable[[str, int], None] | None = None,
+        file_vectors_later: bool = False,
     ) -> IndexingResult:
         """Index the workspace, incrementally unless ``force``. A forced run may change the model.
-        Another run on the workspace is IndexingBusyError (after ``wait`` seconds of waiting for it)."""
+        Another run on the workspace is IndexingBusyError (after ``wait`` seconds of waiting for it).
+        The file vectors are computed once the rest is committed (searchable), or with
+        ``file_vectors_later`` left to ``fill_file_vectors``."""
         from aintern.index import Indexer, IndexingOptions
 
         def run(on_progress: ProgressCallback) -> IndexingResult:
@@ -325,18 +255,18 @@ class Workspace:
             scan = self.scan_options()
             if include_secrets is not None:
                 scan.include_secrets = include_secrets
+            built: dict[str, object] = {
+                "chunk_size": chunking.target_chunk_size, "chunk_overlap": chunking.chunk_overlap, "chunker": CHUNKER_VERSION
+            }  # fmt: skip
             options = IndexingOptions(
                 chunking=chunking, scan=scan, force_reindex=force or rechunk, engine=engine, milvus_uri=milvus_uri,
                 milvus_token_env=token_env, milvus_index=self.settings.milvus_index or "flat",
-                file_vectors=self.settings.file_vectors,
+                file_vectors=self.settings.file_vectors, file_vectors_later=file_vectors_later,
+                index_settings=built if remember else None,  # (recorded before the file vectors)
             )  # fmt: skip
             indexer = Indexer(self.store, self.embedder, options)
             indexer.on_file = on_file
             result = indexer.index(self.root, on_progress, cancel)
-            if result.success and remember:
-                self.store.update_index(result.index_id, settings={
-                    "chunk_size": chunking.target_chunk_size, "chunk_overlap": chunking.chunk_overlap,
-                    "chunker": CHUNKER_VERSION})  # fmt: skip
             if result.success and had_tier and self.embedder.model_id != self.tier_embedder.model_id:
                 self.set_tier("full")  # the rebuilt index keeps its full tier (settle_tier then fills it)
             return result
@@ -375,78 +305,6 @@ class Workspace:
             return result
 
         return self._indexing("files", progress, wait, run)
-
-    # -- the full tier (aintern.index.tier) -----------------------------------------------------
-
-    @property
-    def tier(self) -> VectorTier | None:
-        """The index's full tier (the transformer's vectors), if it has one."""
-        index = self.index
-        return self.store.vector_tier(index.id) if index is not None else None
-
-    def set_tier(self, tier: str) -> VectorTier | None:
-        """``full``: give the index a full tier (empty until ``fill_tier``); ``fast``: remove it."""
-        from aintern.index.tier import TIERS
-
-        if tier not in TIERS:
-            raise AinternError(f"unknown tier {tier!r}; choose one of {', '.join(TIERS)}")
-        index = self.require_index()
-        with self.store.transaction():
-            if tier == "fast":
-                self.store.drop_vector_tier(index.id)
-                return None
-            embedder = self.tier_embedder
-            if embedder.model_id == index.embedding_model:
-                raise AinternError(
-                    f"this index is built with {index.embedding_model} already; the full tier adds its vectors "
-                    "to an index of the static model"
-                )
-            return self.store.create_vector_tier(index.id, embedder.model_id, embedder.dimension)
-
-    def settle_tier(self, asked: str | None = None, new: bool = False) -> VectorTier | None:
-        """After indexing: add or drop the full tier as ``asked``; an index without one gets the ``tier``
-        setting's, and a ``new`` one without a setting the default (``tier_for_new_index``). Returns the
-        tier, still to be filled (``fill_tier``). The CLI and the server's runs share this."""
-        if asked is None and self.tier is None:
-            asked = self.tier_for_new_index() if new else self.settings.tier
-        return self.set_tier(asked) if asked else self.tier
-
-    def tier_for_new_index(self) -> str | None:
-        """The tier a new index gets: the ``tier`` setting's, else ``full`` where the transformer runs on
-        a GPU (seconds for a large tree: docs/benchmarks.md, section 33), else none (the fast index alone;
-        the tier costs minutes on a laptop's CPU)."""
-        if self.settings.tier:
-            return self.settings.tier
-        from aintern.embed.onnx import cuda_build_installed
-
-        if not cuda_build_installed():
-            return None
-        embedder = self.tier_embedder
-        embedder.load()  # the session the tier is then filled with: it knows whether CUDA is really used
-        return "full" if getattr(embedder, "on_gpu", False) else None
-
-    @property
-    def tier_embedder(self) -> Embedder:
-        from aintern.index.tier import TIER_MODEL
-
-        if self._tier_embedder is None:
-            self._tier_embedder = get_embedder(TIER_MODEL)
-        return self._tier_embedder
-
-    def fill_tier(
-        self,
-        progress: Callable[[int, int], None] | None = None,
-        cancel: threading.Event | None = None,
-        paths: list[str] | None = None,
-    ) -> TierResult | None:
-        """Compute the full tier's missing vectors (of ``paths`` only, when given); None without a tier.
-        Each batch commits, so searches go on meanwhile and use the tier once it is complete."""
-        from aintern.index.tier import fill_tier
-
-        index = self.index
-        if index is None or self.tier is None:
-            return None
-        return fill_tier(self.store, index.id, self.tier_embedder, progress, cancel, paths)
 
     @property
     def knowledge(self) -> KnowledgeService:
@@ -527,6 +385,7 @@ class Workspace:
             "new": st.new_files, "deleted": st.deleted_files, "git_commit_indexed": s.git_commit,
             "git_commit_current": st.current_commit, "behind_git": st.behind_git, "tier": tier_dict(self.tier),
             "name": st.index.name, "last_error": st.index.last_error, "run": run.to_dict() if run else None,
+            "file_vectors": self.file_vector_state(run),
             "engine": "milvus" if milvus is not None else "sqlite", "milvus": where,
             "reindex_reason": None if run else reindex_reason(st.index, self.settings, st.stale_files),
         }  # fmt: skip

@@ -99,6 +99,12 @@ def _tier_line(ws: Workspace) -> str | None:
     )
 
 
+def _searchable(result: IndexingResult) -> str:
+    """`` (searchable after 3.1s)`` when the file vectors took a while after that."""
+    at = result.searchable_s
+    return f" (searchable after {at:.1f}s)" if at is not None and result.duration - at >= 0.5 else ""
+
+
 def _print_summary(
     result: IndexingResult,
     ws: Workspace,
@@ -113,6 +119,7 @@ def _print_summary(
             "files_removed": result.files_removed, "files_skipped": result.files_skipped,
             "files_errored": result.files_errored, "chunks_created": result.chunks_created,
             "chunks_embedded": result.chunks_embedded, "duration_s": round(result.duration, 3),
+            "searchable_s": None if result.searchable_s is None else round(result.searchable_s, 3),
             "git_commit": result.git_commit, "error": result.error_message,
             "skipped": [{"path": s.rel, "reason": s.reason, "reported_before": s.rel in result.skipped_before}
                         for s in result.skipped],
@@ -126,7 +133,7 @@ def _print_summary(
     state = "[green]indexed[/]" if result.success else "[yellow]stopped[/]" if result.cancelled else "[red]failed[/]"
     console.print(
         f"{state} {esc(ws.root)}: {result.files_indexed} files ({result.chunks_created} chunks, "
-        f"{result.chunks_embedded} embedded) in {result.duration:.1f}s; {result.files_unchanged} unchanged, "
+        f"{result.chunks_embedded} embedded) in {result.duration:.1f}s{_searchable(result)}; {result.files_unchanged} unchanged, "
         f"{result.files_removed} removed, {result.files_skipped} skipped, {result.files_errored} with errors"
     )
     if result.cancelled:
@@ -272,6 +279,7 @@ def status(path: PathArg = None, db: DbOption = None, as_json: JsonOption = Fals
     line = _tier_line(ws)
     if line:
         table.add_row("full tier", esc(line.removeprefix("full tier: ")))
+    table.add_row("file vectors", esc(data["file_vectors"]))
     table.add_row("last updated", st.index.updated_at)
     table.add_row("languages", esc(", ".join(f"{k} {v}" for k, v in list(s.by_language.items())[:8])))
     fresh = (
@@ -369,6 +377,13 @@ def trust(
     console.print(f"{'no longer trusted' if revoke else 'trusted'}: {esc(root / CONFIG_FILE)}", highlight=False)
 
 
+def _fill_file_vectors(ws: Workspace) -> None:
+    try:
+        ws.fill_file_vectors()
+    except Exception as exc:  # (optional: searches rank without them; the next run computes them)
+        err.print(f"[yellow]file vectors: {type(exc).__name__}: {esc(exc)}; `aintern update` computes them[/]")
+
+
 @app.command()
 def watch(path: PathArg = None, db: DbOption = None) -> None:
     """Keep the index fresh: re-index changed files as they are saved (Ctrl-C stops)."""
@@ -380,8 +395,13 @@ def watch(path: PathArg = None, db: DbOption = None) -> None:
     signal.signal(signal.SIGINT, lambda *_: stop.set())
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     new = ws.index is None
-    first = ws.build_index(cancel=stop)
+    first = ws.build_index(cancel=stop, file_vectors_later=True)
     console.print(f"{first.files_indexed} files indexed, {first.files_unchanged} up to date", highlight=False)
+    # The index is searchable now; its file vectors are computed meanwhile, in a run of their own that the
+    # first re-index waits for.
+    vectors = threading.Thread(target=_fill_file_vectors, args=(ws,), name="aintern-file-vectors", daemon=True)
+    if first.file_vectors_pending:
+        vectors.start()
     if first.success:
         ws.settle_tier(new=new)
     if ws.tier is not None and not ws.tier.complete:
@@ -410,12 +430,20 @@ def watch(path: PathArg = None, db: DbOption = None) -> None:
     def on_error(exc: Exception) -> None:
         err.print(f"[yellow]re-indexing failed: {esc(exc)}; still watching[/]")
 
+    def reindex(paths: set[str]) -> IndexingResult:
+        if vectors.is_alive():
+            vectors.join()
+        return ws.index_files(paths, cancel=stop)
+
     try:
         watch_workspace(
-            ws.root, lambda paths: ws.index_files(paths, cancel=stop), Scanner(ws.root, ws.scan_options()), stop,
+            ws.root, reindex, Scanner(ws.root, ws.scan_options()), stop,
             on_result, on_error,
             on_ready=lambda: console.print(f"watching {esc(ws.root)}; Ctrl-C stops", highlight=False),  # (listening now)
         )  # fmt: skip
     except FileNotFoundError as exc:
         raise fail(str(exc)) from None
+    if vectors.is_alive():  # (a thread left inside the model as the process exits would abort it)
+        console.print("finishing the file vectors")
+        vectors.join()
     console.print("stopped")

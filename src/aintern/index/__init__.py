@@ -8,7 +8,6 @@ indexed or absent, and the next run picks up where this one stopped.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import hashlib
 import queue
@@ -22,7 +21,7 @@ from typing import TYPE_CHECKING
 from aintern.chunk.models import TextChunk
 from aintern.embed import Embedder, embedding_header, embedding_text
 from aintern.embed.cache import CachedEmbedder
-from aintern.index.files import SummaryVectors, update_file_vectors
+from aintern.index.files import SummaryVectors, fill_file_vectors
 from aintern.index.git import head_commit
 from aintern.index.models import (
     IndexingError,
@@ -32,6 +31,7 @@ from aintern.index.models import (
     IndexingProgress,
     IndexingResult,
 )
+from aintern.index.progress import Emitter, ProgressCallback, stop_worker
 from aintern.index.skips import scan_record, sort_scan_skips
 from aintern.scan import (
     FileReadError,
@@ -53,10 +53,9 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Indexer", "IndexingError", "IndexingErrorType", "IndexingOptions", "IndexingPhase", "IndexingProgress",
-    "IndexingResult",
+    "IndexingResult", "ProgressCallback",
 ]  # fmt: skip
 
-ProgressCallback = Callable[[IndexingProgress], None]
 #: Leave room in the embedding window for the header of embedding_text() (file name, symbol).
 HEADER_TOKENS = 16
 
@@ -151,7 +150,7 @@ class Indexer:
 
     def _begin(
         self, workspace: str | Path, progress: ProgressCallback | None, cancel: threading.Event | None
-    ) -> tuple[Path, VectorIndex, IndexingResult, _Emitter, threading.Event, set[str]]:
+    ) -> tuple[Path, VectorIndex, IndexingResult, Emitter, threading.Event, set[str]]:
         """What every run starts with: the resolved root, the index (created if new), a result, the clock, and
         the files whose rows its Milvus collection lacks."""
         root = Path(workspace).resolve()
@@ -164,7 +163,7 @@ class Indexer:
         index = self.store.open_index(str(root), self.embedder.model_id, self.embedder.dimension, o.engine, milvus)
         # Rows an interrupted run wrote to Milvus but never committed here go first.
         _, lost = self.store.sweep_milvus(index.id)
-        emit = _Emitter(progress, time.perf_counter())
+        emit = Emitter(progress, time.perf_counter())
         result = IndexingResult(success=False, index_id=index.id)
         return root, index, result, emit, cancel or threading.Event(), lost
 
@@ -177,7 +176,7 @@ class Indexer:
         known: dict[str, IndexedFile],
         known_skipped: dict[str, tuple[int, int, str]],
         result: IndexingResult,
-        emit: _Emitter,
+        emit: Emitter,
         cancel: threading.Event,
         full: bool,
     ) -> IndexingResult:
@@ -208,7 +207,12 @@ class Indexer:
             self.store.start_verify()
         else:
             self.store.cancel_verify()
-        self._ahead = SummaryVectors() if self.options.file_vectors and todo else None
+        later = full and self.options.file_vectors_later
+        # The summaries are collected as files are written and embedded once the index is searchable: a
+        # thread embedding them beside the pipeline (nice 19, but holding the GIL and the cores' caches now
+        # and then) made a cold index searchable later (issue 49).
+        ahead = self.options.file_vectors and todo and not later
+        self._ahead = SummaryVectors(background=False) if ahead else None
         try:
             return self._run(root, index_id, files, todo, gone, scan_skips.fresh, known, result, emit, cancel, full)
         finally:
@@ -226,7 +230,7 @@ class Indexer:
         fresh_skips: list[SkippedFile],
         known: dict[str, IndexedFile],
         result: IndexingResult,
-        emit: _Emitter,
+        emit: Emitter,
         cancel: threading.Event,
         full: bool,
     ) -> IndexingResult:
@@ -293,6 +297,8 @@ class Indexer:
             # (A run that changed nothing writes nothing: its store is then never checked, store.integrity.)
             if todo or gone or (result.git_commit or None) != (index.git_commit if index else None):
                 self.store.update_index(index_id, git_commit=result.git_commit)
+            if self.options.index_settings is not None:
+                self.store.update_index(index_id, settings=self.options.index_settings)
             if full:  # a scan of the whole cache: once per full run, not per saved file
                 self.store.prune_cache()
 
@@ -301,19 +307,16 @@ class Indexer:
 
         with self.store.transaction():
             self.store.update_keyword_stats(index_id, cancel, stats_progress)
+        result.searchable_s = time.perf_counter() - emit.started  # (what a search needs is committed)
         if not self.options.file_vectors:  # (the setting turned off: a search must not use old ones)
             with self.store.transaction():
                 self.store.drop_file_vectors(index_id)
+        elif full and self.options.file_vectors_later:
+            result.file_vectors_pending = True
         elif not cancel.is_set():
-            emit(IndexingPhase.FINALIZING, message="file vectors")
-            try:
-                # (a run of a few files, the watcher's, looks only at them)
-                only = None if full else [f.rel for f in files]
-                update_file_vectors(self.store, index_id, paths=only, ahead=self._ahead)
-            except Exception as exc:  # (optional: the index is searchable without them, as before)
-                result.errors.append(
-                    IndexingError("(file vectors)", f"{type(exc).__name__}: {exc}", IndexingErrorType.EMBEDDING)
-                )
+            emit(IndexingPhase.FILE_VECTORS, message="file vectors: filling")
+            # (a run of a few files, the watcher's, looks only at them)
+            fill_file_vectors(self.store, index_id, result, None if full else [f.rel for f in files], self._ahead)
         result.success = True
         emit(IndexingPhase.COMPLETE, processed_files=len(todo), total_files=len(todo))
         return self._finish(result, emit.started)
@@ -396,7 +399,7 @@ class Indexer:
             out.put(_Prepared(f, digest, language, res.chunks))
 
     def _write(
-        self, index_id: int, batch: list[_Prepared], result: IndexingResult, emit: _Emitter, done: int, total: int
+        self, index_id: int, batch: list[_Prepared], result: IndexingResult, emit: Emitter, done: int, total: int
     ) -> None:
         touched = [p for p in batch if p.chunks is None and p.skip_reason is None]
         left_out = [p for p in batch if p.skip_reason is not None]
@@ -456,33 +459,3 @@ class Indexer:
             else:
                 out.append(np.concatenate([head, chunk.token_ids]) if head is not None else chunk.token_ids)
         return out
-
-
-class _Emitter:
-    """Builds progress events with elapsed time and an ETA from the rate so far."""
-
-    def __init__(self, callback: ProgressCallback | None, started: float) -> None:
-        self.callback = callback
-        self.started = started
-        self.chunks_done = 0
-
-    def __call__(self, phase: IndexingPhase, **fields: object) -> None:
-        if self.callback is None:
-            return
-        elapsed = time.perf_counter() - self.started
-        done, total = fields.get("processed_files", 0), fields.get("total_files", 0)
-        eta = None
-        if isinstance(done, int) and isinstance(total, int) and 0 < done < total:
-            eta = elapsed / done * (total - done)
-        fields.setdefault("processed_chunks", self.chunks_done)
-        self.callback(IndexingProgress(phase=phase, elapsed=elapsed, estimated_remaining=eta, **fields))  # type: ignore[arg-type]
-
-
-def stop_worker(
-    worker: threading.Thread, prepared: queue.Queue[_Prepared | Exception | None], cancel: threading.Event
-) -> None:
-    """Stop the chunking thread: it may be blocked on a full queue, so drain while it finishes."""
-    cancel.set()
-    while worker.is_alive():
-        with contextlib.suppress(queue.Empty):
-            prepared.get(timeout=0.05)

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 from aintern.chunk.models import ChunkType, chunk_definitions
 from aintern.embed import file_name_words
 from aintern.embed.base import vector_bytes
+from aintern.index.models import IndexingError, IndexingErrorType
 from aintern.store.files import FILE_MODEL, FILE_SPACE
 
 if TYPE_CHECKING:
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
 
     from aintern.chunk.models import TextChunk
     from aintern.embed.base import Embedder
+    from aintern.index.models import IndexingResult
     from aintern.store import Store
 
 #: Words of a file's text at most (its path, its name in words, then the names it defines): short
@@ -110,7 +112,10 @@ class SummaryVectors:
     ``THREADS``), and never waits for that thread. On a GPU (batches, where a vector depends on its
     neighbours) the thread leaves every text to ``vectors``, which embeds them as before."""
 
-    def __init__(self) -> None:
+    def __init__(self, background: bool = True) -> None:
+        """``background``: False leaves every text to ``vectors`` (no thread beside the pipeline: the index
+        is searchable sooner, the vectors are computed after)."""
+        self.background = background
         self._texts: queue.SimpleQueue[str] = queue.SimpleQueue()
         self._seen: set[str] = set()
         self._done: dict[str, np.ndarray] = {}
@@ -123,7 +128,7 @@ class SummaryVectors:
             return
         self._seen.add(text)
         self._texts.put(text)
-        if start and self._thread is None and not self._stop.is_set():
+        if start and self.background and self._thread is None and not self._stop.is_set():
             self._thread = threading.Thread(target=self._work, args=(True,), name="aintern-file-vectors", daemon=True)
             self._thread.start()
 
@@ -228,3 +233,23 @@ def update_file_vectors(
         store.drop_file_vectors(index_id, gone)
         store.set_file_vectors(index_id, model, rows)
     return len(todo)
+
+
+def fill_file_vectors(
+    store: Store,
+    index_id: int,
+    result: IndexingResult,
+    paths: list[str] | None = None,
+    ahead: SummaryVectors | None = None,
+) -> int:
+    """``update_file_vectors`` after a run's index is committed (searches meanwhile rank without the new
+    files' vectors), a failure recorded in ``result``: they are optional, the index is searchable without
+    them. Nothing is written before the end, so a run killed meanwhile leaves the index as it was, and the
+    next run computes them."""
+    try:
+        return update_file_vectors(store, index_id, paths=paths, ahead=ahead)
+    except Exception as exc:
+        result.errors.append(
+            IndexingError("(file vectors)", f"{type(exc).__name__}: {exc}", IndexingErrorType.EMBEDDING)
+        )
+        return 0

@@ -16,6 +16,9 @@ class IndexingPhase(str, enum.Enum):
     EMBEDDING = "embedding"
     STORING = "storing"
     FINALIZING = "finalizing"
+    #: The index is searchable (every chunk and the keyword statistics committed); the file vectors are
+    #: being computed (``aintern status``: "file vectors: filling").
+    FILE_VECTORS = "file_vectors"
     COMPLETE = "complete"
     CANCELLED = "cancelled"
     ERROR = "error"
@@ -49,7 +52,14 @@ class IndexingOptions:
     #: reorder its first files by (aintern.index.files: embedded by a low-priority thread beside the
     #: pipeline as files are written, the rest at the run's end). A search compares them with the
     #: question's static vector, so it never loads the transformer (docs/benchmarks.md sections 42-43).
+    #: They are computed after the rest of the run is committed: the index is searchable meanwhile.
     file_vectors: bool = True
+    #: Leave a full run's file vectors to the caller (``Workspace.fill_file_vectors``, e.g. in a thread of
+    #: its own): the run ends as soon as the index is searchable, ``file_vectors_pending`` set.
+    file_vectors_later: bool = False
+    #: The index's settings to record (chunk sizes, chunker version) in the run's last commit before the
+    #: file vectors: a run killed while it computes them leaves an index the next run only completes.
+    index_settings: dict[str, object] | None = None
 
 
 @dataclass(frozen=True)
@@ -90,6 +100,11 @@ class IndexingResult:
     #: Chunks whose vectors the model computed (the rest came from the embedding cache).
     chunks_embedded: int = 0
     duration: float = 0.0
+    #: Seconds from the run's start until the index was searchable (every chunk and the keyword statistics
+    #: committed), before the file vectors; None if it never was (an error, cancelled).
+    searchable_s: float | None = None
+    #: The file vectors are left to compute (``IndexingOptions.file_vectors_later``).
+    file_vectors_pending: bool = False
     embed_seconds: float = 0.0
     skipped: list[SkippedFile] = field(default_factory=list)
     #: The skipped files an earlier run already reported, unchanged since (``new_skipped`` are the others).

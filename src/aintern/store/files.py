@@ -87,6 +87,19 @@ def file_vector_hashes(conn: Any, index_id: int, model_id: str) -> dict[int, str
     return {int(file_id): text_hash for file_id, text_hash in rows}
 
 
+def file_vector_counts(conn: Any, index_id: int, model_id: str) -> tuple[int, int]:
+    """(files with a vector of ``model_id``, files of code): what ``aintern status`` says of them."""
+    have = conn.execute(
+        "SELECT COUNT(*) FROM file_vectors WHERE index_id = ? AND model_id = ?", (index_id, model_id)
+    ).fetchone()[0]
+    of = conn.execute(
+        "SELECT COUNT(*) FROM files f WHERE f.index_id = ? AND EXISTS "
+        "(SELECT 1 FROM chunks c WHERE c.file_id = f.id AND c.chunk_type = 'code')",
+        (index_id,),
+    ).fetchone()[0]
+    return int(have), int(of)
+
+
 def set_file_vectors(conn: Any, index_id: int, model_id: str, rows: list[tuple[int, str, bytes]]) -> None:
     """Write (file id, text hash, vector) rows, replacing older ones; drop rows of other models and of
     files no longer in ``rows`` or the index's files of code."""

@@ -402,6 +402,9 @@ class SqliteStore(Database):
     def file_vector_hashes(self, index_id: int, model_id: str) -> dict[int, str]:
         return files.file_vector_hashes(self.conn, index_id, model_id)
 
+    def file_vector_counts(self, index_id: int, model_id: str) -> tuple[int, int]:
+        return files.file_vector_counts(self.conn, index_id, model_id)
+
     def set_file_vectors(self, index_id: int, model_id: str, rows: list[tuple[int, str, bytes]]) -> None:
         files.set_file_vectors(self.conn, index_id, model_id, rows)
 

@@ -1,0 +1,89 @@
+"""Finding workspaces, indexes and indexed files from what a user names: a folder, an index's name, a git
+remote, a path inside a workspace (the lookups the CLI, the web app and the MCP server share)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from pathlib import Path
+
+from aintern.config import CONFIG_FILE
+from aintern.errors import NotIndexedError
+from aintern.store import SqliteStore, VectorIndex
+
+
+def resolve_workspaces(store: SqliteStore, specs: Iterable[str]) -> list[VectorIndex]:
+    """The indexes a user means by each of ``specs``: a folder (the index at or above it), an index's
+    name, or a git remote (``github.com/owner/name``, any URL form: every clone of it). ``all`` or
+    ``*``: every index. NotIndexedError names what matched nothing, and what there is."""
+    from aintern.index.git import normalise_remote, remote_url
+
+    indexes = store.list_indexes()
+    out: dict[int, VectorIndex] = {}
+    remotes: dict[int, str | None] | None = None
+    for spec in specs:
+        spec = spec.strip()
+        if spec in ("all", "*"):
+            out.update((i.id, i) for i in indexes)
+            continue
+        found = [i for i in indexes if i.name == spec] or [i for i in indexes if i.name.lower() == spec.lower()]
+        if not found and (path := existing_path(spec)) is not None:
+            above = store.find_index_above(path)
+            found = [above] if above is not None else []
+        if not found and ("/" in spec or ":" in spec):
+            if remotes is None:  # read each workspace's .git/config once
+                remotes = {i.id: remote_url(i.workspace_path) for i in indexes}
+            wanted = normalise_remote(spec)
+            found = [i for i in indexes if remotes[i.id] == wanted]
+        if not found:
+            known = ", ".join(sorted(i.name for i in indexes)) or "none"
+            raise NotIndexedError(
+                f"no index matches {spec!r} (a folder, an index name or a git remote); indexes: {known}"
+            )
+        out.update((i.id, i) for i in found)
+    return list(out.values())
+
+
+def existing_path(spec: str) -> Path | None:
+    """``spec`` as an absolute path that exists, or None: ``~user`` of no such user, a name too long for
+    the file system or a NUL in it are names, not paths."""
+    try:
+        path = Path(spec).expanduser()
+        return path if path.is_absolute() and path.exists() else None
+    except (RuntimeError, OSError, ValueError):
+        return None
+
+
+def read_indexed_file(store: SqliteStore, index: VectorIndex, rel: str) -> str:
+    """The text of ``rel``, an indexed file of ``index``'s workspace. No ``..``, no absolute path, no
+    symlink out of the workspace: FileNotIndexedError, as for a file that is not indexed."""
+    from aintern.errors import FileNotIndexedError
+
+    rel = rel.replace("\\", "/")
+    if not rel or rel.startswith("/") or "\x00" in rel or ".." in rel.split("/"):
+        raise FileNotIndexedError("no such file in this workspace")
+    base = Path(os.path.realpath(index.workspace_path))
+    target = Path(os.path.realpath(base / rel))
+    if base not in target.parents or not store.file_hashes(index.id, [rel]):
+        raise FileNotIndexedError(f"{rel} is not an indexed file of {index.workspace_path}")
+    from aintern.scan import decode_source
+
+    try:
+        data = target.read_bytes()
+    except OSError as exc:
+        raise FileNotIndexedError(f"{rel}: {exc.strerror or exc}") from exc
+    # As the indexer read it (UTF-8, or an 8-bit encoding); a file turned binary since reads with replacements.
+    return decode_source(data)[0] or data.decode("utf-8", errors="replace")
+
+
+def find_workspace(start: str | Path, store: SqliteStore | None = None) -> Path | None:
+    """``start`` or its nearest ancestor that has a ``.aintern.toml`` or an index (the way git finds a repo)."""
+    here = Path(start).resolve()
+    for candidate in (here, *here.parents):
+        if (candidate / CONFIG_FILE).is_file():
+            return candidate
+    if store is not None:
+        index = store.find_index_above(here)
+        if index is not None:
+            return Path(index.workspace_path)
+    return None

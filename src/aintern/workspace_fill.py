@@ -1,0 +1,144 @@
+"""What a workspace's index fills in after it is searchable: the full tier's vectors (aintern.index.tier)
+and the file vectors (aintern.index.files). A mixin of Workspace: the indexing API stays in workspace.py,
+the work that may run in the background (a server's job, the watcher's thread) here."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from aintern.config import Settings
+from aintern.embed import Embedder, get_embedder
+from aintern.errors import AinternError
+from aintern.store import SqliteStore, VectorIndex, VectorTier
+
+if TYPE_CHECKING:
+    from aintern.index.runs import IndexRun
+    from aintern.index.tier import TierResult
+
+
+class Filling:
+    """Workspace's methods for the full tier and the file vectors."""
+
+    root: Path
+    settings: Settings
+    _tier_embedder: Embedder | None
+
+    # (Workspace's own; declared here for the type checker)
+    @property
+    def store(self) -> SqliteStore:
+        raise NotImplementedError
+
+    @property
+    def index(self) -> VectorIndex | None:
+        raise NotImplementedError
+
+    def require_index(self) -> VectorIndex:
+        raise NotImplementedError
+
+    @property
+    def tier(self) -> VectorTier | None:
+        """The index's full tier (the transformer's vectors), if it has one."""
+        index = self.index
+        return self.store.vector_tier(index.id) if index is not None else None
+
+    def set_tier(self, tier: str) -> VectorTier | None:
+        """``full``: give the index a full tier (empty until ``fill_tier``); ``fast``: remove it."""
+        from aintern.index.tier import TIERS
+
+        if tier not in TIERS:
+            raise AinternError(f"unknown tier {tier!r}; choose one of {', '.join(TIERS)}")
+        index = self.require_index()
+        with self.store.transaction():
+            if tier == "fast":
+                self.store.drop_vector_tier(index.id)
+                return None
+            embedder = self.tier_embedder
+            if embedder.model_id == index.embedding_model:
+                raise AinternError(
+                    f"this index is built with {index.embedding_model} already; the full tier adds its vectors "
+                    "to an index of the static model"
+                )
+            return self.store.create_vector_tier(index.id, embedder.model_id, embedder.dimension)
+
+    def settle_tier(self, asked: str | None = None, new: bool = False) -> VectorTier | None:
+        """After indexing: add or drop the full tier as ``asked``; an index without one gets the ``tier``
+        setting's, and a ``new`` one without a setting the default (``tier_for_new_index``). Returns the
+        tier, still to be filled (``fill_tier``). The CLI and the server's runs share this."""
+        if asked is None and self.tier is None:
+            asked = self.tier_for_new_index() if new else self.settings.tier
+        return self.set_tier(asked) if asked else self.tier
+
+    def tier_for_new_index(self) -> str | None:
+        """The tier a new index gets: the ``tier`` setting's, else ``full`` where the transformer runs on
+        a GPU (seconds for a large tree: docs/benchmarks.md, section 33), else none (the fast index alone;
+        the tier costs minutes on a laptop's CPU)."""
+        if self.settings.tier:
+            return self.settings.tier
+        from aintern.embed.onnx import cuda_build_installed
+
+        if not cuda_build_installed():
+            return None
+        embedder = self.tier_embedder
+        embedder.load()  # the session the tier is then filled with: it knows whether CUDA is really used
+        return "full" if getattr(embedder, "on_gpu", False) else None
+
+    @property
+    def tier_embedder(self) -> Embedder:
+        from aintern.index.tier import TIER_MODEL
+
+        if self._tier_embedder is None:
+            self._tier_embedder = get_embedder(TIER_MODEL)
+        return self._tier_embedder
+
+    def fill_tier(
+        self,
+        progress: Callable[[int, int], None] | None = None,
+        cancel: threading.Event | None = None,
+        paths: list[str] | None = None,
+    ) -> TierResult | None:
+        """Compute the full tier's missing vectors (of ``paths`` only, when given); None without a tier.
+        Each batch commits, so searches go on meanwhile and use the tier once it is complete."""
+        from aintern.index.tier import fill_tier
+
+        index = self.index
+        if index is None or self.tier is None:
+            return None
+        return fill_tier(self.store, index.id, self.tier_embedder, progress, cancel, paths)
+
+    # -- the file vectors (aintern.index.files) -------------------------------------------------
+
+    def fill_file_vectors(self, wait: float = 0.0) -> int:
+        """Compute the file vectors a run left to do (``file_vectors_later``, or a run killed while it
+        computed them): the number of files embedded. A run of its own (``aintern status`` says "file
+        vectors: filling"); searches go on meanwhile and use them once written. IndexingBusyError while
+        another run holds the workspace (after ``wait`` seconds)."""
+        from aintern.index.files import update_file_vectors
+        from aintern.index.models import IndexingPhase, IndexingProgress
+        from aintern.index.runs import RunRecorder
+
+        index = self.index
+        if index is None or not self.settings.file_vectors:
+            return 0
+        with RunRecorder(self.store, self.root, "file vectors", wait) as recorder:
+            recorder.record(IndexingProgress(IndexingPhase.FILE_VECTORS, message="file vectors: filling"))
+            return update_file_vectors(self.store, index.id)
+
+    def file_vector_state(self, run: IndexRun | None) -> str:
+        """What ``aintern status`` says of the file vectors: ``off`` (the setting), ``filling`` (a run
+        computes them now), ``pending`` (a run will, once its chunks are written), ``complete``, or how many
+        files lack one and what computes them (a run killed meanwhile)."""
+        from aintern.store.files import FILE_SPACE
+
+        if not self.settings.file_vectors:
+            return "off"
+        if run is not None and run.phase == "file_vectors":
+            return "filling"
+        have, of = self.store.file_vector_counts(self.require_index().id, FILE_SPACE)
+        if have >= of:
+            return "complete"
+        if run is not None:
+            return "pending"
+        return f"{have:,} of {of:,} files; `aintern index` computes the rest (searches rank without them)"
