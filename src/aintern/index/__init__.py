@@ -41,7 +41,7 @@ from aintern.scan import (
     read_regular_file,
     source_text,
 )
-from aintern.scan.secrets import redact
+from aintern.scan.secrets import Masks, apply_masks, redactor
 from aintern.store import IndexedFile, Store, VectorIndex
 from aintern.store.files import FILE_SPACE
 from aintern.store.milvus import MilvusConfig
@@ -72,6 +72,8 @@ class _Prepared:
     chunks: list[TextChunk] | None
     #: Set when the file is left out for its content (binary, minified, ...).
     skip_reason: str | None = None
+    #: Where its secrets were masked (None: not masked, secrets included): stored for what search shows.
+    masks: Masks | None = None
 
 
 class Indexer:
@@ -332,7 +334,7 @@ class Indexer:
         cancel: threading.Event,
     ) -> None:
         """Background thread: read, hash and chunk files; hand them to the writer."""
-        group: list[tuple[ScannedFile, str, str, str]] = []  # tokenised together, in parallel
+        group: list[tuple[ScannedFile, str, str, str, Masks | None]] = []  # tokenised together, in parallel
         group_bytes = 0
         try:
             for f in todo:
@@ -360,12 +362,14 @@ class Indexer:
                     out.put(_Prepared(f, digest, language, None, skip_reason=reason))
                     continue
                 assert text is not None and language is not None
+                masks = None
                 if not self.options.scan.include_secrets:
                     # Keep the line, mask the value: a key in config.py must not reach the index or a prompt.
-                    text, found = redact(text, f.rel)
+                    masks, found = redactor().masks(text, f.rel)
+                    text = apply_masks(text, masks)
                     if found:
                         result.secrets_redacted[f.rel] = [(s.line, s.kind) for s in found]
-                group.append((f, digest, text, language))
+                group.append((f, digest, text, language, masks))
                 group_bytes += len(data)
                 if len(group) >= 32 or group_bytes >= 1 << 20:
                     self._chunk_group(group, out, result)
@@ -378,22 +382,22 @@ class Indexer:
 
     def _chunk_group(
         self,
-        group: list[tuple[ScannedFile, str, str, str]],
+        group: list[tuple[ScannedFile, str, str, str, Masks | None]],
         out: queue.Queue[_Prepared | Exception | None],
         result: IndexingResult,
     ) -> None:
         if not group:
             return
         try:
-            chunked = self.chunker.chunk_texts([(text, f.rel, language) for f, _, text, language in group])
+            chunked = self.chunker.chunk_texts([(text, f.rel, language) for f, _, text, language, _ in group])
         except Exception as exc:  # the chunker promises not to raise; if it does, record it and go on
             for f, *_ in group:
                 result.errors.append(IndexingError(f.rel, f"{type(exc).__name__}: {exc}", IndexingErrorType.CHUNKING))
             return
-        for (f, digest, _, language), res in zip(group, chunked):
+        for (f, digest, _, language, masks), res in zip(group, chunked):
             if res.fallback_reason:
                 result.errors.append(IndexingError(f.rel, res.fallback_reason, IndexingErrorType.PARSING))
-            out.put(_Prepared(f, digest, language, res.chunks))
+            out.put(_Prepared(f, digest, language, res.chunks, masks=masks))
 
     def _write(
         self, index_id: int, batch: list[_Prepared], result: IndexingResult, emit: _Emitter, done: int, total: int
@@ -427,7 +431,9 @@ class Indexer:
             for p in batch:
                 assert p.chunks is not None
                 n = len(p.chunks)
-                record = IndexedFile(p.file.rel, p.content_hash, p.file.size, p.file.mtime_ns, language=p.language)
+                record = IndexedFile(
+                    p.file.rel, p.content_hash, p.file.size, p.file.mtime_ns, language=p.language, secret_masks=p.masks
+                )
                 self.store.upsert_file(index_id, record, p.chunks, vectors[offset : offset + n])
                 offset += n
         if self._ahead is not None:  # (its thread embeds them while the next files are chunked and written)

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Protocol
 from aintern.chunk.models import TextChunk
 from aintern.embed.cache import EmbeddingCache
 from aintern.store.db import default_db_path
+from aintern.store.masks import FileVersion
 from aintern.store.milvus import MilvusConfig
 from aintern.store.models import (
     ChunkSearchResult,
@@ -166,6 +167,8 @@ class Store(Protocol):
     def doc_frequencies(self, index_id: int, terms: list[str]) -> dict[str, int]: ...
 
     def file_hashes(self, index_id: int, paths: list[str]) -> dict[str, str]: ...
+
+    def file_versions(self, index_id: int, paths: list[str]) -> dict[str, FileVersion]: ...
 
     def file_names(self, index_id: int, extension: str) -> set[str]: ...
 

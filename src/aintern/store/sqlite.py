@@ -35,6 +35,7 @@ from aintern.store.keywords import (
     keyword_row,
     rebuild_keyword_tables,
 )
+from aintern.store.masks import MaskStorage, encode_masks
 from aintern.store.memory import InMemorySearch
 from aintern.store.milvus import MilvusConfig, MilvusSearch
 from aintern.store.models import IndexedFile, IndexStatistics, VectorIndex
@@ -77,7 +78,7 @@ def _index_from_row(row: Any) -> VectorIndex:
     )  # fmt: skip
 
 
-class SqliteStore(SearchStorage, KeywordStorage, TierStorage, FileVectorStorage, IntegrityCheck):
+class SqliteStore(SearchStorage, KeywordStorage, TierStorage, FileVectorStorage, MaskStorage, IntegrityCheck):
     """All indexes of one application database file."""
 
     def __init__(self, path: str | Path | None = None, readonly: bool = False, create: bool = True) -> None:
@@ -373,10 +374,11 @@ class SqliteStore(SearchStorage, KeywordStorage, TierStorage, FileVectorStorage,
         self.remove_file(index_id, file.path)
         self._bump(index_id, files=1, chunks=len(chunks))
         cur = self.conn.execute(
-            "INSERT INTO files (index_id, path, content_hash, size, mtime_ns, indexed_at, chunk_count, language) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            (index_id, file.path, file.content_hash, file.size, file.mtime_ns, now(), len(chunks), file.language),
-        )
+            "INSERT INTO files (index_id, path, content_hash, size, mtime_ns, indexed_at, chunk_count, language, "
+            "secret_masks) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (index_id, file.path, file.content_hash, file.size, file.mtime_ns, now(), len(chunks), file.language,
+             encode_masks(file.secret_masks)),
+        )  # fmt: skip
         file_id = int(cur.lastrowid)
         if file_vector is not None:
             self.restore_file_vector(index_id, file_id, file_vector)

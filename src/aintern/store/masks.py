@@ -1,0 +1,59 @@
+"""Where the indexer masked each file's secrets, kept with the file's row (a mixin of SqliteStore, as
+store.files is): a search shows the lines around a hit masked as the index masked them, read from the
+file while it is the version indexed, without scanning them for secrets again (aintern.assemble.expand).
+
+A row whose masks are NULL has none recorded (indexed before schema 10, or with secrets included): its
+lines are scanned when first shown, as before.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from aintern.store.db import rows_in
+
+#: Line index (from 0) → the (start, end) columns masked on that line: aintern.scan.secrets' Masks.
+Masks = dict[int, list[tuple[int, int]]]
+
+
+@dataclass(frozen=True)
+class FileVersion:
+    """A file as its index holds it: the hash of its content, and where its secrets were masked
+    (None: not recorded)."""
+
+    content_hash: str
+    masks: Masks | None = None
+
+
+def encode_masks(masks: Masks | None) -> str | None:
+    """``masks`` as stored: a JSON list of [line, start, end] (``[]``: the file holds no secret)."""
+    if masks is None:
+        return None
+    rows = [[line, a, b] for line, spans in sorted(masks.items()) for a, b in spans]
+    return json.dumps(rows, separators=(",", ":"))
+
+
+def decode_masks(text: str | None) -> Masks | None:
+    """What ``encode_masks`` wrote; None for none recorded or a damaged value (the file is then scanned)."""
+    if text is None:
+        return None
+    masks: Masks = {}
+    try:
+        for line, a, b in json.loads(text):
+            if not all(isinstance(n, int) and n >= 0 for n in (line, a, b)):
+                return None
+            masks.setdefault(line, []).append((a, b))
+    except (ValueError, TypeError):
+        return None
+    return masks
+
+
+class MaskStorage:
+    conn: Any
+
+    def file_versions(self, index_id: int, paths: list[str]) -> dict[str, FileVersion]:
+        """The hash and the secrets' masks of these files, of those the index holds."""
+        sql = "SELECT path, content_hash, secret_masks FROM files WHERE index_id = ? AND path IN ({marks})"
+        return {path: FileVersion(h, decode_masks(m)) for path, h, m in rows_in(self.conn, sql, paths, [index_id])}
