@@ -14,10 +14,6 @@ product only and put back after it: a program that imports aintern keeps its own
 from __future__ import annotations
 
 import contextlib
-import ctypes
-import glob
-import os
-import sys
 import threading
 from collections.abc import Callable, Iterator
 
@@ -33,6 +29,10 @@ _NAMES = [
 def _candidates() -> list[str]:
     """Files that may hold the OpenBLAS numpy loaded: its wheel's bundled copy, else (Linux) any
     OpenBLAS mapped into this process."""
+    import glob
+    import os
+    import sys
+
     import numpy as np
 
     site = os.path.dirname(os.path.dirname(np.__file__))
@@ -48,6 +48,8 @@ def _candidates() -> list[str]:
 
 
 def _functions() -> tuple[Callable[[int], object], Callable[[], int]] | None:
+    import ctypes  # (here: a search process that never multiplies a matrix, a CLI search, never loads it)
+
     for path in _candidates():
         try:
             lib = ctypes.CDLL(path)
