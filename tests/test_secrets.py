@@ -184,3 +184,27 @@ def test_lines_shown_around_hits_come_masked_from_the_index_never_scanned(
         w.close()
         assert not [s.value for s in secrets if s.path in few and s.value in text]
     assert scanned and len(scanned) == len(set(scanned)) <= len(few)
+
+
+def test_an_index_older_than_the_masks_gets_them_at_its_next_update(tmp_path: Path) -> None:
+    """Issue 49: an index written before schema 10 has no masks recorded (its files are scanned when first
+    shown); the next indexing run records them, as indexing would have, without indexing the files again."""
+    files, _ = planted()
+    few = {p: files[p] for p in ("app/settings.py", "deploy/deploy.sh")} | {
+        "README.md": "# The app\n\nHow to run it.\n"
+    }
+    root = tmp_path / "repo"
+    write_files(root, few)
+    ws = Workspace(root, tmp_path / "s.db")
+    assert ws.build_index().success
+    sql = "SELECT path, secret_masks FROM files ORDER BY path"
+    recorded = ws.store.conn.execute(sql).fetchall()
+    assert len(recorded) == 3 and all(m is not None for _, m in recorded)
+    assert any(m != "[]" for _, m in recorded), "the planted secrets' masks"
+    ws.store.conn.execute("UPDATE files SET secret_masks = NULL")
+    ws.store.conn.commit()
+    (root / "README.md").write_text("changed since\n")  # (indexed again by the run, its masks with it)
+    result = ws.build_index()
+    assert result.success and result.files_indexed == 1
+    assert ws.store.conn.execute(sql).fetchall() == [(p, m) if p != "README.md" else (p, "[]") for p, m in recorded]
+    ws.close()

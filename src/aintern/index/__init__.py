@@ -24,6 +24,7 @@ from aintern.embed import Embedder, embedding_header, embedding_text
 from aintern.embed.cache import CachedEmbedder
 from aintern.index.files import SummaryVectors, update_file_vectors
 from aintern.index.git import head_commit
+from aintern.index.masks import fill_secret_masks
 from aintern.index.models import (
     IndexingError,
     IndexingErrorType,
@@ -297,6 +298,8 @@ class Indexer:
                 self.store.update_index(index_id, git_commit=result.git_commit)
             if full:  # a scan of the whole cache: once per full run, not per saved file
                 self.store.prune_cache()
+        if not self.options.scan.include_secrets:  # (an index older than the masks' record: once)
+            fill_secret_masks(self.store, index_id, root, self.options.scan.max_file_bytes, cancel)
 
         def stats_progress(done: int, total: int) -> None:
             emit(IndexingPhase.FINALIZING, message=f"keyword statistics: {done:,} of {total:,} chunks")

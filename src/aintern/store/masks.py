@@ -31,7 +31,7 @@ def encode_masks(masks: Masks | None) -> str | None:
     """``masks`` as stored: a JSON list of [line, start, end] (``[]``: the file holds no secret)."""
     if masks is None:
         return None
-    rows = [[line, a, b] for line, spans in sorted(masks.items()) for a, b in spans]
+    rows = [[line, a, b] for line, spans in sorted(masks.items()) for a, b in sorted(set(spans))]
     return json.dumps(rows, separators=(",", ":"))
 
 
@@ -59,3 +59,17 @@ class MaskStorage:
         """The hash and the secrets' masks of these files, of those the index holds."""
         sql = "SELECT path, content_hash, secret_masks FROM files WHERE index_id = ? AND path IN ({marks})"
         return {path: FileVersion(h, decode_masks(m)) for path, h, m in rows_in(self.conn, sql, paths, [index_id])}
+
+    def files_without_masks(self, index_id: int) -> list[tuple[str, str]]:
+        """(path, content hash) of the index's files with no masks recorded."""
+        rows = self.conn.execute(
+            "SELECT path, content_hash FROM files WHERE index_id = ? AND secret_masks IS NULL", (index_id,)
+        )
+        return [(path, digest) for path, digest in rows]
+
+    def set_secret_masks(self, index_id: int, masks: dict[str, Masks]) -> None:
+        """Record where the secrets of these files (by path) were masked."""
+        self.conn.executemany(
+            "UPDATE files SET secret_masks = ? WHERE index_id = ? AND path = ?",
+            [(encode_masks(m), index_id, path) for path, m in masks.items()],
+        )
