@@ -1,9 +1,11 @@
 """One BLAS thread for the matrix-vector products of a search (store.vectors, store.files).
 
 numpy's OpenBLAS splits a product over a few thousand rows between its threads; on a busy machine the
-threads wait for a core, and a 0.1 ms product took 24-60 ms. Such a product is bound by memory, not by
-arithmetic, so one thread loses little even at 100k rows, and each row's dot product is computed the
-same way on one thread as on several: the scores, and so the rankings, are bit for bit the same.
+threads wait for a core, and a 0.1 ms product took 24-60 ms. Up to ONE_THREAD_MAX entries one thread
+is faster (measured on the 2-core VM under load 35: 20k x 256, p50 18 ms against 63 ms on two threads;
+at 100k x 256 two were a little faster, 151 against 172 ms, and a machine of many cores gains more).
+Each row's dot product is computed the same way on one thread as on several: the scores, and so the
+rankings, are bit for bit the same.
 
 numpy has no call for this; OpenBLAS has one, found in numpy's own copy of the library (what
 threadpoolctl does, without the dependency). The setting is the process's, so it is taken for the
@@ -78,11 +80,17 @@ def threads() -> int | None:
     return functions[1]() if functions is not None else None
 
 
+#: The most entries of a matrix whose product with a vector runs on one thread (32k vectors of 256).
+ONE_THREAD_MAX = 1 << 23
+
+
 @contextlib.contextmanager
-def one_thread() -> Iterator[None]:
-    """BLAS on one thread inside the block; the process's setting back once no thread is inside one."""
+def one_thread(entries: int) -> Iterator[None]:
+    """BLAS on one thread inside the block, for a product of a matrix of ``entries`` entries up to
+    ONE_THREAD_MAX (a larger one keeps BLAS's threads); the process's setting back once no thread is inside
+    one. (A product another thread runs meanwhile gets one thread too.)"""
     global _inside, _before
-    if threads() is None:
+    if entries > ONE_THREAD_MAX or threads() is None:
         yield
         return
     functions = _found[0]

@@ -46,7 +46,7 @@ class FileVectors:
         query = np.asarray(query_vector, dtype=np.float32)
         if not self.paths or not query.any():  # (a question with no known token: nothing is near)
             return []
-        with one_thread():  # (store.blas)
+        with one_thread(self.matrix.size):  # (store.blas)
             scores = self.matrix @ query
         if len(scores) > top:
             # The top's lowest score, and every file that reaches it (ties at the cut are kept, then cut in
