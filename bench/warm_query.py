@@ -1,20 +1,29 @@
-"""Warm in-process query latency, aintern against semble, one corpus, one run (issue 14's ratio).
+"""Warm query latency on every path a user waits on, aintern beside semble, one corpus, one run (issue 49).
 
-    /tmp/semblevenv/bin/python bench/warm_query.py /tmp/django/django-5.2.8/django [--rounds 5] [--store milvus]
+    python bench/warm_query.py /tmp/django/django-5.2.8/django [--rounds 5] [--db /tmp/w.db]
     python bench/warm_query.py TREE --question "PgDialect buildSelectQuery"   # only these questions
-    python bench/warm_query.py TREE --min-relevance 0 [--no-preload] [--db /tmp/w.db]   # ten hits, as search returns them
+    python bench/warm_query.py TREE --min-relevance 0.5    # the default threshold (most questions: 0-3 hits)
+    python bench/warm_query.py TREE --no-cli --profile /tmp/q.prof   # a cProfile of the server path
 
-(semble's venv as bench/semble_side_by_side.py makes it; without semble only aintern is timed.)
-aintern: ``KnowledgeService.query`` with default options (hybrid retrieval, relevance, context
-expansion and highlights), the in-memory index preloaded as a server does (with the keyword statistics
-a small index gets then), the query cache cleared before each query. ``--no-preload``: as a library user
-calls it, whatever preload warms done on first use; the timed rounds start once what the first round
-started in the background has finished (the first round's p50 is printed too). ``--min-relevance 0``
-asks for ten hits whatever their relevance, as ``aintern search`` and MCP ``search`` do; the hits each
-question returned are printed. ``--db``: keep the index in this file (indexed once, reused by later runs).
-semble: ``SembleIndex.search(question, top_k=10)`` (its default hybrid mode) on its in-memory index,
-built with aintern's static model in model2vec format. The two alternate question by question, so a
-drift in this VM's speed falls on both. Prints p50/p95 of each and their ratio.
+Three aintern paths, asked for ten hits (``min_relevance`` 0, as ``aintern search`` and MCP ``search``
+return them), the query cache cleared before each question:
+
+- server: ``KnowledgeService.query`` after ``preload`` (what `serve` and `mcp` do when they start);
+- library: a second ``KnowledgeService`` without ``preload``, as a library user calls it: whatever preload
+  warms is done on first use (its first round is reported apart: the timed rounds start once what that
+  round started in the background has finished);
+- cli: ``aintern search --json -k 10`` as a process per question (start to exit; ``--cli-questions`` of
+  the questions per round, ``--no-cli``: none).
+
+semble: ``SembleIndex.search(question, top_k=10)`` (its default hybrid mode) on its in-memory index, built
+with aintern's static model in model2vec format, imported from semble's venv (``--semble-site``; without
+semble only aintern is timed). In-process paths alternate question by question, so a drift in the
+machine's speed falls on all of them. ``--db``: keep aintern's index in this file (indexed once, reused).
+
+Prints, per path: p50 and p95 over every query, the spread of the p50s of the rounds (each round asks
+every question once), the CPU time p50 (steadier than the wall clock on a busy machine: the query
+thread's, where numpy's BLAS runs too (store.blas); a search process's whole), and the hits each
+question returned.
 """
 
 from __future__ import annotations
@@ -23,6 +32,7 @@ import argparse
 import cProfile
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import threading
@@ -43,9 +53,13 @@ QUESTIONS = [
     "session cookie signing", "register a blueprint", "json serialization of responses", "signals",
     "test client", "where are static files served", "logging configuration", "Blueprint", "url_for",
 ]  # fmt: skip
+SEMBLE_SITE = Path("/tmp/semblevenv/lib/python3.11/site-packages")
 
 
-def semble_search(root: Path, tmp: Path) -> Callable[[str], object] | None:
+def semble_search(root: Path, tmp: Path, site: Path) -> Callable[[str], list[object]] | None:
+    """semble's search of ``root``, imported from its venv's packages (after aintern's own), or None."""
+    if site.is_dir() and str(site) not in sys.path:
+        sys.path.append(str(site))
     try:
         from semble import SembleIndex
         from semble_side_by_side import export_static_model
@@ -53,12 +67,71 @@ def semble_search(root: Path, tmp: Path) -> Callable[[str], object] | None:
         return None
     os.environ["HF_HUB_OFFLINE"] = "1"
     index = SembleIndex.from_path(str(root), model_path=export_static_model(tmp / "model"))
-    return lambda q: index.search(q, top_k=10)
+    return lambda q: list(index.search(q, top_k=10))
 
 
 def pct(xs: list[float], p: float) -> float:
     xs = sorted(xs)
     return xs[min(len(xs) - 1, round(p * (len(xs) - 1)))]
+
+
+class Timings:
+    """One path's times, per round, and the hits each question returned."""
+
+    def __init__(self) -> None:
+        self.rounds: list[list[float]] = []
+        self.cpu: list[float] = []
+        self.hits: dict[str, int] = {}
+
+    def add(self, round_: int, ms: float, question: str, hits: int, cpu_ms: float | None = None) -> None:
+        while len(self.rounds) <= round_:
+            self.rounds.append([])
+        self.rounds[round_].append(ms)
+        self.hits[question] = hits
+        if cpu_ms is not None:
+            self.cpu.append(cpu_ms)
+
+    @property
+    def all(self) -> list[float]:
+        return [t for r in self.rounds for t in r]
+
+    def line(self, name: str) -> str:
+        xs = self.all
+        spread = [statistics.median(r) for r in self.rounds if r]
+        cpu = f"  CPU p50 {statistics.median(self.cpu):6.2f} ms" if self.cpu else ""
+        return (
+            f"  {name:8s} p50 {statistics.median(xs):7.2f} ms  p95 {pct(xs, 0.95):7.2f} ms  "
+            f"runs' p50 {min(spread):.2f}-{max(spread):.2f} ms{cpu}"
+        )
+
+
+def cli_search(root: Path, db: Path, min_relevance: float) -> Callable[[str], int]:
+    """``aintern search --json -k 10`` of a question as a process; the number of hits it printed."""
+    import json
+
+    import aintern
+
+    # As installed by pip, which compiles the package's bytecode (bench/cli_latency.py).
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(Path(aintern.__file__).parent)], check=True)
+    env = {**os.environ, "AINTERN_DB": str(db)}
+    command = [sys.executable, "-m", "aintern", "search", "-w", str(root), "--json", "-k", "10"]
+    command += ["--min-relevance", str(min_relevance)]
+
+    def run(question: str) -> int:
+        done = subprocess.run([*command, question], env=env, capture_output=True, text=True)
+        if done.returncode not in (0, 3):  # (3: no hits)
+            raise SystemExit(f"aintern search failed: {done.stderr.strip()[-500:]}")
+        return len(json.loads(done.stdout or "[]"))
+
+    return run
+
+
+def children_cpu() -> float:
+    """CPU seconds (user and system) of the processes this one started and waited for."""
+    import resource
+
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
 
 
 def main() -> None:
@@ -72,90 +145,98 @@ def main() -> None:
     )
     ap.add_argument("--store", choices=["sqlite", "milvus"], default="sqlite", help="aintern's search engine")
     ap.add_argument("--question", action="append", help="a question to time instead of the built-in ones (repeatable)")
-    ap.add_argument("--min-relevance", type=float, default=0.5, help="0: ten hits whatever their relevance")
-    ap.add_argument("--no-preload", action="store_true", help="no preload: as a library user asks")
+    ap.add_argument("--min-relevance", type=float, default=0.0, help="0 (default): ten hits whatever their relevance")
     ap.add_argument("--db", type=Path, help="the database to index into and search (kept; default: a temporary one)")
-    ap.add_argument("--profile", type=Path, help="write a cProfile of aintern's timed queries here")
-    ap.add_argument(
-        "--no-query-masking",
-        action="store_true",
-        help="read the lines around a hit without masking secrets in them again (what a search costs once the "
-        "lines shown come masked from the index)",
-    )
+    ap.add_argument("--profile", type=Path, help="write a cProfile of the server path's timed queries here")
+    ap.add_argument("--no-cli", action="store_true", help="no `aintern search` processes")
+    ap.add_argument("--cli-questions", type=int, default=8, help="questions asked as processes per round")
+    ap.add_argument("--semble-site", type=Path, default=SEMBLE_SITE, help="site-packages of semble's venv")
     a = ap.parse_args()
     questions = a.question or QUESTIONS
+    root = a.root.resolve()
     with tempfile.TemporaryDirectory() as tmp:
         db = a.db or Path(tmp) / "w.db"
-        ws = Workspace(a.root, db)
+        ws = Workspace(root, db)
         if a.store == "milvus":  # Milvus Lite in a file beside the database
             ws.settings.store, ws.settings.milvus_uri = "milvus", str(Path(tmp) / "lite.db")
         started = time.perf_counter()
         ws.build_index()
         print(f"aintern index ({a.store}): {time.perf_counter() - started:.2f} s")
-        service = KnowledgeService(SqliteStore(db))
-        options = KnowledgeQueryOptions(workspace_path=str(a.root.resolve()), min_relevance=a.min_relevance)
-        if a.no_query_masking:
-            from aintern.assemble.expand import FileContextExpander
-
-            root = str(a.root.resolve())
-            service._expanders[root] = FileContextExpander(root, redact_secrets=False)
-        if not a.no_preload:
-            loading = service.preload(str(a.root.resolve()))  # as a server does when it starts
-            if loading is not None:
-                loading.join()
-        semble = semble_search(a.root, Path(tmp))
-        times: dict[str, list[float]] = {"aintern": [], "semble": []}
-        hits: dict[str, int] = {}
-        cpu: list[float] = []
+        options = KnowledgeQueryOptions(workspace_path=str(root), min_relevance=a.min_relevance)
+        server = KnowledgeService(SqliteStore(db))
+        loading = server.preload(str(root))  # as a server does when it starts
+        if loading is not None:
+            loading.join()
+        library = KnowledgeService(SqliteStore(db))  # no preload: as a library user asks
+        semble = semble_search(root, Path(tmp), a.semble_site)
+        cli = None if a.no_cli else cli_search(root, db, a.min_relevance)
+        paths: dict[str, Timings] = {"server": Timings(), "library": Timings(), "cli": Timings(), "semble": Timings()}
+        first = Timings()  # the library's first round: what it loads on first use, loading
         profile = cProfile.Profile() if a.profile else None
-        first: list[float] = []  # aintern's first round: what it loads on first use, loading
         settled = 0.0
-        for round_ in range(a.rounds + 1):  # the first round warms both (loads, caches)
-            if round_ == 1 and a.no_preload:
-                # What the first queries started in the background (a small index's keyword statistics)
-                # finishes before the timed rounds: they measure the steady state, the first round the rest.
+
+        def ask(service: KnowledgeService, question: str) -> tuple[float, float, int]:
+            service.cache.clear()
+            if a.no_chunk_cache and service.store.memory is not None:
+                service.store.memory.chunks.discard(ws.require_index().id)
+                for expander in service._expanders.values():  # (and the files read around earlier hits)
+                    expander._cache.clear()
+            t, cpu = time.perf_counter(), time.thread_time()
+            hits = len(service.query(question, options).chunks)
+            return (time.perf_counter() - t) * 1000, (time.thread_time() - cpu) * 1000, hits
+
+        for round_ in range(a.rounds + 1):  # round 0 warms every path (loads, caches) and is not counted
+            if round_ == 1:
+                # What the library's first queries started in the background (a small index's keyword
+                # statistics) finishes before the timed rounds: they measure the steady state.
                 started = time.perf_counter()
                 while any(t.name.startswith("aintern-") for t in threading.enumerate()):
                     time.sleep(0.05)
                 settled = time.perf_counter() - started
-                for q in questions:
-                    service.cache.clear()
-                    service.query(q, options)
             for q in questions:
-                service.cache.clear()
-                if a.no_chunk_cache and service.store.memory is not None:
-                    service.store.memory.chunks.discard(ws.require_index().id)
-                    for expander in service._expanders.values():  # (and the files read around earlier hits)
-                        expander._cache.clear()
                 if profile is not None and round_:
                     profile.enable()
-                t, cpu_started = time.perf_counter(), time.thread_time()
-                hits[q] = len(service.query(q, options).chunks)
-                (times["aintern"] if round_ else first).append((time.perf_counter() - t) * 1000)
-                if round_:
-                    cpu.append((time.thread_time() - cpu_started) * 1000)
+                ms, cpu, hits = ask(server, q)
                 if profile is not None:
                     profile.disable()
+                if round_:
+                    paths["server"].add(round_ - 1, ms, q, hits, cpu)
+                ms, cpu, hits = ask(library, q)
+                (paths["library"] if round_ else first).add(max(round_ - 1, 0), ms, q, hits, cpu)
                 if semble is not None:
-                    t = time.perf_counter()
-                    semble(q)
+                    t, cpu = time.perf_counter(), time.thread_time()
+                    hits = len(semble(q))
                     if round_:
-                        times["semble"].append((time.perf_counter() - t) * 1000)
+                        ms, cpu = (time.perf_counter() - t) * 1000, (time.thread_time() - cpu) * 1000
+                        paths["semble"].add(round_ - 1, ms, q, hits, cpu)
+            if cli is not None:
+                for q in questions[: a.cli_questions]:
+                    t, cpu = time.perf_counter(), children_cpu()
+                    hits = cli(q)
+                    if round_:
+                        ms, cpu = (time.perf_counter() - t) * 1000, (children_cpu() - cpu) * 1000
+                        paths["cli"].add(round_ - 1, ms, q, hits, cpu)
         index = ws.require_index()
-        print(f"{a.root} ({index.chunk_count:,} chunks), {len(times['aintern'])} queries each:")
-        print("  hits returned per question:", " ".join(str(n) for n in hits.values()))
-        print(f"  aintern's first round p50 {statistics.median(first):.2f} ms", end="")
-        print(f" (then {settled:.1f} s until its background loading finished)" if a.no_preload else "")
-        for name, xs in times.items():
-            if xs:
-                print(f"  {name:8s} p50 {statistics.median(xs):6.2f} ms  p95 {pct(xs, 0.95):6.2f} ms")
-        # (the query thread's own CPU time: steadier than the wall clock on a busy machine; numpy's BLAS
-        # threads, if any, are not in it: OPENBLAS_NUM_THREADS=1 keeps the product in this thread)
-        print(f"  aintern's CPU time p50 {statistics.median(cpu):.2f} ms")
-        if times["semble"]:
-            print(
-                f"  ratio aintern/semble p50 {statistics.median(times['aintern']) / statistics.median(times['semble']):.2f}"
+        print(f"{a.root} ({index.chunk_count:,} chunks), {a.rounds} rounds of {len(questions)} questions")
+        print(f"  library's first round p50 {statistics.median(first.all):.2f} ms, then {settled:.1f} s until its")
+        print("  background loading finished")
+        for name, timings in paths.items():
+            if timings.all:
+                print(timings.line(name))
+        for name, timings in paths.items():
+            if timings.all:
+                print(f"  hits returned ({name}):", " ".join(str(n) for n in timings.hits.values()))
+        if paths["semble"].all:
+            s = statistics.median(paths["semble"].all)
+            ratios = ", ".join(
+                f"{name} {statistics.median(paths[name].all) / s:.2f}"
+                for name in ("server", "library")
+                if paths[name].all
             )
+            print(f"  p50 ratio to semble: {ratios}")
+            s = statistics.median(paths["semble"].cpu)
+            ratios = ", ".join(f"{n} {statistics.median(paths[n].cpu) / s:.2f}" for n in ("server", "library"))
+            print(f"  CPU p50 ratio to semble: {ratios}")
         if profile is not None:
             profile.dump_stats(a.profile)
         ws.close()

@@ -129,11 +129,13 @@ def test_masking_replaces_the_value_and_nothing_beside_it() -> None:
         assert [f.line for f in found] == list(range(1, len(lines) + 1)), path
 
 
-def test_lines_shown_around_hits_are_masked_without_a_scan_per_question(
+def test_lines_shown_around_hits_come_masked_from_the_index_never_scanned(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Issue 49: the lines around a search hit are read from disk and were scanned for secrets again for every
-    question; now their masks come from the file version's (remembered when it was indexed or first shown)."""
+    question; now the index records where it masked each file, and a search applies that: a process that did
+    not index (a server, a CLI search) scans nothing. An index without the masks (written before schema 10)
+    has each file version scanned once in a process, not once per question."""
     files, secrets = planted()
     few = {p: files[p] for p in ("app/settings.py", "deploy/deploy.sh", "config/app.json")}
     root = tmp_path / "repo"
@@ -156,11 +158,53 @@ def test_lines_shown_around_hits_are_masked_without_a_scan_per_question(
     ws.close()
     assert MASK in text and not [s.value for s in secrets if s.path in few and s.value in text]
     assert scanned == []  # indexed in this process: no file scanned to show it
-    # A process that did not index (a new service, a cold cache): each file version is scanned once, not per question.
+    # A process that did not index (a new service, a CLI search): the scanner is never called.
     secrets_module.MASKS.clear()
+
+    def refused(self: SecretRedactor, text: str, name: str) -> list[object]:
+        raise AssertionError(f"{name} scanned for secrets at query time")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(SecretRedactor, "find", refused)
+        w = Workspace(root, db)
+        text = "".join(shown(w, q) for q in questions)
+        w.close()
+    assert any(s.line.replace(s.value, MASK) in text for s in secrets if s.path in few)  # the line, its value masked
+    assert not [s.value for s in secrets if s.path in few and s.value in text]
+    # An index written before the masks were recorded (or a damaged record): each file version is scanned
+    # once, not per question.
+    w = Workspace(root, db)
+    damaged = {"app/settings.py": None, "deploy/deploy.sh": "not json", "config/app.json": "[[100000, 0, 4]]"}
+    w.store.conn.executemany("UPDATE files SET secret_masks = ? WHERE path = ?", [(m, p) for p, m in damaged.items()])
+    w.store.conn.commit()
+    w.close()
     for question in questions * 2:
         w = Workspace(root, db)
         text = shown(w, question)
         w.close()
         assert not [s.value for s in secrets if s.path in few and s.value in text]
     assert scanned and len(scanned) == len(set(scanned)) <= len(few)
+
+
+def test_an_index_older_than_the_masks_gets_them_at_its_next_update(tmp_path: Path) -> None:
+    """Issue 49: an index written before schema 10 has no masks recorded (its files are scanned when first
+    shown); the next indexing run records them, as indexing would have, without indexing the files again."""
+    files, _ = planted()
+    few = {p: files[p] for p in ("app/settings.py", "deploy/deploy.sh")} | {
+        "README.md": "# The app\n\nHow to run it.\n"
+    }
+    root = tmp_path / "repo"
+    write_files(root, few)
+    ws = Workspace(root, tmp_path / "s.db")
+    assert ws.build_index().success
+    sql = "SELECT path, secret_masks FROM files ORDER BY path"
+    recorded = ws.store.conn.execute(sql).fetchall()
+    assert len(recorded) == 3 and all(m is not None for _, m in recorded)
+    assert any(m != "[]" for _, m in recorded), "the planted secrets' masks"
+    ws.store.conn.execute("UPDATE files SET secret_masks = NULL")
+    ws.store.conn.commit()
+    (root / "README.md").write_text("changed since\n")  # (indexed again by the run, its masks with it)
+    result = ws.build_index()
+    assert result.success and result.files_indexed == 1
+    assert ws.store.conn.execute(sql).fetchall() == [(p, m) if p != "README.md" else (p, "[]") for p, m in recorded]
+    ws.close()

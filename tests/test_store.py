@@ -341,3 +341,40 @@ def test_a_run_with_nothing_to_do_writes_nothing_and_checks_nothing(static, tmp_
     last = SqliteStore(db)
     assert Indexer(last, static).index(root).files_indexed == 1 and last.verified
     last.close()
+
+
+def test_search_products_run_on_one_blas_thread() -> None:
+    """Issue 49: numpy's OpenBLAS split a query's matrix-vector product between threads, which wait for a core on
+    a busy machine (24-60 ms for a 0.1 ms product). The products of a search run on one thread, give the same
+    scores bit for bit, and leave the process's own setting as it was."""
+    from aintern.store import blas
+    from aintern.store.files import FileVectors
+    from aintern.store.vectors import VectorMatrix
+
+    seen: list[int | None] = []
+
+    class Spy(np.ndarray):  # type: ignore[type-arg]
+        def __matmul__(self, other: object) -> np.ndarray:  # type: ignore[override]
+            seen.append(blas.threads())
+            return np.asarray(self) @ other  # type: ignore[no-any-return]
+
+    before = blas.threads()
+    assert before is not None, "numpy's wheel bundles OpenBLAS, found by store.blas"
+    set_threads = blas._found[0][0]  # type: ignore[index]
+    set_threads(2)  # (as on a machine of several cores)
+    try:
+        rng = np.random.default_rng(49)
+        matrix = rng.standard_normal((4000, 64)).astype(np.float32)
+        query = rng.standard_normal(64).astype(np.float32)
+        ids = np.arange(100, 4100)
+        expected = matrix @ query  # (on two threads)
+        top = VectorMatrix(ids, matrix.view(Spy)).knn(query, 5)
+        assert [s for _, s in top] == sorted(expected.tolist(), reverse=True)[:5]
+        VectorMatrix(ids, matrix.view(Spy)).cosine(query, ids[:200].tolist())
+        FileVectors([f"f{i}.py" for i in range(4000)], matrix.view(Spy)).ranking(query, 5)
+        assert seen == [1, 1, 1]
+        assert blas.threads() == 2
+        with blas.one_thread(blas.ONE_THREAD_MAX + 1):  # (a large matrix keeps BLAS's threads)
+            assert blas.threads() == 2
+    finally:
+        set_threads(before)

@@ -364,9 +364,9 @@ class KnowledgeService:
         if options.boost_exact_matches:
             ranked = rerank.boost_exact_matches(ranked, q.lower)
         above, chosen = chosen_hits(ranked, options.min_relevance, options.max_results, options.deduplicate_chunks)
-        hashes = self.store.file_hashes(index.id, list({r.chunk.file_path for r in chosen}))
+        files = self.store.file_versions(index.id, list({r.chunk.file_path for r in chosen}))
         expander = self._expander(index.workspace_path) if options.expand_context else None
-        chunks = shown_hits(chosen, q, hashes, expander, options.context_lines, options.include_snippets)
+        chunks = shown_hits(chosen, q, files, expander, options.context_lines, options.include_snippets)
         for k in chunks:
             k.evidence = evidence(cosines.get(k.chunk_id, 0.0), coverage.get(k.chunk_id, 0.0), model)
         result = KnowledgeQueryResult(

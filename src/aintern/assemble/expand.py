@@ -7,6 +7,10 @@ import os
 import threading
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from aintern.store.masks import Masks
 
 
 def text_lines(text: str) -> list[str]:
@@ -57,7 +61,11 @@ class FileContextExpander:
             return None
         return path
 
-    def _lines(self, rel: str) -> tuple[list[str], str] | None:
+    def _lines(
+        self, rel: str, file_hash: str | None = None, masks: Masks | None = None
+    ) -> tuple[list[str], str] | None:
+        """The file's lines (masked as the index masked them: by ``masks``, recorded for the version whose hash
+        is ``file_hash``, else by a scan) and its hash; no lines when it is not that version (it is not shown)."""
         import hashlib
 
         from aintern.scan import FileReadError, decode_source, read_regular_file  # (only when a file is read)
@@ -83,16 +91,22 @@ class FileContextExpander:
             data = read_regular_file(path, max(st.st_size, 0) + (1 << 20))
         except (OSError, FileReadError, ValueError):
             return None
+        digest = hashlib.blake2b(data, digest_size=16).hexdigest()
+        if file_hash is not None and digest != file_hash:
+            return [], digest  # (changed since indexing: the stored text is shown, nothing here needs masking)
         text, _ = decode_source(data)
         if text is None:
             return None
         if self.redact_secrets:
-            from aintern.scan.secrets import masked
+            from aintern.scan.secrets import apply_masks, masked
 
-            # As the index masked it: from the per-file-version masks when this process indexed or showed this
-            # version of the file before, so the lines shown around hits are not scanned again per question.
-            text = masked(text, rel)
-        entry = (key, text_lines(text), hashlib.blake2b(data, digest_size=16).hexdigest())
+            # As the index masked it: by the masks it recorded for this version (nothing is scanned per question),
+            # or, for an index that recorded none, by those of this process's first scan of the version.
+            try:
+                text = masked(text, rel) if masks is None or file_hash is None else apply_masks(text, masks)
+            except IndexError:  # (a damaged record, lines the file lacks: masked as a scan finds)
+                text = masked(text, rel)
+        entry = (key, text_lines(text), digest)
         with self._lock:
             self._cache.pop(rel, None)
             total = sum(e[0][1] for e in self._cache.values()) + key[1]
@@ -102,14 +116,22 @@ class FileContextExpander:
         return entry[1], entry[2]
 
     def expand(
-        self, rel: str, start_line: int, end_line: int, stored: str, context_lines: int, file_hash: str | None = None
+        self,
+        rel: str,
+        start_line: int,
+        end_line: int,
+        stored: str,
+        context_lines: int,
+        file_hash: str | None = None,
+        masks: Masks | None = None,
     ) -> Expansion:
-        """``context_lines`` lines before and after ``start_line..end_line`` (1-based, inclusive).
+        """``context_lines`` lines before and after ``start_line..end_line`` (1-based, inclusive); ``masks``:
+        where the index masked the secrets of the version ``file_hash`` (None: not recorded).
 
         Falls back to the stored chunk text when the file vanished, cannot be read, or no longer
         has the content it had when indexed (``file_hash`` differs).
         """
-        read = self._lines(rel)
+        read = self._lines(rel, file_hash, masks)
         if read is None or (file_hash is not None and read[1] != file_hash):
             return Expansion(stored, start_line, end_line, "stored")
         lines, _ = read

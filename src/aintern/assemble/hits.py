@@ -13,27 +13,29 @@ from aintern.chunk.models import SymbolType, TextChunk, chunk_definitions
 from aintern.retrieve.keywords import highlights
 from aintern.retrieve.question import Question
 from aintern.retrieve.rerank import Ranked
+from aintern.store.masks import FileVersion
 
 
 def shown_hits(
     chosen: list[Ranked],
     question: Question,
-    hashes: dict[str, str],
+    files: dict[str, FileVersion],
     expander: FileContextExpander | None,
     context_lines: int,
     include_snippets: bool,
 ) -> list[KnowledgeChunk]:
-    """The hits as the knowledge service hands them out. ``hashes``: each file's hash in the index (the
-    lines around a hit are read from disk only while the file is as indexed); ``expander``: None for no
-    lines around."""
+    """The hits as the knowledge service hands them out. ``files``: each file's version in the index (the
+    lines around a hit are read from disk only while the file is as indexed, masked as it was); ``expander``:
+    None for no lines around."""
     out = []
     for r in chosen:
         c = r.chunk
+        version = files.get(c.file_path)
         k = KnowledgeChunk(
             content=c.content, file_path=c.file_path, start_line=c.start_line, end_line=c.end_line,
             relevance=r.score, language=c.language, symbol_name=c.symbol_name, symbol_type=c.symbol_type,
             parent_symbol=c.parent_symbol, original_score=r.original_score, chunk_id=r.chunk_id,
-            file_hash=hashes.get(c.file_path),
+            file_hash=version.content_hash if version else None,
         )  # fmt: skip
         nested = _nested_definition(c, question)
         if nested is not None:
@@ -41,7 +43,8 @@ def shown_hits(
             k.symbol_name, k.symbol_type, k.parent_symbol = name, SymbolType(kind), parent
             k.symbol_start_line, k.symbol_end_line = start, end
         if expander is not None and context_lines > 0:
-            e = expander.expand(c.file_path, c.start_line, c.end_line, c.content, context_lines, k.file_hash)
+            masks = version.masks if version else None
+            e = expander.expand(c.file_path, c.start_line, c.end_line, c.content, context_lines, k.file_hash, masks)
             if e.source == "disk":
                 k.expanded_context, k.expanded_start, k.expanded_end = e.content, e.start_line, e.end_line
         if include_snippets:

@@ -23,6 +23,7 @@ from aintern.embed import Embedder, embedding_header, embedding_text
 from aintern.embed.cache import CachedEmbedder
 from aintern.index.files import SummaryVectors, fill_file_vectors
 from aintern.index.git import head_commit
+from aintern.index.masks import fill_secret_masks
 from aintern.index.models import (
     IndexingError,
     IndexingErrorType,
@@ -41,7 +42,7 @@ from aintern.scan import (
     read_regular_file,
     source_text,
 )
-from aintern.scan.secrets import redact
+from aintern.scan.secrets import Masks, apply_masks, redactor
 from aintern.store import IndexedFile, Store, VectorIndex
 from aintern.store.files import FILE_SPACE
 from aintern.store.milvus import MilvusConfig
@@ -71,6 +72,8 @@ class _Prepared:
     chunks: list[TextChunk] | None
     #: Set when the file is left out for its content (binary, minified, ...).
     skip_reason: str | None = None
+    #: Where its secrets were masked (None: not masked, secrets included): stored for what search shows.
+    masks: Masks | None = None
 
 
 class Indexer:
@@ -301,6 +304,8 @@ class Indexer:
                 self.store.update_index(index_id, settings=self.options.index_settings)
             if full:  # a scan of the whole cache: once per full run, not per saved file
                 self.store.prune_cache()
+        if not self.options.scan.include_secrets:  # (an index older than the masks' record: once)
+            fill_secret_masks(self.store, index_id, root, self.options.scan.max_file_bytes, cancel)
 
         def stats_progress(done: int, total: int) -> None:
             emit(IndexingPhase.FINALIZING, message=f"keyword statistics: {done:,} of {total:,} chunks")
@@ -335,7 +340,7 @@ class Indexer:
         cancel: threading.Event,
     ) -> None:
         """Background thread: read, hash and chunk files; hand them to the writer."""
-        group: list[tuple[ScannedFile, str, str, str]] = []  # tokenised together, in parallel
+        group: list[tuple[ScannedFile, str, str, str, Masks | None]] = []  # tokenised together, in parallel
         group_bytes = 0
         try:
             for f in todo:
@@ -363,12 +368,14 @@ class Indexer:
                     out.put(_Prepared(f, digest, language, None, skip_reason=reason))
                     continue
                 assert text is not None and language is not None
+                masks = None
                 if not self.options.scan.include_secrets:
                     # Keep the line, mask the value: a key in config.py must not reach the index or a prompt.
-                    text, found = redact(text, f.rel)
+                    masks, found = redactor().masks(text, f.rel)
+                    text = apply_masks(text, masks)
                     if found:
                         result.secrets_redacted[f.rel] = [(s.line, s.kind) for s in found]
-                group.append((f, digest, text, language))
+                group.append((f, digest, text, language, masks))
                 group_bytes += len(data)
                 if len(group) >= 32 or group_bytes >= 1 << 20:
                     self._chunk_group(group, out, result)
@@ -381,22 +388,22 @@ class Indexer:
 
     def _chunk_group(
         self,
-        group: list[tuple[ScannedFile, str, str, str]],
+        group: list[tuple[ScannedFile, str, str, str, Masks | None]],
         out: queue.Queue[_Prepared | Exception | None],
         result: IndexingResult,
     ) -> None:
         if not group:
             return
         try:
-            chunked = self.chunker.chunk_texts([(text, f.rel, language) for f, _, text, language in group])
+            chunked = self.chunker.chunk_texts([(text, f.rel, language) for f, _, text, language, _ in group])
         except Exception as exc:  # the chunker promises not to raise; if it does, record it and go on
             for f, *_ in group:
                 result.errors.append(IndexingError(f.rel, f"{type(exc).__name__}: {exc}", IndexingErrorType.CHUNKING))
             return
-        for (f, digest, _, language), res in zip(group, chunked):
+        for (f, digest, _, language, masks), res in zip(group, chunked):
             if res.fallback_reason:
                 result.errors.append(IndexingError(f.rel, res.fallback_reason, IndexingErrorType.PARSING))
-            out.put(_Prepared(f, digest, language, res.chunks))
+            out.put(_Prepared(f, digest, language, res.chunks, masks=masks))
 
     def _write(
         self, index_id: int, batch: list[_Prepared], result: IndexingResult, emit: Emitter, done: int, total: int
@@ -430,7 +437,9 @@ class Indexer:
             for p in batch:
                 assert p.chunks is not None
                 n = len(p.chunks)
-                record = IndexedFile(p.file.rel, p.content_hash, p.file.size, p.file.mtime_ns, language=p.language)
+                record = IndexedFile(
+                    p.file.rel, p.content_hash, p.file.size, p.file.mtime_ns, language=p.language, secret_masks=p.masks
+                )
                 self.store.upsert_file(index_id, record, p.chunks, vectors[offset : offset + n])
                 offset += n
         if self._ahead is not None:  # (its thread embeds them while the next files are chunked and written)

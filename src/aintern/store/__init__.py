@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Protocol
 from aintern.chunk.models import TextChunk
 from aintern.embed.cache import EmbeddingCache
 from aintern.store.db import default_db_path
+from aintern.store.masks import FileVersion, Masks
 from aintern.store.milvus import MilvusConfig
 from aintern.store.models import (
     ChunkSearchResult,
@@ -168,6 +169,12 @@ class Store(Protocol):
     def doc_frequencies(self, index_id: int, terms: list[str]) -> dict[str, int]: ...
 
     def file_hashes(self, index_id: int, paths: list[str]) -> dict[str, str]: ...
+
+    def file_versions(self, index_id: int, paths: list[str]) -> dict[str, FileVersion]: ...
+
+    def files_without_masks(self, index_id: int) -> list[tuple[str, str]]: ...
+
+    def set_secret_masks(self, index_id: int, masks: dict[str, Masks]) -> None: ...
 
     def file_names(self, index_id: int, extension: str) -> set[str]: ...
 

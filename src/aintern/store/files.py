@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from aintern.embed.base import MODEL_IDS
 from aintern.sql import IN_BATCH, rows_in
+from aintern.store.blas import one_thread
 from aintern.store.records import bump
 
 if TYPE_CHECKING:
@@ -43,7 +44,8 @@ class FileVectors:
         query = np.asarray(query_vector, dtype=np.float32)
         if not self.paths or not query.any():  # (a question with no known token: nothing is near)
             return []
-        scores = self.matrix @ query
+        with one_thread(self.matrix.size):  # (store.blas)
+            scores = self.matrix @ query
         if len(scores) > top:
             # The top's lowest score, and every file that reaches it (ties at the cut are kept, then cut in
             # path order below), without sorting all of a large index's files.

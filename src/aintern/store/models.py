@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from aintern.chunk.models import TextChunk
+
+if TYPE_CHECKING:
+    from aintern.store.masks import Masks
 
 #: BM25 column weights: path, symbol names, content.
 Weights = tuple[float, float, float]
@@ -57,6 +61,8 @@ class IndexedFile:
     chunk_count: int = 0
     language: str | None = None
     id: int | None = None
+    #: Where the indexer masked the file's secrets (store.masks; None: not recorded). Written, never read back here.
+    secret_masks: Masks | None = None
 
 
 @dataclass

@@ -10,6 +10,7 @@ from aintern.chunk.models import ChunkType, SymbolType, TextChunk, chunk_definit
 from aintern.embed import embedding_text
 from aintern.embed.cache import content_hash
 from aintern.sql import like_escaped, now, rows_in
+from aintern.store.masks import encode_masks
 from aintern.store.models import IndexedFile, IndexStatistics, VectorIndex
 
 _CHUNK_COLUMNS = (
@@ -103,10 +104,11 @@ def get_files(conn: Any, index_id: int) -> dict[str, IndexedFile]:
 
 def insert_file(conn: Any, index_id: int, file: IndexedFile, chunk_count: int) -> int:
     cur = conn.execute(
-        "INSERT INTO files (index_id, path, content_hash, size, mtime_ns, indexed_at, chunk_count, language) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-        (index_id, file.path, file.content_hash, file.size, file.mtime_ns, now(), chunk_count, file.language),
-    )
+        "INSERT INTO files (index_id, path, content_hash, size, mtime_ns, indexed_at, chunk_count, language, "
+        "secret_masks) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (index_id, file.path, file.content_hash, file.size, file.mtime_ns, now(), chunk_count, file.language,
+         encode_masks(file.secret_masks)),
+    )  # fmt: skip
     return int(cur.lastrowid)
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 #: PRAGMA application_id of an aintern database ("AInt").
 APPLICATION_ID = 0x41496E74
-SCHEMA_VERSION = 9
+SCHEMA_VERSION = 10
 #: Schema versions written only by development builds before the first release; they are not migrated.
 PRE_RELEASE_VERSIONS = {1}
 
@@ -169,5 +169,11 @@ MIGRATIONS: dict[int, str] = {
         vector BLOB NOT NULL
     );
     CREATE INDEX file_vectors_by_index ON file_vectors(index_id);
+    """,
+    # Where the indexer masked each file's secrets (store.masks), so that the lines shown around a search
+    # hit are masked from the index, never scanned per question. NULL = not recorded (an older index, or
+    # secrets included): such a file is scanned when first shown.
+    10: """
+    ALTER TABLE files ADD COLUMN secret_masks TEXT;
     """,
 }

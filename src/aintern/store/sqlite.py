@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from aintern.chunk.models import TextChunk, overlaps
 from aintern.embed.cache import EmbeddingCache
 from aintern.errors import ModelMismatchError, StoreError
-from aintern.store import files, lookups, models, records, tiers
+from aintern.store import files, lookups, masks, models, records, tiers
 from aintern.store.database import Database
 from aintern.store.engine import FileChunks
 from aintern.store.keywords import (
@@ -251,6 +251,15 @@ class SqliteStore(Database):
 
     def file_hashes(self, index_id: int, paths: list[str]) -> dict[str, str]:
         return records.file_hashes(self.conn, index_id, paths)
+
+    def file_versions(self, index_id: int, paths: list[str]) -> dict[str, masks.FileVersion]:
+        return masks.file_versions(self.conn, index_id, paths)
+
+    def files_without_masks(self, index_id: int) -> list[tuple[str, str]]:
+        return masks.files_without_masks(self.conn, index_id)
+
+    def set_secret_masks(self, index_id: int, by_path: dict[str, masks.Masks]) -> None:
+        masks.set_secret_masks(self.conn, index_id, by_path)
 
     def file_names(self, index_id: int, extension: str) -> set[str]:
         """The names (without their folders) of the index's files that end with ``extension``."""

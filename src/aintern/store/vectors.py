@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from aintern.sql import read_snapshot
+from aintern.store.blas import one_thread
 from aintern.store.tiers import vector_table
 
 if TYPE_CHECKING:
@@ -43,7 +44,8 @@ class VectorMatrix:
         vector = np.asarray(query, dtype=np.float32)
         if not len(self.chunk_ids) or k <= 0 or not vector.any():
             return []  # (a zero vector, a question of no known token, has no neighbours: as in sqlite-vec)
-        scores = self.matrix @ vector
+        with one_thread(self.matrix.size):  # (store.blas: multithreaded, it waits for cores on a busy machine)
+            scores = self.matrix @ vector
         k = min(k, len(scores))
         top = np.argpartition(-scores, k - 1)[:k]
         top = top[np.argsort(-scores[top])]
@@ -54,7 +56,7 @@ class VectorMatrix:
         if not rows:
             return {}
         # Double precision: the same cosines as ``embed.base.dots`` gives the SQLite path, to ~1e-15.
-        sims = self.matrix[[r for _, r in rows]].astype(np.float64) @ np.asarray(query, dtype=np.float32).astype(
-            np.float64
-        )
+        rows_of = self.matrix[[r for _, r in rows]].astype(np.float64)
+        with one_thread(rows_of.size):
+            sims = rows_of @ np.asarray(query, dtype=np.float32).astype(np.float64)
         return dict(zip([c for c, _ in rows], sims.tolist()))
