@@ -236,7 +236,7 @@ def test_index_summary_reports_masked_secrets(tmp_path: Path) -> None:
     out = cli("index", "--force", cwd=root, env=env)
     assert out.returncode == 0, out.stderr
     assert "config.py (1)" in out.stdout and "more (--verbose lists every line)" in out.stdout, out.stdout
-    assert "line 1 (" not in out.stdout and "skipped 3 empty file(s)" in out.stdout, out.stdout
+    assert "line 1 (" not in out.stdout and "skipped 3 empty files" in out.stdout, out.stdout
     verbose = cli("index", "--force", "--verbose", cwd=root, env=env)
     assert "config.py: line 1 (AWS Access Key)" in verbose.stdout, verbose.stdout
     assert "skipped pkg/__init__.py: empty file" in verbose.stdout, verbose.stdout

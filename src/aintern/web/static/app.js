@@ -416,7 +416,7 @@ function linkCitations(html) {
 function sourcesHtml(sources) {
   if (!sources || !sources.length) return "";
   const items = sources.map(s => `<li><a href="/file?ws=${WS}&path=${encodeURIComponent(s.path)}&lines=${s.start_line}-${s.end_line}#L-${s.start_line}">${esc(s.path)}:${s.start_line}-${s.end_line}</a> <span class="muted">${Number(s.relevance).toFixed(2)}</span></li>`);
-  return `<details class="sources"><summary>${sources.length} sources</summary><ul>${items.join("")}</ul></details>`;
+  return `<details class="sources"><summary>${count(sources.length, "source")}</summary><ul>${items.join("")}</ul></details>`;
 }
 
 async function* events(response) {
