@@ -26,6 +26,7 @@ __all__ = ["browser"]  # (the module's one browser, shared with test_web_browser
 
 LONG_FILE = "src/python/long_module.py"
 LONG_LINES = 1000
+ONE_LINE = "src/python/version.py"
 #: Number fields whose value the browser would refuse as it stands (a step the value is not on, out of range).
 INVALID_NUMBERS = """[...document.querySelectorAll('input[type=number]')].filter(i => i.validity.stepMismatch
   || i.validity.rangeOverflow || i.validity.rangeUnderflow || i.validity.badInput)
@@ -39,7 +40,7 @@ def long_module() -> str:
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WebServer]:
     folder = tmp_path_factory.mktemp("journeys")
-    with indexed_server(folder, {LONG_FILE: long_module()}, watch=False) as s:
+    with indexed_server(folder, {LONG_FILE: long_module(), ONE_LINE: "VERSION = '1.0.0'\n"}, watch=False) as s:
         yield s
 
 
@@ -398,3 +399,18 @@ def test_counts_of_one_are_singular(server: WebServer, page: Page) -> None:
     ]
     page.goto(server.url + "/context?q=database&max_tokens=50")
     assert not re.search(r"\b1 (chunks|files)\b", page.locator("#context-stats").inner_text())
+    page.goto(server.url + f"/file?path={ONE_LINE}")
+    expect(page.locator(".file-head .muted")).to_have_text("1 line")
+
+
+def test_the_settings_page_says_aintern_db_chose_the_database(
+    server: WebServer, page: Page, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`db` was shown as coming from "default" when AINTERN_DB set it."""
+    monkeypatch.setenv("AINTERN_DB", str(server.config.db))
+    page.goto(server.url + "/settings")
+    expect(page.locator("#set-db")).to_have_value(str(server.config.db))
+    expect(page.locator(".setting[data-key=db] .origin")).to_have_text("AINTERN_DB")
+    monkeypatch.delenv("AINTERN_DB")
+    page.reload()
+    expect(page.locator(".setting[data-key=db] .origin")).to_have_text("default")
