@@ -15,8 +15,15 @@ from pathlib import Path
 
 import httpx
 import pytest
-from playwright.sync_api import Browser, Page, expect
-from test_web_browser import add_and_watch_to_completion, browser, new_page, no_script_errors
+from playwright.sync_api import Browser, Page, Route, expect
+from test_web_browser import (
+    COUNT_LISTINGS,
+    add_and_watch_to_completion,
+    browser,
+    new_page,
+    no_script_errors,
+    wait_until,
+)
 from web_server import WebServer, indexed_server
 from workspaces import make_workspace
 
@@ -359,6 +366,32 @@ def test_the_add_dialog_submitted_as_it_opens_adds_nothing(server: WebServer, pa
     assert "choose a folder" in page.evaluate(sent, "  ")
     page.goto(server.url + "/indexes")
     expect(page.locator("tbody tr")).to_have_count(rows)
+
+
+def test_a_listing_that_arrives_while_the_field_is_selected_leaves_it_alone(server: WebServer, page: Page) -> None:
+    """Seen once under load: "~" was refused (its listing asked for as the field lost focus), then the field
+    was selected to type "/" over it; the listing's answer wrote the home folder into the field under the
+    selection, the "/" typed joined it, and "/root/" was sent instead of "/". A field the user is in is theirs."""
+    home = str(Path.home().resolve())
+    page.goto(server.url + "/indexes")
+    page.evaluate(COUNT_LISTINGS)
+    page.get_by_role("button", name="Add workspace").click()
+    wait_until(page, lambda: page.evaluate("window.listingsHandled") == 1, "the home folder was not listed")
+    held: list[Route] = []
+    page.route("**/api/browse*", lambda route: route.continue_() if held else held.append(route))
+    page.fill("#add-path", "~")
+    page.get_by_role("button", name="Add and index").click()
+    expect(page.locator("#add-error")).to_contain_text("~: that is your whole home folder")
+    wait_until(page, lambda: bool(held), "the field's folder was not listed")
+    page.focus("#add-path")
+    page.keyboard.press("ControlOrMeta+A")
+    held[0].continue_()  # the listing of ~ arrives while the field is selected
+    wait_until(page, lambda: page.evaluate("window.listingsHandled") == 2, "the listing of ~ was not handled")
+    expect(page.locator("#browse-here")).to_have_text(home)
+    page.keyboard.type("/")
+    expect(page.locator("#add-path")).to_have_value("/")
+    page.get_by_role("button", name="Add and index").click()
+    expect(page.locator("#add-error")).to_contain_text("/: that is the whole filesystem")
 
 
 def test_every_index_action_is_in_view_at_desktop_widths(server: WebServer, page: Page, shots: Path) -> None:
