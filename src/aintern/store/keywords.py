@@ -51,6 +51,7 @@ class KeywordStorage:
     milvus: Callable[[int], MilvusSearch | None]
     get_chunks: Callable[[list[int]], dict[int, TextChunk]]
     memory: InMemorySearch | None
+    _bump: Callable[[int, int, int], None]
 
     def _write_keyword_stats(self, rows: list[tuple[int, str, str, str]]) -> None:
         """Store each chunk's term counts per keyword column, for the in-memory BM25 (store.postings).
@@ -171,6 +172,8 @@ class KeywordStorage:
             done += len(chunks)
             if progress is not None:
                 progress(done, len(missing))
+        if done:  # (postings in memory are of a revision: a query reading the one before must not take them)
+            self._bump(index_id, 0, 0)
         return done
 
     def term_coverage(
