@@ -171,3 +171,50 @@ def test_an_install_hint_keeps_its_extra(tmp_path: Path) -> None:
     out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True,
                          timeout=300)  # fmt: skip
     assert out.returncode == 1 and "pip install 'aintern[llm]'" in out.stderr, out.stderr
+
+
+def test_a_path_glob_with_brackets_finds_the_folder_of_that_name(odd: tuple[Path, dict[str, str]]) -> None:
+    """A new user's trial: `--path "app/blog/[slug]/*"` took `[slug]` for a character class (one of s, l, u,
+    g), matched nothing and said only "no results". Brackets match themselves too."""
+    out = piped(odd, "search", "render the blog post by its slug", "--path", "app/blog/[slug]/*")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("app/blog/[slug]/page.tsx:1-3 "), out.stdout
+    out = piped(odd, "search", "render the blog post by its slug", "--path", "app/blog/[xyz]/*")
+    assert out.returncode != 0 and "no results" in out.stderr, out.stdout  # (not every bracket matches)
+
+
+def test_counts_of_one_are_singular(odd: tuple[Path, dict[str, str]], tmp_path: Path) -> None:
+    """ "1 results from 1 chunks", "1 files (1 chunks, ...)": a count of one takes its noun singular. An index
+    piped writes nothing on stderr (its progress display left an empty line there)."""
+    out = piped(odd, "search", "render the blog post by its slug", "-k", "1")
+    assert re.match(r"1 result from \d+ chunks in \d+ ms", out.stderr), out.stderr
+    out = piped(odd, "chunk", "--", "app/blog/[slug]/page.tsx")
+    assert out.stdout.splitlines()[0] == "app/blog/[slug]/page.tsx (tsx): 1 chunk", out.stdout
+    (tmp_path / "one").mkdir()
+    (tmp_path / "one" / "only.py").write_text("def only_function():\n    return 1\n")
+    out = piped((tmp_path / "one", {**odd[1], "AINTERN_DB": str(tmp_path / "one.db")}), "index")
+    assert out.returncode == 0 and out.stderr == "", repr(out.stderr)
+    assert re.match(r"indexed \S+: 1 file \(1 chunk, 1 embedded\) in ", out.stdout), out.stdout
+
+
+def test_config_list_says_aintern_db_chose_the_database(odd: tuple[Path, dict[str, str]]) -> None:
+    """`db` was listed as "default" though AINTERN_DB set it."""
+    out = piped(odd, "config", "list")
+    row = next(line.split("\t") for line in out.stdout.splitlines() if line.startswith("db\t"))
+    assert row[1:3] == [odd[1]["AINTERN_DB"], "AINTERN_DB"], row
+
+
+def test_aintern_db_naming_a_text_file_is_the_thing_to_fix(odd: tuple[Path, dict[str, str]], tmp_path: Path) -> None:
+    """The error said "move it away or set AINTERN_DB" when AINTERN_DB named the file: moving a user's own
+    file away is wrong advice, and setting the variable is what put it there."""
+    notes = tmp_path / "notes.txt"
+    notes.write_text("my notes, not a database\n")
+    out = piped((odd[0], {**odd[1], "AINTERN_DB": str(notes)}), "search", "anything")
+    assert out.returncode != 0 and len(out.stderr.splitlines()) == 1, out.stderr
+    assert (
+        f"{notes} is not a SQLite database" in out.stderr
+        and "AINTERN_DB names it: fix or unset AINTERN_DB" in out.stderr
+    )
+    assert "move it away" not in out.stderr and notes.read_text() == "my notes, not a database\n"
+    out = piped(odd, "search", "anything", "--db", str(notes))  # (given by --db: AINTERN_DB is not the cause)
+    assert out.returncode != 0 and "move it away or set AINTERN_DB" in out.stderr, out.stderr

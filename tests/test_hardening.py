@@ -237,7 +237,7 @@ def test_index_summary_reports_masked_secrets(tmp_path: Path) -> None:
     out = cli("index", "--force", cwd=root, env=env)
     assert out.returncode == 0, out.stderr
     assert "config.py (1)" in out.stdout and "more (--verbose lists every line)" in out.stdout, out.stdout
-    assert "line 1 (" not in out.stdout and "skipped 3 empty file(s)" in out.stdout, out.stdout
+    assert "line 1 (" not in out.stdout and "skipped 3 empty files" in out.stdout, out.stdout
     verbose = cli("index", "--force", "--verbose", cwd=root, env=env)
     assert "config.py: line 1 (AWS Access Key)" in verbose.stdout, verbose.stdout
     assert "skipped pkg/__init__.py: empty file" in verbose.stdout, verbose.stdout
@@ -356,10 +356,11 @@ def test_a_failure_while_chunking_fails_the_run(tmp_path: Path, monkeypatch: pyt
     root = make_workspace(tmp_path / "project")
     ws = Workspace(root, tmp_path / "f.db")
 
-    def broken(text: str, filename: str) -> None:
-        raise ImportError("No module named 'django'")
+    class Broken:
+        def masks(self, text: str, filename: str) -> None:
+            raise ImportError("No module named 'django'")
 
-    monkeypatch.setattr(aintern.index, "redact", broken)
+    monkeypatch.setattr(aintern.index, "redactor", Broken)
     result = ws.build_index()
     assert not result.success and "No module named 'django'" in (result.error_message or "")
     monkeypatch.undo()

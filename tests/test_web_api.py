@@ -66,7 +66,10 @@ def test_pages_and_their_json_twins(server: WebServer, indexed: tuple[Path, Path
 
         cli = ws.knowledge.query("Where is the database connection opened?", KnowledgeQueryOptions(
             workspace_path=str(root), max_results=10, min_relevance=0.0, expand_context=False))  # fmt: skip
-        assert [r["path"] for r in found["results"]] == [h.file_path for h in cli.chunks]
+        web_ranking = [(r["path"], r["score"]) for r in found["results"]]
+        cli_ranking = [(h.file_path, round(h.relevance, 4)) for h in cli.chunks]
+        # (a server's first search met its background keyword statistics once: test_keyword_stats_snapshot)
+        assert [p for p, _ in web_ranking] == [p for p, _ in cli_ranking], (web_ranking, cli_ranking)
         ws.close()
 
         files = c.get("/api/files", params={"ws": wid, "q": "database connection"}).json()
@@ -308,9 +311,14 @@ def test_a_watched_folder_that_disappears_keeps_its_index(server: WebServer, env
         before = c.get(f"/api/indexes/{wid}").json()
         files = before["files"]
         assert files > 0 and before["watching"]
-        shutil.rmtree(kept)
-        # The watcher hears of the deleted files, finds the folder gone and stops: from then on nothing
-        # can start a run for it (a run it started before stopping would show in "job" below).
+        # The folder goes at once, as a drive unmounted or a folder moved away (then deleted) does. A bare
+        # rmtree deletes file by file: a batch of its first deletions can reach the watcher while the folder
+        # is still there, which is a user deleting those files, and its run rightly drops them (seen under
+        # load: 19 files kept of 22).
+        kept.rename(env / "moved-away")
+        shutil.rmtree(env / "moved-away")
+        # The watcher finds the folder gone and stops: from then on nothing can start a run for it (a run
+        # it started before stopping would show in "job" below).
         deadline = time.monotonic() + PATIENCE
         while (state := c.get(f"/api/indexes/{wid}").json())["watching"]:
             assert time.monotonic() < deadline, "the watcher did not notice its folder was deleted"

@@ -15,8 +15,15 @@ from pathlib import Path
 
 import httpx
 import pytest
-from playwright.sync_api import Browser, Page, expect
-from test_web_browser import add_and_watch_to_completion, browser, new_page, no_script_errors
+from playwright.sync_api import Browser, Page, Route, expect
+from test_web_browser import (
+    COUNT_LISTINGS,
+    add_and_watch_to_completion,
+    browser,
+    new_page,
+    no_script_errors,
+    wait_until,
+)
 from web_server import WebServer, indexed_server
 from workspaces import make_workspace
 
@@ -26,6 +33,7 @@ __all__ = ["browser"]  # (the module's one browser, shared with test_web_browser
 
 LONG_FILE = "src/python/long_module.py"
 LONG_LINES = 1000
+ONE_LINE = "src/python/version.py"
 #: Number fields whose value the browser would refuse as it stands (a step the value is not on, out of range).
 INVALID_NUMBERS = """[...document.querySelectorAll('input[type=number]')].filter(i => i.validity.stepMismatch
   || i.validity.rangeOverflow || i.validity.rangeUnderflow || i.validity.badInput)
@@ -39,7 +47,7 @@ def long_module() -> str:
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WebServer]:
     folder = tmp_path_factory.mktemp("journeys")
-    with indexed_server(folder, {LONG_FILE: long_module()}, watch=False) as s:
+    with indexed_server(folder, {LONG_FILE: long_module(), ONE_LINE: "VERSION = '1.0.0'\n"}, watch=False) as s:
         yield s
 
 
@@ -51,6 +59,16 @@ def shots() -> Path:
 
 
 @pytest.fixture
+def config(server: WebServer) -> Iterator[Path]:
+    """The user's config.toml the server reads, removed after each test: a test that failed midway leaves
+    none behind for the next (the Settings journey begins with no file)."""
+    path = (server.config.workspace or Path()).parent / "config.toml"
+    path.unlink(missing_ok=True)
+    yield path
+    path.unlink(missing_ok=True)
+
+
+@pytest.fixture
 def page(browser: Browser) -> Iterator[Page]:
     p = new_page(browser)
     yield p
@@ -58,17 +76,14 @@ def page(browser: Browser) -> Iterator[Page]:
     p.context.close()
 
 
-def test_every_form_is_valid_with_its_default_values(server: WebServer, page: Page) -> None:
+def test_every_form_is_valid_with_its_default_values(server: WebServer, page: Page, config: Path) -> None:
     """Issue 46: the Context page's token budget (value 4000, min 50, step 100) could not be submitted:
     Chromium refused it. No number field on any page may be invalid as the page first shows it."""
-    (server.config.workspace or Path()).parent.joinpath("config.toml").write_text("rag_min_relevance = 0.33\n")
-    try:
-        for path in ("/search?q=database", "/context", "/context?q=database", "/chat", "/indexes", "/settings"):
-            page.goto(server.url + path)
-            page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
-            assert page.evaluate(INVALID_NUMBERS) == [], path
-    finally:
-        (server.config.workspace or Path()).parent.joinpath("config.toml").unlink()
+    config.write_text("rag_min_relevance = 0.33\n")
+    for path in ("/search?q=database", "/context", "/context?q=database", "/chat", "/indexes", "/settings"):
+        page.goto(server.url + path)
+        page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
+        assert page.evaluate(INVALID_NUMBERS) == [], path
 
 
 def test_the_context_page_builds_with_its_defaults_then_with_edited_values(
@@ -206,7 +221,7 @@ def test_a_list_cut_short_by_the_relevance_threshold_says_so(server: WebServer, 
 
 
 def test_chat_asks_and_answers_without_a_model_and_the_model_form_saves(
-    server: WebServer, page: Page, shots: Path
+    server: WebServer, page: Page, shots: Path, config: Path
 ) -> None:
     """The extractive answerer (no model configured) answers at once: the whole journey, no model's pace."""
     page.goto(server.url + "/chat")
@@ -220,28 +235,34 @@ def test_chat_asks_and_answers_without_a_model_and_the_model_form_saves(
     assert answer.locator(".body").inner_text().strip()
     expect(page).to_have_url(re.compile(r"[?&]c=[0-9a-f-]+"))
     page.screenshot(path=shots / "journey-chat.png")
-    # The model form: saved as it is (extractive), then edited to an endpoint, then back.
-    config = (server.config.workspace or Path()).parent / "config.toml"
+    # The model form: saved as it is (extractive), then edited to an endpoint, then back. Each save reloads
+    # the page once the server has it: the next step waits for that page (its form closed, its script
+    # running), not for text the old page showed already ("extractive" is there before the save).
     page.locator("#model-change").click()
-    page.locator("#model-form").get_by_role("button", name="Save").click()
+    save_model(page)
     expect(page.locator("#model-name")).to_contain_text("extractive")
     page.locator("#model-change").click()
     page.check("input[value=endpoint]")
     page.fill("input[name=endpoint]", "http://127.0.0.1:9/v1")
     page.fill("input[name=model]", "tiny")
-    page.locator("#model-form").get_by_role("button", name="Save").click()
+    save_model(page)
     expect(page.locator("#model-name")).to_contain_text("tiny at http://127.0.0.1:9/v1")
     assert 'llm_endpoint = "http://127.0.0.1:9/v1"' in config.read_text()
     page.locator("#model-change").click()
     page.check("input[value=extractive]")
-    page.locator("#model-form").get_by_role("button", name="Save").click()
+    save_model(page)
     expect(page.locator("#model-name")).to_contain_text("extractive")
     assert "llm_endpoint" not in config.read_text()
-    config.unlink()
 
 
-def test_settings_save_as_shown_then_edited(server: WebServer, page: Page, shots: Path) -> None:
-    config = (server.config.workspace or Path()).parent / "config.toml"
+def save_model(page: Page) -> None:
+    """Press Save in the chat page's model form, and wait for the page it reloads (loaded: its script runs)."""
+    with page.expect_navigation():
+        page.locator("#model-form").get_by_role("button", name="Save").click()
+    expect(page.locator("#model-form")).to_be_hidden()
+
+
+def test_settings_save_as_shown_then_edited(server: WebServer, page: Page, shots: Path, config: Path) -> None:
     page.goto(server.url + "/settings")
     page.get_by_role("button", name="Save changes").click()
     expect(page.locator("#settings-status")).to_have_text("Nothing changed")
@@ -262,7 +283,6 @@ def test_settings_save_as_shown_then_edited(server: WebServer, page: Page, shots
     page.fill("#set-llm_endpoint", "ftp://nowhere")
     page.get_by_role("button", name="Save changes").click()
     expect(page.locator("[data-error-for=llm_endpoint]")).to_contain_text("http:// or https://")
-    config.unlink()
 
 
 def test_indexes_add_a_workspace_with_defaults_watch_it_then_clear_it(
@@ -332,10 +352,12 @@ def test_the_add_dialog_submitted_as_it_opens_adds_nothing(server: WebServer, pa
     page.get_by_role("button", name="Add and index").click()
     expect(page.locator("#add-error")).to_contain_text("choose a folder")
     page.screenshot(path=shots / "journey-add-empty.png")
-    for path, said in ((home, "whole home folder"), ("~", "whole home folder"), ("/", "whole filesystem")):
+    whole = {home: "your whole home folder", "~": "your whole home folder", "/": "the whole filesystem"}
+    for path, said in whole.items():
         page.fill("#add-path", path)
         page.get_by_role("button", name="Add and index").click()
-        expect(page.locator("#add-error")).to_contain_text(said)
+        # (each message names its path: the one before it, still shown, does not pass for it)
+        expect(page.locator("#add-error")).to_contain_text(f"{path}: that is {said}")
     expect(page.locator("#add-dialog")).to_be_visible()
     sent = "p => api('POST', '/api/indexes', { path: p }).then(() => 'added', e => e.message)"
     assert "that is your whole home folder: choose a project folder" in page.evaluate(sent, home)
@@ -344,6 +366,32 @@ def test_the_add_dialog_submitted_as_it_opens_adds_nothing(server: WebServer, pa
     assert "choose a folder" in page.evaluate(sent, "  ")
     page.goto(server.url + "/indexes")
     expect(page.locator("tbody tr")).to_have_count(rows)
+
+
+def test_a_listing_that_arrives_while_the_field_is_selected_leaves_it_alone(server: WebServer, page: Page) -> None:
+    """Seen once under load: "~" was refused (its listing asked for as the field lost focus), then the field
+    was selected to type "/" over it; the listing's answer wrote the home folder into the field under the
+    selection, the "/" typed joined it, and "/root/" was sent instead of "/". A field the user is in is theirs."""
+    home = str(Path.home().resolve())
+    page.goto(server.url + "/indexes")
+    page.evaluate(COUNT_LISTINGS)
+    page.get_by_role("button", name="Add workspace").click()
+    wait_until(page, lambda: page.evaluate("window.listingsHandled") == 1, "the home folder was not listed")
+    held: list[Route] = []
+    page.route("**/api/browse*", lambda route: route.continue_() if held else held.append(route))
+    page.fill("#add-path", "~")
+    page.get_by_role("button", name="Add and index").click()
+    expect(page.locator("#add-error")).to_contain_text("~: that is your whole home folder")
+    wait_until(page, lambda: bool(held), "the field's folder was not listed")
+    page.focus("#add-path")
+    page.keyboard.press("ControlOrMeta+A")
+    held[0].continue_()  # the listing of ~ arrives while the field is selected
+    wait_until(page, lambda: page.evaluate("window.listingsHandled") == 2, "the listing of ~ was not handled")
+    expect(page.locator("#browse-here")).to_have_text(home)
+    page.keyboard.type("/")
+    expect(page.locator("#add-path")).to_have_value("/")
+    page.get_by_role("button", name="Add and index").click()
+    expect(page.locator("#add-error")).to_contain_text("/: that is the whole filesystem")
 
 
 def test_every_index_action_is_in_view_at_desktop_widths(server: WebServer, page: Page, shots: Path) -> None:
@@ -384,3 +432,18 @@ def test_counts_of_one_are_singular(server: WebServer, page: Page) -> None:
     ]
     page.goto(server.url + "/context?q=database&max_tokens=50")
     assert not re.search(r"\b1 (chunks|files)\b", page.locator("#context-stats").inner_text())
+    page.goto(server.url + f"/file?path={ONE_LINE}")
+    expect(page.locator(".file-head .muted")).to_have_text("1 line")
+
+
+def test_the_settings_page_says_aintern_db_chose_the_database(
+    server: WebServer, page: Page, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`db` was shown as coming from "default" when AINTERN_DB set it."""
+    monkeypatch.setenv("AINTERN_DB", str(server.config.db))
+    page.goto(server.url + "/settings")
+    expect(page.locator("#set-db")).to_have_value(str(server.config.db))
+    expect(page.locator(".setting[data-key=db] .origin")).to_have_text("AINTERN_DB")
+    monkeypatch.delenv("AINTERN_DB")
+    page.reload()
+    expect(page.locator(".setting[data-key=db] .origin")).to_have_text("default")

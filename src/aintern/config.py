@@ -106,7 +106,8 @@ class Settings:
         """The settings that decide how files are cut into chunks (an index remembers them)."""
         return {"chunk_size": self.chunk_size, "chunk_overlap": self.chunk_overlap}
 
-    #: Where each setting that is not a default came from: "user" (the user's config.toml) or "workspace".
+    #: Where each setting that is not a default came from: "user" (the user's config.toml), "workspace" or
+    #: the environment variable that set it ("AINTERN_DB").
     origin: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
     #: The workspace whose .aintern.toml was read, if any.
     workspace: Path | None = field(default=None, repr=False, compare=False)
@@ -121,6 +122,7 @@ class Settings:
             settings._read(Path(workspace) / CONFIG_FILE, "workspace", Path(workspace))
         if os.environ.get("AINTERN_DB"):
             settings.db = Path(os.environ["AINTERN_DB"]).expanduser()
+            settings.origin["db"] = "AINTERN_DB"  # (over both files: `config list` and the page say so)
         return settings
 
     def _read(self, path: Path, origin: str, base: Path | None) -> None:

@@ -21,6 +21,7 @@ from aintern.config import FILES_MARK_RELEVANCE, Settings
 from aintern.embed import Embedder, embedder_for_model_id
 from aintern.embed.base import MODEL_IDS
 from aintern.errors import AinternError
+from aintern.plural import count
 from aintern.retrieve import rerank
 from aintern.retrieve.cache import QueryCache
 from aintern.retrieve.config import FULL_TIER, HybridConfig
@@ -148,9 +149,9 @@ class KnowledgeIndexHealth:
         if not self.is_indexed:
             return "Not indexed"
         if self.needs_reindex:
-            return f"Needs reindex ({self.stale_files} stale files)"
+            return f"Needs reindex ({count(self.stale_files, 'stale file')})"
         if self.stale_files:
-            return f"Up to date ({self.stale_files} files changed)"
+            return f"Up to date ({count(self.stale_files, 'file')} changed)"
         return "Up to date"
 
 

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from aintern.config import Settings
 from aintern.embed import RETIRED_MODELS, model_id
 from aintern.knowledge import REINDEX_STALE_SHARE
+from aintern.plural import count
 from aintern.store import SqliteStore, VectorIndex, VectorTier
 
 if TYPE_CHECKING:
@@ -44,7 +45,7 @@ class WorkspaceSummary:
         return {
             "indexing": "indexing", "missing": "folder missing", "error": "error", "behind_git": "behind git", "up_to_date": "up to date",
             "needs_reindex": "needs re-index",
-            "stale": f"{self.stale_files} file{'s' if self.stale_files != 1 else ''} changed",
+            "stale": f"{count(self.stale_files, 'file')} changed",
         }[self.state]  # fmt: skip
 
     def to_dict(self) -> dict[str, object]:
@@ -104,7 +105,7 @@ def reindex_reason(index: VectorIndex, settings: Settings, stale_files: int) -> 
     if built and built != settings.chunking():
         return "the chunk size settings changed"
     if index.file_count and stale_files > index.file_count * REINDEX_STALE_SHARE:
-        return f"{stale_files} of {index.file_count} files changed"
+        return f"{stale_files:,} of {count(index.file_count, 'file')} changed"
     return None
 
 

@@ -32,6 +32,7 @@ from aintern.cli.common import (
 )
 from aintern.config import CONTEXT_MIN_RELEVANCE, Settings, user_dir
 from aintern.errors import AinternError, NoDatabaseError, NotIndexedError
+from aintern.plural import count
 from aintern.store import SqliteStore
 from aintern.workspace import Workspace
 
@@ -315,6 +316,6 @@ def conversations_delete(
     store = _conversation_store(db)
     c = store.get(conversation_id)
     if not yes:
-        confirm_or_fail(f"Delete “{c.title}” ({len(c.messages)} messages)?", "delete it")
+        confirm_or_fail(f"Delete “{c.title}” ({count(len(c.messages), 'message')})?", "delete it")
     store.delete(c.id)
     console.print(f"deleted {c.id[:8]}")

@@ -10,7 +10,15 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    ProgressColumn,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 from rich.table import Table
 
 from aintern.cli.common import (
@@ -32,6 +40,7 @@ from aintern.cli.common import (
 from aintern.errors import AinternError
 from aintern.index import IndexingProgress, IndexingResult
 from aintern.index.tier import TIERS, TierResult
+from aintern.plural import count
 from aintern.store import VectorTier
 from aintern.workspace import Workspace, tier_dict
 
@@ -40,14 +49,21 @@ WaitOption = Annotated[
 ]
 
 
+def _live(quiet: bool, *columns: ProgressColumn) -> Progress:
+    """A progress display on stderr that leaves nothing behind; none when ``quiet`` or stderr is not a
+    terminal (there Rich would end it with an empty line)."""
+    screen = err.real()
+    return Progress(*columns, console=screen, transient=True, disable=quiet or not screen.is_interactive)
+
+
 def _run_indexing(
     ws: Workspace, force: bool, include_secrets: bool | None, quiet: bool, wait: bool = False
 ) -> IndexingResult:
     """Index with a live progress display; Ctrl-C stops cleanly, keeping what was finished."""
-    progress = Progress(
-        TextColumn("[bold]{task.fields[phase]:<10}"), BarColumn(), MofNCompleteColumn(), TextColumn("files"),
+    progress = _live(
+        quiet, TextColumn("[bold]{task.fields[phase]:<10}"), BarColumn(), MofNCompleteColumn(), TextColumn("files"),
         TextColumn("{task.fields[chunks]} chunks"), TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
-        TextColumn("[dim]{task.fields[current]}"), console=err.real(), transient=True, disable=quiet,
+        TextColumn("[dim]{task.fields[current]}"),
     )  # fmt: skip
     task = progress.add_task("index", total=None, phase="scanning", chunks=0, current="")
 
@@ -70,9 +86,9 @@ def _run_tier(ws: Workspace, tier: str | None, quiet: bool, new: bool) -> TierRe
     vectors with a progress display; Ctrl-C keeps what was finished."""
     if ws.settle_tier(tier, new) is None:
         return None
-    progress = Progress(
-        TextColumn("[bold]full tier "), BarColumn(), MofNCompleteColumn(), TextColumn("chunks"),
-        TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(), console=err.real(), transient=True, disable=quiet,
+    progress = _live(
+        quiet, TextColumn("[bold]full tier "), BarColumn(), MofNCompleteColumn(), TextColumn("chunks"),
+        TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
     )  # fmt: skip
     task = progress.add_task("tier", total=None)
     with interruptible() as cancel, progress:
@@ -92,9 +108,9 @@ def _tier_line(ws: Workspace) -> str | None:
     if t is None:
         return None
     if t.complete:
-        return f"full tier: {t.model_id}, {t.vector_count:,} chunks (searches use it)"
+        return f"full tier: {t.model_id}, {count(t.vector_count, 'chunk')} (searches use it)"
     return (
-        f"full tier: {t.model_id}, {t.vector_count:,} of {t.chunk_count:,} chunks; `aintern update` continues it "
+        f"full tier: {t.model_id}, {t.vector_count:,} of {count(t.chunk_count, 'chunk')}; `aintern update` continues it "
         "(searches use the fast vectors until it is complete)"
     )
 
@@ -132,7 +148,7 @@ def _print_summary(
         return
     state = "[green]indexed[/]" if result.success else "[yellow]stopped[/]" if result.cancelled else "[red]failed[/]"
     console.print(
-        f"{state} {esc(ws.root)}: {result.files_indexed} files ({result.chunks_created} chunks, "
+        f"{state} {esc(ws.root)}: {count(result.files_indexed, 'file')} ({count(result.chunks_created, 'chunk')}, "
         f"{result.chunks_embedded} embedded) in {result.duration:.1f}s{_searchable(result)}; {result.files_unchanged} unchanged, "
         f"{result.files_removed} removed, {result.files_skipped} skipped, {result.files_errored} with errors"
     )
@@ -144,7 +160,7 @@ def _print_summary(
     if result.secrets_redacted:
         n = sum(len(v) for v in result.secrets_redacted.values())
         console.print(
-            f"  [yellow]masked {n} secret value(s) in {len(result.secrets_redacted)} file(s)[/] (the lines are "
+            f"  [yellow]masked {count(n, 'secret value')} in {count(len(result.secrets_redacted), 'file')}[/] (the lines are "
             "indexed, the values never are; --include-secrets turns this off):", highlight=False,
         )  # fmt: skip
         if verbose:
@@ -165,7 +181,7 @@ def _print_summary(
     for s in shown:
         console.print(f"  [dim]skipped[/] {esc(s.rel)}: {esc(s.reason)}", highlight=False)
     if empty and not verbose:
-        console.print(f"  [dim]skipped {len(empty)} empty file(s)[/]")
+        console.print(f"  [dim]skipped {count(len(empty), 'empty file')}[/]")
     if len(shown) < len(others):
         console.print(f"  [dim]... and {len(others) - len(shown)} more skipped (--verbose lists all)[/]")
     for e in result.errors:
@@ -396,7 +412,7 @@ def watch(path: PathArg = None, db: DbOption = None) -> None:
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     new = ws.index is None
     first = ws.build_index(cancel=stop, file_vectors_later=True)
-    console.print(f"{first.files_indexed} files indexed, {first.files_unchanged} up to date", highlight=False)
+    console.print(f"{count(first.files_indexed, 'file')} indexed, {first.files_unchanged} up to date", highlight=False)
     # The index is searchable now; its file vectors are computed meanwhile, in a run of their own that the
     # first re-index waits for.
     vectors = threading.Thread(target=_fill_file_vectors, args=(ws,), name="aintern-file-vectors", daemon=True)
@@ -424,7 +440,7 @@ def watch(path: PathArg = None, db: DbOption = None) -> None:
         stamp = time.strftime("%H:%M:%S")
         console.print(
             f"[dim]{stamp}[/] {esc(', '.join(sorted(map(printable, paths)))[:100])}: {result.files_indexed} re-indexed, "
-            f"{result.files_removed} removed, {result.chunks_embedded} chunks embedded", highlight=False,
+            f"{result.files_removed} removed, {count(result.chunks_embedded, 'chunk')} embedded", highlight=False,
         )  # fmt: skip
 
     def on_error(exc: Exception) -> None:

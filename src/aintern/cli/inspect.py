@@ -23,6 +23,7 @@ from aintern.cli.common import (
     show_table,
 )
 from aintern.embed import DEFAULT_MODEL, get_embedder
+from aintern.plural import count
 
 
 @app.command()
@@ -64,7 +65,9 @@ def chunk(
     if result.skipped_reason:
         err.print(f"[yellow]{esc(result.file_path)}: skipped: {esc(result.skipped_reason)}[/]", highlight=False)
         raise typer.Exit(3)
-    table = Table(title=esc(f"{result.file_path} ({result.language or 'unknown'}): {len(result.chunks)} chunks"))
+    table = Table(
+        title=esc(f"{result.file_path} ({result.language or 'unknown'}): {count(len(result.chunks), 'chunk')}")
+    )
     for col in ("#", "lines", "symbol", "type", "parent", "tokens"):
         table.add_column(col, justify="right" if col in ("#", "tokens") else "left")
     for i, c in enumerate(result.chunks, 1):

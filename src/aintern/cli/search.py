@@ -35,6 +35,7 @@ from aintern.cli.common import (
 )
 from aintern.config import CONTEXT_MIN_RELEVANCE, FILES_MARK_RELEVANCE, RANKED_MIN_RELEVANCE
 from aintern.knowledge import KnowledgeQueryOptions, scope_options
+from aintern.plural import count
 from aintern.retrieve.rerank import RerankingStrategy
 
 #: Lines of each result `aintern search` shows (all with --full).
@@ -110,35 +111,36 @@ def search(
                 col = h.start - (c.content.rfind("\n", 0, h.start) + 1)
                 syntax.stylize_range("bold reverse", (row - first + 1, col), (row - first + 1, col + h.length))
         if first:
-            console.print(f"[dim]    ... {first} lines above[/]")
+            console.print(f"[dim]    ... {count(first, 'line')} above[/]")
         console.print(syntax)
         if len(lines) > last:
-            console.print(f"[dim]    ... {len(lines) - last} more lines[/]")
+            console.print(f"[dim]    ... {count(len(lines) - last, 'more line')}[/]")
     reranked = f", reranked by {result.reranking_applied.value}" if result.was_reranked else ""
     err.print(
-        f"[dim]{len(result.chunks)} results from {result.total_chunks_searched:,} chunks in {result.query_time * 1000:.0f} ms{reranked}[/]"
+        f"[dim]{count(len(result.chunks), 'result')} from {count(result.total_chunks_searched, 'chunk')} "
+        f"in {result.query_time * 1000:.0f} ms{reranked}[/]"
     )
     if min_relevance > 0 and len(result.chunks) < k:
         # Short of what was asked: say whether the threshold is why (a small index may hold no more).
         everything = ws.knowledge.query(question, replace(options, min_relevance=0.0))
         if len(everything.chunks) > len(result.chunks):
-            _say_short(len(result.chunks), "results", min_relevance, "--min-relevance 0 shows more")
+            _say_short(len(result.chunks), "result", min_relevance, "--min-relevance 0 shows more")
 
 
 def _print_plain_lines(lines: list[str], first: int, last: int, number: int) -> None:
     """Lines ``first`` to ``last`` of a chunk, numbered from ``number``, each whole and without trailing spaces."""
     width = len(str(number + last - first - 1))
     if first:
-        print(f"    ... {first} lines above")
+        print(f"    ... {count(first, 'line')} above")
     for i, line in enumerate(lines[first:last]):
         print(f"{number + i:>{width}}  {line}".rstrip())
     if len(lines) > last:
-        print(f"    ... {len(lines) - last} more lines")
+        print(f"    ... {count(len(lines) - last, 'more line')}")
 
 
-def _say_short(found: int, what: str, min_relevance: float, how: str) -> None:
+def _say_short(found: int, noun: str, min_relevance: float, how: str) -> None:
     """One line on stderr: a list is shorter than asked because of the relevance threshold."""
-    err.print(f"{found} {what} above relevance {min_relevance:g} ({how})", highlight=False)
+    err.print(f"{count(found, noun)} above relevance {min_relevance:g} ({how})", highlight=False)
 
 
 @app.command()
@@ -173,14 +175,15 @@ def context(
     result = ws.knowledge.build_context(question, where, options)
     if result.is_empty:
         if result.chunks_truncated:
-            err.print(f"nothing relevant fits in {max_tokens} tokens; raise --max-tokens")
+            err.print(f"nothing relevant fits in {count(max_tokens, 'token')}; raise --max-tokens")
         else:
             err.print(f"no chunk reached relevance {min_relevance}; try a lower --min-relevance")
         raise typer.Exit(3)
     print(result.context)
     err.print(
-        f"[dim]{result.estimated_tokens} tokens ({tokens.value}) of {max_tokens}; {result.chunks_included} chunks from "
-        f"{len(result.files_included)} files; {result.chunks_truncated} left out[/]"
+        f"[dim]{count(result.estimated_tokens, 'token')} ({tokens.value}) of {max_tokens:,}; "
+        f"{count(result.chunks_included, 'chunk')} from {count(len(result.files_included), 'file')}; "
+        f"{result.chunks_truncated} left out[/]"
     )
 
 
@@ -234,7 +237,7 @@ def files(
     elif strict and len(found) < n:
         filled = ws.knowledge.find_relevant_files(question, where, n, min_relevance, fill=True)
         if len(filled) > len(found):
-            _say_short(len(found), "files", min_relevance, "without --strict more follow, marked")
+            _say_short(len(found), "file", min_relevance, "without --strict more follow, marked")
 
 
 @app.command()

@@ -54,6 +54,7 @@ from aintern.mcp.models import (
 )
 from aintern.mcp.output import call, scope_of
 from aintern.mcp.scope import McpConfig, Scope
+from aintern.plural import count
 from aintern.store import SqliteStore, VectorIndex
 
 log = logging.getLogger(__name__)
@@ -258,7 +259,7 @@ class AinternMcp:
                 raise ToolError(f"{rel[:300]} is not indexed in {index.workspace_path}")
             last = len(text_lines(read_indexed_file(self.store, index, rel)))
             if line > last:
-                raise ToolError(f"line: {rel} has {last} lines, not {line}")
+                raise ToolError(f"line: {rel} has {count(last, 'line')}, not {line}")
             return find_related(self.store, index, rel, line, k)
 
         found = await call(run)
@@ -332,8 +333,8 @@ class AinternMcp:
         error = job.error or (r.error_message if r is not None and not r.success and not r.cancelled else None)
         if error:
             raise ToolError(f"indexing {root} failed: {error}")
-        text = (f"{root}: {job.phase}" + (f", {r.files_indexed} files indexed, {r.files_unchanged} unchanged, "
-                f"{r.chunks_created} chunks in {job.elapsed:.1f} s" if r else " (running; `status` shows its progress)"))  # fmt: skip
+        text = (f"{root}: {job.phase}" + (f", {count(r.files_indexed, 'file')} indexed, {r.files_unchanged} unchanged, "
+                f"{count(r.chunks_created, 'chunk')} in {job.elapsed:.1f} s" if r else " (running; `status` shows its progress)"))  # fmt: skip
         return output.result(text, done)
 
     async def status(
@@ -363,8 +364,8 @@ class AinternMcp:
             return data
 
         data = await call(run)
-        text = (f"{data['name']} ({data['workspace']}): {data['files']} files, {data['chunks']} chunks, "
-                f"{'up to date' if not data['stale_files'] else str(data['stale_files']) + ' files changed'}"
+        text = (f"{data['name']} ({data['workspace']}): {count(data['files'], 'file')}, {count(data['chunks'], 'chunk')}, "
+                f"{count(data['stale_files'], 'file') + ' changed' if data['stale_files'] else 'up to date'}"
                 + (f"; indexing {data['run'].get('percent', 0):.0f} %" if data.get("run") else ""))  # fmt: skip
         return output.result(text, data)
 

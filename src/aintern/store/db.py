@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sqlite3
 import stat
@@ -103,8 +104,17 @@ def damaged(path: Path, what: str) -> CorruptDatabaseError:
 def newer(path: Path, version: int) -> StoreError:
     return StoreError(
         f"{path} was written by a newer aintern (schema {version} > {SCHEMA_VERSION}); upgrade aintern "
-        "(or set AINTERN_DB to another file); it was left untouched"
+        f"(or {elsewhere(path, 'set AINTERN_DB to another file')}); it was left untouched"
     )
+
+
+def elsewhere(path: Path | str, advice: str) -> str:
+    """``advice`` on using another database file; when AINTERN_DB names ``path``, the variable is what to fix."""
+    named = os.environ.get("AINTERN_DB")
+    with contextlib.suppress(OSError, RuntimeError, ValueError):
+        if named and Path(named).expanduser().resolve() == Path(path).expanduser().resolve():
+            return "AINTERN_DB names it: fix or unset AINTERN_DB"
+    return advice
 
 
 def _header(path: Path) -> bytes | None:
@@ -125,7 +135,8 @@ def _check_file(path: Path, create: bool) -> bool:
         st = None
     except OSError as exc:  # a folder on the way that may not be searched, a file used as a folder
         raise StoreError(
-            f"cannot reach {path}: {exc.strerror or exc}; check the folders' owner and mode, or set AINTERN_DB"
+            f"cannot reach {path}: {exc.strerror or exc}; check the folders' owner and mode, or "
+            + elsewhere(path, "set AINTERN_DB")
         ) from exc
     if st is None:
         if not create:
@@ -139,9 +150,13 @@ def _check_file(path: Path, create: bool) -> bool:
             raise StoreError(f"cannot create {path}: permission denied on the folder {parent}")
         return True
     if stat.S_ISDIR(st.st_mode):
-        raise StoreError(f"{path} is a directory, not a database file; set AINTERN_DB to a file path")
+        raise StoreError(
+            f"{path} is a directory, not a database file; {elsewhere(path, 'set AINTERN_DB to a file path')}"
+        )
     if not stat.S_ISREG(st.st_mode):
-        raise StoreError(f"{path} is not a regular file (a device, pipe or socket); set AINTERN_DB to a file path")
+        raise StoreError(
+            f"{path} is not a regular file (a device, pipe or socket); {elsewhere(path, 'set AINTERN_DB to a file path')}"
+        )
     if not os.access(path, os.R_OK):
         raise StoreError(f"cannot read {path}: permission denied (check its owner and mode)")
     header = _header(path)
@@ -155,14 +170,16 @@ def _check_file(path: Path, create: bool) -> bool:
         _check_writable(path)
         return True
     if not header.startswith(_MAGIC):
-        raise StoreError(f"{path} is not a SQLite database; it was left untouched (move it away or set AINTERN_DB)")
+        raise StoreError(
+            f"{path} is not a SQLite database; it was left untouched ({elsewhere(path, 'move it away or set AINTERN_DB')})"
+        )
     if len(header) < 100:
         raise damaged(path, f"truncated: {st.st_size} bytes, less than a database header")
     app_id = int.from_bytes(header[68:72], "big")
     if app_id not in (0, APPLICATION_ID):
         raise StoreError(
             f"{path} is a SQLite database of another application (application_id {app_id}); "
-            "it was left untouched (set AINTERN_DB to another file)"
+            f"it was left untouched ({elsewhere(path, 'set AINTERN_DB to another file')})"
         )
     version = int.from_bytes(header[60:64], "big")
     if app_id == APPLICATION_ID and version > SCHEMA_VERSION:
@@ -317,7 +334,9 @@ def explain(exc: BaseException, path: str | Path) -> StoreError:
     if damage:
         return damaged(path, damage)
     if "not a database" in low or "file is not" in low:
-        return StoreError(f"{path} is not a usable SQLite database ({message}); move it away or set AINTERN_DB")
+        return StoreError(
+            f"{path} is not a usable SQLite database ({message}); {elsewhere(path, 'move it away or set AINTERN_DB')}"
+        )
     return StoreError(f"{path}: {message}")
 
 

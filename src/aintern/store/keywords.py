@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from aintern.chunk.models import TextChunk
 from aintern.sql import read_snapshot, rows_in
+from aintern.store import records
 from aintern.store.records import read_chunks
 from aintern.store.text import fts_match_terms, keyword_text
 
@@ -157,6 +158,8 @@ def update_keyword_stats(
         done += len(chunks)
         if progress is not None:
             progress(done, len(missing))
+    if done:  # (postings in memory are of a revision: a query reading the one before must not take them)
+        records.bump(conn, index_id, 0, 0)
     return done
 
 

@@ -138,7 +138,13 @@ def search_symbols(conn: Any, index_id: int, partial: str, limit: int = 10) -> l
 
 
 def _glob_match(path: str, pattern: str) -> bool:
-    """Globs over workspace-relative paths; a pattern without ``/`` matches the file name anywhere."""
+    """Globs over workspace-relative paths; a pattern without ``/`` matches the file name anywhere. ``[..]``
+    is a character class, or else itself (in Next.js's ``app/blog/[slug]/*`` it names a folder)."""
+    literal = "[" in pattern and _fnmatch_path(path, re.sub(r"[][]", r"[\g<0>]", pattern))
+    return _fnmatch_path(path, pattern) or literal
+
+
+def _fnmatch_path(path: str, pattern: str) -> bool:
     if "/" not in pattern:
         return fnmatch.fnmatch(path.rsplit("/", 1)[-1], pattern)
     return fnmatch.fnmatch(path, pattern) or (pattern.startswith("**/") and fnmatch.fnmatch(path, pattern[3:]))

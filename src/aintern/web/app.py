@@ -27,9 +27,10 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from aintern.index.jobs import Jobs
 from aintern.knowledge import KnowledgeService
+from aintern.plural import count
 from aintern.store import SqliteStore
 from aintern.web import chat, indexes, search, settings
-from aintern.web.common import ServerConfig, WebState, count
+from aintern.web.common import ServerConfig, WebState
 
 __all__ = ["ServerConfig", "create_app"]
 

@@ -134,11 +134,6 @@ async def read_json(request: Request) -> dict[str, Any]:
     return body
 
 
-def count(n: int, noun: str) -> str:
-    """ "1 chunk", "2,048 chunks": a count with its noun in the right number (a template filter too)."""
-    return f"{n:,} {noun}{'' if n == 1 else 's'}"
-
-
 def text_field(body: dict[str, Any], key: str) -> str:
     """A text field of a JSON body ("" when it is missing or null); 400 when it is not text (a list, a
     number), rather than its Python form taken as text."""

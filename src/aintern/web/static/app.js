@@ -148,7 +148,8 @@ function setupIndexes() {
   const browser = $("#browser");
   let browsing = 0;  // only the latest request's answer is shown: an earlier one may arrive after it
   // The field shows the folder asked for at once; the answer may only normalise it (~, symlinks), and only
-  // if nobody changed the field meanwhile (a value written under a user's selection would join their text).
+  // if nobody changed the field meanwhile and nobody is in it (a value written under a user's selection
+  // would join the text they type over it: "~" selected, "/" typed, "/root/" sent).
   // fill=false lists a folder without choosing it: the dialog opens on the home folder's listing with the
   // field empty, so "Add and index" as it opens never takes the whole home folder.
   async function browse(path, fill = true) {
@@ -161,7 +162,7 @@ function setupIndexes() {
       browser.dataset.parent = data.parent || "";
       $("#browse-list").innerHTML = data.folders.map(f => `<li data-path="${esc(f.path)}">${esc(f.name)}</li>`).join("")
         || '<li class="muted">no folders here</li>';
-      if (fill && pathInput.value === path && data.path !== path) pathInput.value = data.path;
+      if (fill && pathInput.value === path && data.path !== path && document.activeElement !== pathInput) pathInput.value = data.path;
     } catch (e) { if (mine === browsing) $("#add-error").textContent = e.message; }
   }
   $("#add-open").addEventListener("click", () => { $("#add-error").textContent = ""; dialog.showModal(); browse(pathInput.value || browser.dataset.home, !!pathInput.value); });
@@ -416,7 +417,7 @@ function linkCitations(html) {
 function sourcesHtml(sources) {
   if (!sources || !sources.length) return "";
   const items = sources.map(s => `<li><a href="/file?ws=${WS}&path=${encodeURIComponent(s.path)}&lines=${s.start_line}-${s.end_line}#L-${s.start_line}">${esc(s.path)}:${s.start_line}-${s.end_line}</a> <span class="muted">${Number(s.relevance).toFixed(2)}</span></li>`);
-  return `<details class="sources"><summary>${sources.length} sources</summary><ul>${items.join("")}</ul></details>`;
+  return `<details class="sources"><summary>${count(sources.length, "source")}</summary><ul>${items.join("")}</ul></details>`;
 }
 
 async function* events(response) {
