@@ -174,3 +174,55 @@ def test_search_through_the_configured_endpoint(project, tmp_path: Path) -> None
         (c.file_path, c.start_line) for c in plain.chunks
     ]
     assert len(fallback.notes) == 1 and re.search(r"named no result.*kept the search's order", fallback.notes[0])
+
+
+def listed_in(request: dict[str, Any]) -> dict[int, tuple[str, int]]:
+    """The candidates a rerank request listed: number -> (path, start line)."""
+    prompt = request["messages"][-1]["content"]
+    return {int(i): (path, int(start)) for i, path, start in re.findall(r"^\[(\d+)\] (\S+):(\d+)-", prompt, re.M)}
+
+
+def test_the_rerank_setting_and_the_mcp_and_web_options(indexed: tuple[Path, Path], web_env: Path) -> None:
+    """`rerank = "llm"` in the user's config reranks every search that chooses none: the Python API's, the
+    MCP tool's and the web app's; each can still choose none."""
+    import asyncio
+
+    from mcp import Client
+    from web_server import WebServer
+
+    from aintern.mcp import AinternMcp, McpConfig
+
+    root, db = indexed
+    with RankingServer("[2] > [1]") as server:
+        (web_env / "config.toml").write_text(f'llm_endpoint = "{server.url}"\nllm_model = "ranker"\nrerank = "llm"\n')
+        store = SqliteStore(db)
+        service = KnowledgeService(store)
+        chosen = service.query("HTTP server", KnowledgeQueryOptions(str(root), min_relevance=0.0, reranking=None))
+        assert chosen.was_reranked and chosen.reranking_applied is RerankingStrategy.LLM and len(server.requests) == 1
+        listed = listed_in(server.requests[-1])
+        assert [(c.file_path, c.start_line) for c in chosen.chunks[:2]] == [listed[2], listed[1]]
+        plain = service.query("HTTP server", KnowledgeQueryOptions(str(root), min_relevance=0.0))
+        assert not plain.was_reranked and len(server.requests) == 1, "an explicit none asks no LLM"
+        store.close()
+
+        async def tool(client: Client, **arguments: Any) -> list[tuple[str, int]]:
+            result = await client.call_tool("search", {"query": "HTTP server", "min_relevance": 0.0, **arguments})
+            return [(h["path"], h["start_line"]) for h in result.structured_content["hits"]]
+
+        async def mcp() -> tuple[list[tuple[str, int]], list[tuple[str, int]]]:
+            async with Client(AinternMcp(McpConfig(db=db, workspace=root, watch=False)).server) as client:
+                return await tool(client), await tool(client, rerank="none")
+
+        reranked, as_found = asyncio.run(mcp())
+        assert len(server.requests) == 2 and reranked[:2] == [listed[2], listed[1]] and as_found != reranked
+        with WebServer(db, workspace=root) as web, web.client() as c:
+            wid = c.get("/api/indexes").json()["indexes"][0]["id"]
+            found = c.get("/api/search", params={"ws": wid, "q": "HTTP server", "min_relevance": 0}).json()
+            assert found["stats"]["reranked"] == "llm" and found["options"]["rerank"] == "llm"
+            assert [(h["path"], h["start_line"]) for h in found["results"][:2]] == [listed[2], listed[1]]
+            server.answer = "no idea"
+            kept = c.get("/api/search", params={"ws": wid, "q": "HTTP server again", "min_relevance": 0}).json()
+            assert kept["stats"]["reranked"] is None and "kept the search's order" in kept["notes"][0]
+            page = c.get("/search", params={"ws": wid, "q": "HTTP server again", "min_relevance": 0}).text
+            assert "kept the search&#39;s order" in page or "kept the search's order" in page
+    assert len(server.requests) == 5

@@ -79,7 +79,8 @@ class KnowledgeQueryOptions:
     file_patterns: tuple[str, ...] = ()
     languages: tuple[str, ...] = ()
     include_snippets: bool = True
-    reranking: RerankingStrategy = RerankingStrategy.NONE
+    #: None: the workspace's ``rerank`` setting (none when unset).
+    reranking: RerankingStrategy | None = RerankingStrategy.NONE
     deduplicate_chunks: bool = True
     directory_filters: tuple[str, ...] = ()
     boost_exact_matches: bool = False
@@ -328,7 +329,8 @@ class KnowledgeService:
         index = self._index(options.workspace_path)
         if index is None:
             return KnowledgeQueryResult()
-        key = (q.text, options, index.id, self.store.generation(index.id))
+        strategy = RerankingStrategy(options.reranking or Settings.load(index.workspace_path).rerank or "none")
+        key = (q.text, options, strategy, index.id, self.store.generation(index.id))
         cached = self.cache.get(key)
         if cached is not None:
             return KnowledgeQueryResult(
@@ -355,7 +357,7 @@ class KnowledgeService:
         coverage = self.store.term_coverage(index.id, q.text, hit_ids)
         model = "full" if tier else "fast"
         ranked = ranked_by_relevance(hits, cosines, coverage, model)
-        was_reranked, strategy, notes = False, RerankingStrategy(options.reranking), list[str]()
+        was_reranked, notes = False, list[str]()
         try:  # (the LLM's: an error or a timeout keeps the order, with a note)
             if strategy is RerankingStrategy.LLM:
                 ranked, was_reranked, notes = self.llm_rerankers.rerank(index.workspace_path, ranked, q.text)
@@ -375,7 +377,7 @@ class KnowledgeService:
             chunks=chunks, relevant_files=list(dict.fromkeys(c.file_path for c in chunks)),
             query_time=time.perf_counter() - started, total_chunks_searched=index.chunk_count,
             chunks_above_threshold=len(above), query_embedding=query_vector, was_reranked=was_reranked,
-            reranking_applied=RerankingStrategy(options.reranking), vector_model=embedder.model_id, notes=notes,
+            reranking_applied=strategy, vector_model=embedder.model_id, notes=notes,
         )  # fmt: skip
         if not notes:  # (a rerank that timed out is tried again next time)
             self.cache.set(key, result)
@@ -429,7 +431,7 @@ class KnowledgeService:
             chunks=chunks, relevant_files=list(dict.fromkeys(c.display_path for c in chunks)),
             query_time=time.perf_counter() - started, total_chunks_searched=sum(o.total_chunks_searched for _, o, _ in answers),
             chunks_above_threshold=sum(o.chunks_above_threshold for _, o, _ in answers),
-            reranking_applied=RerankingStrategy(options.reranking),
+            reranking_applied=next((o.reranking_applied for _, o, _ in answers), RerankingStrategy.NONE),
             cache_hit=bool(answers) and all(o.cache_hit for _, o, _ in answers), notes=notes,
         )  # fmt: skip
 
