@@ -190,6 +190,7 @@ def test_the_rerank_setting_and_the_mcp_and_web_options(indexed: tuple[Path, Pat
     from mcp import Client
     from web_server import WebServer
 
+    from aintern.config import trust
     from aintern.mcp import AinternMcp, McpConfig
 
     root, db = indexed
@@ -203,6 +204,17 @@ def test_the_rerank_setting_and_the_mcp_and_web_options(indexed: tuple[Path, Pat
         assert [(c.file_path, c.start_line) for c in chosen.chunks[:2]] == [listed[2], listed[1]]
         plain = service.query("HTTP server", KnowledgeQueryOptions(str(root), min_relevance=0.0))
         assert not plain.was_reranked and len(server.requests) == 1, "an explicit none asks no LLM"
+        # A repository's own .aintern.toml may ask for it too, but is followed only once trusted.
+        (web_env / "config.toml").write_text(f'llm_endpoint = "{server.url}"\nllm_model = "ranker"\n')
+        (root / ".aintern.toml").write_text('rerank = "llm"\n')
+        untrusted = service.query("HTTP server", KnowledgeQueryOptions(str(root), min_relevance=0.0, reranking=None))
+        assert not untrusted.was_reranked and len(server.requests) == 1
+        trust(root)
+        service.cache.clear()
+        trusted = service.query("HTTP server", KnowledgeQueryOptions(str(root), min_relevance=0.0, reranking=None))
+        assert trusted.was_reranked and len(server.requests) == 2
+        (root / ".aintern.toml").unlink()
+        (web_env / "config.toml").write_text(f'llm_endpoint = "{server.url}"\nllm_model = "ranker"\nrerank = "llm"\n')
         store.close()
 
         async def tool(client: Client, **arguments: Any) -> list[tuple[str, int]]:
@@ -214,7 +226,7 @@ def test_the_rerank_setting_and_the_mcp_and_web_options(indexed: tuple[Path, Pat
                 return await tool(client), await tool(client, rerank="none")
 
         reranked, as_found = asyncio.run(mcp())
-        assert len(server.requests) == 2 and reranked[:2] == [listed[2], listed[1]] and as_found != reranked
+        assert len(server.requests) == 3 and reranked[:2] == [listed[2], listed[1]] and as_found != reranked
         with WebServer(db, workspace=root) as web, web.client() as c:
             wid = c.get("/api/indexes").json()["indexes"][0]["id"]
             found = c.get("/api/search", params={"ws": wid, "q": "HTTP server", "min_relevance": 0}).json()
@@ -225,4 +237,4 @@ def test_the_rerank_setting_and_the_mcp_and_web_options(indexed: tuple[Path, Pat
             assert kept["stats"]["reranked"] is None and "kept the search's order" in kept["notes"][0]
             page = c.get("/search", params={"ws": wid, "q": "HTTP server again", "min_relevance": 0}).text
             assert "kept the search&#39;s order" in page or "kept the search's order" in page
-    assert len(server.requests) == 5
+    assert len(server.requests) == 6

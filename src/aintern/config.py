@@ -160,6 +160,12 @@ class Settings:
         return self.origin.get(key) == "workspace"
 
     @property
+    def search_rerank(self) -> str:
+        """The reranking of a search that chooses none. A repository's .aintern.toml sets it only once trusted:
+        an LLM rerank would send each question to a server."""
+        return (self.rerank if not self.from_workspace("rerank") or self.trusted else None) or "none"
+
+    @property
     def trusted(self) -> bool:
         """Whether the user approved this workspace's .aintern.toml as it is now (``aintern trust``)."""
         return self.workspace is not None and is_trusted(self.workspace)

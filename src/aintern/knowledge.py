@@ -329,7 +329,7 @@ class KnowledgeService:
         index = self._index(options.workspace_path)
         if index is None:
             return KnowledgeQueryResult()
-        strategy = RerankingStrategy(options.reranking or Settings.load(index.workspace_path).rerank or "none")
+        strategy = RerankingStrategy(options.reranking or Settings.load(index.workspace_path).search_rerank)
         key = (q.text, options, strategy, index.id, self.store.generation(index.id))
         cached = self.cache.get(key)
         if cached is not None:
