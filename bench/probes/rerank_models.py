@@ -65,7 +65,7 @@ class MiniLMPairs:
 class QueryLikelihood:
     """gemma3-270m: mean log P(question tokens | the chunk's head), the question read after the code."""
 
-    def __init__(self, head_tokens: int = 192) -> None:
+    def __init__(self, head_tokens: int = 128) -> None:
         from llama_cpp import Llama
 
         from aintern.answer.llm.llamacpp import packaged_model_path
@@ -94,21 +94,23 @@ class QueryLikelihood:
 class ListwiseLocal:
     """The shipped ``--rerank llm`` stage with the embedded LLM in place of an endpoint: its order as scores."""
 
-    def __init__(self) -> None:
+    def __init__(self, timeout: float) -> None:
         from aintern.answer import get_llm
         from aintern.retrieve.rerank_llm import ListwiseReranker
 
         llm = get_llm("gemma3-270m", context_window=4096)
         assert llm is not None
-        self.reranker = ListwiseReranker(llm, timeout=120.0)
+        self.reranker = ListwiseReranker(llm, timeout=timeout)
         self.notes = 0
 
     def scores(self, question: str, hits: list) -> list[float]:  # type: ignore[type-arg]
         from aintern.retrieve.rerank import Ranked
 
         ranked = [Ranked(h.chunk_id, h.chunk, h.score, h.score) for h in hits]
-        order = self.reranker.rerank(ranked, question)
-        self.notes += bool(self.reranker.note)
+        order, note = self.reranker.rerank_with_note(ranked, question)
+        self.notes += note is not None
+        if note:
+            print(f"  note: {note}", flush=True)
         place = {r.chunk_id: i for i, r in enumerate(order)}
         return [float(len(hits) - place[h.chunk_id]) for h in hits]
 
@@ -116,17 +118,21 @@ class ListwiseLocal:
 def score(args: argparse.Namespace) -> None:
     repos = load_repos(None)
     embedder = get_embedder("static")
-    scorer = {"minilm": MiniLMPairs, "ql": QueryLikelihood, "llm": ListwiseLocal}[args.scorer]()
+    scorer = (
+        ListwiseLocal(args.timeout)
+        if args.scorer == "llm"
+        else {"minilm": MiniLMPairs, "ql": QueryLikelihood}[args.scorer]()
+    )
     cfg = config("default")
-    rows, seconds = [], []
-    for repo in repos:
+    rows, seconds, cpu = [], [], []
+    for repo in repos[: args.repos or None]:
         store, index_id, _ = open_index(repo.name, repo.root, "static", False)
         for q in repo.queries[: args.per_repo or None]:
             hits = hybrid_search(
                 store, index_id, q.text, embedder.embed(q.text), VectorSearchOptions(top_k=10), cfg,
                 file_vector=static_embedder().embed_query(q.text),
             )[: args.depth]  # fmt: skip
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             texts = [h.chunk.content for h in hits]
             if args.scorer == "minilm":
                 model = scorer.scores(q.text, texts)
@@ -135,16 +141,25 @@ def score(args: argparse.Namespace) -> None:
             else:
                 model = scorer.scores(q.text, hits)
             seconds.append(time.perf_counter() - t0)
+            cpu.append(time.process_time() - c0)
             rows.append({
                 "repo": repo.name, "question": q.text, "targets": list(q.targets),
                 "paths": [repo.prefix + h.chunk.file_path for h in hits], "base": [h.score for h in hits],
                 "model": model,
             })  # fmt: skip
+            # (saved after each question: a slow scorer's run stopped early still counts what it did)
+            Path(args.out).write_text(json.dumps({"scorer": args.scorer, "depth": args.depth, "rows": rows}))
         store.close()
-        print(f"{repo.name}: {len(rows)} questions, {statistics.median(seconds) * 1000:.0f} ms median", flush=True)
-    Path(args.out).write_text(json.dumps({"scorer": args.scorer, "depth": args.depth, "rows": rows}))
-    s = sorted(seconds)
+        print(
+            f"{repo.name}: {len(rows)} questions, {statistics.median(seconds) * 1000:.0f} ms median, "
+            f"{statistics.median(cpu):.2f} CPU-s median",
+            flush=True,
+        )
+    s, c = sorted(seconds), sorted(cpu)
     print(f"cost per question ({len(s)}): p50 {s[len(s) // 2] * 1000:.0f} ms, p90 {s[int(len(s) * 0.9)] * 1000:.0f} ms")
+    print(
+        f"CPU time per question (every thread of the process): p50 {c[len(c) // 2]:.2f} s, p90 {c[int(len(c) * 0.9)]:.2f} s"
+    )
     if args.scorer == "llm":
         print(f"questions kept in their order after a bad answer: {scorer.notes}")
 
@@ -205,6 +220,8 @@ def main() -> None:
     s.add_argument("--out", required=True)
     s.add_argument("--per-repo", type=int, default=0, help="the first N questions of each repository (0: all)")
     s.add_argument("--depth", type=int, default=30)
+    s.add_argument("--repos", type=int, default=0, help="the first N repositories (0: all)")
+    s.add_argument("--timeout", type=float, default=120.0, help="llm: seconds before the search's order is kept")
     b = sub.add_parser("blend")
     b.add_argument("files", nargs="+")
     b.add_argument("--weight", type=float, help="also score this weight (chosen on another set)")
