@@ -190,10 +190,13 @@ def test_the_rerank_setting_and_the_mcp_and_web_options(indexed: tuple[Path, Pat
     from mcp import Client
     from web_server import WebServer
 
-    from aintern.config import trust
+    from aintern.config import check_value, trust
+    from aintern.errors import SettingsError
     from aintern.mcp import AinternMcp, McpConfig
 
     root, db = indexed
+    with pytest.raises(SettingsError, match="rerank"):
+        check_value("rerank", "magic")
     with RankingServer("[2] > [1]") as server:
         (web_env / "config.toml").write_text(f'llm_endpoint = "{server.url}"\nllm_model = "ranker"\nrerank = "llm"\n')
         store = SqliteStore(db)

@@ -210,6 +210,9 @@ def blend(args: argparse.Namespace) -> None:
         if args.weight is not None:  # (a weight chosen elsewhere, e.g. on the dev split, scored here)
             d, w = args.depth, args.weight
             print(f"  given depth {d} weight {w}: {fold_mean(rows, existing, folds['all'], d, w):.4f}")
+            for name in names:
+                base, given = (fold_mean(rows, existing, {name}, dd, ww) for dd, ww in ((10, 0.0), (d, w)))
+                print(f"    {name:24s} base {base:.4f}  given {given:.4f}  ({given - base:+.4f})")
 
 
 def main() -> None:
