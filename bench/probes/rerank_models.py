@@ -12,7 +12,7 @@ a model: ``minilm`` the full tier's model on the (question, chunk) pair, the bes
 128 tokens; ``ql`` the embedded LLM (gemma3-270m) as a query-likelihood scorer, the mean log-probability of
 the question's tokens after the chunk's head; ``llm`` the shipped listwise reranker (``--rerank llm``)
 with the embedded LLM standing in for the user's endpoint. ``blend`` mixes the model's score with the
-ranking's (each scaled to 0-1 within a question's candidates) at weights 0-1, picks the weight and depth on
+ranking's order (each scaled to 0-1 within a question's candidates; ``--by-score``: its fused scores) at weights 0-1, picks the weight and depth on
 one fold of repositories and scores them on the other, both ways; for an own set, the dev split's choice.
 """
 
@@ -169,10 +169,17 @@ def _scaled(values: list[float]) -> list[float]:
     return [(v - lo) / (hi - lo) if hi > lo else 0.0 for v in values]
 
 
+#: --by-score: the ranking's side of the blend is its fused scores, not its order.
+BY_SCORE = False
+
+
 def reranked(row: dict, weight: float, depth: int) -> list[str]:  # type: ignore[type-arg]
     """The paths in the blended order of the first ``depth`` candidates, the rest as they were."""
     n = min(depth, len(row["paths"]))
-    base, model = _scaled(row["base"][:n]), _scaled(row["model"][:n])
+    # The ranking's side is its order (its scores are not: file evidence, diversity and the file vectors
+    # reorder hits without rescoring them), so weight 0 is the ranking exactly.
+    base = _scaled(row["base"][:n] if BY_SCORE else [float(n - i) for i in range(n)])
+    model = _scaled(row["model"][:n])
     order = sorted(range(n), key=lambda i: (-((1 - weight) * base[i] + weight * model[i]), i))
     return [row["paths"][i] for i in order] + row["paths"][n:]
 
@@ -229,7 +236,10 @@ def main() -> None:
     b.add_argument("files", nargs="+")
     b.add_argument("--weight", type=float, help="also score this weight (chosen on another set)")
     b.add_argument("--depth", type=int, default=20)
+    b.add_argument("--by-score", action="store_true", help="blend with the ranking's scores, not its order")
     args = ap.parse_args()
+    global BY_SCORE
+    BY_SCORE = getattr(args, "by_score", False)
     score(args) if args.command == "score" else blend(args)
 
 
