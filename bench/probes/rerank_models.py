@@ -12,8 +12,9 @@ a model: ``minilm`` the full tier's model on the (question, chunk) pair, the bes
 128 tokens; ``ql`` the embedded LLM (gemma3-270m) as a query-likelihood scorer, the mean log-probability of
 the question's tokens after the chunk's head; ``llm`` the shipped listwise reranker (``--rerank llm``)
 with the embedded LLM standing in for the user's endpoint. ``blend`` mixes the model's score with the
-ranking's order (each scaled to 0-1 within a question's candidates; ``--by-score``: its fused scores) at weights 0-1, picks the weight and depth on
-one fold of repositories and scores them on the other, both ways; for an own set, the dev split's choice.
+ranking's order (each scaled to 0-1 within a question's candidates; ``--by-score``: its fused scores) at
+weights 0-1, picks the weight and depth on one fold of repositories and scores them on the other, both
+ways; for an own set, the dev split's choice.
 """
 
 from __future__ import annotations
