@@ -61,6 +61,7 @@ class Settings:
     llm_model = "qwen2.5-coder:7b"              # a model there, or a GGUF file run in-process
     llm_api_key_env = "OPENAI_API_KEY"          # the *name* of the variable holding the key
     llm_context_window = 8192                    # when the server does not say
+    rerank = "llm"                       # searches that choose no reranking: by the LLM above (one request each)
     store = "sqlite"                     # sqlite | milvus: where new indexes keep vectors and keyword search
     milvus_uri = "~/.cache/aintern/milvus.db"    # a *.db path (Milvus Lite) or http://host:19530
     milvus_token_env = "MILVUS_TOKEN"            # the *name* of the variable holding a server's token
@@ -87,6 +88,7 @@ class Settings:
     llm_model: str | None = None
     llm_api_key_env: str | None = None
     llm_context_window: int | None = None
+    rerank: str | None = None
     store: str | None = None
     milvus_uri: str | None = None
     milvus_token_env: str | None = None
@@ -160,6 +162,12 @@ class Settings:
         return self.origin.get(key) == "workspace"
 
     @property
+    def search_rerank(self) -> str:
+        """The reranking of a search that chooses none. A repository's .aintern.toml sets it only once trusted:
+        an LLM rerank would send each question to a server."""
+        return (self.rerank if not self.from_workspace("rerank") or self.trusted else None) or "none"
+
+    @property
     def trusted(self) -> bool:
         """Whether the user approved this workspace's .aintern.toml as it is now (``aintern trust``)."""
         return self.workspace is not None and is_trusted(self.workspace)
@@ -205,6 +213,9 @@ SETTINGS: dict[str, SettingSpec] = {
     "llm_api_key_env": SettingSpec(str, "Name of the environment variable holding the API key", optional=True),
     "llm_context_window": SettingSpec(int, "Context window when the server does not say", low=256,
                                       high=10_000_000, optional=True),
+    "rerank": SettingSpec(str, "Reranking of a search that chooses none: llm = the first 20 results ordered by the "
+                          "LLM above, one request per search (seconds)", ("none", "keyword", "rrf", "cross-encoder", "llm"),
+                          optional=True),
     "db": SettingSpec(Path, "Application database (default: the user data folder)", optional=True),
     "store": SettingSpec(str, "Where new indexes keep vectors and keyword search", ("sqlite", "milvus"),
                          optional=True),

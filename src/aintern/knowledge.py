@@ -36,6 +36,7 @@ from aintern.retrieve.relevance import (
     repository_likelihood,
 )
 from aintern.retrieve.rerank import RerankingStrategy
+from aintern.retrieve.rerank_llm import LLMRerankers
 from aintern.store import Store, VectorIndex, VectorSearchOptions, VectorTier
 from aintern.store.text import clean_user_text
 
@@ -79,7 +80,8 @@ class KnowledgeQueryOptions:
     file_patterns: tuple[str, ...] = ()
     languages: tuple[str, ...] = ()
     include_snippets: bool = True
-    reranking: RerankingStrategy = RerankingStrategy.NONE
+    #: None: the workspace's ``rerank`` setting (none when unset).
+    reranking: RerankingStrategy | None = RerankingStrategy.NONE
     deduplicate_chunks: bool = True
     directory_filters: tuple[str, ...] = ()
     boost_exact_matches: bool = False
@@ -192,6 +194,7 @@ class KnowledgeService:
         self.repo_affinity = REPO_AFFINITY
         self.repo_likelihood = REPO_LIKELIHOOD
         self.cache: QueryCache[KnowledgeQueryResult] = QueryCache(max_size=100, ttl_seconds=300)
+        self.llm_rerankers = LLMRerankers()
         self._embedders: dict[str, Embedder] = {}
         #: Each embedding model's state, as the last ModelState event said (seed: ModelStateChanged).
         self.model_states: dict[str, ModelState] = {}
@@ -327,7 +330,8 @@ class KnowledgeService:
         index = self._index(options.workspace_path)
         if index is None:
             return KnowledgeQueryResult()
-        key = (q.text, options, index.id, self.store.generation(index.id))
+        strategy = RerankingStrategy(options.reranking or Settings.load(index.workspace_path).search_rerank)
+        key = (q.text, options, strategy, index.id, self.store.generation(index.id))
         cached = self.cache.get(key)
         if cached is not None:
             return KnowledgeQueryResult(
@@ -354,14 +358,14 @@ class KnowledgeService:
         coverage = self.store.term_coverage(index.id, q.terms, hit_ids)
         model = "full" if tier else "fast"
         ranked = ranked_by_relevance(hits, cosines, coverage, model)
-        was_reranked = False
-        reranker = rerank.create(options.reranking, {h.chunk_id: h.keyword_rank for h in hits if h.keyword_rank})
-        if reranker is not None:
-            try:
-                ranked = reranker.rerank(ranked, q)
-            except AinternError as exc:
-                raise KnowledgeQueryError(f"{reranker.name} reranking failed: {exc}") from exc
-            was_reranked = True
+        was_reranked, notes = False, list[str]()
+        try:  # (the LLM's: an error or a timeout keeps the order, with a note)
+            if strategy is RerankingStrategy.LLM:
+                ranked, was_reranked, notes = self.llm_rerankers.rerank(index.workspace_path, ranked, q.text)
+            elif reranker := rerank.create(strategy, {h.chunk_id: h.keyword_rank for h in hits if h.keyword_rank}):
+                ranked, was_reranked = reranker.rerank(ranked, q), True
+        except AinternError as exc:
+            raise KnowledgeQueryError(f"{strategy.value} reranking failed: {exc}") from exc
         if options.boost_exact_matches:
             ranked = rerank.boost_exact_matches(ranked, q.lower)
         above, chosen = chosen_hits(ranked, options.min_relevance, options.max_results, options.deduplicate_chunks)
@@ -374,9 +378,10 @@ class KnowledgeService:
             chunks=chunks, relevant_files=list(dict.fromkeys(c.file_path for c in chunks)),
             query_time=time.perf_counter() - started, total_chunks_searched=index.chunk_count,
             chunks_above_threshold=len(above), query_embedding=query_vector, was_reranked=was_reranked,
-            reranking_applied=RerankingStrategy(options.reranking), vector_model=embedder.model_id,
+            reranking_applied=strategy, vector_model=embedder.model_id, notes=notes,
         )  # fmt: skip
-        self.cache.set(key, result)
+        if not notes:  # (a rerank that timed out is tried again next time)
+            self.cache.set(key, result)
         return result
 
     def _query_many(self, q: Question, options: KnowledgeQueryOptions) -> KnowledgeQueryResult:
@@ -427,7 +432,7 @@ class KnowledgeService:
             chunks=chunks, relevant_files=list(dict.fromkeys(c.display_path for c in chunks)),
             query_time=time.perf_counter() - started, total_chunks_searched=sum(o.total_chunks_searched for _, o, _ in answers),
             chunks_above_threshold=sum(o.chunks_above_threshold for _, o, _ in answers),
-            reranking_applied=RerankingStrategy(options.reranking),
+            reranking_applied=next((o.reranking_applied for _, o, _ in answers), RerankingStrategy.NONE),
             cache_hit=bool(answers) and all(o.cache_hit for _, o, _ in answers), notes=notes,
         )  # fmt: skip
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from aintern.chunk.models import CHUNKER_VERSION
-from aintern.config import CONFIG_FILE, Settings
+from aintern.config import Settings
 from aintern.embed import DEFAULT_MODEL, RETIRED_MODELS, Embedder, embedder_for_model_id, get_embedder
 from aintern.errors import AinternError, NoDatabaseError, NotIndexedError, SettingsError, StoreError
 from aintern.knowledge import KnowledgeService
@@ -316,41 +316,11 @@ class Workspace(Filling):
     def llm(
         self, model: str | None = None, endpoint: str | None = None, context_window: int | None = None
     ) -> LLM | None:
-        """The LLM to answer with: arguments, else the environment, else the settings; None if none is set.
+        """The LLM to answer with: arguments, else the environment, else the settings; None if none is set
+        (aintern.answer.llm.configured; ``notices`` says what the user should know)."""
+        from aintern.answer.llm.configured import configured_llm
 
-        An endpoint chosen by the workspace's .aintern.toml gets no API key, and a model file it names is
-        not loaded, until the user trusts that file (``aintern trust``); ``notices`` says so.
-        """
-        s = self.settings
-        env_model, env_endpoint = os.environ.get("AINTERN_LLM_MODEL"), os.environ.get("AINTERN_LLM_ENDPOINT")
-        untrusted = not s.trusted
-        configured = s.llm_model
-        if configured and configured.lower().endswith(".gguf") and not Path(configured).expanduser().is_absolute():
-            configured = str(self.root / configured)  # a GGUF named in .aintern.toml is relative to the workspace
-        chosen_model = model or env_model or (None if endpoint or env_endpoint else configured)
-        is_file = configured is not None and (
-            configured.lower().endswith(".gguf") or Path(configured).expanduser().is_file()
-        )
-        if chosen_model == configured and is_file and s.from_workspace("llm_model") and untrusted:
-            raise AinternError(
-                f"{self.root / CONFIG_FILE} asks to load the model file {configured}; a repository's settings "
-                f"cannot load files until you trust them: review it, then run `aintern trust {self.root}`"
-            )
-        chosen_endpoint = endpoint or env_endpoint or s.llm_endpoint
-        key_env = s.llm_api_key_env
-        send_key = True
-        if chosen_endpoint == s.llm_endpoint and not (endpoint or env_endpoint) and s.from_workspace("llm_endpoint"):
-            send_key = not untrusted
-        if s.from_workspace("llm_api_key_env") and untrusted:
-            key_env = None  # a repository cannot pick which of the user's secrets is sent
-        if not send_key:
-            self.notices.append(
-                f"{self.root / CONFIG_FILE} sets the LLM endpoint {chosen_endpoint}; no API key is sent there until "
-                f"you trust this file (`aintern trust {self.root}`)"
-            )
-        from aintern.answer import get_llm
-
-        return get_llm(chosen_model, chosen_endpoint, key_env, context_window or s.llm_context_window, send_key)
+        return configured_llm(self.settings, self.root, self.notices, model, endpoint, context_window)
 
     def chat(self, llm: LLM | None) -> RagChatService:
         """RAG chat over this workspace's index; conversations live in the same database."""

@@ -47,8 +47,14 @@ def search(
     question: Annotated[str, typer.Argument(help="What to look for, in your words or as a symbol name.")],
     k: Annotated[int, typer.Option("-k", help="Number of results.")] = 10,
     rerank: Annotated[
-        RerankingStrategy, typer.Option("--rerank", help="Reranking after hybrid retrieval.")
-    ] = RerankingStrategy.NONE,
+        RerankingStrategy | None,
+        typer.Option(
+            "--rerank",
+            help="Reranking after hybrid retrieval (llm: by the configured LLM, one request; "
+            "default: the `rerank` setting, else none).",
+            show_default=False,
+        ),
+    ] = None,
     min_relevance: Annotated[
         float, typer.Option("--min-relevance", help="Calibrated 0-1 threshold (0.5 = more likely relevant than not).")
     ] = RANKED_MIN_RELEVANCE,

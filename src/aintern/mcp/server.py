@@ -55,6 +55,7 @@ from aintern.mcp.models import (
 from aintern.mcp.output import call, scope_of
 from aintern.mcp.scope import McpConfig, Scope
 from aintern.plural import count
+from aintern.retrieve.rerank import RerankingStrategy
 from aintern.store import SqliteStore, VectorIndex
 
 log = logging.getLogger(__name__)
@@ -155,6 +156,13 @@ class AinternMcp:
         ] = None,
         min_relevance: Annotated[float | None, Field(description="Lowest relevance 0-1 (default 0.1)")] = None,
         max_tokens: Annotated[int, Field(description="Budget for the whole answer, in tokens")] = 4000,
+        rerank: Annotated[
+            Literal["none", "llm"] | None,
+            Field(
+                description="llm: the first 20 hits ordered by the user's LLM (one request, seconds); "
+                "default: the user's `rerank` setting"
+            ),
+        ] = None,
     ) -> Annotated[CallToolResult, SearchResult]:
         query = args.query(query)
         k = args.count(k)
@@ -173,7 +181,7 @@ class AinternMcp:
         options = KnowledgeQueryOptions(
             **scope_options(scope_of(indexes)), max_results=k, min_relevance=SEARCH_MIN_RELEVANCE if min_relevance is None else min_relevance,
             expand_context=False, languages=(language,) if language else (), file_patterns=(path,) if path else (),
-            symbol_types=kinds,
+            symbol_types=kinds, reranking=RerankingStrategy(rerank) if rerank else None,
         )  # fmt: skip
 
         def run() -> KnowledgeQueryResult:

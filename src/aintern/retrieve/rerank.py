@@ -24,6 +24,8 @@ class RerankingStrategy(str, enum.Enum):
     KEYWORD_BOOST = "keyword"
     RRF = "rrf"
     CROSS_ENCODER = "cross-encoder"
+    #: Listwise, by the workspace's LLM (retrieve.rerank_llm; the knowledge service makes it).
+    LLM = "llm"
 
 
 @dataclass(frozen=True)
@@ -211,6 +213,8 @@ def create(strategy: RerankingStrategy | str, keyword_ranks: dict[int, int] | No
         return KeywordBoost()
     if strategy is RerankingStrategy.RRF:
         return ReciprocalRankFusion(keyword_ranks)
+    if strategy is RerankingStrategy.LLM:
+        raise ValueError("the LLM reranker is the workspace's: KnowledgeService makes it (retrieve.rerank_llm)")
     return HttpCrossEncoder()
 
 

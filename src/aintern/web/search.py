@@ -93,13 +93,19 @@ async def search_page(request: Request) -> Response:
     }  # fmt: skip
     k = int(_number(request, "k", 10, 1, 100))
     min_relevance = _number(request, "min_relevance", RANKED_MIN_RELEVANCE, 0.0, 1.0)
-    rerank = _choice(request, "rerank", RerankingStrategy, RerankingStrategy.NONE)
+    rerank = _choice(request, "rerank", RerankingStrategy, None)  # (None: the `rerank` setting)
     try:
         symbol_types = tuple(SymbolType(s) for s in filters["symbol_type"])
     except ValueError as exc:
         raise HTTPError(400, f"symbol_type: choose from {', '.join(s.value for s in SymbolType)}") from exc
     everywhere = request.query_params.get("repos") == "all"  # every index, one ranking
-    data["options"] = {"k": k, "min_relevance": min_relevance, "rerank": rerank.value, "repos": everywhere, **filters}
+    data["options"] = {
+        "k": k,
+        "min_relevance": min_relevance,
+        "rerank": rerank and rerank.value,
+        "repos": everywhere,
+        **filters,
+    }
     if question and index is not None:
         ids = {i.workspace_path: i.id for i in web.store.list_indexes()}
         scope: str | list[str] = list(ids) if everywhere and len(ids) > 1 else index.workspace_path
@@ -116,6 +122,8 @@ async def search_page(request: Request) -> Response:
              "focus_line": c.start_line + focus_window(c, SNIPPET_LINES, keep_start=True)}
             for c in result.chunks
         ]  # fmt: skip
+        data["notes"] = result.notes
+        data["options"]["rerank"] = result.reranking_applied.value
         data["stats"] = {
             "query_ms": round(result.query_time * 1000, 1), "chunks_searched": result.total_chunks_searched,
             "cache_hit": result.cache_hit, "reranked": result.reranking_applied.value if result.was_reranked else None,
