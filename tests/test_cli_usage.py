@@ -70,7 +70,8 @@ def test_a_list_cut_short_by_the_relevance_threshold_says_so(indexed: tuple[Path
     assert out.returncode == 0, out.stderr
     shown = sum(1 for line in out.stdout.splitlines() if line.startswith("src/"))
     assert 1 <= shown < 10
-    assert f"{shown} results above relevance 0.5 (--min-relevance 0 shows more)" in out.stderr, out.stderr
+    noun = "result" if shown == 1 else "results"
+    assert f"{shown} {noun} above relevance 0.5 (--min-relevance 0 shows more)" in out.stderr, out.stderr
     # Not said when the threshold is not why (none asked, or the list is full).
     out = aintern(env, "search", "HTTP server listen address", "-k", "2", "--min-relevance", "0.01", cwd=root)
     assert "above relevance" not in out.stderr
