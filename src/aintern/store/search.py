@@ -11,7 +11,6 @@ from __future__ import annotations
 import fnmatch
 import json
 import logging
-import re
 from array import array
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -221,28 +220,6 @@ class SearchStorage:
             if rows:
                 out[prefix] = [r[0] for r in rows]
         return out
-
-    def files_named(self, index_id: int, name: str, options: VectorSearchOptions, limit: int = 20) -> dict[str, int]:
-        """{path: its first chunk's id} of files named ``name`` (with any extension, in any folder), or whose
-        name ends with it after a dot or a dash (``messages.el.xlf``, ``phpmailer.lang-el.php``), within
-        the search filters."""
-        clauses, args = self._filters(index_id, options, alias="c.")
-        if clauses is None or not name:
-            return {}
-        escaped = like_escaped(name)
-        patterns = [f"{escaped}.%", f"%/{escaped}.%", f"%.{escaped}.%", f"%-{escaped}.%"]
-        rows = self.conn.execute(
-            "SELECT f.path, c.id FROM chunks c JOIN files f ON f.id = c.file_id WHERE f.index_id = ? AND ("
-            + " OR ".join(["f.path LIKE ? ESCAPE '\\'"] * len(patterns))
-            + f") {clauses} ORDER BY f.path, c.start_line",
-            [index_id, *patterns, *args],
-        ).fetchall()
-        found: dict[str, int] = {}
-        for path, chunk_id in rows:
-            # (LIKE ignores ASCII case, and its pattern matches a dot or dash anywhere before the name.)
-            if path not in found and re.split(r"[.-]", _name_without_extension(path))[-1] == name:
-                found[path] = int(chunk_id)
-        return dict(list(found.items())[:limit])
 
     def search(
         self, index_id: int, query_vector: QueryVector, options: VectorSearchOptions | None = None
