@@ -50,11 +50,11 @@ TUNED = {"alpha_natural": 0.3, "alpha_symbol": 0.3, "alpha_long": 0.15}
 PLAIN = HybridConfig(
     alpha_natural=0.5, alpha_symbol=0.5, alpha_long=0.5, definition_boost=0, path_boost=0, path_penalties=False,
     file_saturation=0, prose_weight=1.0, named_symbol_boost=0.0, spelled_name_boost=0.0,
-    drop_copies=False, file_evidence=0.0, demote_samples=False, platform_weight=1.0,
+    file_evidence=0.0, demote_samples=False, platform_weight=1.0,
 )  # fmt: skip
 #: The default before the rules of docs/benchmarks.md section 18.
 SPELLED = HybridConfig(
-    drop_copies=False, file_evidence=0.0, demote_samples=False, platform_weight=1.0, error_class_weight=1.0,
+    file_evidence=0.0, demote_samples=False, platform_weight=1.0, error_class_weight=1.0,
 )  # fmt: skip
 NO_SPELLED = replace(SPELLED, spelled_name_boost=0.0)
 #: The default of section 18 (before platform variants were demoted): its sensitivity checks vary it.
@@ -73,8 +73,7 @@ CONFIGS = {
     "+named": replace(NO_SPELLED, abbreviations=False),
     "+abbrev": NO_SPELLED,
     "+spelled": SPELLED,
-    # + copies once; + file evidence; + samples demoted; + platform variants demoted (default)
-    "+copies": replace(BASE18, file_evidence=0.0, demote_samples=False),
+    # + file evidence; + samples demoted; + platform variants demoted (default)
     "+evidence": replace(BASE18, demote_samples=False),
     "+samples": BASE18,
     "default": HybridConfig(),
@@ -135,7 +134,6 @@ for _l in (0.05, 0.3):
 for _w in (0.025, 0.05, 0.075, 0.1, 0.15):
     for _t in (0, 20, 30, 50):
         CONFIGS[f"fe{_w}-{_t}"] = replace(BASE18, file_evidence=_w, evidence_top=_t)
-CONFIGS["copies"] = replace(SPELLED, drop_copies=True)
 for _w in (0.25, 0.5, 1.0, 2.0):
     CONFIGS[f"spelled{_w}"] = replace(BASE18, spelled_name_boost=_w)
 # The vector ranking's weight for sentences only (symbol queries keep theirs), and for long questions.

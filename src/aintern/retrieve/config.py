@@ -51,9 +51,6 @@ class HybridConfig:
     abbreviations: bool = True
     #: Path words match query words on their base forms (routing ~ router, formats ~ formatter).
     base_forms: bool = True
-    #: A chunk whose text is that of a better-ranked one (a copied or generated file) is left out, as
-    #: overlapping chunks are, unless the search asks for duplicates (``VectorSearchOptions.deduplicate``).
-    drop_copies: bool = True
     #: Samples and benchmarks (``samples/``, ``benchmarks/``, ``bench/``) count as little as examples.
     demote_samples: bool = True
     #: Scores of a file's chunks × (1 + this × ln(n)), n = how many of the ``evidence_top`` best chunks are

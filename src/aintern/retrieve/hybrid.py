@@ -28,7 +28,6 @@ from aintern.retrieve.ranking import (
     first_pieces_first,
     tied_ranks,
     with_file_evidence,
-    without_copies,
 )
 from aintern.store import Store, VectorSearchOptions
 from aintern.store.files import FILE_SPACE
@@ -100,7 +99,7 @@ def hybrid_search(
     named = _named(store, index_id, q, options, cfg, fused)
     chunks = named.fetched | store.get_chunks([cid for cid in fused if cid not in named.fetched], index_id)
     scored = _scored(store, index_id, q, cfg, fused, chunks, named)
-    scored = _ordered(store, index_id, q, options, cfg, scored, chunks, named, top_k, file_vector)
+    scored = _ordered(store, index_id, q, cfg, scored, chunks, named, top_k, file_vector)
     vscore, kscore = dict(found.vec), dict(found.kw)
     vrank = {cid: r + 1 for r, cid in found.vec_ranks}
     krank = {cid: r + 1 for r, cid in found.kw_ranks}
@@ -303,7 +302,6 @@ def _ordered(
     store: Store,
     index_id: int,
     q: Question,
-    options: VectorSearchOptions,
     cfg: HybridConfig,
     scored: list[tuple[float, str, int, int]],
     chunks: dict[int, TextChunk],
@@ -312,13 +310,11 @@ def _ordered(
     file_vector: QueryVector | None,
 ) -> list[tuple[float, str, int, int]]:
     """The scored candidates in their final order, the first ``top_k``: file evidence, one chunk per file
-    before the second, copies left out, the first files reordered by the file vectors, a definition cut
-    into pieces shown from its first."""
+    before the second, the first files reordered by the file vectors, a definition cut into pieces shown
+    from its first."""
     if cfg.file_evidence:
         scored = with_file_evidence(scored, cfg.file_evidence, cfg.evidence_top)
     scored = diversify(scored, cfg)
-    if cfg.drop_copies and options.deduplicate:
-        scored = without_copies(scored, chunks, top_k)
     nearest = nearest_files(store, index_id, cfg, file_vector) if file_vector is not None else None
     if nearest and cfg.file_vector_weight:
         scored = by_file_vectors(scored, nearest, cfg)
