@@ -86,6 +86,8 @@ CONFIGS = {
     "no-samples": replace(BASE18, demote_samples=False),
     "tier-before": replace(SPELLED, alpha_natural=0.6),  # FULL_TIER before section 18's rules
     "kwonly": replace(BASE18, alpha_natural=0.0, alpha_symbol=0.0, alpha_long=0.0),
+    "symfile0": replace(BASE18, symbol_file_boost=0.0, file_evidence=0.0),
+    "symfile1": replace(BASE18, symbol_file_boost=1.0),
     "prose.35": replace(BASE18, prose_weight=0.35),
     "prose.25": replace(BASE18, prose_weight=0.25),
     **{f"plat{w}": replace(HybridConfig(), platform_weight=w) for w in (1.0, 0.8, 0.7, 0.5, 0.3)},

@@ -827,6 +827,30 @@ def test_a_sample_follows_the_source(static, tmp_path: Path) -> None:  # type: i
     store.close()
 
 
+def test_a_symbol_query_finds_the_file_named_after_it(static, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """``Tokenizer`` asks for tokenizer.py even where the class is imported, not defined, and other files
+    say the word more often (issue 11: symbol queries)."""
+    ws = tmp_path / "ws"
+    (ws / "lib").mkdir(parents=True)
+    (ws / "lib/tokenizer.py").write_text(
+        "from tokenizers import Tokenizer as _Backend\n\n\n"
+        "def split_words(text):\n    return _Backend.from_pretrained('base').encode(text).tokens\n"
+    )
+    for name in ("export", "train", "convert"):
+        (ws / f"lib/{name}.py").write_text(
+            "from tokenizers import Tokenizer\n\n\n"
+            f"def {name}(path):\n    tokenizer = Tokenizer.from_file(path)\n"
+            "    # Tokenizer settings: the Tokenizer keeps its vocabulary\n    return tokenizer\n"
+        )
+    store = SqliteStore(tmp_path / "t.db")
+    Indexer(store, static).index(ws)
+    found = KnowledgeService(store).query(
+        "Tokenizer", opts(ws.resolve(), max_results=5, min_relevance=0.0, expand_context=False)
+    )
+    assert found.chunks[0].file_path == "lib/tokenizer.py", [c.file_path for c in found.chunks]
+    store.close()
+
+
 def test_the_file_most_of_the_evidence_comes_from_ranks_first(static, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """Six chunks about sessions in one file outweigh one slightly better chunk elsewhere: the file that
     much of the best evidence comes from is central to the question (issue 11, file evidence)."""

@@ -58,6 +58,9 @@ class HybridConfig:
     #: the question, more than a file with one lucky chunk.
     file_evidence: float = 0.05
     evidence_top: int = 30
+    #: A symbol query's path boost (the share of words matched, as ``path_boost``'s) for a file named
+    #: after the symbol (``Tokenizer`` -> tokenizer.py), defined there or not.
+    symbol_file_boost: float = 0.5
     #: Multiplier for files of one platform among several (``win/``, ``*_windows.go``, ``sunos.c``, a JavaScript
     #: runtime's ``adapter/bun/`` or ``presets/cloudflare/``) unless the question names that platform: a
     #: question about the event loop means the code every platform shares, or the main one, more than a

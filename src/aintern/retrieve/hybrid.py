@@ -281,6 +281,8 @@ def _path_factors(
         if found is not None:
             return found
         share = matches.share(path_words(path)) if matches is not None else 0.0
+        if symbol and cfg.symbol_file_boost and file_stem(path) == symbol.lower().replace("_", ""):
+            share = cfg.symbol_file_boost
         prior = path_prior(path, cfg.demote_samples) if cfg.path_penalties else 1.0
         if cfg.platform_weight != 1.0 and platform_of(path) not in (None, *named_platforms):
             prior *= cfg.platform_weight
