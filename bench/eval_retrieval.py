@@ -124,6 +124,8 @@ CONFIGS = {
     "full-nofv": replace(FULL_TIER, file_vector_weight=0.0),
     # The full tier's vector weight for questions in words (docs section 39), e.g. "full0.4".
     **{f"full{a}": replace(FULL_TIER, alpha_natural=a) for a in (0.3, 0.4, 0.5, 0.7)},
+    # A header beside its source file, weighed down by this much (docs section 39), e.g. "twin0.3"; 1.0: off.
+    **{f"twin{w}": replace(HybridConfig(), header_twin_weight=w) for w in (0.3, 0.7, 1.0)},
 }
 # BM25 column weights (path, symbols, content), e.g. "w431"; the long-question vector weight, e.g. "long0.3".
 for _weights in ((1, 1, 1), (4, 3, 1), (1, 3, 1), (3, 3, 1), (2, 2, 1)):

@@ -1083,6 +1083,65 @@ def test_jest_folders_beside_the_code_count_as_tests(static, tmp_path: Path) -> 
     assert path_prior("src/mocks/handlers.ts") == path_prior("src/__init__.py") == 1.0
 
 
+def test_a_c_header_ranks_below_the_source_file_of_its_name(static, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """libgit2's merge.h declares, with a comment in the question's words, what merge.c does: a question in
+    words gets merge.c first. A symbol query still finds the struct the header defines, and a C++ header
+    (a class's definition, often its code) is not weighed down."""
+    from aintern.retrieve.hybrid import header_twins
+
+    header = (
+        "/* Find the merge base of two commits: the best common ancestor of both commits. */\n"
+        "int git_merge_base(git_oid *out, git_repository *repo, const git_oid *one, const git_oid *two);\n\n"
+        "typedef struct git_merge_result {\n  int conflicts;\n  git_oid base;\n} git_merge_result;\n"
+    )
+    source = (
+        '#include "merge.h"\n\n'
+        "int git_merge_base(git_oid *out, git_repository *repo, const git_oid *one, const git_oid *two)\n{\n"
+        "  git_commit_list *result = NULL;\n  if (merge_bases(&result, repo, one, two) < 0)\n    return -1;\n"
+        "  git_oid_cpy(out, &result->item->oid);\n  return 0;\n}\n"
+    )
+    files = {"src/merge.h": header, "src/merge.c": source, "lib/graph.hpp": header, "lib/graph.cpp": source}
+    ws, store, index_id = indexed_files(static, tmp_path, files)
+    question = "finding the merge base of two commits"
+    assert ranked_paths(static, store, ws, question, HybridConfig(), k=1) == ["src/merge.c"]
+    assert ranked_paths(static, store, ws, question, HybridConfig(header_twin_weight=1.0), k=1) == ["src/merge.h"], (
+        "without the rule the header's comment wins"
+    )
+    assert ranked_paths(static, store, ws, "git_merge_result", HybridConfig(), k=1) == ["src/merge.h"]
+    assert header_twins(store, index_id, set(files)) == {"src/merge.h"}
+    store.close()
+
+
+def test_a_public_c_header_ranks_below_the_source_file_that_implements_it(static, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """libevent declares its API in include/event2/listener.h, with comments in a question's words, and
+    implements it in listener.c at the top of the tree: a question in words gets listener.c first. A header
+    that no source file of its name implements (util.h) is not weighed down."""
+    from aintern.retrieve.hybrid import header_twins
+
+    header = (
+        "/* A listener accepts incoming TCP connections on a listening socket and calls back with each one. */\n"
+        "struct evconnlistener *evconnlistener_new_bind(struct event_base *base, evconnlistener_cb cb,\n"
+        "    void *ptr, unsigned flags, int backlog, const struct sockaddr *sa, int socklen);\n"
+    )
+    source = (
+        '#include "event2/listener.h"\n\n'
+        "static void listener_read_cb(evutil_socket_t fd, short what, void *p)\n{\n"
+        "  struct evconnlistener *lev = p;\n  struct sockaddr_storage ss;\n  ev_socklen_t socklen = sizeof(ss);\n"
+        "  evutil_socket_t new_fd = evutil_accept4_(fd, (struct sockaddr*)&ss, &socklen, lev->accept4_flags);\n"
+        "  lev->cb(lev, new_fd, (struct sockaddr*)&ss, (int)socklen, lev->user_data);\n}\n"
+    )
+    util = "/* Portable helpers for sockets: accept, listen, close. */\nint evutil_closesocket(evutil_socket_t sock);\n"
+    files = {"include/event2/listener.h": header, "listener.c": source, "include/event2/util.h": util}
+    ws, store, index_id = indexed_files(static, tmp_path, files)
+    question = "accepting incoming TCP connections on a listening socket"
+    assert ranked_paths(static, store, ws, question, HybridConfig(), k=1) == ["listener.c"]
+    assert ranked_paths(static, store, ws, question, HybridConfig(header_twin_weight=1.0), k=1) == [
+        "include/event2/listener.h"
+    ], "without the rule the header's comment wins"
+    assert header_twins(store, index_id, set(files)) == {"include/event2/listener.h"}
+    store.close()
+
+
 def test_a_definition_in_a_file_named_after_it_is_found_first(static, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """Six packages define useSelector in their index.ts; react/useSelector.ts defines it too, nested in a
     chunk named after the helper above it. A sentence naming useSelector boosts at most five definitions:

@@ -5,6 +5,7 @@ led to no rule.
     python bench/probes/probes.py path-kinds [SET:CORPORA ...]  # the same for controllers, commands, events, ... (section 39)
     python bench/probes/probes.py project-name    # questions naming their project, with the name taken out
     python bench/probes/probes.py nested-reports [SET:CORPORA ...]  # hits reported as a definition nested in their chunk
+    python bench/probes/probes.py header-twins [--before] [SET:CORPORA ...]  # C headers with a .c of their name: relevant, or in the way
     python bench/probes/probes.py lua-meta [--before] bench/sets/own11:/tmp/own11/corpora  # nvim-tree's _meta/ files
     python bench/probes/probes.py whole-firsts [--without-docs-rule]   # dev trees indexed whole: what a missed
                                                                 # question has first (before section 36's rule)
@@ -89,6 +90,28 @@ def path_kinds(kinds: dict[str, re.Pattern[str]], sets: list[str], cfg: HybridCo
             f"{kind:11s} relevant {relevant[kind]:3d}, in the first ten {len(p):3d} (first {p.count(1):3d}); "
             f"irrelevant ones 1st/2nd/3rd {o[1]}/{o[2]}/{o[3]}, in the first ten {sum(o.values())}"
         )
+
+
+def header_twins(sets: list[str]) -> None:
+    """C headers whose index has a .c file of their name (beside them or, since section 51, anywhere): how often
+    one is relevant, and how often one that is not stands in the first three places (section 39); ``--before``:
+    in the ranking without the rule that weighs them down (header_twin_weight 1.0), as docs/benchmarks.md
+    counts them."""
+    from aintern.retrieve.hybrid import header_twins as twins_of
+
+    cfg = HybridConfig(header_twin_weight=1.0) if "--before" in sys.argv else HybridConfig()
+    relevant, places, others = 0, [], Counter[int]()
+    for _, store, index_id, prefix, questions, _ in weight_sweep.load(sets):
+        twins = {prefix + p for p in twins_of(store, index_id, set(store.get_files(index_id)))}
+        for text, vector, targets in questions if twins else ():
+            relevant += sum(1 for t in targets if t in twins)
+            for place, path in enumerate(ranked(store, index_id, prefix, text, vector, cfg), 1):
+                if path in twins:
+                    (places.append(place) if path in targets else others.update([place]))
+    print(
+        f"C headers with a .c of their name: relevant {relevant}, in the first ten {len(places)} (first {places.count(1)}); "
+        f"irrelevant ones 1st/2nd/3rd {others[1]}/{others[2]}/{others[3]}, in the first ten {sum(others.values())}"
+    )
 
 
 def nested_reports(sets: list[str]) -> None:
@@ -413,6 +436,7 @@ if __name__ == "__main__":
         "path-kinds": lambda: path_kinds(KINDS, sets),
         "project-name": project_name,
         "nested-reports": lambda: nested_reports([a for a in sys.argv[2:] if ":" in a]),
+        "header-twins": lambda: header_twins([a for a in sys.argv[2:] if ":" in a]),
         # LuaLS meta files (section 40); --before: weighed as code again (as prose weighs 1.0; own11's Lua tree
         # has no other prose), which is how they ranked before they chunked as documentation.
         "lua-meta": lambda: path_kinds(

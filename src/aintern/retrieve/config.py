@@ -74,6 +74,10 @@ class HybridConfig:
     #: errors: its message says in a question's words what went wrong, but what the question asks about
     #: is done elsewhere.
     error_class_weight: float = 0.5
+    #: Multiplier for a C header whose index has a source file of its name (``merge.h`` and ``merge.c``, beside
+    #: it or elsewhere) when the question is in words: the header declares what the source file does, and the
+    #: question asks how.
+    header_twin_weight: float = 0.5
 
 
 #: The fusion of an index whose full tier (the transformer's vectors) is complete: its vectors get more say

@@ -36,6 +36,17 @@ if TYPE_CHECKING:
     from aintern.embed.base import QueryVector
 
 
+def header_twins(store: Store, index_id: int, paths: set[str]) -> set[str]:
+    """The C headers among ``paths`` whose index has a source file of their name, beside them or in another
+    folder (``merge.h`` and ``merge.c``; a public ``include/event2/http.h`` and the ``http.c`` that implements
+    it). Not C++'s: a C++ header holds its classes and templates, often the code itself."""
+    headers = [p for p in paths if p.endswith(".h")]
+    if not headers:
+        return set()
+    sources = store.file_names(index_id, ".c")
+    return {h for h in headers if h.rsplit("/", 1)[-1][:-2] + ".c" in sources}
+
+
 @dataclass
 class Hit:
     chunk_id: int
@@ -223,7 +234,7 @@ def _scored(
     tuples, since Hit objects are made only for what is returned (most candidates are not)."""
     symbol = q.symbol
     best = max(fused.values())
-    factor_of = _path_factors(q, cfg, best)
+    factor_of = _path_factors(store, index_id, q, cfg, {c.file_path for c in chunks.values()}, best)
     scored: list[tuple[float, str, int, int]] = []
     for cid, score in fused.items():
         chunk = chunks.get(cid)
@@ -247,7 +258,9 @@ def _scored(
     return scored
 
 
-def _path_factors(q: Question, cfg: HybridConfig, best: float) -> Callable[[str], tuple[float, float, bool]]:
+def _path_factors(
+    store: Store, index_id: int, q: Question, cfg: HybridConfig, paths: set[str], best: float
+) -> Callable[[str], tuple[float, float, bool]]:
     """Per file, once: (the boost its path words earn, its prior, whether it is a package's ``__init__.py``)."""
     symbol = q.symbol
     keywords = q.keywords
@@ -256,6 +269,11 @@ def _path_factors(q: Question, cfg: HybridConfig, best: float) -> Callable[[str]
     matches = PathMatcher(set(keywords), cfg.abbreviations, cfg.base_forms, initials) if boost_path else None
     named_platforms = q.platforms if cfg.platform_weight != 1.0 else frozenset()
     demote_errors = cfg.path_penalties and cfg.error_class_weight != 1.0 and not symbol and not q.asks_about_errors
+    twins = (
+        header_twins(store, index_id, paths)
+        if cfg.path_penalties and cfg.header_twin_weight != 1.0 and not symbol
+        else set()
+    )
     factors: dict[str, tuple[float, float, bool]] = {}
 
     def factor(path: str) -> tuple[float, float, bool]:
@@ -270,6 +288,8 @@ def _path_factors(q: Question, cfg: HybridConfig, best: float) -> Callable[[str]
             prior *= cfg.platform_weight
         if demote_errors and ERROR_CLASS_FILE.search(path):
             prior *= cfg.error_class_weight
+        if path in twins:
+            prior *= cfg.header_twin_weight
         found = factors[path] = (
             best * cfg.path_boost * share if share >= 0.1 else 0.0,
             prior,

@@ -22,6 +22,7 @@ from aintern.store.db import (
     PYTHON_MIGRATIONS,
     connect,
     default_db_path,
+    like_escaped,
     now,
     rows_in,
 )  # fmt: skip
@@ -520,6 +521,15 @@ class SqliteStore(SearchStorage, KeywordStorage, TierStorage, FileVectorStorage,
     def file_hashes(self, index_id: int, paths: list[str]) -> dict[str, str]:
         sql = "SELECT path, content_hash FROM files WHERE index_id = ? AND path IN ({marks})"
         return dict(rows_in(self.conn, sql, paths, [index_id]))
+
+    def file_names(self, index_id: int, extension: str) -> set[str]:
+        """The names (without their folders) of the index's files that end with ``extension``."""
+        rows = self.conn.execute(
+            "SELECT path FROM files WHERE index_id = ? AND path LIKE ? ESCAPE '\\'",
+            (index_id, f"%{like_escaped(extension)}"),
+        )
+        # (LIKE ignores ASCII case: `.C` is C++)
+        return {path.rsplit("/", 1)[-1] for (path,) in rows if path.endswith(extension)}
 
     def statistics(self, index_id: int) -> IndexStatistics:
         index = self.get_index(index_id)
