@@ -50,17 +50,15 @@ TUNED = {"alpha_natural": 0.3, "alpha_symbol": 0.3, "alpha_long": 0.15}
 PLAIN = HybridConfig(
     alpha_natural=0.5, alpha_symbol=0.5, alpha_long=0.5, definition_boost=0, path_boost=0, path_penalties=False,
     file_saturation=0, prose_weight=1.0, named_symbol_boost=0.0, spelled_name_boost=0.0,
-    drop_copies=False, demote_generated=False, symbol_file_boost=0.0, file_evidence=0.0, demote_samples=False,
-    platform_weight=1.0,
+    file_evidence=0.0, demote_samples=False, platform_weight=1.0,
 )  # fmt: skip
 #: The default before the rules of docs/benchmarks.md section 18.
 SPELLED = HybridConfig(
-    drop_copies=False, demote_generated=False, symbol_file_boost=0.0, file_evidence=0.0, demote_samples=False,
-    platform_weight=1.0, error_class_weight=1.0, languages=False,
+    file_evidence=0.0, demote_samples=False, platform_weight=1.0, error_class_weight=1.0,
 )  # fmt: skip
 NO_SPELLED = replace(SPELLED, spelled_name_boost=0.0)
 #: The default of section 18 (before platform variants were demoted): its sensitivity checks vary it.
-BASE18 = replace(HybridConfig(), platform_weight=1.0, error_class_weight=1.0, languages=False)
+BASE18 = replace(HybridConfig(), platform_weight=1.0, error_class_weight=1.0)
 CONFIGS = {
     "vector": replace(PLAIN, alpha_natural=1.0, alpha_symbol=1.0, alpha_long=1.0),
     "bm25": replace(PLAIN, alpha_natural=0.0, alpha_symbol=0.0, alpha_long=0.0),
@@ -75,9 +73,7 @@ CONFIGS = {
     "+named": replace(NO_SPELLED, abbreviations=False),
     "+abbrev": NO_SPELLED,
     "+spelled": SPELLED,
-    # + copies once, generated files demoted, a symbol's own file; + file evidence; + samples demoted;
-    # + platform variants demoted (default)
-    "+symfile": replace(BASE18, file_evidence=0.0, demote_samples=False),
+    # + file evidence; + samples demoted; + platform variants demoted (default)
     "+evidence": replace(BASE18, demote_samples=False),
     "+samples": BASE18,
     "default": HybridConfig(),
@@ -100,26 +96,16 @@ CONFIGS = {
     "def3": replace(BASE18, definition_boost=3.0),
     "decay.3": replace(BASE18, saturation_decay=0.3),
     "decay.7": replace(BASE18, saturation_decay=0.7),
-    # Changelogs demoted (docs section 25); log1.0 is the default before that.
-    **{f"log{w}": replace(HybridConfig(), changelog_weight=w) for w in (1.0, 0.6, 0.3, 0.1)},
     # Path words matched on base forms (docs section 26); no-bases is the default before that.
     "no-bases": replace(HybridConfig(), base_forms=False),
-    "no-bases-log1.0": replace(HybridConfig(), base_forms=False, changelog_weight=1.0),
     # Sensitivity of today's default: one weight moved each way (docs section 26).
     **{f"s-alpha{w}": replace(HybridConfig(), alpha_natural=w) for w in (0.25, 0.35, 0.4, 0.5)},
     **{f"s-long{w}": replace(HybridConfig(), alpha_long=w) for w in (0.1, 0.2, 0.3)},
     **{f"s-path{w}": replace(HybridConfig(), path_boost=w) for w in (0.75, 1.25)},
     **{f"s-evidence{w}": replace(HybridConfig(), file_evidence=w) for w in (0.0, 0.1)},
     **{f"s-spelled{w}": replace(HybridConfig(), spelled_name_boost=w) for w in (0.25, 1.0)},
-    # Acronyms and two-letter capitals (docs section 31): the default before them, and each alone.
-    "no-acro-caps2": replace(HybridConfig(), acronyms=False, short_capitals=False),
-    "acro": replace(HybridConfig(), short_capitals=False),
-    "caps2": replace(HybridConfig(), acronyms=False),
-    "no-struct-tags": replace(HybridConfig(), struct_tags=False),
-    # A symbol query's extensions of its type at other weights (docs section 41; 0.5 is the default, 1.0 before it).
-    **{f"ext{w}": replace(HybridConfig(), extension_weight=w) for w in (1.0, 0.25, 0.0)},
-    # Human languages named (docs section 32): the default before it.
-    "no-langs": replace(HybridConfig(), languages=False),
+    # Acronyms (docs section 31): the default before them.
+    "no-acro": replace(HybridConfig(), acronyms=False),
     # Error and exception classes weighed down (docs section 32): the default before it.
     "no-errors": replace(HybridConfig(), error_class_weight=1.0),
     # The RRF constant (60 since section 4; docs section 31).
@@ -150,8 +136,6 @@ for _l in (0.05, 0.3):
 for _w in (0.025, 0.05, 0.075, 0.1, 0.15):
     for _t in (0, 20, 30, 50):
         CONFIGS[f"fe{_w}-{_t}"] = replace(BASE18, file_evidence=_w, evidence_top=_t)
-CONFIGS["copies"] = replace(SPELLED, drop_copies=True)
-CONFIGS["generated"] = replace(SPELLED, drop_copies=True, demote_generated=True)
 for _w in (0.25, 0.5, 1.0, 2.0):
     CONFIGS[f"spelled{_w}"] = replace(BASE18, spelled_name_boost=_w)
 # The vector ranking's weight for sentences only (symbol queries keep theirs), and for long questions.

@@ -1,7 +1,8 @@
 """Every benchmark set in one command: the dev split (root, and whole trees with --whole), our own sets
 and the commit-message sets, each through bench/eval_retrieval.py, one summary line per set, and at the
 end the own sets' trees as one group (their mean, and how many trees each configuration lifts or lowers
-against the first), then split into the descriptive sets (own to own12) and the annotator-style ones (own13 on).
+against the first), then split into the descriptive sets (own to own12) and the annotator-style ones (own13 on),
+and into the sets we have looked at question by question and those we never look at (``NEVER_LOOKED_AT``).
 
     python bench/every_set.py [--whole] [--jobs 2] [-- EXTRA ARGS FOR eval_retrieval.py]
     python bench/every_set.py -- --tier --config full      # e.g. the full tier everywhere
@@ -80,12 +81,17 @@ def per_tree(output: str) -> dict[str, dict[str, float]]:
 #: own13 and later ask in the manner of the semble benchmark's annotators (docs/benchmarks.md sections 42, 51-54);
 #: the sets before them ask longer, descriptive questions.
 ANNOTATOR_STYLE_FROM = 13
+#: The sets never looked at question by question: only their scores are read, never a question, a miss or a
+#: ranking, so no rule or weight can have been read off them (bench/README.md, "Honest estimates"). The gap
+#: between them and the looked-at sets is our own estimate of how much the rules fit what we looked at.
+NEVER_LOOKED_AT = frozenset({"own9", "own18", "own21"})
 
 
 def unseen_summary(trees: dict[str, dict[str, float]], sets: dict[str, str], group: str = "own sets'") -> str:
     """The own sets' trees as one group: each configuration's mean over them, and against the first
     configuration how many trees it lifts and lowers (the number docs/benchmarks.md quotes since section 40);
-    then the same for the descriptive sets (own to own12) and the annotator-style ones (own13 on)."""
+    then the same for the descriptive sets (own to own12) and the annotator-style ones (own13 on), and for
+    the looked-at sets and the never-looked-at ones."""
     if not trees:
         return ""
     names = list(next(iter(trees.values())))
@@ -98,8 +104,14 @@ def unseen_summary(trees: dict[str, dict[str, float]], sets: dict[str, str], gro
         label = f"{group} {len(values)} trees"
         lines.append(f"{label:38s} {name:14s} {statistics.mean(values):.4f}  ({up} up, {down} down against {first})")
     if group == "own sets'":
-        for part, annotators in (("descriptive sets'", False), ("annotator-style sets'", True)):
-            chosen = {t: v for t, v in trees.items() if (int(sets[t][3:] or 1) >= ANNOTATOR_STYLE_FROM) == annotators}
+        parts = {
+            "descriptive sets'": lambda s: int(s[3:] or 1) < ANNOTATOR_STYLE_FROM,
+            "annotator-style sets'": lambda s: int(s[3:] or 1) >= ANNOTATOR_STYLE_FROM,
+            "looked-at sets'": lambda s: s not in NEVER_LOOKED_AT,
+            "never-looked-at sets'": lambda s: s in NEVER_LOOKED_AT,
+        }
+        for part, within in parts.items():
+            chosen = {t: v for t, v in trees.items() if within(sets[t])}
             if chosen and len(chosen) < len(trees):
                 lines.append(unseen_summary(chosen, sets, part))
     return "\n".join(lines)

@@ -39,7 +39,7 @@ GRID: dict[str, list[Any]] = {
     "alpha_natural": [0.2, 0.4], "path_boost": [0.75, 1.25], "definition_boost": [1.5, 3.0],
     "named_symbol_boost": [0.5, 1.5], "spelled_name_boost": [0.25, 1.0], "file_evidence": [0.0, 0.1],
     "saturation_decay": [0.3, 0.7], "prose_weight": [0.35, 0.7], "symbol_file_boost": [0.25, 1.0],
-    "error_class_weight": [0.3, 0.7], "platform_weight": [0.3, 0.7], "changelog_weight": [0.15, 0.5],
+    "error_class_weight": [0.3, 0.7], "platform_weight": [0.3, 0.7],
     "rrf_k": [45.0, 80.0], "candidates": [60, 150], "evidence_top": [20, 50],
     "bm25_weights": [(2.0, 2.0, 1.0), (3.0, 3.0, 1.0), (2.0, 4.0, 1.0), (1.5, 3.0, 1.0)],
 }  # fmt: skip

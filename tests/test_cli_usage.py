@@ -78,7 +78,8 @@ def test_a_list_cut_short_by_the_relevance_threshold_says_so(indexed: tuple[Path
     out = aintern(env, "files", "HTTP server listen address", "--strict", "--min-relevance", "0.5", cwd=root)
     rows = out.stdout.splitlines()[1:]
     assert 1 <= len(rows) < 10
-    assert f"{len(rows)} files above relevance 0.5 (without --strict more follow, marked)" in out.stderr, out.stderr
+    noun = "file" if len(rows) == 1 else "files"
+    assert f"{len(rows)} {noun} above relevance 0.5 (without --strict more follow, marked)" in out.stderr, out.stderr
 
 
 def test_the_index_of_a_deleted_folder_is_cleared_by_its_path(tmp_path: Path) -> None:

@@ -38,7 +38,7 @@ Row = tuple[str, list[str], Any, list[str], set[str], str]  # tree, files, signa
 
 def signals(question: str, hits: list[Any]) -> tuple[list[str], Any]:
     """The first TOP files of ``hits`` and their signals (one row each)."""
-    keywords = question_keywords(question, True)
+    keywords = question_keywords(question)
     matcher = PathMatcher(keywords, True, True, initialisms(question)) if keywords else None
     top = hits[0].score or 1.0
     files: dict[str, dict[str, Any]] = {}

@@ -51,11 +51,6 @@ class HybridConfig:
     abbreviations: bool = True
     #: Path words match query words on their base forms (routing ~ router, formats ~ formatter).
     base_forms: bool = True
-    #: A chunk whose text is that of a better-ranked one (a copied or generated file) is left out, as
-    #: overlapping chunks are, unless the search asks for duplicates (``VectorSearchOptions.deduplicate``).
-    drop_copies: bool = True
-    #: Generated files (``*.gen.ts``, ``*_pb2.py``, ``__generated__/``) count as little as tests.
-    demote_generated: bool = True
     #: Samples and benchmarks (``samples/``, ``benchmarks/``, ``bench/``) count as little as examples.
     demote_samples: bool = True
     #: Scores of a file's chunks × (1 + this × ln(n)), n = how many of the ``evidence_top`` best chunks are
@@ -71,24 +66,9 @@ class HybridConfig:
     #: question about the event loop means the code every platform shares, or the main one, more than a
     #: port's variant of it.
     platform_weight: float = 0.5
-    #: Multiplier for a changelog's chunks (``CHANGELOG.md``, ``CHANGES.rst``, ``History.md``, ``NEWS``):
-    #: it names every feature and fix in the words a question uses, but the code is elsewhere.
-    changelog_weight: float = 0.3
-    #: Multiplier of a symbol query's definition boost for a chunk that only extends the type (Swift's
-    #: ``extension ByteBuffer``, Rust's ``impl Router``) when the type's own declaration is a candidate too:
-    #: swift-nio extends ``ByteBuffer`` in a dozen files, and a search for it means the struct.
-    extension_weight: float = 0.5
-    #: A symbol query for a C type declared by ``typedef struct TAG name;`` boosts ``struct TAG``'s
-    #: definition, where the fields are, instead of that declaration.
-    struct_tags: bool = True
     #: A path word that is the initials of 3-4 words in a row of the question matches those words
     #: ("server-side rendering" ~ ssr.ts, "command line interface" ~ cli.ts).
     acronyms: bool = True
-    #: A path word that writes a phrasal verb of the question as one word matches it ("timing out" ~ timeout.ex,
-    #: "checking out" ~ checkout.c, "shutting down" ~ shutdown).
-    phrasal_verbs: bool = True
-    #: Two-letter words in capitals (GD, UI, IO) are keywords, as longer words are (GDHandler.php).
-    short_capitals: bool = True
     #: Multiplier for the file of an error or exception class (``ConnectionIsNotSetError.ts``,
     #: ``MissingTableException.php``, ``Exception/ConnectionFailed.php``) unless the question is about
     #: errors: its message says in a question's words what went wrong, but what the question asks about
@@ -98,9 +78,6 @@ class HybridConfig:
     #: it or elsewhere) when the question is in words: the header declares what the source file does, and the
     #: question asks how.
     header_twin_weight: float = 0.5
-    #: A question that names a human language ("Greek", "Bengali") names the file of its translations
-    #: (``Lang/el.php``, ``messages.bn.xlf``): it joins the candidates, boosted as a named symbol's definition.
-    languages: bool = True
 
 
 #: The fusion of an index whose full tier (the transformer's vectors) is complete: its vectors get more say

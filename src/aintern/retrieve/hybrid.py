@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from aintern.chunk.models import ChunkType, TextChunk
 from aintern.retrieve.config import HybridConfig
-from aintern.retrieve.names import defines_member, only_extends, spelled_names, struct_tag
+from aintern.retrieve.names import defines_member, spelled_names
 from aintern.retrieve.paths import ERROR_CLASS_FILE, PathMatcher, file_stem, path_prior, path_words, platform_of
 from aintern.retrieve.question import Question
 from aintern.retrieve.ranking import (
@@ -28,7 +28,6 @@ from aintern.retrieve.ranking import (
     first_pieces_first,
     tied_ranks,
     with_file_evidence,
-    without_copies,
 )
 from aintern.store import Store, VectorSearchOptions
 from aintern.store.files import FILE_SPACE
@@ -100,7 +99,7 @@ def hybrid_search(
     named = _named(store, index_id, q, options, cfg, fused)
     chunks = named.fetched | store.get_chunks([cid for cid in fused if cid not in named.fetched], index_id)
     scored = _scored(store, index_id, q, cfg, fused, chunks, named)
-    scored = _ordered(store, index_id, q, options, cfg, scored, chunks, named, top_k, file_vector)
+    scored = _ordered(store, index_id, q, cfg, scored, chunks, named, top_k, file_vector)
     vscore, kscore = dict(found.vec), dict(found.kw)
     vrank = {cid: r + 1 for r, cid in found.vec_ranks}
     krank = {cid: r + 1 for r, cid in found.kw_ranks}
@@ -143,7 +142,7 @@ def _retrieve(
         vec = cut(store.knn(index_id, query_vector, fetch + 1, options, tier=tier), fetch)
     terms = q.terms
     if cfg.abbreviations and not q.symbol:  # the code says "fs" where the question says "file system"
-        terms = q.terms_with(q.abbreviations(cfg.short_capitals))
+        terms = q.terms_with(q.abbreviations())
     kw: list[tuple[int, float]] = []
     if alpha < 1:
         kw = cut(store.bm25(index_id, terms, fetch + 1, options, cfg.bm25_weights), fetch)
@@ -180,8 +179,6 @@ class _Named:
     definitions: dict[int, str]
     #: Definitions of a member named with its owner (``PgDialect.buildSelectQuery``).
     members: set[int]
-    #: Chunks that only extend a symbol query's type (Swift's ``extension``, Rust's ``impl``).
-    extensions: set[int]
     #: Chunk id -> the share of the question's words that the name it defines spells.
     spelled: dict[int, float]
     #: The chunks read to decide the above.
@@ -192,30 +189,20 @@ def _named(
     store: Store, index_id: int, q: Question, options: VectorSearchOptions, cfg: HybridConfig, fused: dict[int, float]
 ) -> _Named:
     """Definitions of the symbol a query is, or of compound identifiers a sentence names ("how IntoResponse
-    converts ..."), of a member named with its owner, of the file of a human language named, and of names
-    the question's words spell: they join ``fused`` (at 0) even if neither retriever found them."""
+    converts ..."), of a member named with its owner, and of names the question's words spell: they join
+    ``fused`` (at 0) even if neither retriever found them."""
     symbol = q.symbol
     weight, limit = (cfg.definition_boost, 20) if symbol else (cfg.named_symbol_boost, 5)
     definitions: dict[int, str] = {}
     for name in q.named if weight else ():
-        # (a symbol query looks further, so that extensions of its type cannot crowd out the declaration)
-        for cid in store.chunks_defining(index_id, name, options, limit=limit * 3 if symbol else limit):
+        for cid in store.chunks_defining(index_id, name, options, limit=limit):
             definitions.setdefault(cid, name)
-    fetched = store.get_chunks(list(definitions), index_id) if symbol and definitions else {}
-    extensions: set[int] = set()
-    if symbol and cfg.extension_weight != 1.0:
-        extensions = {cid for cid, chunk in fetched.items() if only_extends(chunk, symbol)}
-        if len(extensions) == len(definitions):  # nothing declares the type here: its extensions are all there is
-            extensions = set()
-    if symbol:  # declarations first, then the store's order
-        definitions = {cid: definitions[cid] for cid in sorted(definitions, key=lambda c: c in extensions)[:limit]}
     for cid in definitions:
         fused.setdefault(cid, 0.0)
-    if symbol and cfg.struct_tags and definitions:
-        _struct_fields(store, index_id, symbol, options, limit, fetched, definitions, fused)
     # A member named with its owner (`PgDialect.buildSelectQuery`, "PgDialect buildSelectQuery") is that
     # owner's: its definitions count as a symbol query's, the same name in other types not at all.
     members: set[int] = set()
+    fetched: dict[int, TextChunk] = {}
     for owner, name in sorted(q.owned) if weight else ():
         found = store.chunks_defining(index_id, name, options, limit=100)
         fetched |= store.get_chunks([cid for cid in found if cid not in fetched], index_id)
@@ -225,42 +212,13 @@ def _named(
             members.update(owned)
             for cid in owned:
                 fused.setdefault(cid, 0.0)
-    if cfg.languages and cfg.named_symbol_boost and not symbol:
-        for code in q.languages(cfg.short_capitals):
-            for cid in store.files_named(index_id, code, options).values():
-                definitions.setdefault(cid, code)
-                fused.setdefault(cid, 0.0)
     spelled: dict[int, float] = {}
     if cfg.spelled_name_boost and not symbol:
         for name, share in spelled_names(store, index_id, q).items():
             for cid in store.chunks_defining(index_id, name, options, limit=5):
                 spelled[cid] = max(spelled.get(cid, 0.0), share)
                 fused.setdefault(cid, 0.0)
-    return _Named(weight, definitions, members, extensions, spelled, fetched)
-
-
-def _struct_fields(
-    store: Store,
-    index_id: int,
-    symbol: str,
-    options: VectorSearchOptions,
-    limit: int,
-    fetched: dict[int, TextChunk],
-    definitions: dict[int, str],
-    fused: dict[int, float],
-) -> None:
-    """C names a struct twice: `typedef struct ngx_pool_s ngx_pool_t;` in one header, the fields under
-    `struct ngx_pool_s { ... }`, often in another. The fields are what a search for the type means: their
-    definition joins ``definitions`` in place of the typedef's."""
-    for declared_id in [cid for cid in definitions if cid in fetched]:
-        tag = struct_tag(fetched[declared_id].content, symbol)
-        found = store.chunks_defining(index_id, tag, options, limit=limit) if tag else []
-        for cid in found:
-            definitions.setdefault(cid, symbol)
-            fused.setdefault(cid, 0.0)
-        if found and declared_id not in found:
-            # The name's declaration says only that the struct exists; its fields come first.
-            del definitions[declared_id]
+    return _Named(weight, definitions, members, spelled, fetched)
 
 
 def _scored(
@@ -288,7 +246,7 @@ def _scored(
             # A symbol query's definition counts half again when its file is named after it.
             own_file = 1.5 if symbol and file_stem(path) == named.definitions[cid].lower().replace("_", "") else 1.0
             weight = cfg.definition_boost if cid in named.members else named.weight
-            score += best * weight * own_file * (cfg.extension_weight if cid in named.extensions else 1.0)
+            score += best * weight * own_file
         if cid in named.spelled:
             score += best * cfg.spelled_name_boost * named.spelled[cid]
         score = (score + boost) * prior
@@ -305,11 +263,10 @@ def _path_factors(
 ) -> Callable[[str], tuple[float, float, bool]]:
     """Per file, once: (the boost its path words earn, its prior, whether it is a package's ``__init__.py``)."""
     symbol = q.symbol
-    keywords = q.path_keywords(cfg.short_capitals)
+    keywords = q.keywords
     boost_path = not symbol and cfg.path_boost and keywords
-    verbs = q.verbs if cfg.phrasal_verbs and boost_path else None
     initials = q.initials if cfg.acronyms and not symbol else {}
-    matches = PathMatcher(set(keywords), cfg.abbreviations, cfg.base_forms, initials, verbs) if boost_path else None
+    matches = PathMatcher(set(keywords), cfg.abbreviations, cfg.base_forms, initials) if boost_path else None
     named_platforms = q.platforms if cfg.platform_weight != 1.0 else frozenset()
     demote_errors = cfg.path_penalties and cfg.error_class_weight != 1.0 and not symbol and not q.asks_about_errors
     twins = (
@@ -326,11 +283,7 @@ def _path_factors(
         share = matches.share(path_words(path)) if matches is not None else 0.0
         if symbol and cfg.symbol_file_boost and file_stem(path) == symbol.lower().replace("_", ""):
             share = cfg.symbol_file_boost
-        prior = (
-            path_prior(path, cfg.demote_generated, cfg.demote_samples, cfg.changelog_weight)
-            if cfg.path_penalties
-            else 1.0
-        )
+        prior = path_prior(path, cfg.demote_samples) if cfg.path_penalties else 1.0
         if cfg.platform_weight != 1.0 and platform_of(path) not in (None, *named_platforms):
             prior *= cfg.platform_weight
         if demote_errors and ERROR_CLASS_FILE.search(path):
@@ -351,7 +304,6 @@ def _ordered(
     store: Store,
     index_id: int,
     q: Question,
-    options: VectorSearchOptions,
     cfg: HybridConfig,
     scored: list[tuple[float, str, int, int]],
     chunks: dict[int, TextChunk],
@@ -360,13 +312,11 @@ def _ordered(
     file_vector: QueryVector | None,
 ) -> list[tuple[float, str, int, int]]:
     """The scored candidates in their final order, the first ``top_k``: file evidence, one chunk per file
-    before the second, copies left out, the first files reordered by the file vectors, a definition cut
-    into pieces shown from its first."""
+    before the second, the first files reordered by the file vectors, a definition cut into pieces shown
+    from its first."""
     if cfg.file_evidence:
         scored = with_file_evidence(scored, cfg.file_evidence, cfg.evidence_top)
     scored = diversify(scored, cfg)
-    if cfg.drop_copies and options.deduplicate:
-        scored = without_copies(scored, chunks, top_k)
     nearest = nearest_files(store, index_id, cfg, file_vector) if file_vector is not None else None
     if nearest and cfg.file_vector_weight:
         scored = by_file_vectors(scored, nearest, cfg)
@@ -399,8 +349,7 @@ def _pool(store: Store, index_id: int, ranked: list[tuple[int, float]], cfg: Hyb
         return {cid for cid, _ in ranked}
     files = store.chunk_files(index_id, [cid for cid, _ in ranked])
     weights = {  # per file and chunk type, once
-        (path, kind): path_prior(path, cfg.demote_generated, cfg.demote_samples, cfg.changelog_weight)
-        * (cfg.prose_weight if kind in _PROSE_TYPES else 1.0)
+        (path, kind): path_prior(path, cfg.demote_samples) * (cfg.prose_weight if kind in _PROSE_TYPES else 1.0)
         for path, kind in set(files.values())
     }
     weighed = [(score * weights[files[cid]] if score > 0 and cid in files else score, cid) for cid, score in ranked]

@@ -1,6 +1,5 @@
-"""The names a question gives, looked up in an index: the defined names its words spell, the struct a C
-typedef names, and whether a chunk extends a type or defines a member of an owner (what the question
-names is read once, by ``retrieve.question.Question``)."""
+"""The names a question gives, looked up in an index: the defined names its words spell, and whether a chunk
+defines a member of an owner (what the question names is read once, by ``retrieve.question.Question``)."""
 
 from __future__ import annotations
 
@@ -27,25 +26,6 @@ def spelled_names(store: Store, index_id: int, question: Question | str) -> dict
             if not rest or rest[0].isupper() or rest[0] in "_0123456789":
                 found[name] = max(found.get(name, 0.0), forms[prefix])
     return found
-
-
-def struct_tag(content: str, name: str) -> str | None:
-    """The tag of the struct, union or enum that a body-less ``typedef struct TAG name;`` names, if
-    ``content`` has one for ``name``."""
-    found = re.search(rf"typedef\s+(?:struct|union|enum)\s+(\w+)\s+\**{re.escape(name)}\s*;", content)
-    return found.group(1) if found and found.group(1) != name else None
-
-
-def only_extends(chunk: TextChunk, name: str) -> bool:
-    """Whether ``chunk`` only extends type ``name`` (``extension ByteBuffer: Codable {``, ``impl<S> Router<S>``,
-    ``impl Default for Router``) and does not declare it."""
-    n = re.escape(name)
-    if re.search(rf"\b(?:struct|class|enum|protocol|actor|trait|interface|union|typealias)\s+{n}\b", chunk.content):
-        return False
-    return bool(
-        re.search(rf"^[ \t]*(?:(?:public|internal|fileprivate|private|open)[ \t]+)?extension[ \t]+{n}\b"
-                  rf"|^[ \t]*(?:unsafe[ \t]+)?impl\b[^{{\n]*?\b{n}\b", chunk.content, re.M)
-    )  # fmt: skip
 
 
 def symbol_query(question: str) -> str | None:

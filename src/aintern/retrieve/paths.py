@@ -1,6 +1,6 @@
 """What a file's path says: the words it is named with (matched against a question's words on prefixes,
 abbreviations, base forms and initials), and priors against files that rarely hold an answer (tests,
-examples, changelogs, generated code, one platform's port)."""
+examples, one platform's port)."""
 
 from __future__ import annotations
 
@@ -15,10 +15,6 @@ from aintern.store.text import STOP_WORDS, identifier_parts
 ARTICLES = {"a", "an", "the"}
 
 DEMOTED_DIR = re.compile(r"(^|/)(_?compat|legacy|_?[Ee]xamples?|docs?_src|versioned_docs)/")
-CHANGELOG = re.compile(
-    r"(^|/)(change_?log|changes|history|news|releases|release[-_]?notes|whats_?new)(\.(md|rst|txt|markdown|adoc))?$",
-    re.IGNORECASE,
-)
 #: Type declarations by their older name (``typings/``, ``typings.ts``, ``bson.typings.ts``): a vendored
 #: copy of another package's types, weighed as ``.d.ts`` files are.
 TYPINGS = re.compile(r"(^|/)typings/|(^|/|\.)typings\.ts$")
@@ -34,9 +30,6 @@ SAMPLES_DIR = re.compile(
 #: go/doc package), nor the documentation's prose.
 DOCS_CODE = re.compile(
     r"^docs?/(.+/)?[^/]+\.(c|h|cc|cpp|hpp|py|js|mjs|ts|tsx|go|rs|rb|php|java|kt|swift|cs|scala|lua|ex|exs|hs|zig|sh)$"
-)
-GENERATED = re.compile(
-    r"(^|/)(__generated__|generated)/|\.(gen|generated|g|pb|pb2|pb\.gw)\.\w+$|_pb2(_grpc)?\.pyi?$|_(gen|generated)\.go$"
 )
 
 
@@ -92,8 +85,8 @@ def platforms_named(question: str) -> set[str]:
 
 
 @functools.lru_cache(maxsize=1 << 16)
-def path_prior(path: str, generated: bool = True, samples: bool = True, changelog: float = 1.0) -> float:
-    """Multiplicative prior against files that rarely hold the answer: tests, examples, changelogs, type stubs (a
+def path_prior(path: str, samples: bool = True) -> float:
+    """Multiplicative prior against files that rarely hold the answer: tests, examples, samples, type stubs (a
     long-running process asks it of the same files query after query). A package's ``__init__.py`` that
     only re-exports is judged by its content, in ``hybrid_search``."""
     penalty = 1.0
@@ -103,12 +96,8 @@ def path_prior(path: str, generated: bool = True, samples: bool = True, changelo
         penalty *= 0.3
     if path.endswith(".d.ts") or TYPINGS.search(path):
         penalty *= 0.7
-    if generated and GENERATED.search(path):
-        penalty *= 0.3
     if samples and (SAMPLES_DIR.search(path) or DOCS_CODE.search(path)):
         penalty *= 0.3
-    if CHANGELOG.search(path):
-        penalty *= changelog
     return penalty
 
 
@@ -160,13 +149,10 @@ def base_form(word: str) -> str:
     return word
 
 
-def question_keywords(question: str, short_capitals: bool = False) -> set[str]:
+def question_keywords(question: str) -> set[str]:
     """Lower-cased words of a question worth matching (``file system`` also as ``filesystem``)."""
-    raw = re.findall(r"[A-Za-z_]\w*", question)
-    words = [w.lower() for w in raw]
+    words = [w.lower() for w in re.findall(r"[A-Za-z_]\w*", question)]
     keywords = {w for w in words if len(w) > 2 and w not in STOP_WORDS}
-    if short_capitals:
-        keywords |= {w.lower() for w in raw if len(w) == 2 and w.isupper() and w.lower() not in STOP_WORDS}
     keywords |= {a + b for a, b in itertools.pairwise(words) if a + b in ABBREVIATIONS}
     return keywords
 
@@ -185,23 +171,11 @@ def initialisms(question: str) -> dict[str, set[str]]:
     return found
 
 
-#: Adverbs that make a phrasal verb, which code writes as one word with its verb (checkout, setup, shutdown).
-PARTICLES = {"out", "up", "down", "in", "off", "over", "back", "on", "away"}
-
-
-def phrasal_verbs(question: str) -> list[tuple[str, str]]:
-    """A question's verbs with the adverb that follows them, lower case: code writes "timing out", "setting
-    up" and "shutting down" as one word (``timeout``, ``setup``, ``shutdown``)."""
-    words = [w.lower() for w in re.findall(r"[A-Za-z]+", question)]
-    return [(verb, adverb) for verb, adverb in itertools.pairwise(words) if adverb in PARTICLES and len(verb) >= 3]
-
-
 class PathMatcher:
     """The share of a query's keywords found among a file's path words: a shared prefix of 3+ letters
     counts (route ~ routing), and so do a usual abbreviation (database ~ db), a shared base form
-    (logging ~ logger), initials (ssr ~ server-side rendering: all three words) and a phrasal verb written
-    as one word (timeout ~ timing out, on the verb's base form). Each path word is compared with the keywords
-    once per query, however many files use it."""
+    (logging ~ logger) and initials (ssr ~ server-side rendering: all three words). Each path word is compared
+    with the keywords once per query, however many files use it."""
 
     def __init__(
         self,
@@ -209,12 +183,9 @@ class PathMatcher:
         abbreviations: bool = True,
         bases: bool = False,
         initials: dict[str, set[str]] | None = None,
-        verbs: list[tuple[str, str]] | None = None,
     ) -> None:
         self.count = len(keywords)
         self._initials = {a: frozenset(ws & keywords) for a, ws in (initials or {}).items()}
-        # (verb, its base form, adverb, the keywords among the two), for the verbs whose words are keywords
-        self._verbs = [(v, base_form(v), a, frozenset({v, a} & keywords)) for v, a in verbs or () if {v, a} & keywords]
         # Per keyword: the words it matches exactly (itself, its 3+ letter prefixes, its abbreviations)
         # and the start a longer word may have (itself, when 3+ letters).
         self._keywords = [
@@ -243,49 +214,11 @@ class PathMatcher:
                 if self._bases and len(w) >= 4:
                     found |= self._bases.get(base_form(w), set())
                 found |= self._initials.get(w, frozenset())
-                if self._verbs and len(w) >= 5:
-                    found |= self._phrasal(w)
                 by_word[w] = found
             matched |= found
         return len(matched) / self.count
-
-    def _phrasal(self, word: str) -> frozenset[str]:
-        """The keywords of each phrasal verb that ``word`` writes as one word: the verb's start (or a word of its
-        base form) and then the adverb (checkout ~ checking out, login ~ logs in, timeout ~ timing out)."""
-        found: frozenset[str] = frozenset()
-        for verb, verb_base, adverb, keywords in self._verbs:
-            head = word[: -len(adverb)]
-            if word.endswith(adverb) and len(head) >= 3 and (verb.startswith(head) or base_form(head) == verb_base):
-                found |= keywords
-        return found
 
 
 def file_stem(path: str) -> str:
     """A file's name without its last extension, lower case, underscores dropped (http_client.py: httpclient)."""
     return path.rsplit("/", 1)[-1].rsplit(".", 1)[0].lower().replace("_", "")
-
-
-#: ISO 639-1 codes of human languages by their English names: a question that names a language means
-#: the file of its translations (Carbon's Lang/el.php for "Greek", a locales/uk.json for "Ukrainian").
-LANGUAGE_CODES: dict[str, tuple[str, ...]] = {
-    "afrikaans": ("af",), "albanian": ("sq",), "amharic": ("am",), "arabic": ("ar",), "armenian": ("hy",),
-    "azerbaijani": ("az",), "basque": ("eu",), "belarusian": ("be",), "bengali": ("bn",), "bangla": ("bn",),
-    "bosnian": ("bs",), "breton": ("br",), "bulgarian": ("bg",), "burmese": ("my",), "catalan": ("ca",),
-    "chinese": ("zh",), "croatian": ("hr",), "czech": ("cs",), "danish": ("da",), "dutch": ("nl",),
-    "english": ("en",), "esperanto": ("eo",), "estonian": ("et",), "faroese": ("fo",), "farsi": ("fa",),
-    "persian": ("fa",), "finnish": ("fi",), "french": ("fr",), "galician": ("gl",), "georgian": ("ka",),
-    "german": ("de",), "greek": ("el",), "gujarati": ("gu",), "hausa": ("ha",), "hebrew": ("he",),
-    "hindi": ("hi",), "hungarian": ("hu",), "icelandic": ("is",), "igbo": ("ig",), "indonesian": ("id",),
-    "irish": ("ga",), "italian": ("it",), "japanese": ("ja",), "kannada": ("kn",), "kazakh": ("kk",),
-    "khmer": ("km",), "korean": ("ko",), "kurdish": ("ku",), "kyrgyz": ("ky",), "lao": ("lo",),
-    "latvian": ("lv",), "lithuanian": ("lt",), "luxembourgish": ("lb",), "macedonian": ("mk",),
-    "malay": ("ms",), "malayalam": ("ml",), "maltese": ("mt",), "marathi": ("mr",), "mongolian": ("mn",),
-    "nepali": ("ne",), "norwegian": ("nb", "no", "nn"), "pashto": ("ps",), "polish": ("pl",),
-    "portuguese": ("pt",), "punjabi": ("pa",), "panjabi": ("pa",), "romanian": ("ro",), "russian": ("ru",),
-    "serbian": ("sr",), "sindhi": ("sd",), "sinhala": ("si",), "slovak": ("sk",), "slovenian": ("sl",),
-    "slovene": ("sl",), "somali": ("so",), "spanish": ("es",), "swahili": ("sw",), "swedish": ("sv",),
-    "tagalog": ("tl",), "tajik": ("tg",), "tamil": ("ta",), "telugu": ("te",), "thai": ("th",),
-    "tibetan": ("bo",), "turkish": ("tr",), "turkmen": ("tk",), "ukrainian": ("uk",), "urdu": ("ur",),
-    "uzbek": ("uz",), "vietnamese": ("vi",), "welsh": ("cy",), "xhosa": ("xh",), "yoruba": ("yo",),
-    "zulu": ("zu",),
-}  # fmt: skip

@@ -19,10 +19,8 @@ from aintern.retrieve.keywords import STOP_WORDS as HIGHLIGHT_STOP_WORDS
 from aintern.retrieve.paths import (
     ABBREVIATIONS,
     ARTICLES,
-    LANGUAGE_CODES,
     base_form,
     initialisms,
-    phrasal_verbs,
     platforms_named,
     question_keywords,
 )
@@ -143,14 +141,6 @@ class Question:
         return frozenset(question_keywords(self.text))
 
     @cached_property
-    def keywords_with_capitals(self) -> frozenset[str]:
-        """``keywords`` and two-letter words in capitals (GD, UI, IO)."""
-        return frozenset(question_keywords(self.text, short_capitals=True))
-
-    def path_keywords(self, short_capitals: bool) -> frozenset[str]:
-        return self.keywords_with_capitals if short_capitals else self.keywords
-
-    @cached_property
     def stems(self) -> frozenset[str]:
         """The base forms of its keywords (routing, routes -> rout): what snippet choice matches."""
         return frozenset(base_form(w) for w in self.keywords)
@@ -161,22 +151,13 @@ class Question:
         return initialisms(self.text)
 
     @cached_property
-    def verbs(self) -> list[tuple[str, str]]:
-        """Its phrasal verbs ("timing out", "setting up"), which code writes as one word."""
-        return phrasal_verbs(self.text)
-
-    @cached_property
     def platforms(self) -> frozenset[str]:
         """The platforms it names ("on Windows", "kqueue" for the BSDs)."""
         return frozenset(platforms_named(self.text))
 
-    def languages(self, short_capitals: bool) -> list[str]:
-        """ISO codes of the human languages it names ("Greek" -> el), sorted."""
-        return sorted({c for k in self.path_keywords(short_capitals) for c in LANGUAGE_CODES.get(k, ())})
-
-    def abbreviations(self, short_capitals: bool) -> list[str]:
+    def abbreviations(self) -> list[str]:
         """The usual abbreviations in code of its keywords (file system -> fs), sorted."""
-        return sorted({a for k in self.path_keywords(short_capitals) for a in ABBREVIATIONS.get(k, ())})
+        return sorted({a for k in self.keywords for a in ABBREVIATIONS.get(k, ())})
 
     @cached_property
     def asks_about_errors(self) -> bool:

@@ -1,10 +1,9 @@
 """What the steps of hybrid retrieval do to a ranking held as plain tuples (−score, path, start line, chunk
-id): cuts that never split a tie, tied ranks, file evidence, one chunk per file before the second, copies
-left out, the file vectors' reordering, a definition's pieces in order."""
+id): cuts that never split a tie, tied ranks, file evidence, one chunk per file before the second, the file
+vectors' reordering, a definition's pieces in order."""
 
 from __future__ import annotations
 
-import functools
 import heapq
 import math
 
@@ -82,32 +81,6 @@ def with_file_evidence(
     raised = {path: 1 + weight * math.log(n) for path, n in per_file.items() if n > 1}
     return [(neg * raised[path], path, line, cid) if path in raised else (neg, path, line, cid)
             for neg, path, line, cid in scored]  # fmt: skip
-
-
-def without_copies(
-    scored: list[tuple[float, str, int, int]], chunks: dict[int, TextChunk], limit: int | None
-) -> list[tuple[float, str, int, int]]:
-    """``scored`` (best first, the first ``limit``) without chunks whose text, blank lines and indentation
-    aside, a better one already has: copies of a file (vendored, versioned, generated twice) would fill
-    the results."""
-    seen: set[str] = set()
-    out: list[tuple[float, str, int, int]] = []
-    for item in scored:
-        if limit and len(out) == limit:
-            break
-        text = _bare_text(chunks[item[3]].content)
-        if text in seen:
-            continue
-        seen.add(text)
-        out.append(item)
-    return out
-
-
-@functools.lru_cache(maxsize=1 << 12)
-def _bare_text(content: str) -> str:
-    """A chunk's text without blank lines and indentation (a long-running process compares the same chunks
-    question after question)."""
-    return "\n".join(line.strip() for line in content.splitlines() if line.strip())
 
 
 def first_pieces_first(

@@ -81,29 +81,6 @@ def chunk_files(conn: Any, chunk_ids: list[int]) -> dict[int, tuple[str, str]]:
     return {cid: (path, kind) for cid, path, kind in rows_in(conn, sql, chunk_ids)}
 
 
-def files_named(conn: Any, index_id: int, name: str, options: VectorSearchOptions, limit: int = 20) -> dict[str, int]:
-    """{path: its first chunk's id} of files named ``name`` (with any extension, in any folder), or whose
-    name ends with it after a dot or a dash (``messages.el.xlf``, ``phpmailer.lang-el.php``), within
-    the search filters."""
-    clauses, args = filters(conn, index_id, options, alias="c.")
-    if clauses is None or not name:
-        return {}
-    escaped = like_escaped(name)
-    patterns = [f"{escaped}.%", f"%/{escaped}.%", f"%.{escaped}.%", f"%-{escaped}.%"]
-    rows = conn.execute(
-        "SELECT f.path, c.id FROM chunks c JOIN files f ON f.id = c.file_id WHERE f.index_id = ? AND ("
-        + " OR ".join(["f.path LIKE ? ESCAPE '\\'"] * len(patterns))
-        + f") {clauses} ORDER BY f.path, c.start_line",
-        [index_id, *patterns, *args],
-    ).fetchall()
-    found: dict[str, int] = {}
-    for path, chunk_id in rows:
-        # (LIKE ignores ASCII case, and its pattern matches a dot or dash anywhere before the name.)
-        if path not in found and re.split(r"[.-]", _name_without_extension(path))[-1] == name:
-            found[path] = int(chunk_id)
-    return dict(list(found.items())[:limit])
-
-
 def filters(conn: Any, index_id: int, options: VectorSearchOptions, alias: str = "") -> tuple[str | None, list[Any]]:
     clauses: list[str] = []
     args: list[Any] = []

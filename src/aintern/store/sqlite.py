@@ -346,9 +346,6 @@ class SqliteStore(Database):
             return names.starting(prefixes, limit)
         return lookups.names_starting(self.conn, index_id, prefixes, limit)
 
-    def files_named(self, index_id: int, name: str, options: VectorSearchOptions, limit: int = 20) -> dict[str, int]:
-        return lookups.files_named(self.conn, index_id, name, options, limit)
-
     def search_symbols(self, index_id: int, partial: str, limit: int = 10) -> list[tuple[str, str | None, str]]:
         return lookups.search_symbols(self.conn, index_id, partial, limit)
 
