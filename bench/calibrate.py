@@ -23,7 +23,7 @@ from aintern.index.tier import TIER_MODEL
 from aintern.retrieve.config import FULL_TIER, HybridConfig
 from aintern.retrieve.hybrid import hybrid_search
 from aintern.store import VectorSearchOptions
-from aintern.store.text import query_terms
+from aintern.words import query_terms
 
 BM25_HALF = 5.0
 FEATURES = {"cosine": 1, "coverage": 2, "bm25": 3, "1/rank": 4, "fast cosine": 5, "1/vector rank": 6}

@@ -27,6 +27,7 @@ from pathlib import Path
 
 from semble_data import SHARED, files_on_disk, load_repos, ndcg_at_10, path_matches
 
+from aintern import words as store_text
 from aintern.chunk import ChunkingOptions
 from aintern.chunk.models import CHUNKER_VERSION
 from aintern.embed import get_embedder
@@ -38,7 +39,6 @@ from aintern.retrieve.hybrid import hybrid_search
 from aintern.retrieve.rerank import RerankingStrategy
 from aintern.store import SqliteStore, VectorSearchOptions, memory, postings
 from aintern.store import keywords as sqlite_backend
-from aintern.store import text as store_text
 
 CACHE = Path(os.environ.get("AINTERN_BENCH_CACHE", "/tmp/aintern-bench"))
 #: --bm25-k1 / --bm25-b: BM25's constants instead of FTS5's (k1, b).

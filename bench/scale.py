@@ -38,7 +38,7 @@ from aintern.embed import embedding_text
 from aintern.knowledge import KnowledgeQueryOptions, KnowledgeService
 from aintern.store import SqliteStore
 from aintern.store.milvus import MilvusSearch
-from aintern.store.text import query_terms
+from aintern.words import query_terms
 
 INDEX_SCRIPT = """
 import resource, sys, time

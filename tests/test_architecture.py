@@ -97,6 +97,27 @@ def test_no_module_imports_itself_back() -> None:
     assert loops(graph) == []
 
 
+def package_graph(graph: dict[str, set[str]]) -> dict[str, set[str]]:
+    """The same graph between the packages (and top-level modules) of aintern: ``aintern.store.sqlite`` counts
+    as ``aintern.store``. The package ``aintern`` itself (its ``__init__``, the public API) is left out."""
+    packages: dict[str, set[str]] = {}
+    for name, targets in graph.items():
+        here = ".".join(name.split(".")[:2])
+        packages.setdefault(here, set()).update(
+            t for t in {".".join(t.split(".")[:2]) for t in targets} if t != here and "aintern" not in (here, t)
+        )
+    packages.pop("aintern", None)
+    return packages
+
+
+def test_no_package_imports_another_that_imports_it_back() -> None:
+    """Layers, not a web: data flows down (scan → chunk → embed → store → retrieve → assemble → answer, the
+    workspace and the servers above), so no package needs one that needs it."""
+    packages = package_graph(import_graph(SRC))
+    assert "aintern.store" in packages["aintern.retrieve"], "the graph reads the imports"
+    assert loops(packages) == []
+
+
 def test_no_module_is_over_500_lines() -> None:
     long = {
         str(p.relative_to(SRC)): n

@@ -28,7 +28,7 @@ from aintern.index import IndexingPhase, IndexingProgress
 from aintern.knowledge import KnowledgeQueryOptions
 from aintern.store import SqliteStore, VectorSearchOptions
 from aintern.store.db import driver
-from aintern.store.text import query_terms
+from aintern.words import query_terms
 from aintern.workspace import Workspace
 
 #: Seconds after which a command or thread counts as hung: far past what the busiest machine takes.

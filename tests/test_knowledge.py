@@ -34,7 +34,7 @@ from aintern.retrieve.relevance import monotone, relevance
 from aintern.retrieve.rerank import HttpCrossEncoder, KeywordBoost, Ranked, ReciprocalRankFusion, RerankingStrategy
 from aintern.store import IndexedFile, SqliteStore, VectorSearchOptions
 from aintern.store.postings import KeywordMatrix
-from aintern.store.text import query_terms
+from aintern.words import query_terms
 
 
 @pytest.fixture
@@ -118,6 +118,11 @@ def test_expansion_highlights_and_stale_file_fallback(indexed) -> None:  # type:
 def test_query_cache_hits_and_is_invalidated_by_index_change(indexed, static) -> None:  # type: ignore[no-untyped-def]
     ws, store, ks = indexed
     o = opts(ws, min_relevance=0.0)
+    # A first query would give the small index its keyword statistics in the background, a new revision of
+    # it (store.memory): done here first, so that what the two questions below meet is one index state.
+    loading = ks.preload(str(ws))
+    assert loading is not None
+    loading.join()
     first = ks.query("retry helper", o)
     again = ks.query("retry helper", o)
     assert not first.cache_hit and again.cache_hit

@@ -24,7 +24,7 @@ from aintern.knowledge import KnowledgeQueryOptions, KnowledgeService
 from aintern.mcp import AinternMcp, McpConfig
 from aintern.retrieve.relevance import repository_likelihood
 from aintern.store import SqliteStore
-from aintern.store.text import query_terms
+from aintern.words import query_terms
 from aintern.workspace import Workspace
 
 TOOLS = {"search", "context", "files", "find_related", "symbols", "index", "status", "clear"}

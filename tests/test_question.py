@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from aintern import words as text
 from aintern.assemble.expand import FileContextExpander
 from aintern.embed.base import MODEL_IDS
 from aintern.index import Indexer
@@ -19,7 +20,7 @@ from aintern.knowledge import KnowledgeQueryOptions, KnowledgeService
 from aintern.retrieve import keywords, paths
 from aintern.retrieve.question import Question
 from aintern.retrieve.rerank import RerankingStrategy
-from aintern.store import SqliteStore, text
+from aintern.store import SqliteStore
 
 #: Real code with classes of many methods: the retrieval package itself.
 SOURCE = Path(__file__).resolve().parents[1] / "src" / "aintern" / "retrieve"

@@ -18,11 +18,12 @@ from local_server import JsonHandler, LocalServer
 from workspaces import make_workspace
 
 from aintern.answer.llm.openai import OpenAIChatLLM
+from aintern.answer.rerank import ListwiseReranker, parse_order
 from aintern.chunk.models import ChunkType, TextChunk
 from aintern.knowledge import KnowledgeQueryError, KnowledgeQueryOptions, KnowledgeService
 from aintern.retrieve.rerank import Ranked, RerankingStrategy
-from aintern.retrieve.rerank_llm import ListwiseReranker, parse_order
 from aintern.store import SqliteStore
+from aintern.workspace import knowledge_service
 
 
 class RankingServer(LocalServer):
@@ -146,10 +147,12 @@ def project(static, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):  # type: i
 
 def test_search_through_the_configured_endpoint(project, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     root, store = project
-    service = KnowledgeService(store)
+    service = knowledge_service(store)
     options = KnowledgeQueryOptions(workspace_path=str(root), min_relevance=0.0, reranking=RerankingStrategy.LLM)
     with pytest.raises(KnowledgeQueryError, match="needs an LLM: set llm_endpoint"):
         service.query("database connection", options)
+    with pytest.raises(KnowledgeQueryError, match=r"make the service with aintern\.workspace\.knowledge_service"):
+        KnowledgeService(store).query("database connection", options)  # (a bare service has no LLM to ask)
     plain = service.query("database connection", KnowledgeQueryOptions(workspace_path=str(root), min_relevance=0.0))
     with RankingServer("[3] > [1]") as server:
         (tmp_path / "config.toml").write_text(f'llm_endpoint = "{server.url}"\nllm_model = "ranker"\n')
@@ -200,7 +203,7 @@ def test_the_rerank_setting_and_the_mcp_and_web_options(indexed: tuple[Path, Pat
     with RankingServer("[2] > [1]") as server:
         (web_env / "config.toml").write_text(f'llm_endpoint = "{server.url}"\nllm_model = "ranker"\nrerank = "llm"\n')
         store = SqliteStore(db)
-        service = KnowledgeService(store)
+        service = knowledge_service(store)
         chosen = service.query("HTTP server", KnowledgeQueryOptions(str(root), min_relevance=0.0, reranking=None))
         assert chosen.was_reranked and chosen.reranking_applied is RerankingStrategy.LLM and len(server.requests) == 1
         listed = listed_in(server.requests[-1])

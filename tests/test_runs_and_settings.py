@@ -18,8 +18,8 @@ from workspaces import edit_until_seen, make_workspace
 from aintern.config import Settings, is_trusted, parse_value, set_setting, set_settings, trust
 from aintern.errors import IndexingBusyError, SettingsError
 from aintern.index import IndexingPhase, IndexingProgress
-from aintern.index.jobs import Event, Jobs
 from aintern.index.runs import RunRecorder, active_run
+from aintern.jobs import Event, Jobs
 from aintern.knowledge import KnowledgeService, ModelState
 from aintern.store import SqliteStore
 from aintern.workspace import Workspace, list_workspaces, summarize

@@ -11,7 +11,7 @@ from aintern.chunk import ChunkType, TextChunk
 from aintern.errors import ModelMismatchError, StoreError
 from aintern.store import IndexedFile, SqliteStore, VectorSearchOptions
 from aintern.store.db import SCHEMA_VERSION
-from aintern.store.text import fts_match, identifier_parts, keyword_text, query_terms
+from aintern.words import fts_match, identifier_parts, keyword_text, query_terms
 
 
 def chunk(

@@ -248,7 +248,7 @@ def test_watch_skips_an_unreadable_folder_and_keeps_watching() -> None:
 def test_jobs_say_when_their_watcher_listens(tmp_path: Path) -> None:
     """A long-running process's watcher (the web app's, the MCP server's) says when it listens: a change
     made right after is reported, with no waiting and hoping."""
-    from aintern.index.jobs import Event, Jobs
+    from aintern.jobs import Event, Jobs
 
     ws = make_workspace(tmp_path / "ws").resolve()
     jobs = Jobs(tmp_path / "j.db")

@@ -97,7 +97,7 @@ class ListwiseLocal:
 
     def __init__(self, timeout: float) -> None:
         from aintern.answer import get_llm
-        from aintern.retrieve.rerank_llm import ListwiseReranker
+        from aintern.answer.rerank import ListwiseReranker
 
         llm = get_llm("gemma3-270m", context_window=4096)
         assert llm is not None

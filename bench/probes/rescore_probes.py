@@ -45,7 +45,7 @@ from aintern.retrieve.hybrid import _PROSE_TYPES, HybridConfig, hybrid_search
 from aintern.retrieve.names import symbol_query
 from aintern.retrieve.paths import base_form, question_keywords
 from aintern.store import VectorSearchOptions
-from aintern.store.text import STOP_WORDS, identifier_parts
+from aintern.words import STOP_WORDS, identifier_parts
 
 WEIGHTS = tuple(float(w) for w in __import__("os").environ.get("WEIGHTS", "0,0.1,0.2,0.3,0.5").split(","))
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*")
@@ -479,7 +479,7 @@ def expansion(
     Prints, per tree, the words added to the first questions."""
     from aintern.store import postings
     from aintern.store.keywords import informative_terms
-    from aintern.store.text import query_terms
+    from aintern.words import query_terms
 
     added, searched = {}, postings.KeywordMatrix.search
     per_tree: dict[str, list[float]] = {f"w {w}": [] for w in WEIGHTS}

@@ -38,8 +38,8 @@ from aintern.embed import embedding_text, get_embedder
 from aintern.retrieve.hybrid import HybridConfig, hybrid_search
 from aintern.retrieve.names import symbol_query
 from aintern.store import SqliteStore, VectorSearchOptions
-from aintern.store.text import STOP_WORDS, query_terms
 from aintern.store.vectors import VectorMatrix
+from aintern.words import STOP_WORDS, query_terms
 
 ALPHAS = (0.15, 0.3, 0.5, 0.7)
 

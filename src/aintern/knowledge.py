@@ -36,9 +36,8 @@ from aintern.retrieve.relevance import (
     repository_likelihood,
 )
 from aintern.retrieve.rerank import RerankingStrategy
-from aintern.retrieve.rerank_llm import LLMRerankers
 from aintern.store import Store, VectorIndex, VectorSearchOptions, VectorTier
-from aintern.store.text import clean_user_text
+from aintern.words import clean_user_text
 
 log = logging.getLogger(__name__)
 
@@ -180,10 +179,11 @@ class KnowledgeService:
         hybrid: HybridConfig | None = None,
         in_memory: bool = True,
         hybrid_full: HybridConfig | None = None,
+        llm_rerankers: rerank.ListwiseReranking | None = None,
     ) -> None:
         """``in_memory``: have the store hold each queried index in memory from its first query on
-        (``SqliteStore.keep_in_memory``: store.memory). A process that asks one question is faster
-        without (the CLI's one-shot commands)."""
+        (``SqliteStore.keep_in_memory``: store.memory); a process that asks one question is faster without
+        (the CLI's one-shot commands). ``llm_rerankers``: the owner's (answer.rerank), for ``--rerank llm``."""
         self.store = store
         self.hybrid = hybrid or HybridConfig()
         #: The fusion of an index whose full tier is complete (its vectors deserve more say).
@@ -194,7 +194,7 @@ class KnowledgeService:
         self.repo_affinity = REPO_AFFINITY
         self.repo_likelihood = REPO_LIKELIHOOD
         self.cache: QueryCache[KnowledgeQueryResult] = QueryCache(max_size=100, ttl_seconds=300)
-        self.llm_rerankers = LLMRerankers()
+        self.llm_rerankers = llm_rerankers or rerank.NoListwiseReranking()
         self._embedders: dict[str, Embedder] = {}
         #: Each embedding model's state, as the last ModelState event said (seed: ModelStateChanged).
         self.model_states: dict[str, ModelState] = {}

@@ -66,7 +66,7 @@ def read_indexed_file(store: SqliteStore, index: VectorIndex, rel: str) -> str:
     target = Path(os.path.realpath(base / rel))
     if base not in target.parents or not store.file_hashes(index.id, [rel]):
         raise FileNotIndexedError(f"{rel} is not an indexed file of {index.workspace_path}")
-    from aintern.scan import decode_source
+    from aintern.source_files import decode_source
 
     try:
         data = target.read_bytes()

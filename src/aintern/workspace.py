@@ -18,6 +18,7 @@ from aintern.locate import existing_path as existing_path
 from aintern.locate import find_workspace as find_workspace
 from aintern.locate import read_indexed_file as read_indexed_file
 from aintern.locate import resolve_workspaces as resolve_workspaces
+from aintern.retrieve.rerank import ListwiseReranking, Ranked
 from aintern.states import STATES as STATES
 from aintern.states import WorkspaceSummary as WorkspaceSummary
 from aintern.states import list_workspaces as list_workspaces
@@ -54,6 +55,26 @@ class IndexStatus:
     @property
     def behind_git(self) -> bool:
         return self.current_commit is not None and self.current_commit != self.statistics.git_commit
+
+
+class _LLMRerankers:
+    """answer.rerank's, loaded by the first search that asks for ``--rerank llm`` (one that does not loads
+    no LLM code: the CLI answers a search in a tenth of a second)."""
+
+    def __init__(self) -> None:
+        self._made: ListwiseReranking | None = None
+
+    def rerank(self, workspace: str, results: list[Ranked], query: str) -> tuple[list[Ranked], bool, list[str]]:
+        if self._made is None:
+            from aintern.answer.rerank import LLMRerankers
+
+            self._made = LLMRerankers()
+        return self._made.rerank(workspace, results, query)
+
+
+def knowledge_service(store: SqliteStore, in_memory: bool = True) -> KnowledgeService:
+    """The knowledge service of a workspace, a server or an agent's session: with the workspace's LLM to rank by."""
+    return KnowledgeService(store, in_memory=in_memory, llm_rerankers=_LLMRerankers())
 
 
 class Workspace(Filling):
@@ -310,7 +331,7 @@ class Workspace(Filling):
     def knowledge(self) -> KnowledgeService:
         """Queries, context and file discovery over this database (see aintern.knowledge)."""
         if self._knowledge is None:
-            self._knowledge = KnowledgeService(self.store, in_memory=self.in_memory)
+            self._knowledge = knowledge_service(self.store, in_memory=self.in_memory)
         return self._knowledge
 
     def llm(

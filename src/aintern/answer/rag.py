@@ -16,7 +16,7 @@ from aintern.config import CONTEXT_MIN_RELEVANCE
 from aintern.errors import AinternError, ContextTooLongError, LLMError, NotIndexedError
 from aintern.knowledge import KnowledgeQueryOptions, KnowledgeService
 from aintern.retrieve.rerank import RerankingStrategy
-from aintern.store.text import STOP_WORDS, clean_user_text
+from aintern.words import STOP_WORDS, clean_user_text
 
 DEFAULT_SYSTEM_PROMPT = """You are The Senior Intern, a helpful coding assistant with knowledge of the user's codebase.
 Provide clear, concise answers with code examples when appropriate.

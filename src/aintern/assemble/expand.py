@@ -68,7 +68,7 @@ class FileContextExpander:
         is ``file_hash``, else by a scan) and its hash; no lines when it is not that version (it is not shown)."""
         import hashlib
 
-        from aintern.scan import FileReadError, decode_source, read_regular_file  # (only when a file is read)
+        from aintern.source_files import FileReadError, decode_source, read_regular_file  # (only when a file is read)
 
         with self._lock:
             hit = self._cache.get(rel)

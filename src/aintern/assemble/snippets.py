@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from aintern.assemble.context import KnowledgeChunk
 from aintern.retrieve.paths import base_form
 from aintern.retrieve.question import Question
-from aintern.store.text import identifier_parts
+from aintern.words import identifier_parts
 
 _WORDS = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 

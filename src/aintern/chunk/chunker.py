@@ -11,7 +11,7 @@ from aintern.chunk.languages import CODE_LANGUAGES, chunk_type_for, detect_langu
 from aintern.chunk.lines import Document, TokenCounter, Unit
 from aintern.chunk.models import ChunkingOptions, ChunkResult, ChunkType, TextChunk
 from aintern.chunk.text import line_units, markdown_units
-from aintern.scan import decode_source
+from aintern.source_files import decode_source
 
 #: The first line of a LuaLS meta file (type declarations and API docs, never run).
 _LUA_META = re.compile(r"\s*---@meta\b")
@@ -32,7 +32,7 @@ class Chunker:
     ) -> ChunkResult:
         """Read and chunk a file; any problem is a skipped result with a reason, never an exception."""
         shown = rel_path or str(path)
-        from aintern.scan import FileReadError, read_regular_file
+        from aintern.source_files import FileReadError, read_regular_file
 
         try:
             size = Path(path).stat().st_size

@@ -12,7 +12,7 @@ from typing import Annotated, Any
 import typer
 
 from aintern.errors import NotIndexedError
-from aintern.store.text import clean_user_text
+from aintern.words import clean_user_text
 from aintern.workspace import Workspace
 
 app = typer.Typer(

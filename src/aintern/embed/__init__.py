@@ -7,6 +7,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from aintern.embed.base import MODEL_IDS, Embedder, EmbeddingProgress, ProgressCallback, normalize
+from aintern.words import identifier_parts
 
 if TYPE_CHECKING:
     from aintern.chunk.models import TextChunk
@@ -79,8 +80,6 @@ def embedding_header(chunk: TextChunk) -> str:
 def file_name_words(path: str) -> str:
     """``src/Cop/UnusedMethodArgument.rb`` → ``unused method argument``; ``json.rs`` → ``json``;
     ``client.test.ts`` → ``client test``; ``données_utils.py`` → ``données utils``."""
-    from aintern.store.text import identifier_parts  # (store imports this module)
-
     words: list[str] = []
     for piece in re.split(r"[\W_]+", path.rsplit("/", 1)[-1].rsplit(".", 1)[0]):
         if piece:  # (case changes split ASCII names; any other script's word is kept whole)

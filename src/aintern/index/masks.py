@@ -7,8 +7,8 @@ import hashlib
 import threading
 from pathlib import Path
 
-from aintern.scan import FileReadError, decode_source, read_regular_file
 from aintern.scan.secrets import Masks, redactor
+from aintern.source_files import FileReadError, decode_source, read_regular_file
 from aintern.store import Store
 
 

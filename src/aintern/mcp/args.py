@@ -21,7 +21,7 @@ MAX_GLOB_CHARS = 500
 
 
 def query(text: str) -> str:
-    from aintern.store.text import clean_user_text
+    from aintern.words import clean_user_text
 
     cleaned = clean_user_text(text or "", MAX_QUERY_CHARS)
     if not cleaned:

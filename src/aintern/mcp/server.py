@@ -26,7 +26,7 @@ from aintern.assemble.snippets import trim
 from aintern.chunk.models import SymbolType
 from aintern.config import AGENT_SEARCH_MIN_RELEVANCE, CONTEXT_MIN_RELEVANCE
 from aintern.errors import AinternError
-from aintern.index.jobs import Jobs
+from aintern.jobs import Jobs
 from aintern.knowledge import KnowledgeQueryOptions, KnowledgeQueryResult, KnowledgeService, scope_options
 from aintern.mcp import args, output
 from aintern.mcp.checked import CheckedServer
@@ -57,6 +57,7 @@ from aintern.mcp.scope import McpConfig, Scope
 from aintern.plural import count
 from aintern.retrieve.rerank import RerankingStrategy
 from aintern.store import SqliteStore, VectorIndex
+from aintern.workspace import knowledge_service
 
 log = logging.getLogger(__name__)
 
@@ -79,7 +80,7 @@ class AinternMcp:
     ) -> None:
         self.config = config or McpConfig()
         self.store = store or SqliteStore(self.config.db)
-        self.knowledge = knowledge or KnowledgeService(self.store)
+        self.knowledge = knowledge or knowledge_service(self.store)
         self.jobs = jobs or Jobs(self.config.db)
         self.server = CheckedServer("aintern", instructions=INSTRUCTIONS, version=__version__, log_level="WARNING")
         self._register()

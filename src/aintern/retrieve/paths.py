@@ -9,7 +9,7 @@ import itertools
 import re
 
 from aintern.scan.kinds import is_test
-from aintern.store.text import STOP_WORDS, identifier_parts
+from aintern.words import STOP_WORDS, identifier_parts
 
 #: Words a run of a question's words skips ("get a user by id").
 ARTICLES = {"a", "an", "the"}

@@ -3,7 +3,7 @@ highlighting and snippet choice use, each computed on first use and kept with th
 
 The knowledge service builds one ``Question`` per query at its entry; everything below it takes the
 ``Question`` and never re-reads the string. The readings themselves are plain functions of the text
-(retrieve.paths, store.text, retrieve.keywords), shared with the code that reads paths and chunks.
+(retrieve.paths, aintern.words, retrieve.keywords), shared with the code that reads paths and chunks.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from aintern.retrieve.paths import (
     platforms_named,
     question_keywords,
 )
-from aintern.store.text import STOP_WORDS, clean_user_text, identifier_parts, query_terms
+from aintern.words import STOP_WORDS, clean_user_text, identifier_parts, query_terms
 
 _SYMBOL_QUERY = re.compile(
     r"^(?:[A-Za-z_]\w*(?:(?:::|\\|->|\.)[A-Za-z_]\w*)+"  # qualified: Sinatra::Base, a.b
@@ -46,7 +46,7 @@ class Question:
 
     @classmethod
     def parse(cls, raw: str | None) -> Question:
-        """A user's text made safe (store.text.clean_user_text: invisible characters out, 2,000 characters)."""
+        """A user's text made safe (aintern.words.clean_user_text: invisible characters out, 2,000 characters)."""
         return cls(clean_user_text(raw or ""))
 
     @classmethod
@@ -165,7 +165,7 @@ class Question:
 
     @cached_property
     def terms(self) -> list[str]:
-        """Its search terms: words and identifiers with their parts, stop words dropped (store.text)."""
+        """Its search terms: words and identifiers with their parts, stop words dropped (aintern.words)."""
         return query_terms(self.text)
 
     def terms_with(self, words: Sequence[str]) -> list[str]:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
 from aintern.chunk.models import TextChunk
-from aintern.errors import AinternError
+from aintern.errors import AinternError, LLMError
 
 if TYPE_CHECKING:
     from aintern.retrieve.question import Question
@@ -24,7 +24,7 @@ class RerankingStrategy(str, enum.Enum):
     KEYWORD_BOOST = "keyword"
     RRF = "rrf"
     CROSS_ENCODER = "cross-encoder"
-    #: Listwise, by the workspace's LLM (retrieve.rerank_llm; the knowledge service makes it).
+    #: Listwise, by the workspace's LLM (answer.rerank, given to the knowledge service by its owner).
     LLM = "llm"
 
 
@@ -214,7 +214,7 @@ def create(strategy: RerankingStrategy | str, keyword_ranks: dict[int, int] | No
     if strategy is RerankingStrategy.RRF:
         return ReciprocalRankFusion(keyword_ranks)
     if strategy is RerankingStrategy.LLM:
-        raise ValueError("the LLM reranker is the workspace's: KnowledgeService makes it (retrieve.rerank_llm)")
+        raise ValueError("the LLM reranker is the workspace's: KnowledgeService is given it (answer.rerank)")
     return HttpCrossEncoder()
 
 
@@ -224,3 +224,19 @@ def is_supported(strategy: RerankingStrategy | str) -> bool:
     if strategy is RerankingStrategy.CROSS_ENCODER:
         return HttpCrossEncoder().available()
     return True
+
+
+class ListwiseReranking(Protocol):
+    """Orders a workspace's results by its LLM (answer.rerank.LLMRerankers): the results, whether they were
+    reordered, and what the user should be told."""
+
+    def rerank(self, workspace: str, results: list[Ranked], query: str) -> tuple[list[Ranked], bool, list[str]]: ...
+
+
+class NoListwiseReranking:
+    """A knowledge service's without an LLM to rank with (its owner gave none)."""
+
+    def rerank(self, workspace: str, results: list[Ranked], query: str) -> tuple[list[Ranked], bool, list[str]]:
+        raise LLMError(
+            "--rerank llm needs the workspace's LLM: make the service with aintern.workspace.knowledge_service"
+        )

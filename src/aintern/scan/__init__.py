@@ -16,6 +16,10 @@ from aintern.scan.generated import alnum_share as alnum_share
 from aintern.scan.generated import generated_reason
 from aintern.scan.generated import marked_generated as marked_generated
 from aintern.scan.output import OUTPUT_DIR_NAMES, build_output, nuget_packages
+from aintern.source_files import FileReadError as FileReadError
+from aintern.source_files import decode_source as decode_source
+from aintern.source_files import file_kind
+from aintern.source_files import read_regular_file as read_regular_file
 
 if TYPE_CHECKING:
     from pathspec import GitIgnoreSpec
@@ -158,7 +162,7 @@ class Scanner:
                         continue
                     files.append(ScannedFile(entry.path, rel, st.st_size, st.st_mtime_ns))
                 else:
-                    skipped.append(SkippedFile.of(rel, f"not a regular file ({_kind(st.st_mode)})", st))
+                    skipped.append(SkippedFile.of(rel, f"not a regular file ({file_kind(st.st_mode)})", st))
         files.sort(key=lambda f: f.rel)
         return ScanResult(files, skipped)
 
@@ -199,7 +203,7 @@ class Scanner:
                     skipped.append(SkippedFile.of(rel, reason, st))
                 missing.add(rel)
             elif not stat.S_ISREG(st.st_mode):
-                skipped.append(SkippedFile.of(rel, f"not a regular file ({_kind(st.st_mode)})", st))
+                skipped.append(SkippedFile.of(rel, f"not a regular file ({file_kind(st.st_mode)})", st))
                 missing.add(rel)
             elif st.st_size > self.options.max_file_bytes:
                 too_large = f"too large ({st.st_size:,} bytes > {self.options.max_file_bytes:,})"
@@ -353,26 +357,6 @@ def _valid_pattern(line: str) -> bool:
     return True
 
 
-class FileReadError(Exception):
-    """A file that cannot be read as a regular file of bounded size; ``str()`` says why."""
-
-
-#: How far into a file a NUL byte marks it binary.
-_BINARY_PROBE = 8192
-
-
-def decode_source(data: bytes) -> tuple[str | None, str | None]:
-    """(text, None) for a text file, or (None, reason) for a binary one. Text is UTF-8, or else an older
-    8-bit encoding read as Windows-1252 (zlib's DotZLib sources, a © in a Latin-1 header): the code is
-    ASCII either way, so the file is indexed rather than lost, as an editor would open it."""
-    if b"\x00" in data[:_BINARY_PROBE]:
-        return None, "binary file (NUL bytes)"
-    try:
-        return data.decode("utf-8-sig"), None
-    except UnicodeDecodeError:
-        return data.decode("cp1252", errors="replace"), None
-
-
 def source_text(rel: str, data: bytes) -> tuple[str | None, str | None, str | None]:
     """(text, language, why not): what the indexer makes of a file's bytes. ``why not`` is None for a file
     to index, ``""`` for one to leave out silently (no known language, no shebang), else the reason it
@@ -386,44 +370,6 @@ def source_text(rel: str, data: bytes) -> tuple[str | None, str | None, str | No
     if not text or text.isspace():  # (as ``not text.strip()``, without copying the text)
         return text, language, "empty file"
     return text, language, generated_reason(text)
-
-
-def read_regular_file(path: str | Path, max_bytes: int) -> bytes:
-    """A file's bytes, refusing anything that is not a regular file at the moment it is opened.
-
-    The open is non-blocking, so a FIFO or device swapped in after a scan cannot hang the caller,
-    and the type is checked on the opened descriptor, not the name. A file that grew past
-    ``max_bytes`` since it was scanned is refused too. Raises OSError or FileReadError.
-    """
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise FileReadError(f"not a regular file ({_kind(st.st_mode)})")
-        chunks = []
-        left = max_bytes + 1
-        while left > 0:
-            piece = os.read(fd, min(left, 1 << 20))
-            if not piece:
-                break
-            chunks.append(piece)
-            left -= len(piece)
-    finally:
-        os.close(fd)
-    data = b"".join(chunks)
-    if len(data) > max_bytes:
-        raise FileReadError(f"too large (more than {max_bytes:,} bytes)")
-    return data
-
-
-def _kind(mode: int) -> str:
-    for test, name in (
-        (stat.S_ISFIFO, "FIFO"), (stat.S_ISSOCK, "socket"), (stat.S_ISCHR, "character device"),
-        (stat.S_ISBLK, "block device"), (stat.S_ISDIR, "directory"),
-    ):  # fmt: skip
-        if test(mode):
-            return name
-    return "special file"
 
 
 def _encodable(name: str) -> bool:

@@ -13,7 +13,7 @@ from aintern.chunk.models import TextChunk
 from aintern.sql import read_snapshot, rows_in
 from aintern.store import records
 from aintern.store.records import read_chunks
-from aintern.store.text import fts_match_terms, keyword_text
+from aintern.words import fts_match_terms, keyword_text
 
 if TYPE_CHECKING:
     import threading
@@ -286,7 +286,7 @@ def keyword_row(
 
 def create_keyword_table(conn: Any, index_id: int) -> None:
     """Keyword search, one table per index (no join needed to stay within the index): the chunk's path,
-    symbol names and content, identifiers also split into their parts (store.text). Contentless, so the
+    symbol names and content, identifiers also split into their parts (aintern.words). Contentless, so the
     text is not stored twice; rows are deleted with the values they were indexed with."""
     conn.execute(
         f"CREATE VIRTUAL TABLE fts_{int(index_id)} USING fts5(path, symbol, body, content='', tokenize=\"{TOKENIZE}\")"

@@ -29,7 +29,7 @@ from aintern.store.milvus import MilvusConfig
 from aintern.store.milvus_engine import MilvusEngine
 from aintern.store.models import ChunkSearchResult, IndexedFile, VectorIndex, VectorSearchOptions, Weights
 from aintern.store.sqlite_engine import vec_cosines, vec_knn, vec_vectors
-from aintern.store.text import query_terms
+from aintern.words import query_terms
 
 if TYPE_CHECKING:
     import numpy as np
@@ -79,7 +79,7 @@ class SqliteStore(Database):
                 engine.adopt(index_id)
                 self._engines[index_id] = engine
             # Keyword search, one table per index (no join needed to stay within the index): the chunk's
-            # path, symbol names and content, identifiers also split into their parts (store.text).
+            # path, symbol names and content, identifiers also split into their parts (aintern.words).
             create_keyword_table(self.conn, index_id)
             tiers.create_vector_table(self.conn, tiers.vector_table(index_id), dimension)
         index = self.get_index(index_id)
@@ -280,7 +280,7 @@ class SqliteStore(Database):
         self, index_id: int, terms: list[str], k: int, options: VectorSearchOptions, weights: Weights = BM25_WEIGHTS
     ) -> list[tuple[int, float]]:
         """(chunk id, BM25 score, higher is better) of the ``k`` best keyword matches of these search terms
-        (a question's ``Question.terms``, store.text.query_terms of a text); any terms are safe."""
+        (a question's ``Question.terms``, aintern.words.query_terms of a text); any terms are safe."""
         return self.engine(index_id).bm25(index_id, terms, k, options, weights)
 
     def vectors(self, index_id: int, chunk_ids: list[int], tier: bool = False) -> dict[int, bytes]:

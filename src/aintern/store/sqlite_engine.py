@@ -17,8 +17,8 @@ from aintern.store.keywords import (
     stored_term_coverage,
 )
 from aintern.store.lookups import filters
-from aintern.store.text import fts_match_terms
 from aintern.store.tiers import remove_tier_vectors, vector_table
+from aintern.words import fts_match_terms
 
 if TYPE_CHECKING:
     from aintern.embed.base import QueryVector

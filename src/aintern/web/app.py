@@ -1,6 +1,6 @@
 """The web app's ASGI application: the request guard, and the pages' routes assembled over one state.
 
-Every page is a thin view over the Python API (aintern.workspace, aintern.knowledge, aintern.index.jobs),
+Every page is a thin view over the Python API (aintern.workspace, aintern.knowledge, aintern.jobs),
 and every HTML page has a JSON twin under ``/api/`` that returns the same data. What the route modules
 share (state, errors, rendering) is in aintern.web.common.
 """
@@ -25,12 +25,12 @@ from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from aintern.index.jobs import Jobs
-from aintern.knowledge import KnowledgeService
+from aintern.jobs import Jobs
 from aintern.plural import count
 from aintern.store import SqliteStore
 from aintern.web import chat, indexes, search, settings
 from aintern.web.common import ServerConfig, WebState
+from aintern.workspace import knowledge_service
 
 __all__ = ["ServerConfig", "create_app"]
 
@@ -205,7 +205,7 @@ def create_app(config: ServerConfig | None = None) -> Starlette:
     templates = Jinja2Templates(directory=str(HERE / "templates"))
     templates.env.filters["tojson_attr"] = lambda v: json.dumps(v)
     templates.env.filters["count"] = count
-    web = WebState(config, store, KnowledgeService(store), Jobs(config.db), templates)
+    web = WebState(config, store, knowledge_service(store), Jobs(config.db), templates)
     # Model loads (seed: ModelStateChanged) reach the pages with the other events; they concern no one workspace.
     web.knowledge.on_model_state(lambda s: web.jobs.emit("model", "", dataclasses.asdict(s)))
     # MCP over streamable HTTP at /mcp: every agent session shares this process's loaded indexes, and it

@@ -16,7 +16,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.templating import Jinja2Templates
 
 from aintern.errors import AinternError, FileNotIndexedError, IndexingBusyError, NotIndexedError
-from aintern.index.jobs import Jobs
+from aintern.jobs import Jobs
 from aintern.knowledge import KnowledgeService
 from aintern.store import SqliteStore, VectorIndex
 

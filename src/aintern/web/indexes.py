@@ -15,8 +15,8 @@ from starlette.routing import Route
 
 from aintern.config import Settings
 from aintern.errors import SettingsError
-from aintern.index.jobs import Event
 from aintern.index.runs import active_run, active_runs
+from aintern.jobs import Event
 from aintern.store import VectorIndex
 from aintern.web.common import HTTPError, WebState, handler, page, read_json, sse, state, text_field
 from aintern.web.settings import listing, parse_form

@@ -19,8 +19,8 @@ from aintern.config import CONTEXT_MIN_RELEVANCE, FILES_MARK_RELEVANCE, RANKED_M
 from aintern.knowledge import KnowledgeQueryOptions, scope_options
 from aintern.plural import count
 from aintern.retrieve.rerank import RerankingStrategy
-from aintern.store.text import clean_user_text
 from aintern.web.common import HTTPError, handler, page, state, wants_json
+from aintern.words import clean_user_text
 from aintern.workspace import read_indexed_file
 
 #: The longest question taken (longer text is cut: retrieval reads the start anyway).

@@ -20,6 +20,7 @@ from typing import Any
 from aintern.errors import AinternError, IndexingBusyError
 from aintern.index.models import IndexingPhase, IndexingProgress, IndexingResult
 from aintern.index.tier import TierResult
+from aintern.workspace import Workspace
 
 log = logging.getLogger(__name__)
 
@@ -174,7 +175,6 @@ class Jobs:
         (everything) or ``files`` (``paths`` only). IndexingBusyError when a run is going already, here
         or in another process."""
         from aintern.index.runs import active_run
-        from aintern.workspace import Workspace
 
         root = str(Path(workspace).resolve())
         ws = Workspace(root, self.db)

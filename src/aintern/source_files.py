@@ -1,0 +1,67 @@
+"""Reading a source file from disk, safely, and decoding it: what the scanner, the chunker and the lines
+shown around a hit share (below all of them: it imports nothing of aintern)."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+
+class FileReadError(Exception):
+    """A file that cannot be read as a regular file of bounded size; ``str()`` says why."""
+
+
+#: How far into a file a NUL byte marks it binary.
+_BINARY_PROBE = 8192
+
+
+def decode_source(data: bytes) -> tuple[str | None, str | None]:
+    """(text, None) for a text file, or (None, reason) for a binary one. Text is UTF-8, or else an older
+    8-bit encoding read as Windows-1252 (zlib's DotZLib sources, a © in a Latin-1 header): the code is
+    ASCII either way, so the file is indexed rather than lost, as an editor would open it."""
+    if b"\x00" in data[:_BINARY_PROBE]:
+        return None, "binary file (NUL bytes)"
+    try:
+        return data.decode("utf-8-sig"), None
+    except UnicodeDecodeError:
+        return data.decode("cp1252", errors="replace"), None
+
+
+def read_regular_file(path: str | Path, max_bytes: int) -> bytes:
+    """A file's bytes, refusing anything that is not a regular file at the moment it is opened.
+
+    The open is non-blocking, so a FIFO or device swapped in after a scan cannot hang the caller,
+    and the type is checked on the opened descriptor, not the name. A file that grew past
+    ``max_bytes`` since it was scanned is refused too. Raises OSError or FileReadError.
+    """
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise FileReadError(f"not a regular file ({file_kind(st.st_mode)})")
+        chunks = []
+        left = max_bytes + 1
+        while left > 0:
+            piece = os.read(fd, min(left, 1 << 20))
+            if not piece:
+                break
+            chunks.append(piece)
+            left -= len(piece)
+    finally:
+        os.close(fd)
+    data = b"".join(chunks)
+    if len(data) > max_bytes:
+        raise FileReadError(f"too large (more than {max_bytes:,} bytes)")
+    return data
+
+
+def file_kind(mode: int) -> str:
+    """What a file that is not a regular one is, in a word or two."""
+    for test, name in (
+        (stat.S_ISFIFO, "FIFO"), (stat.S_ISSOCK, "socket"), (stat.S_ISCHR, "character device"),
+        (stat.S_ISBLK, "block device"), (stat.S_ISDIR, "directory"),
+    ):  # fmt: skip
+        if test(mode):
+            return name
+    return "special file"
