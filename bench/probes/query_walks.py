@@ -27,6 +27,8 @@ LAYERS = [
     ("aintern.store", 3),
     ("aintern.chunk", 3),
     ("aintern.scan", 3),
+    ("aintern.words", 3),  # (text helpers: store.text until they moved below every package)
+    ("aintern.source_files", 3),
 ]
 
 
