@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from samples import SAMPLES
-from workspaces import index_and_kill, make_workspace
+from workspaces import QUESTIONS, index_and_kill, make_workspace
 
 from aintern.errors import ModelMismatchError, SettingsError, StoreError
 from aintern.index import Indexer, IndexingOptions
@@ -21,14 +21,6 @@ from aintern.store import SqliteStore, VectorSearchOptions
 from aintern.workspace import Workspace
 
 pytest.importorskip("pymilvus", reason="the milvus extra is part of the test install")
-
-QUESTIONS = [
-    "Where is the database connection handled?",
-    "http server",
-    "NewServer",
-    "distance between points",
-    "makeSession",
-]
 
 
 def milvus_options(tmp_path: Path, **more: object) -> IndexingOptions:
