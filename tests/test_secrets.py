@@ -235,26 +235,27 @@ def test_a_file_shown_whole_is_masked_as_search_shows_it(web_env: Path, monkeypa
         async with Client(AinternMcp(McpConfig(db=db, workspace=root, watch=False)).server) as client:
             return str((await client.read_resource(f"aintern://file/repo/{rel}")).contents[0].text)
 
-    def shown(rel: str) -> list[str]:
-        with WebServer(db, workspace=root, watch=False) as server, server.client() as http:
-            page = http.get("/file", params={"path": rel})
-            data = http.get("/api/file", params={"path": rel})
-        assert page.status_code == data.status_code == 200
-        return [asyncio.run(read_mcp(rel)), data.json()["content"], page.text]
-
     def refused(self: SecretRedactor, text: str, name: str) -> list[object]:
         raise AssertionError(f"{name} scanned for secrets to show it")
 
     secrets_module.MASKS.clear()
-    with monkeypatch.context() as patched:
-        patched.setattr(SecretRedactor, "find", refused)
-        for rel in few:
-            mcp_text, json_text, html = shown(rel)
-            assert mcp_text == json_text and MASK in mcp_text and MASK in html
-            assert len(mcp_text.split("\n")) == len(few[rel].split("\n"))  # only values masked
-            assert not [v for v in values if v in mcp_text or v in html]
-    # Changed since indexing: a line above moves every secret down one line, off the recorded masks.
-    (root / "app/settings.py").write_text("# moved down\n" + few["app/settings.py"])
-    for text in shown("app/settings.py"):
-        assert "moved down" in text and MASK in text
-        assert not [v for v in values if v in text]
+    with WebServer(db, workspace=root, watch=False) as server, server.client() as http:
+
+        def shown(rel: str) -> list[str]:
+            page = http.get("/file", params={"path": rel})
+            data = http.get("/api/file", params={"path": rel})
+            assert page.status_code == data.status_code == 200
+            return [asyncio.run(read_mcp(rel)), data.json()["content"], page.text]
+
+        with monkeypatch.context() as patched:
+            patched.setattr(SecretRedactor, "find", refused)
+            for rel in few:
+                mcp_text, json_text, html = shown(rel)
+                assert mcp_text == json_text and MASK in mcp_text and MASK in html
+                assert len(mcp_text.split("\n")) == len(few[rel].split("\n"))  # only values masked
+                assert not [v for v in values if v in mcp_text or v in html]
+        # Changed since indexing: a line above moves every secret down one line, off the recorded masks.
+        (root / "app/settings.py").write_text("# moved down\n" + few["app/settings.py"])
+        for text in shown("app/settings.py"):
+            assert "moved down" in text and MASK in text
+            assert not [v for v in values if v in text]
