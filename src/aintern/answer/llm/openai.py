@@ -225,14 +225,15 @@ def _lines(response: httpx.Response, cancel: threading.Event | None) -> Iterator
     """The response's lines (ended by ``\\n`` or ``\\r\\n``, as server-sent events' are), ending when ``cancel``
     is set: it is heard at each piece received, so a server that trickles bytes and never ends a line stops
     no later than a silent one."""
-    rest = ""
+    pending: list[str] = []  # (the pieces of a line not ended yet: joined once it ends)
     for text in response.iter_text():
         if cancel is not None and cancel.is_set():
             return
-        rest += text
+        pending.append(text)
         if "\n" in text:
-            *lines, rest = rest.split("\n")
+            *lines, rest = "".join(pending).split("\n")
+            pending = [rest]
             for line in lines:
                 yield line.removesuffix("\r")
-    if rest:
+    if rest := "".join(pending):
         yield rest.removesuffix("\r")
