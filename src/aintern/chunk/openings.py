@@ -6,6 +6,7 @@ is: the chunk's text, its vectors and its keywords stay as they were.
 
 from __future__ import annotations
 
+import bisect
 import json
 import re
 from typing import Any
@@ -25,22 +26,26 @@ _TEXT_NODE = re.compile(r"(?<!concatenated_)string|comment|heredoc|nowdoc|text_b
 def mark_openings(chunks: list[TextChunk], lines: list[str], nodes: list[Any]) -> None:
     """Record, on each of ``chunks`` whose first line is inside a string or comment opened on an earlier line,
     that line (``nodes``: the file's top-level syntax nodes, in order)."""
+    starts = [n.start_point[0] for n in nodes]  # (once per file: each chunk then finds its node by bisection)
     for chunk in chunks:
         line = chunk.start_line - 1
         if line <= 0 or line >= len(lines):
             continue
+        at = bisect.bisect_right(starts, line) - 1
+        if at < 0:
+            continue
         text = lines[line]
         column = len(text) - len(text.lstrip(" \t"))  # (ASCII: the same in bytes, tree-sitter's columns)
-        opened = opening_line(nodes, line, column)
+        opened = opening_line(nodes[at], line, column)
         if opened is not None:
             chunk.metadata[INSIDE] = json.dumps([opened + 1, lines[opened].strip()[:OPENING_CHARS]])
 
 
-def opening_line(nodes: list[Any], line: int, column: int) -> int | None:
-    """The line (0-based) on which the outermost string or comment around (``line``, ``column``) opens, if it
-    opens on an earlier line and closes on a later one (a line that closes it shows its mark); else None."""
-    top = next((n for n in nodes if n.start_point[0] <= line <= n.end_point[0]), None)
-    if top is None:
+def opening_line(top: Any, line: int, column: int) -> int | None:
+    """The line (0-based) on which the outermost string or comment around (``line``, ``column``) in the
+    syntax node ``top`` opens, if it opens on an earlier line and closes on a later one (a line that closes
+    it shows its mark); else None."""
+    if top.end_point[0] < line:
         return None
     node = top.descendant_for_point_range((line, column), (line, column))
     opened: int | None = None
