@@ -30,8 +30,8 @@ from typing import Any
 import eval_retrieval as ev
 import semble_data
 
-from aintern.retrieve.hybrid import HybridConfig, hybrid_search
-from aintern.store import VectorSearchOptions
+from aintern.retrieve.hybrid import Hit, HybridConfig, hybrid_search
+from aintern.store import Store, VectorSearchOptions
 
 OWN = [f"bench/sets/{s}:/tmp/{s}/corpora" for s in ("own", "own2", "own3", "own4")]
 #: The values tried for each weight (the default's neighbours).
@@ -45,8 +45,27 @@ GRID: dict[str, list[Any]] = {
 }  # fmt: skip
 
 
-def load(sets: list[str]) -> list[tuple[str, Any, int, str, list[tuple[str, Any, list[str]]], set[str]]]:
-    """Per tree: (name, store, index id, path prefix, [(question, its vector, targets)], indexed paths)."""
+#: A question as the sweep asks it: (its text, its vector, its vector in the file vectors' space or None, targets).
+Asked = tuple[str, Any, Any, list[str]]
+
+
+def asked(embedder: Any, text: str, targets: list[str]) -> Asked:
+    """The question's vectors, as KnowledgeService computes them: ``embed_query``, and the static model's
+    for the file vectors (none with FILE_VECTORS=0, an index made with ``file_vectors = false``)."""
+    file_vector = ev.static_embedder().embed_query(text) if ev.FILE_VECTORS else None
+    return text, embedder.embed_query(text), file_vector, targets
+
+
+def search(store: Store, index_id: int, question: Asked, cfg: HybridConfig, top_k: int) -> list[Hit]:
+    """The hits of ``question`` ranked as the product ranks them (KnowledgeService.query): the first files
+    reordered by the file vectors where the index has them and ``cfg`` weighs them."""
+    text, vector, file_vector, _ = question
+    options = VectorSearchOptions(top_k=top_k)
+    return hybrid_search(store, index_id, text, vector, options, cfg, top_k, file_vector=file_vector)
+
+
+def load(sets: list[str]) -> list[tuple[str, Any, int, str, list[Asked], set[str]]]:
+    """Per tree: (name, store, index id, path prefix, the questions asked, indexed paths)."""
     embedder = ev.embedder_for("static")
     trees = []
     for spec in ["", *sets]:
@@ -56,7 +75,7 @@ def load(sets: list[str]) -> list[tuple[str, Any, int, str, list[tuple[str, Any,
         for repo in semble_data.load_repos():
             store, index_id, _ = ev.open_index(repo.name, repo.root, "static", False)
             existing = semble_data.files_on_disk(repo)
-            questions = [(q.text, embedder.embed(q.text), q.targets) for q in repo.queries]
+            questions = [asked(embedder, q.text, q.targets) for q in repo.queries]
             trees.append((repo.name, store, index_id, repo.prefix, questions, existing))
     return trees
 
@@ -67,8 +86,9 @@ def misses(trees: list[Any], dev: set[str]) -> None:
     # Where the file ranked first sits relative to the relevant one, when that one is 2nd or 3rd.
     relation: dict[str, Counter[str]] = {"dev": Counter(), "own": Counter()}
     for name, store, index_id, prefix, questions, _ in trees:
-        for text, vector, targets in questions:
-            hits = hybrid_search(store, index_id, text, vector, VectorSearchOptions(top_k=200), HybridConfig(), 200)
+        for question in questions:
+            targets = question[3]
+            hits = search(store, index_id, question, HybridConfig(), 200)
             files = list(dict.fromkeys(prefix + h.chunk.file_path for h in hits))
             at = files.index(targets[0]) if targets[0] in files else None
             place = (
@@ -100,10 +120,11 @@ def agreement(trees: list[Any]) -> None:
     counts: Counter[str] = Counter()
     alone = {"vector": ev.CONFIGS["vector"], "bm25": ev.CONFIGS["bm25"]}
     for _, store, index_id, prefix, questions, _ in trees:
-        for text, vector, targets in questions:
+        for question in questions:
+            targets = question[3]
             first = {}
             for name, cfg in [("default", HybridConfig()), *alone.items()]:
-                hits = hybrid_search(store, index_id, text, vector, VectorSearchOptions(top_k=50), cfg)
+                hits = search(store, index_id, question, cfg, 50)
                 first[name] = prefix + hits[0].chunk.file_path if hits else None
             counts["questions"] += 1
             if first["vector"] is None or first["vector"] != first["bm25"]:
@@ -139,10 +160,10 @@ def main() -> None:
         by_tree = {}
         for name, store, index_id, prefix, questions, existing in trees:
             scores = []
-            for text, vector, targets in questions:
-                hits = hybrid_search(store, index_id, text, vector, VectorSearchOptions(top_k=10), cfg)
+            for question in questions:
+                hits = search(store, index_id, question, cfg, 10)
                 paths = [prefix + h.chunk.file_path for h in hits[:10]]
-                scores.append(semble_data.ndcg_at_10(paths, targets, existing))
+                scores.append(semble_data.ndcg_at_10(paths, question[3], existing))
             by_tree[name] = statistics.mean(scores)
             if show:
                 print(f"{name:14s} {by_tree[name]:.4f}")

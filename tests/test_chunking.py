@@ -11,6 +11,7 @@ import pytest
 from samples import SAMPLES
 
 from aintern.chunk import Chunker, ChunkingOptions, ChunkType, SymbolType, chunk_definitions, detect_language
+from aintern.chunk.openings import inside
 
 
 def covered_lines(chunks: list) -> set[int]:
@@ -1212,3 +1213,32 @@ def test_swift_members_after_a_compiler_directive_stay_members(small_chunker: Ch
     for method in ("readLinux", "readDarwin", "peekBytes"):
         assert (method, "ByteBuffer") in found, found
     assert "".join(c.content for c in chunks).count("#if os(Linux)") == 1  # (the text is the file's)
+
+
+def test_a_piece_begun_inside_a_string_or_comment_knows_where_it_opens(static) -> None:
+    """A long docstring, block comment or template string cut into pieces: each piece that begins inside it
+    records the line it opens on (its text too); a piece that begins at its opening or closing line shows
+    the mark itself and records none."""
+    words = "explains the behaviour of the parser in detail, word after word"
+    doc = "\n".join(f"    Paragraph {i} {words}." for i in range(40))
+    rows = "\n".join(f"row {i} of a template string that goes on" for i in range(40))
+    stars = "\n".join(f" * Line {i} of a long licence header comment." for i in range(40))
+    files = {
+        "p.py": f'import os\n\n\ndef parse(text):\n    """Parse the text.\n\n{doc}\n    """\n    return text.split()\n',
+        "j.js": f"/*\n{stars}\n */\nfunction render() {{\n  return `<table>\n{rows}\n`;\n}}\n",
+        "r.rs": f'/// One line of docs.\nfn main() {{\n    let sql = r#"SELECT\n{rows}\n"#;\n}}\n',
+    }
+    #: (file, how a line inside begins) → where what it is inside opens.
+    opened = {("p.py", "Paragraph"): (5, '"""Parse the text.'), ("j.js", "* Line"): (1, "/*"),
+              ("j.js", "row"): (44, "return `<table>"), ("r.rs", "row"): (3, 'let sql = r#"SELECT')}  # fmt: skip
+    options = ChunkingOptions(target_chunk_size=64, chunk_overlap=8, min_chunk_size=16, max_chunk_size=128)
+    chunker = Chunker(static.tokenizer, 512, options)
+    for name, text in files.items():
+        chunks = chunker.chunk_text(text, name).chunks
+        assert len(chunks) > 3, name
+        lines = text.split("\n")
+        for c in chunks:
+            first = lines[c.start_line - 1].strip()
+            kind = next((k for f, k in opened if f == name and first.startswith(k)), None)
+            assert inside(c.metadata) == opened.get((name, kind or "")), (name, c.start_line, first)
+        assert sum(1 for c in chunks if inside(c.metadata)) >= 2, name

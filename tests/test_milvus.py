@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from samples import SAMPLES
-from workspaces import index_and_kill, make_workspace
+from workspaces import QUESTIONS, index_and_kill, make_workspace
 
 from aintern.errors import ModelMismatchError, SettingsError, StoreError
 from aintern.index import Indexer, IndexingOptions
@@ -21,14 +21,6 @@ from aintern.store import SqliteStore, VectorSearchOptions
 from aintern.workspace import Workspace
 
 pytest.importorskip("pymilvus", reason="the milvus extra is part of the test install")
-
-QUESTIONS = [
-    "Where is the database connection handled?",
-    "http server",
-    "NewServer",
-    "distance between points",
-    "makeSession",
-]
 
 
 def milvus_options(tmp_path: Path, **more: object) -> IndexingOptions:
@@ -151,6 +143,33 @@ def test_changes_reach_milvus_and_a_crash_leaves_nothing_behind(static, tmp_path
     with store.transaction():
         store.upsert_file(first.index_id, file, list(chunk.values()), static.embed_batch(["x"]))
     consistent(store, first.index_id)
+    store.close()
+
+
+def test_a_removed_file_takes_its_full_tier_vectors_with_it(static, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """The full tier is in the database file whatever the engine: a file removed (or edited, its chunks
+    replaced) from a Milvus-backed index leaves no tier vector of its chunks behind, and the tier's count
+    stays the number of its chunks."""
+    ws = make_workspace(tmp_path / "ws")
+    store = SqliteStore(tmp_path / "app.db")
+    indexer = Indexer(store, static, milvus_options(tmp_path))
+    index_id = indexer.index(ws).index_id
+    store.create_vector_tier(index_id, "aintern/minilm-l6-v2-int8", 384)
+    missing = store.chunks_missing_tier(index_id)
+    with store.transaction():  # (any vectors: what is stored is under test, not what they mean)
+        store.add_tier_vectors(index_id, missing, np.ones((len(missing), 384), dtype=np.float32))
+    go = next(iter((ws / "src" / "go").iterdir()))
+    go.unlink()
+    app_py = ws / "src" / "python" / "app.py"
+    app_py.write_text(app_py.read_text() + "\n# edited\n")
+    result = indexer.index(ws)
+    assert result.files_removed == 1 and result.files_indexed == 1
+    consistent(store, index_id)
+    chunks = {r[0] for r in store.conn.execute("SELECT id FROM chunks WHERE index_id = ?", (index_id,))}
+    kept = {r[0] for r in store.conn.execute(f"SELECT chunk_id FROM tier_{index_id}")}
+    assert kept <= chunks and kept == chunks - set(store.chunks_missing_tier(index_id))
+    tier = store.vector_tier(index_id)
+    assert tier is not None and tier.vector_count == len(kept) < len(missing)
     store.close()
 
 

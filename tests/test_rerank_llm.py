@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from llm_servers import hung_up
 from local_server import JsonHandler, LocalServer
 from workspaces import make_workspace
 
@@ -128,6 +129,56 @@ def test_a_prompt_too_long_for_the_window_is_shortened() -> None:
         out, note = ListwiseReranker(OpenAIChatLLM(server.url, "r", context_window=100)).rerank_with_note(big, "q")
     assert [r.chunk_id for r in out] == [0, 1] and note is not None and "too small" in note
     assert len(server.requests) == 1, "a prompt that cannot fit is not sent"
+
+
+class StallingServer(LocalServer):
+    """A chat endpoint that answers nothing (``stall``: not even its headers; ``trickle``: its headers, then a
+    byte at a time of a line that never ends) until the client hangs up, which ``gone`` then records."""
+
+    def __init__(self, mode: str) -> None:
+        self.gone = threading.Event()
+        server = self
+
+        class Handler(JsonHandler):
+            def do_POST(self) -> None:
+                self.rfile.read(int(self.headers["Content-Length"]))
+                if mode == "trickle":
+                    self.send_response(200)
+                    self.send_header("Content-Type", "text/event-stream")
+                    self.end_headers()
+                    self.wfile.write(b"data: ")
+                    self.wfile.flush()
+                # (the pace of the bytes, not a wait the test depends on: it waits on ``gone``)
+                while not hung_up(self.connection, 0.05):
+                    if mode == "trickle":
+                        try:
+                            self.wfile.write(b"x")
+                            self.wfile.flush()
+                        except OSError:
+                            break
+                server.gone.set()
+                self.close_connection = True
+
+        self._serve(Handler)
+
+
+@pytest.mark.parametrize("mode", ["stall", "trickle"])
+def test_a_stalled_request_ends_once_the_search_gives_up_on_it(mode: str) -> None:
+    """The reranker's request waits no longer than its timeout for any reply: a server that never answers, or
+    one that trickles an answer that never ends, has its request dropped and the reranker's thread ends,
+    rather than lingering for the read timeout (300 s) after the search went on in its own order."""
+    before = set(threading.enumerate())
+    with StallingServer(mode) as server:
+        llm = OpenAIChatLLM(server.url, "ranker", context_window=4096, max_retries=0)
+        out, note = ListwiseReranker(llm, timeout=0.5).rerank_with_note(candidates(4), "q")
+        assert [r.chunk_id for r in out] == [0, 1, 2, 3] and note is not None and "within 0.5 s" in note
+        workers = [t for t in threading.enumerate() if t.name == "aintern-llm-rerank" and t not in before]
+        assert len(workers) == 1
+        # Generous ceilings (far past the timeout, far short of the read timeout): what is awaited is the state.
+        workers[0].join(120)
+        assert not workers[0].is_alive(), "the reranker's request outlived the search"
+        assert server.gone.wait(120), "the stalled request was never dropped"
+        llm.close()
 
 
 @pytest.fixture

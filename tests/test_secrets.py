@@ -208,3 +208,54 @@ def test_an_index_older_than_the_masks_gets_them_at_its_next_update(tmp_path: Pa
     assert result.success and result.files_indexed == 1
     assert ws.store.conn.execute(sql).fetchall() == [(p, m) if p != "README.md" else (p, "[]") for p, m in recorded]
     ws.close()
+
+
+def test_a_file_shown_whole_is_masked_as_search_shows_it(web_env: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A whole file (the MCP server's ``aintern://file`` resource, the web app's file page and its JSON) comes
+    masked from the masks its index recorded, nothing scanned; a file changed since indexing is scanned as it is
+    now (the recorded masks are of other lines), so no secret shows either way."""
+    import asyncio
+
+    from mcp import Client
+    from web_server import WebServer
+
+    from aintern.mcp import AinternMcp, McpConfig
+
+    files, secrets = planted()
+    few = {p: files[p] for p in ("app/settings.py", "deploy/deploy.sh")}
+    values = [s.value for s in secrets if s.path in few]
+    root = web_env / "repo"
+    write_files(root, few)
+    db = web_env / "aintern.db"
+    ws = Workspace(root, db)
+    assert ws.build_index().success
+    ws.close()
+
+    async def read_mcp(rel: str) -> str:
+        async with Client(AinternMcp(McpConfig(db=db, workspace=root, watch=False)).server) as client:
+            return str((await client.read_resource(f"aintern://file/repo/{rel}")).contents[0].text)
+
+    def refused(self: SecretRedactor, text: str, name: str) -> list[object]:
+        raise AssertionError(f"{name} scanned for secrets to show it")
+
+    secrets_module.MASKS.clear()
+    with WebServer(db, workspace=root, watch=False) as server, server.client() as http:
+
+        def shown(rel: str) -> list[str]:
+            page = http.get("/file", params={"path": rel})
+            data = http.get("/api/file", params={"path": rel})
+            assert page.status_code == data.status_code == 200
+            return [asyncio.run(read_mcp(rel)), data.json()["content"], page.text]
+
+        with monkeypatch.context() as patched:
+            patched.setattr(SecretRedactor, "find", refused)
+            for rel in few:
+                mcp_text, json_text, html = shown(rel)
+                assert mcp_text == json_text and MASK in mcp_text and MASK in html
+                assert len(mcp_text.split("\n")) == len(few[rel].split("\n"))  # only values masked
+                assert not [v for v in values if v in mcp_text or v in html]
+        # Changed since indexing: a line above moves every secret down one line, off the recorded masks.
+        (root / "app/settings.py").write_text("# moved down\n" + few["app/settings.py"])
+        for text in shown("app/settings.py"):
+            assert "moved down" in text and MASK in text
+            assert not [v for v in values if v in text]

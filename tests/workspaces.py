@@ -31,6 +31,16 @@ def edit_until_seen(path: Path, text: str, seen: Callable[[], bool], timeout: fl
         assert time.monotonic() < deadline, f"no watcher noticed {path} in {timeout:.0f} s"
 
 
+#: Questions about make_workspace's project, of each kind (a sentence, words, a name as written).
+QUESTIONS = [
+    "Where is the database connection handled?",
+    "http server",
+    "NewServer",
+    "distance between points",
+    "makeSession",
+]
+
+
 def make_workspace(root: Path, copies: int = 1) -> Path:
     """A small polyglot project: every language sample, docs, config, and some ignored files."""
     root.mkdir(parents=True, exist_ok=True)

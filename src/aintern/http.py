@@ -20,29 +20,43 @@ def send_with_retries(
     stream: bool = False,
     max_retries: int = 3,
     backoff: float = 0.5,
+    deadline: float | None = None,
 ) -> httpx.Response:
     """Send a request, retrying connection errors and busy statuses with exponential backoff.
 
     Returns the last response (possibly an error status after the last try); raises the last
     ``httpx.TransportError`` when the server never answered. A streamed response must be closed.
+    ``deadline`` (a ``time.monotonic()``): no wait of a try, nor of a streamed response's reads, lasts past
+    it by more than it had left when the try began, and no try starts after it.
     """
     last_error: httpx.TransportError | None = None
     response: httpx.Response | None = None
     for attempt in range(max_retries + 1):
-        if attempt:
-            time.sleep(backoff * 2 ** (attempt - 1))
         try:
-            response = client.send(client.build_request(method, url, json=json), stream=stream)
+            request = client.build_request(method, url, json=json, timeout=_left(deadline))
+            response = client.send(request, stream=stream)
         except httpx.TransportError as exc:
             last_error, response = exc, None
-            continue
-        if response.status_code not in RETRY_STATUS or attempt == max_retries:
-            return response
-        response.close()
+        else:
+            if response.status_code not in RETRY_STATUS:
+                return response
+        pause = backoff * 2**attempt
+        if attempt == max_retries or (deadline is not None and time.monotonic() + pause >= deadline):
+            break
+        if response is not None:
+            response.close()
+        time.sleep(pause)
     if response is not None:
         return response
     assert last_error is not None
     raise last_error
+
+
+def _left(deadline: float | None) -> Any:
+    """The timeout of a try: the time left before ``deadline`` for each wait, or the client's own."""
+    if deadline is None:
+        return httpx.USE_CLIENT_DEFAULT
+    return httpx.Timeout(max(deadline - time.monotonic(), 0.01))
 
 
 def error_text(response: httpx.Response, limit: int = 300) -> str:

@@ -3,12 +3,13 @@ remote, a path inside a workspace (the lookups the CLI, the web app and the MCP 
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Iterable
 from pathlib import Path
 
-from aintern.config import CONFIG_FILE
-from aintern.errors import NotIndexedError
+from aintern.config import CONFIG_FILE, Settings
+from aintern.errors import AinternError, FileNotIndexedError, NotIndexedError
 from aintern.store import SqliteStore, VectorIndex
 
 
@@ -55,25 +56,42 @@ def existing_path(spec: str) -> Path | None:
 
 
 def read_indexed_file(store: SqliteStore, index: VectorIndex, rel: str) -> str:
-    """The text of ``rel``, an indexed file of ``index``'s workspace. No ``..``, no absolute path, no
-    symlink out of the workspace: FileNotIndexedError, as for a file that is not indexed."""
-    from aintern.errors import FileNotIndexedError
+    """The text of ``rel``, an indexed file of ``index``'s workspace, its secrets masked as search results
+    mask them: by the masks the index recorded for the version it holds (no scan), or, for a file changed since
+    (or an index that recorded none), by a scan of the text read now. An index that includes secrets shows
+    them. No ``..``, no absolute path, no symlink out of the workspace: FileNotIndexedError, as for a file
+    that is not indexed."""
+    from aintern.source_files import FileReadError, decode_source, read_regular_file
 
     rel = rel.replace("\\", "/")
     if not rel or rel.startswith("/") or "\x00" in rel or ".." in rel.split("/"):
         raise FileNotIndexedError("no such file in this workspace")
     base = Path(os.path.realpath(index.workspace_path))
     target = Path(os.path.realpath(base / rel))
-    if base not in target.parents or not store.file_hashes(index.id, [rel]):
+    version = store.file_versions(index.id, [rel]).get(rel) if base in target.parents else None
+    if version is None:
         raise FileNotIndexedError(f"{rel} is not an indexed file of {index.workspace_path}")
-    from aintern.source_files import decode_source
-
     try:
-        data = target.read_bytes()
-    except OSError as exc:
-        raise FileNotIndexedError(f"{rel}: {exc.strerror or exc}") from exc
+        # (never blocks on a FIFO put in the file's place)
+        data = read_regular_file(target, max(target.stat().st_size, 0) + (1 << 20))
+    except (OSError, FileReadError) as exc:
+        raise FileNotIndexedError(f"{rel}: {getattr(exc, 'strerror', None) or exc}") from exc
     # As the indexer read it (UTF-8, or an 8-bit encoding); a file turned binary since reads with replacements.
-    return decode_source(data)[0] or data.decode("utf-8", errors="replace")
+    text = decode_source(data)[0] or data.decode("utf-8", errors="replace")
+    if _includes_secrets(index.workspace_path):
+        return text
+    from aintern.scan.secrets import masked_as_indexed
+
+    same = hashlib.blake2b(data, digest_size=16).hexdigest() == version.content_hash
+    return masked_as_indexed(text, rel, version.masks if same else None)
+
+
+def _includes_secrets(workspace: str) -> bool:
+    """Whether the workspace's index keeps secrets unmasked (its settings say so); an unreadable setting masks."""
+    try:
+        return Settings.load(workspace).include_secrets
+    except AinternError:
+        return False
 
 
 def find_workspace(start: str | Path, store: SqliteStore | None = None) -> Path | None:

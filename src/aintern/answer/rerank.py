@@ -93,10 +93,11 @@ class ListwiseReranker:
         return None
 
     def _answer(self, messages: list[ChatMessage], max_tokens: int) -> str:
-        """The model's whole answer; TimeoutError past ``timeout`` (the request is then told to stop)."""
+        """The model's whole answer; TimeoutError past ``timeout``. The request is then told to stop, and waits
+        no longer than ``timeout`` for any reply: it ends within ``timeout`` of the search giving up on it."""
         from aintern.answer.llm.base import InferenceOptions
 
-        options = InferenceOptions(temperature=0.0, max_tokens=max_tokens, seed=0)
+        options = InferenceOptions(temperature=0.0, max_tokens=max_tokens, seed=0, timeout=self.timeout)
         cancel = threading.Event()
         pieces: list[str] = []
         failure: list[BaseException] = []

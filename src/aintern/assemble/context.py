@@ -51,6 +51,9 @@ class KnowledgeChunk:
     #: The rank-free part of its relevance (retrieve.relevance.evidence): a query over several indexes
     #: compares repositories with it.
     evidence: float | None = field(default=None, repr=False)
+    #: When the chunk begins inside a multi-line string or comment: the line it opens on and its text
+    #: (chunk.openings).
+    inside: tuple[int, str] | None = None
 
     @property
     def display_path(self) -> str:
@@ -67,7 +70,7 @@ class KnowledgeChunk:
             "parent_symbol": self.parent_symbol,
             "symbol_lines": [self.symbol_start_line, self.symbol_end_line] if self.symbol_start_line else None,
             "language": self.language, "content": self.content,
-        }  # fmt: skip
+        } | ({"inside": {"line": self.inside[0], "text": self.inside[1]}} if self.inside else {})  # fmt: skip
 
     @property
     def shown_lines(self) -> tuple[int, int]:
@@ -78,6 +81,13 @@ class KnowledgeChunk:
     @property
     def shown_text(self) -> str:
         return self.expanded_context if self.expanded_context is not None else self.content
+
+    def opened_above(self, first_line: int) -> str | None:
+        """One line saying where the string or comment the chunk begins inside opens, when text shown from
+        ``first_line`` does not show that line; else None."""
+        if self.inside is None or self.inside[0] >= first_line:
+            return None
+        return f"(inside the string or comment opened at line {self.inside[0]}: {self.inside[1]})"
 
     def to_dict(self) -> dict[str, object]:
         repo = {"repo": self.repo, "workspace": self.workspace} if self.workspace else {}
@@ -169,10 +179,13 @@ def merge_chunks(chunks: list[KnowledgeChunk]) -> list[KnowledgeChunk]:
 def _format(chunk: KnowledgeChunk, o: ContextBuildOptions) -> str:
     lo, hi = chunk.shown_lines
     text = chunk.shown_text
+    note = chunk.opened_above(lo)
     if o.format is ContextFormat.XML:
         attrs = [f'file="{escape(chunk.display_path, {chr(34): "&quot;"})}"']
         if o.include_line_numbers:
             attrs.append(f'lines="{lo}-{hi}"')
+        if note and chunk.inside:
+            attrs.append(f'inside="{escape(f"line {chunk.inside[0]}: {chunk.inside[1]}", {chr(34): "&quot;"})}"')
         if chunk.language:
             attrs.append(f'language="{chunk.language}"')
         if o.include_scores:
@@ -186,6 +199,8 @@ def _format(chunk: KnowledgeChunk, o: ContextBuildOptions) -> str:
             obj["language"] = chunk.language
         if o.include_scores:
             obj["relevance"] = round(chunk.relevance, 4)
+        if note and chunk.inside:
+            obj["inside"] = {"line": chunk.inside[0], "text": chunk.inside[1]}
         return json.dumps(obj, indent=2, ensure_ascii=False)
     if o.format is ContextFormat.PLAIN:
         out = ""
@@ -194,7 +209,7 @@ def _format(chunk: KnowledgeChunk, o: ContextBuildOptions) -> str:
             if o.include_line_numbers:
                 out += f" (lines {lo}-{hi})"
             out += "\n" + "-" * 40 + "\n"
-        return out + text + "\n"
+        return out + (note + "\n" if note else "") + text + "\n"
     out = ""
     if o.include_file_headers:
         out += f"### {chunk.display_path}\n"
@@ -203,6 +218,8 @@ def _format(chunk: KnowledgeChunk, o: ContextBuildOptions) -> str:
         if o.include_scores:
             out += f"Relevance: {chunk.relevance:.0%}\n"
         out += "\n"
+    if note:
+        out += note + "\n"
     fence = "```" if "```" not in text else "````"
     return out + f"{fence}{chunk.language or 'text'}\n{text}\n{fence}\n"
 

@@ -98,14 +98,11 @@ class FileContextExpander:
         if text is None:
             return None
         if self.redact_secrets:
-            from aintern.scan.secrets import apply_masks, masked
+            from aintern.scan.secrets import masked_as_indexed
 
             # As the index masked it: by the masks it recorded for this version (nothing is scanned per question),
             # or, for an index that recorded none, by those of this process's first scan of the version.
-            try:
-                text = masked(text, rel) if masks is None or file_hash is None else apply_masks(text, masks)
-            except IndexError:  # (a damaged record, lines the file lacks: masked as a scan finds)
-                text = masked(text, rel)
+            text = masked_as_indexed(text, rel, None if file_hash is None else masks)
         entry = (key, text_lines(text), digest)
         with self._lock:
             self._cache.pop(rel, None)

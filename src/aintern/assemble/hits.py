@@ -10,6 +10,7 @@ from aintern.assemble.context import KnowledgeChunk
 from aintern.assemble.expand import FileContextExpander
 from aintern.assemble.snippets import matching_definition
 from aintern.chunk.models import SymbolType, TextChunk, chunk_definitions
+from aintern.chunk.openings import inside
 from aintern.retrieve.keywords import highlights
 from aintern.retrieve.question import Question
 from aintern.retrieve.rerank import Ranked
@@ -35,7 +36,7 @@ def shown_hits(
             content=c.content, file_path=c.file_path, start_line=c.start_line, end_line=c.end_line,
             relevance=r.score, language=c.language, symbol_name=c.symbol_name, symbol_type=c.symbol_type,
             parent_symbol=c.parent_symbol, original_score=r.original_score, chunk_id=r.chunk_id,
-            file_hash=version.content_hash if version else None,
+            file_hash=version.content_hash if version else None, inside=inside(c.metadata),
         )  # fmt: skip
         nested = _nested_definition(c, question)
         if nested is not None:

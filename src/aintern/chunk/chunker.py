@@ -5,11 +5,13 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 from aintern.chunk.code import CodeChunker, NestedDefinition
 from aintern.chunk.languages import CODE_LANGUAGES, chunk_type_for, detect_language
 from aintern.chunk.lines import Document, TokenCounter, Unit
 from aintern.chunk.models import ChunkingOptions, ChunkResult, ChunkType, TextChunk
+from aintern.chunk.openings import mark_openings
 from aintern.chunk.text import line_units, markdown_units
 from aintern.source_files import decode_source
 
@@ -79,11 +81,12 @@ class Chunker:
         fallback: str | None = None
         units: list[Unit]
         definitions: list[NestedDefinition] = []
+        nodes: list[Any] = []
         if language in CODE_LANGUAGES:
             try:
                 code = CodeChunker(language, self.options)
                 units = code.units(doc)
-                definitions = code.definitions
+                definitions, nodes = code.definitions, code.nodes
             except Exception as exc:  # grammar missing or parser failure: keep the file, by lines
                 fallback = f"tree-sitter failed ({type(exc).__name__}: {exc}); chunked by lines"
                 units = line_units(doc, self.options)
@@ -94,6 +97,8 @@ class Chunker:
         chunks = [self._chunk(doc, u, file_path, language) for u in units]
         chunks = [c for c in chunks if c.content.strip()]
         _attach_definitions(chunks, definitions)
+        if nodes and len(chunks) > 1:
+            mark_openings(chunks, doc.lines, nodes)
         return ChunkResult(file_path, chunks, language, fallback_reason=fallback)
 
     def _chunk(self, doc: Document, unit: Unit, file_path: str, language: str | None) -> TextChunk:

@@ -42,11 +42,13 @@ class CodeChunker:
         self.language = language
         self.options = options
         self.definitions: list[NestedDefinition] = []
+        #: The file's top-level syntax nodes, once ``units`` has run (chunk.openings reads them).
+        self.nodes: list[Any] = []
 
     def units(self, doc: Document) -> list[Unit]:
         """The file's chunks as units; ``self.definitions`` then holds every definition, nested ones too."""
         last = len(doc.lines) - 1
-        nodes = self._top_level(doc.text, doc.lines)
+        nodes = self.nodes = self._top_level(doc.text, doc.lines)
         self.definitions = self._definitions(doc.lines, nodes, None)
         units = self._level(doc, nodes, 0, last, parent=None)
         merged = _merge(doc, self._fit(doc, units), self.options.target_chunk_size)

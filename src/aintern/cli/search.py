@@ -103,6 +103,8 @@ def search(
         first, shown = (0, len(lines)) if full else (focus_window(c, PREVIEW_LINES, keep_start=True), PREVIEW_LINES)
         last = min(len(lines), first + shown)
         if piped():  # each line whole, numbered, nothing padded: what a file or a pipe reads best
+            if opened := c.opened_above(c.start_line + first):
+                print(opened)
             _print_plain_lines(lines, first, last, c.start_line + first)
             continue
         from rich.syntax import Syntax  # not loaded for --json: scripts and agents wait less
@@ -118,6 +120,8 @@ def search(
                 syntax.stylize_range("bold reverse", (row - first + 1, col), (row - first + 1, col + h.length))
         if first:
             console.print(f"[dim]    ... {count(first, 'line')} above[/]")
+        if opened := c.opened_above(c.start_line + first):
+            console.print(f"[dim]    {esc(opened)}[/]", highlight=False)
         console.print(syntax)
         if len(lines) > last:
             console.print(f"[dim]    ... {count(len(lines) - last, 'more line')}[/]")

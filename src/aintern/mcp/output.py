@@ -47,6 +47,8 @@ def hits(chunks: list[KnowledgeChunk], several: bool, max_tokens: int) -> tuple[
                   relevance=round(c.relevance, 3), code=code, trimmed=cut)  # fmt: skip
         where = f"{c.display_path}:{c.start_line}-{c.end_line}"
         head = f"{where}  {c.symbol_name or ''}{' (' + hit.symbol_type + ')' if hit.symbol_type else ''}  {hit.relevance:.2f}"
+        if note := c.opened_above(c.start_line):  # (the code begins inside a string or comment)
+            head += f"\n{note}"
         part = f"{head}\n```{c.language or ''}\n{code}\n```"
         cost = count_tokens(part, TokenEstimation.TOKENIZER)
         if out and used + cost > max_tokens:

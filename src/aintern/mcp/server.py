@@ -142,7 +142,8 @@ class AinternMcp:
         s.add_tool(self.status, title="Index status", description=STATUS_HELP)
         s.add_tool(self.clear, title="Delete an index", description=CLEAR_HELP)
         s.resource("aintern://file/{repo}/{+path}", name="file", mime_type="text/plain",
-                   description="An indexed file of a repository (read-only, inside the repository only)")(self.read_file)  # fmt: skip
+                   description="An indexed file of a repository, its secrets masked as search masks them (read-only, "
+                               "inside the repository only)")(self.read_file)  # fmt: skip
         s.prompt(name="explain", description="Explain the code at a location, citing file:line sources")(self.explain)
 
     async def search(

@@ -442,3 +442,15 @@ def masked(text: str, filename: str) -> str:
     shown before in this process (the lines around a search hit are shown masked, not re-scanned per question)."""
     spans = MASKS.get(MASKS.key(text, filename))
     return redact(text, filename)[0] if spans is None else apply_masks(text, spans)
+
+
+def masked_as_indexed(text: str, filename: str, masks: Masks | None) -> str:
+    """``text`` masked as the index masked it: by ``masks``, those it recorded for this version of the file, or
+    (None: none recorded) as ``masked`` masks it; a record that does not fit the text (lines the file lacks,
+    a damaged row) is ignored and the text scanned."""
+    if masks is None:
+        return masked(text, filename)
+    try:
+        return apply_masks(text, masks)
+    except IndexError:
+        return masked(text, filename)

@@ -224,6 +224,8 @@ class SqliteStore(Database):
         file_id, rows = found
         records.bump(self.conn, index_id, files=-1, chunks=-len(rows))
         self.engine(index_id).remove(index_id, rows)
+        # The full tier is in the file whatever the engine (its vectors would outlive their chunks otherwise).
+        tiers.remove_tier_vectors(self.conn, index_id, [r[0] for r in rows])
         records.delete_file_rows(self.conn, file_id)
         return True
 

@@ -17,7 +17,7 @@ from aintern.store.keywords import (
     stored_term_coverage,
 )
 from aintern.store.lookups import filters
-from aintern.store.tiers import remove_tier_vectors, vector_table
+from aintern.store.tiers import vector_table
 from aintern.words import fts_match_terms
 
 if TYPE_CHECKING:
@@ -106,7 +106,6 @@ class SqliteEngine:
         # By primary key: a WHERE on a metadata column makes sqlite-vec scan the whole table (a forced
         # re-index of 21k chunks took 3.5x a cold one).
         conn.executemany(f"DELETE FROM vec_{int(index_id)} WHERE chunk_id = ?", [(r[0],) for r in rows])
-        remove_tier_vectors(conn, index_id, [r[0] for r in rows])
 
     def before_commit(self, floor: int) -> None:
         pass

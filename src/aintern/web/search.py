@@ -119,7 +119,8 @@ async def search_page(request: Request) -> Response:
             {**c.search_result(), "html": marked(c), "expanded": c.expanded_context,
              "expanded_lines": [c.expanded_start, c.expanded_end] if c.expanded_context else None,
              "ws_id": ids.get(c.workspace or "", index.id), "shown_path": c.display_path,
-             "focus_line": c.start_line + focus_window(c, SNIPPET_LINES, keep_start=True)}
+             "focus_line": c.start_line + focus_window(c, SNIPPET_LINES, keep_start=True),
+             "opened": c.opened_above(c.start_line)}
             for c in result.chunks
         ]  # fmt: skip
         data["notes"] = result.notes

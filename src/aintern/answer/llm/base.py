@@ -43,6 +43,9 @@ class InferenceOptions:
     #: Also stop at any chat template's turn markers (``[INST]``, ``<end_of_turn>``, ``<|im_end|>``, ...):
     #: a model that writes one has finished its answer and is making up the next turn.
     stop_at_template_markers: bool = True
+    #: Seconds the whole answer may take: a remote model's request waits no longer for any reply (None: the
+    #: backend's own limits, minutes for a model that thinks on a CPU).
+    timeout: float | None = None
 
     @property
     def token_cap(self) -> int:

@@ -7,6 +7,7 @@ import math
 import os
 import re
 import threading
+import time
 from collections.abc import Generator, Iterator, Sequence
 from typing import Any
 
@@ -61,8 +62,11 @@ class OpenAIChatLLM:
     @property
     def model(self) -> str:
         """The model asked for, else the first one the endpoint lists."""
+        return self._model_by(None)
+
+    def _model_by(self, deadline: float | None) -> str:
         if self._model is None:
-            models = self.list_models()
+            models = self.list_models(deadline)
             if not models:
                 raise ModelNotFoundError(f"{self.url}/models lists no model; name one with --model")
             self._model = models[0]
@@ -72,8 +76,8 @@ class OpenAIChatLLM:
     def model_id(self) -> str:
         return f"openai/{self.model}"
 
-    def list_models(self) -> list[str]:
-        response = self._send("GET", f"{self.url}/models")
+    def list_models(self, deadline: float | None = None) -> list[str]:
+        response = self._send("GET", f"{self.url}/models", deadline=deadline)
         if response.status_code >= 400:
             raise LLMError(f"{self.url}/models answered HTTP {response.status_code}: {error_text(response)}")
         try:
@@ -103,12 +107,17 @@ class OpenAIChatLLM:
     def close(self) -> None:
         self._client.close()
 
-    def _send(self, method: str, url: str, body: Any = None, stream: bool = False) -> httpx.Response:
+    def _send(
+        self, method: str, url: str, body: Any = None, stream: bool = False, deadline: float | None = None
+    ) -> httpx.Response:
         try:
             return send_with_retries(
-                self._client, method, url, json=body, stream=stream, max_retries=self.max_retries, backoff=self.backoff
-            )
+                self._client, method, url, json=body, stream=stream, max_retries=self.max_retries,
+                backoff=self.backoff, deadline=deadline,
+            )  # fmt: skip
         except httpx.TransportError as exc:
+            if deadline is not None and isinstance(exc, httpx.TimeoutException):
+                raise TimeoutError(f"LLM endpoint {url} sent no reply in the time given") from exc
             raise LLMUnreachableError(
                 f"LLM endpoint {url} is unreachable after {self.max_retries + 1} attempts "
                 f"({type(exc).__name__}); is the server running?"
@@ -117,8 +126,10 @@ class OpenAIChatLLM:
     def stream(
         self, messages: Sequence[ChatMessage], options: InferenceOptions, cancel: threading.Event | None = None
     ) -> Iterator[str]:
+        # Past ``options.timeout`` no reply is waited for: a stalled server costs that, not the read timeout.
+        deadline = None if options.timeout is None else time.monotonic() + options.timeout
         body: dict[str, Any] = {
-            "model": self.model, "messages": [m.to_dict() for m in messages], "stream": True,
+            "model": self._model_by(deadline), "messages": [m.to_dict() for m in messages], "stream": True,
             "temperature": options.temperature, "max_tokens": options.token_cap, "top_p": options.top_p,
         }  # fmt: skip
         if options.stop:
@@ -126,7 +137,7 @@ class OpenAIChatLLM:
         if options.seed is not None:
             body["seed"] = options.seed
         endpoint = f"{self.url}/chat/completions"
-        response = self._send("POST", endpoint, body, stream=True)
+        response = self._send("POST", endpoint, body, stream=True, deadline=deadline)
         try:
             if response.status_code >= 400:
                 self._raise_for(response, endpoint)
@@ -135,13 +146,15 @@ class OpenAIChatLLM:
             received = yield from self._pieces(response, endpoint, cancel, stops)
         finally:
             response.close()
-        if received < 0:
-            self._diagnose(body, endpoint)
+        if received < 0 and not (cancel is not None and cancel.is_set()):
+            self._diagnose(body, endpoint, deadline)
 
-    def _diagnose(self, body: dict[str, Any], endpoint: str) -> None:
+    def _diagnose(self, body: dict[str, Any], endpoint: str, deadline: float | None) -> None:
         """A stream that ended before any answer: some servers (llama-cpp-python's) fail that way on a prompt
         over their window, where the same request unstreamed gets a proper error. Ask it that way."""
-        response = self._send("POST", endpoint, {**body, "stream": False, "max_tokens": 1})
+        if deadline is not None and time.monotonic() >= deadline:
+            raise TimeoutError(f"{endpoint} sent no answer in the time given")
+        response = self._send("POST", endpoint, {**body, "stream": False, "max_tokens": 1}, deadline=deadline)
         if response.status_code >= 400:
             self._raise_for(response, endpoint)
         raise LLMError(f"{endpoint} ended the stream without an answer; the server's log may say why")
@@ -173,7 +186,7 @@ class OpenAIChatLLM:
         number of pieces, or -1 when the stream ended early with nothing in it."""
         received, finished, cause = 0, False, "the stream ended without [DONE]"
         try:
-            for line in response.iter_lines():
+            for line in _lines(response, cancel):
                 if cancel is not None and cancel.is_set():
                     return received
                 if not line.startswith("data:"):
@@ -206,3 +219,21 @@ class OpenAIChatLLM:
         if received == 0:
             return -1
         raise LLMError(f"the connection to {endpoint} broke off mid-answer after {received} pieces ({cause})")
+
+
+def _lines(response: httpx.Response, cancel: threading.Event | None) -> Iterator[str]:
+    """The response's lines (ended by ``\\n`` or ``\\r\\n``, as server-sent events' are), ending when ``cancel``
+    is set: it is heard at each piece received, so a server that trickles bytes and never ends a line stops
+    no later than a silent one."""
+    pending: list[str] = []  # (the pieces of a line not ended yet: joined once it ends)
+    for text in response.iter_text():
+        if cancel is not None and cancel.is_set():
+            return
+        pending.append(text)
+        if "\n" in text:
+            *lines, rest = "".join(pending).split("\n")
+            pending = [rest]
+            for line in lines:
+                yield line.removesuffix("\r")
+    if rest := "".join(pending):
+        yield rest.removesuffix("\r")
