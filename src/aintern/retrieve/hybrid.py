@@ -10,10 +10,8 @@ on its own (docs/benchmarks.md has the ablation table that justifies each defaul
 from __future__ import annotations
 
 import functools
-import heapq
 from collections.abc import Callable
 from dataclasses import dataclass
-from operator import itemgetter
 from typing import TYPE_CHECKING
 
 from aintern.chunk.models import ChunkType, TextChunk
@@ -348,10 +346,31 @@ def _pool(store: Store, index_id: int, ranked: list[tuple[int, float]], cfg: Hyb
     if len(ranked) <= cfg.candidates:
         return {cid for cid, _ in ranked}
     files = store.chunk_files(index_id, [cid for cid, _ in ranked])
-    weights = {  # per file and chunk type, once
-        (path, kind): path_prior(path, cfg.demote_samples) * (cfg.prose_weight if kind in _PROSE_TYPES else 1.0)
-        for path, kind in set(files.values())
-    }
-    weighed = [(score * weights[files[cid]] if score > 0 and cid in files else score, cid) for cid, score in ranked]
-    # (the best by weighed score; equal scores in the retriever's own order)
-    return {cid for _, cid in heapq.nlargest(cfg.candidates, weighed, key=itemgetter(0))}
+    weights = _file_weights(cfg)
+    weighed: list[float] = []
+    for cid, score in ranked:
+        if score > 0:
+            where = files.get(cid)
+            if where is not None:
+                weight = weights.get(where)
+                if weight is None:
+                    path, kind = where
+                    prose = cfg.prose_weight if kind in _PROSE_TYPES else 1.0
+                    weight = weights[where] = path_prior(path, cfg.demote_samples) * prose
+                score *= weight
+        weighed.append(score)
+    # The best by weighed score, equal scores in the retriever's own order (a stable sort, as heapq.nlargest).
+    best = sorted(range(len(ranked)), key=weighed.__getitem__, reverse=True)[: cfg.candidates]
+    return {ranked[i][0] for i in best}
+
+
+#: Per (demote_samples, prose_weight): the weight of a (file path, chunk type), a pure function of them
+#: (path_prior), kept across queries: a pool weighs 300 chunks of the same few hundred files every time.
+_FILE_WEIGHTS: dict[tuple[bool, float], dict[tuple[str, str], float]] = {}
+
+
+def _file_weights(cfg: HybridConfig) -> dict[tuple[str, str], float]:
+    weights = _FILE_WEIGHTS.setdefault((cfg.demote_samples, cfg.prose_weight), {})
+    if len(weights) > 1 << 16:
+        weights.clear()
+    return weights
