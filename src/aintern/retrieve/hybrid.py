@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from aintern.chunk.models import ChunkType, TextChunk
 from aintern.retrieve.config import HybridConfig
 from aintern.retrieve.names import defines_member, spelled_names
-from aintern.retrieve.paths import ERROR_CLASS_FILE, PathMatcher, file_stem, path_prior, path_words, platform_of
+from aintern.retrieve.paths import PathMatcher, file_stem, path_facts, path_prior
 from aintern.retrieve.question import Question
 from aintern.retrieve.ranking import (
     by_file_vectors,
@@ -42,7 +42,12 @@ def header_twins(store: Store, index_id: int, paths: set[str]) -> set[str]:
     if not headers:
         return set()
     sources = store.file_names(index_id, ".c")
-    return {h for h in headers if h.rsplit("/", 1)[-1][:-2] + ".c" in sources}
+    return {h for h in headers if _has_source(h, sources)}
+
+
+def _has_source(header: str, sources: set[str]) -> bool:
+    """Whether ``sources`` (file names) holds the ``.c`` file of ``header``'s name."""
+    return header.rsplit("/", 1)[-1][:-2] + ".c" in sources
 
 
 @dataclass
@@ -232,7 +237,7 @@ def _scored(
     tuples, since Hit objects are made only for what is returned (most candidates are not)."""
     symbol = q.symbol
     best = max(fused.values())
-    factor_of = _path_factors(store, index_id, q, cfg, {c.file_path for c in chunks.values()}, best)
+    factor_of = _path_factors(store, index_id, q, cfg, best)
     scored: list[tuple[float, str, int, int]] = []
     for cid, score in fused.items():
         chunk = chunks.get(cid)
@@ -250,14 +255,15 @@ def _scored(
         score = (score + boost) * prior
         if an_init and _mostly_imports(chunk.content):
             score *= 0.5
-        if chunk.chunk_type in _PROSE:
+        kind = chunk.chunk_type
+        if kind is not ChunkType.CODE and kind in _PROSE:  # (most are code: an enum's hash is a Python call)
             score *= cfg.prose_weight
         scored.append((-score, path, chunk.start_line, cid))
     return scored
 
 
 def _path_factors(
-    store: Store, index_id: int, q: Question, cfg: HybridConfig, paths: set[str], best: float
+    store: Store, index_id: int, q: Question, cfg: HybridConfig, best: float
 ) -> Callable[[str], tuple[float, float, bool]]:
     """Per file, once: (the boost its path words earn, its prior, whether it is a package's ``__init__.py``)."""
     symbol = q.symbol
@@ -267,31 +273,33 @@ def _path_factors(
     matches = PathMatcher(set(keywords), cfg.abbreviations, cfg.base_forms, initials) if boost_path else None
     named_platforms = q.platforms if cfg.platform_weight != 1.0 else frozenset()
     demote_errors = cfg.path_penalties and cfg.error_class_weight != 1.0 and not symbol and not q.asks_about_errors
-    twins = (
-        header_twins(store, index_id, paths)
-        if cfg.path_penalties and cfg.header_twin_weight != 1.0 and not symbol
-        else set()
-    )
+    demote_twins = cfg.path_penalties and cfg.header_twin_weight != 1.0 and not symbol
+    sources: list[set[str]] = []  # (the index's .c files, read at its first header: header_twins)
+    symbol_stem = symbol.lower().replace("_", "") if symbol and cfg.symbol_file_boost else None
     factors: dict[str, tuple[float, float, bool]] = {}
 
     def factor(path: str) -> tuple[float, float, bool]:
         found = factors.get(path)
         if found is not None:
             return found
-        share = matches.share(path_words(path)) if matches is not None else 0.0
-        if symbol and cfg.symbol_file_boost and file_stem(path) == symbol.lower().replace("_", ""):
+        facts = path_facts(path)
+        share = matches.share(facts.words) if matches is not None else 0.0
+        if symbol_stem is not None and facts.stem == symbol_stem:
             share = cfg.symbol_file_boost
         prior = path_prior(path, cfg.demote_samples) if cfg.path_penalties else 1.0
-        if cfg.platform_weight != 1.0 and platform_of(path) not in (None, *named_platforms):
+        if cfg.platform_weight != 1.0 and facts.platform not in (None, *named_platforms):
             prior *= cfg.platform_weight
-        if demote_errors and ERROR_CLASS_FILE.search(path):
+        if demote_errors and facts.error_class:
             prior *= cfg.error_class_weight
-        if path in twins:
-            prior *= cfg.header_twin_weight
+        if demote_twins and path.endswith(".h"):
+            if not sources:
+                sources.append(store.file_names(index_id, ".c"))
+            if _has_source(path, sources[0]):
+                prior *= cfg.header_twin_weight
         found = factors[path] = (
             best * cfg.path_boost * share if share >= 0.1 else 0.0,
             prior,
-            cfg.path_penalties and (path == "__init__.py" or path.endswith("/__init__.py")),
+            cfg.path_penalties and facts.package_init,
         )
         return found
 
