@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -326,12 +326,13 @@ class SqliteStore(Database):
     def keeps_keyword_stats(self, index_id: int) -> bool:
         return keeps_keyword_stats(self.conn, index_id)
 
-    def chunk_files(self, index_id: int, chunk_ids: list[int]) -> dict[int, tuple[str, str]]:
-        """(file path, chunk type) of these chunks: what a path prior needs, without reading their text."""
+    def chunk_files(self, index_id: int, chunk_ids: list[int]) -> Mapping[int, tuple[str, str]]:
+        """(file path, chunk type) of these chunks, and maybe of others (a long-running process answers with
+        what it holds of every chunk, not a copy): what a path prior needs, without reading their text."""
         if self.memory is not None:
             known = self.memory.chunk_files(index_id)
             if known is not None:
-                return {cid: known[cid] for cid in chunk_ids if cid in known}
+                return known
         return lookups.chunk_files(self.conn, chunk_ids)
 
     def chunk_at(self, index_id: int, path: str, line: int) -> int | None:
