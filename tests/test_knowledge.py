@@ -1419,29 +1419,56 @@ def test_a_symbol_search_opens_a_split_definition_at_its_first_piece(static, tmp
     store.close()
 
 
-def test_tests_and_docs_that_match_more_words_leave_room_for_the_code(static, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    """In a whole repository the tests and docs that repeat a question's words fill a retriever's first
-    hundred, and the code they are about never became a candidate (tRPC's router.ts was BM25's 466th).
-    Each retriever's hits are weighed by their priors before the candidates are chosen (issue 11, docs
-    section 42); here at a tenth of the scale: 10 candidates from a pool of 60."""
+def router_repository() -> tuple[dict[str, str], dict[str, str]]:
+    """A repository where the tests and docs that repeat a question's words outnumber its code: (them, the
+    code, src/router.ts among unrelated helpers)."""
     test = (
         "describe('router', () => {{\n  it('creates router {0} and registers procedures', () => {{\n"
         "    const router = createRouter(); // router created, procedures registered\n"
         "    router.register('procedure{0}', procedure);\n    expect(router.procedures).toContain('procedure{0}');\n  }});\n}});\n"
     )
     doc = "# Routers {0}\n\nA router is created with `createRouter`, and procedures are registered on the router: router procedures.\n"
-    ws, store, _ = indexed_files(static, tmp_path, {
+    repeating = {
         **{f"test/router{i}.test.ts": test.format(i) for i in range(30)},
         **{f"docs/routers{i}.md": doc.format(i) for i in range(15)},
-    **{f"src/lib/util{i}.ts": f"export function pad{i}(text: string): string {{\n  return text.padStart({i});\n}}\n" for i in range(60)},
+    }
+    code = {
         **{f"src/lib/util{i}.ts": f"export function pad{i}(text: string): string {{\n  return text.padStart({i});\n}}\n" for i in range(60)},
         "src/router.ts": "/** Builds a router: each procedure registered under its name. */\n"
                          "export function createRouter(procedures: Record<string, Procedure>) {\n"
                          "  const registry = new Map(Object.entries(procedures));\n  return { registry };\n}\n",
-    })  # fmt: skip
-    question = "how a router is created and procedures are registered"
+    }  # fmt: skip
+    return repeating, code
+
+
+ROUTER_QUESTION = "how a router is created and procedures are registered"
+
+
+def test_tests_and_docs_that_match_more_words_leave_room_for_the_code(static, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """In a whole repository the tests and docs that repeat a question's words fill a retriever's first
+    hundred, and the code they are about never became a candidate (tRPC's router.ts was BM25's 466th).
+    Each retriever's hits are weighed by their priors before the candidates are chosen (issue 11, docs
+    section 42); here at a tenth of the scale: 10 candidates from a pool of 60."""
+    repeating, code = router_repository()
+    ws, store, _ = indexed_files(static, tmp_path, {**repeating, **code})
+    question = ROUTER_QUESTION
     keywords_only = HybridConfig(alpha_natural=0.0, candidates=10)
     assert "src/router.ts" not in ranked_paths(static, store, ws, question, replace(keywords_only, pool=10), k=10)
     assert ranked_paths(static, store, ws, question, replace(keywords_only, pool=60), k=1) == ["src/router.ts"]
     assert ranked_paths(static, store, ws, question, HybridConfig(candidates=10, pool=60), k=1) == ["src/router.ts"]
+    store.close()
+
+
+def test_a_pool_weighs_the_chunks_an_update_added(static, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A long-running process weighs a pool by the paths of every chunk, held in memory per index state
+    (issue 49): tests and docs indexed after its first question are weighed down like those indexed
+    before it, and the code stays a candidate."""
+    repeating, code = router_repository()
+    ws, store, _ = indexed_files(static, tmp_path, code)
+    store.keep_in_memory(True)
+    keywords_only = HybridConfig(alpha_natural=0.0, candidates=10, pool=60)
+    assert ranked_paths(static, store, ws, ROUTER_QUESTION, keywords_only, k=1) == ["src/router.ts"]
+    write_files(ws, repeating)
+    Indexer(store, static).index(ws)
+    assert ranked_paths(static, store, ws, ROUTER_QUESTION, keywords_only, k=1) == ["src/router.ts"]
     store.close()
