@@ -1472,3 +1472,17 @@ def test_a_pool_weighs_the_chunks_an_update_added(static, tmp_path: Path) -> Non
     Indexer(store, static).index(ws)
     assert ranked_paths(static, store, ws, ROUTER_QUESTION, keywords_only, k=1) == ["src/router.ts"]
     store.close()
+
+
+def test_tied_ranks_at_a_pools_places_are_the_whole_rankings() -> None:
+    """A pool's candidates keep the ranks they have in their retriever's whole ranking (issue 49: asked
+    for the pooled places only): equal scores, scores equal to 12 digits and scores 1e-12 apart that round
+    apart each rank as in ``tied_ranks``."""
+    from aintern.retrieve.ranking import tied_ranks, tied_ranks_at
+
+    scores = [0.9, 0.9, 0.9, 0.8, 0.7 + 1e-13, 0.7, 0.6, 0.1234567890126, 0.1234567890124, 0.1, 0.1, float("nan")]
+    ranked = [(100 + i, s) for i, s in enumerate(scores)]
+    whole = tied_ranks(ranked)
+    assert [r for r, _ in whole] == [0, 0, 0, 3, 4, 4, 6, 7, 8, 9, 9, 11]
+    for places in ([], [0], [2, 5, 10], list(range(len(ranked))), [1, 4, 8, 11]):
+        assert tied_ranks_at(ranked, places) == [whole[p] for p in places]

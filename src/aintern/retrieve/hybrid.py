@@ -25,6 +25,7 @@ from aintern.retrieve.ranking import (
     diversify,
     first_pieces_first,
     tied_ranks,
+    tied_ranks_at,
     with_file_evidence,
 )
 from aintern.store import Store, VectorSearchOptions
@@ -155,13 +156,12 @@ def _retrieve(
             kw = [(cid, 0.0) for cid, _ in kw]
     # Equal scores share a rank, so the order in which an index happened to store equal chunks (their
     # ids, i.e. its history) cannot change the ranking.
-    vec_ranks, kw_ranks = tied_ranks(vec), tied_ranks(kw)
-    if len(vec) > cfg.candidates or len(kw) > cfg.candidates:
-        in_vec, in_kw = _pool(store, index_id, vec, cfg), _pool(store, index_id, kw, cfg)
-        vec, kw = [h for h in vec if h[0] in in_vec], [h for h in kw if h[0] in in_kw]
-        vec_ranks = [(r, cid) for r, cid in vec_ranks if cid in in_vec]
-        kw_ranks = [(r, cid) for r, cid in kw_ranks if cid in in_kw]
-    return _Found(vec, kw, vec_ranks, kw_ranks)
+    if len(vec) <= cfg.candidates and len(kw) <= cfg.candidates:
+        return _Found(vec, kw, tied_ranks(vec), tied_ranks(kw))
+    # (ranks within the whole ranking, for the pooled candidates only)
+    in_vec, in_kw = _pool(store, index_id, vec, cfg), _pool(store, index_id, kw, cfg)
+    vec_ranks, kw_ranks = tied_ranks_at(vec, in_vec), tied_ranks_at(kw, in_kw)
+    return _Found([vec[i] for i in in_vec], [kw[i] for i in in_kw], vec_ranks, kw_ranks)
 
 
 def _fuse(found: _Found, alpha: float, cfg: HybridConfig) -> dict[int, float]:
@@ -348,11 +348,11 @@ def nearest_files(store: Store, index_id: int, cfg: HybridConfig, static_vector:
         return None
 
 
-def _pool(store: Store, index_id: int, ranked: list[tuple[int, float]], cfg: HybridConfig) -> set[int]:
-    """The ``candidates`` best of one retriever's ranking once each score is weighed by its chunk's path
-    prior and prose weight (a score of 0 or less stays as it is)."""
+def _pool(store: Store, index_id: int, ranked: list[tuple[int, float]], cfg: HybridConfig) -> list[int]:
+    """The places in one retriever's ranking of its ``candidates`` best once each score is weighed by its
+    chunk's path prior and prose weight (a score of 0 or less stays as it is), in the ranking's order."""
     if len(ranked) <= cfg.candidates:
-        return {cid for cid, _ in ranked}
+        return list(range(len(ranked)))
     files = store.chunk_files(index_id, [cid for cid, _ in ranked])
     weights = _file_weights(cfg)
     weighed: list[float] = []
@@ -368,8 +368,7 @@ def _pool(store: Store, index_id: int, ranked: list[tuple[int, float]], cfg: Hyb
                 score *= weight
         weighed.append(score)
     # The best by weighed score, equal scores in the retriever's own order (a stable sort, as heapq.nlargest).
-    best = sorted(range(len(ranked)), key=weighed.__getitem__, reverse=True)[: cfg.candidates]
-    return {ranked[i][0] for i in best}
+    return sorted(sorted(range(len(ranked)), key=weighed.__getitem__, reverse=True)[: cfg.candidates])
 
 
 #: Per (demote_samples, prose_weight): the weight of a (file path, chunk type), a pure function of them
