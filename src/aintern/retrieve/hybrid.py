@@ -238,6 +238,7 @@ def _scored(
     symbol = q.symbol
     best = max(fused.values())
     factor_of = _path_factors(store, index_id, q, cfg, best)
+    definitions, spelled = named.definitions, named.spelled
     scored: list[tuple[float, str, int, int]] = []
     for cid, score in fused.items():
         chunk = chunks.get(cid)
@@ -245,13 +246,13 @@ def _scored(
             continue
         path = chunk.file_path
         boost, prior, an_init = factor_of(path)
-        if cid in named.definitions:
+        if cid in definitions:
             # A symbol query's definition counts half again when its file is named after it.
-            own_file = 1.5 if symbol and file_stem(path) == named.definitions[cid].lower().replace("_", "") else 1.0
+            own_file = 1.5 if symbol and file_stem(path) == definitions[cid].lower().replace("_", "") else 1.0
             weight = cfg.definition_boost if cid in named.members else named.weight
             score += best * weight * own_file
-        if cid in named.spelled:
-            score += best * cfg.spelled_name_boost * named.spelled[cid]
+        if cid in spelled:
+            score += best * cfg.spelled_name_boost * spelled[cid]
         score = (score + boost) * prior
         if an_init and _mostly_imports(chunk.content):
             score *= 0.5
