@@ -1486,3 +1486,23 @@ def test_tied_ranks_at_a_pools_places_are_the_whole_rankings() -> None:
     assert [r for r, _ in whole] == [0, 0, 0, 3, 4, 4, 6, 7, 8, 9, 9, 11]
     for places in ([], [0], [2, 5, 10], list(range(len(ranked))), [1, 4, 8, 11]):
         assert tied_ranks_at(ranked, places) == [whole[p] for p in places]
+
+
+def test_a_pool_weighs_a_chunk_by_its_file_now_not_before_an_update(static, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A long-running process keeps each chunk's pool weight with the index state it read the chunk's file
+    from (issue 49): after updates move the best match into a test file (its chunk taking the id the
+    removed one had), the pool weighs it as a test, and the code it was weighed above before wins."""
+    body = "export function {0}(): void {{\n  // {1}\n}}\n"
+    files = {f"src/lib/util{i}.ts": body.format(f"pad{i}", "pads the text") for i in range(8)}
+    files["src/y.ts"] = body.format("settle", "settle the invoice ledger")
+    files["src/zz.ts"] = body.format("ledger", "invoice ledger invoice ledger invoice ledger")
+    ws, store, _ = indexed_files(static, tmp_path, files)
+    store.keep_in_memory(True)
+    pooled = HybridConfig(alpha_natural=0.0, candidates=1, pool=2)
+    assert ranked_paths(static, store, ws, "invoice ledger", pooled, k=1) == ["src/zz.ts"]
+    (ws / "src/zz.ts").unlink()
+    Indexer(store, static).index(ws)
+    write_files(ws, {"test/zz.test.ts": files["src/zz.ts"]})  # (in SQLite, the removed chunk's id again)
+    Indexer(store, static).index(ws)
+    assert ranked_paths(static, store, ws, "invoice ledger", pooled, k=1) == ["src/y.ts"]
+    store.close()

@@ -10,7 +10,7 @@ on its own (docs/benchmarks.md has the ablation table that justifies each defaul
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -355,30 +355,37 @@ def _pool(store: Store, index_id: int, ranked: list[tuple[int, float]], cfg: Hyb
     if len(ranked) <= cfg.candidates:
         return list(range(len(ranked)))
     files = store.chunk_files(index_id, [cid for cid, _ in ranked])
-    weights = _file_weights(cfg)
-    weighed: list[float] = []
-    for cid, score in ranked:
-        if score > 0:
-            where = files.get(cid)
-            if where is not None:
-                weight = weights.get(where)
-                if weight is None:
-                    path, kind = where
-                    prose = cfg.prose_weight if kind in _PROSE_TYPES else 1.0
-                    weight = weights[where] = path_prior(path, cfg.demote_samples) * prose
-                score *= weight
-        weighed.append(score)
+    weights = _chunk_weights(files, cfg)
+    weighed = [
+        score * (weights[cid] if cid in weights else _weigh(cid, files, weights, cfg)) if score > 0 else score
+        for cid, score in ranked
+    ]
     # The best by weighed score, equal scores in the retriever's own order (a stable sort, as heapq.nlargest).
     return sorted(sorted(range(len(ranked)), key=weighed.__getitem__, reverse=True)[: cfg.candidates])
 
 
-#: Per (demote_samples, prose_weight): the weight of a (file path, chunk type), a pure function of them
-#: (path_prior), kept across queries: a pool weighs 300 chunks of the same few hundred files every time.
-_FILE_WEIGHTS: dict[tuple[bool, float], dict[tuple[str, str], float]] = {}
+#: Per chunk-files map (store.chunk_files: a long-running process holds one per index state) and
+#: (demote_samples, prose_weight): each chunk's weight (its path prior × its prose weight), kept with the map
+#: it was read from, so a pool weighs the chunks of the same few hundred files by a look-up, query after query.
+_CHUNK_WEIGHTS: dict[tuple[int, bool, float], tuple[Mapping[int, tuple[str, str]], dict[int, float]]] = {}
 
 
-def _file_weights(cfg: HybridConfig) -> dict[tuple[str, str], float]:
-    weights = _FILE_WEIGHTS.setdefault((cfg.demote_samples, cfg.prose_weight), {})
-    if len(weights) > 1 << 16:
-        weights.clear()
-    return weights
+def _chunk_weights(files: Mapping[int, tuple[str, str]], cfg: HybridConfig) -> dict[int, float]:
+    key = (id(files), cfg.demote_samples, cfg.prose_weight)
+    found = _CHUNK_WEIGHTS.get(key)
+    if found is None or found[0] is not files:  # (the map is held here: its id is not another's meanwhile)
+        if len(_CHUNK_WEIGHTS) >= 32:
+            _CHUNK_WEIGHTS.clear()
+        found = _CHUNK_WEIGHTS[key] = (files, {})
+    return found[1]
+
+
+def _weigh(cid: int, files: Mapping[int, tuple[str, str]], weights: dict[int, float], cfg: HybridConfig) -> float:
+    """A chunk's weight in a pool, kept in ``weights`` (1 for a chunk ``files`` lacks: its score stays)."""
+    where = files.get(cid)
+    weight = 1.0
+    if where is not None:
+        path, kind = where
+        weight = path_prior(path, cfg.demote_samples) * (cfg.prose_weight if kind in _PROSE_TYPES else 1.0)
+    weights[cid] = weight
+    return weight
