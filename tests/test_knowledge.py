@@ -1506,3 +1506,20 @@ def test_a_pool_weighs_a_chunk_by_its_file_now_not_before_an_update(static, tmp_
     Indexer(store, static).index(ws)
     assert ranked_paths(static, store, ws, "invoice ledger", pooled, k=1) == ["src/y.ts"]
     store.close()
+
+
+def test_lines_around_a_hit_are_of_the_file_an_update_indexed(indexed, static) -> None:  # type: ignore[no-untyped-def]
+    """A long-running process keeps the versions of the files it showed per index state (issue 49): after
+    a file is changed and indexed again, a hit in it shows the lines around it from the new version (an old
+    version's hash would not match the file, and no lines would be shown)."""
+    ws, store, ks = indexed
+    o = opts(ws, min_relevance=0.0, max_results=1, file_patterns=("*.java",), context_lines=2)
+    assert ks.query("LruCache get items", o).chunks[0].expanded_context is not None
+    path = ws / "src/java/Cache.java"
+    path.write_text("// a cache of recent items\n" + path.read_text().replace("LruCache", "RecentItemsCache"))
+    Indexer(store, static).index(ws)
+    hit = ks.query("RecentItemsCache get items", o).chunks[0]
+    lines = path.read_text().splitlines()
+    assert hit.file_path == "src/java/Cache.java" and hit.expanded_context is not None
+    assert hit.expanded_context == "\n".join(lines[hit.expanded_start - 1 : hit.expanded_end])
+    assert "a cache of recent items" in hit.expanded_context

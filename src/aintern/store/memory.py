@@ -23,6 +23,7 @@ from aintern.store.lookups import defined_names
 
 if TYPE_CHECKING:
     from aintern.store.files import FileVectors
+    from aintern.store.masks import FileVersion
     from aintern.store.models import VectorIndex, VectorTier
     from aintern.store.postings import KeywordMatrix
     from aintern.store.vectors import VectorMatrix
@@ -169,6 +170,8 @@ class InMemorySearch:
         self.files: IndexStateCache[dict[int, tuple[str, str]]] = IndexStateCache()
         #: Each index's file vectors (store.files), per model.
         self.file_matrices: IndexStateCache[dict[str, FileVectors | None]] = IndexStateCache()
+        #: The versions (hash, secrets' masks) of the files queries have shown, per index state.
+        self.versions: IndexStateCache[dict[str, FileVersion]] = IndexStateCache()
         self._sizes: dict[int, tuple[tuple[object, ...], int]] = {}
         self._keyword_stats_started: set[int] = set()
 
@@ -233,6 +236,19 @@ class InMemorySearch:
         if len(found) > CHUNK_CACHE_SIZE:
             found.clear()
         return found
+
+    def file_versions(
+        self, index_id: int, paths: list[str], read: Callable[[list[str]], dict[str, FileVersion]]
+    ) -> dict[str, FileVersion]:
+        """The versions of these files the index holds, ``read`` (from the database) once per index state.
+        (Masks recorded later for a file that had none, store.masks, come with the next state: until then the
+        lines shown are masked by a scan, as they were before.)"""
+        known = self.versions.get(self.store, index_id, lambda s: {})
+        assert known is not None  # (loaded here, never in the background)
+        missing = [p for p in paths if p not in known]
+        if missing:
+            known.update(read(missing))
+        return {p: known[p] for p in paths if p in known}
 
     def chunk_files(self, index_id: int) -> dict[int, tuple[str, str]] | None:
         """(file path, chunk type) of each of the index's chunks (None while a large index reloads)."""

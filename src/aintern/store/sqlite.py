@@ -253,6 +253,10 @@ class SqliteStore(Database):
         return records.file_hashes(self.conn, index_id, paths)
 
     def file_versions(self, index_id: int, paths: list[str]) -> dict[str, masks.FileVersion]:
+        if self.memory is not None:
+            return self.memory.file_versions(
+                index_id, paths, lambda some: masks.file_versions(self.conn, index_id, some)
+            )
         return masks.file_versions(self.conn, index_id, paths)
 
     def files_without_masks(self, index_id: int) -> list[tuple[str, str]]:
