@@ -1523,3 +1523,15 @@ def test_lines_around_a_hit_are_of_the_file_an_update_indexed(indexed, static) -
     assert hit.file_path == "src/java/Cache.java" and hit.expanded_context is not None
     assert hit.expanded_context == "\n".join(lines[hit.expanded_start - 1 : hit.expanded_end])
     assert "a cache of recent items" in hit.expanded_context
+
+
+def test_a_search_reads_the_text_of_the_chunks_it_returns_only(indexed) -> None:  # type: ignore[no-untyped-def]
+    """Candidates are ranked by where they are (file, type, line); only the chunks returned are read
+    (issue 49: for a new question, reading every candidate's text was most of a query's time)."""
+    ws, store, ks = indexed
+    index = store.get_index_for_workspace(ws)
+    assert index is not None and index.chunk_count > 10
+    result = ks.query("retry helper cache items", opts(ws, min_relevance=0.0, max_results=2))
+    read = store.memory.chunk_cache(index.id)
+    assert len(result.chunks) == 2 and {c.chunk_id for c in result.chunks} <= set(read)
+    assert len(read) <= 2 * 3  # (the hits a query ranks: three times those it returns)

@@ -65,8 +65,7 @@ class Hit:
 #: A best BM25 score below this came from floored IDFs only (a real term scores well above 0.1).
 FLOOR_ONLY = 1e-3
 
-_PROSE = {ChunkType.MARKDOWN, ChunkType.DOCUMENTATION, ChunkType.PLAIN_TEXT, ChunkType.CONFIG}
-_PROSE_TYPES = {t.value for t in _PROSE}
+_PROSE_TYPES = {t.value for t in (ChunkType.MARKDOWN, ChunkType.DOCUMENTATION, ChunkType.PLAIN_TEXT, ChunkType.CONFIG)}
 
 
 @functools.lru_cache(maxsize=1 << 12)
@@ -101,16 +100,25 @@ def hybrid_search(
     if not fused:
         return []
     named = _named(store, index_id, q, options, cfg, fused)
-    chunks = named.fetched | store.get_chunks([cid for cid in fused if cid not in named.fetched], index_id)
-    scored = _scored(store, index_id, q, cfg, fused, chunks, named)
-    scored = _ordered(store, index_id, q, cfg, scored, chunks, named, top_k, file_vector)
+    # Candidates are ranked by where they are; only the chunks returned (and the few whose text decides a
+    # prior) are read: most candidates are not returned.
+    places = store.chunk_files(index_id, list(fused))
+    scored = _scored(store, index_id, q, cfg, fused, places, named)
+    scored = _ordered(store, index_id, q, cfg, scored, places, named, top_k, file_vector)
+    chunks = _chunks(store, index_id, [cid for _, _, _, cid in scored], named.fetched)
     vscore, kscore = dict(found.vec), dict(found.kw)
     vrank = {cid: r + 1 for r, cid in found.vec_ranks}
     krank = {cid: r + 1 for r, cid in found.kw_ranks}
     return [
         Hit(cid, chunks[cid], -neg, vscore.get(cid), kscore.get(cid), vrank.get(cid), krank.get(cid))
         for neg, _, _, cid in scored
+        if cid in chunks
     ]
+
+
+def _chunks(store: Store, index_id: int, ids: list[int], fetched: dict[int, TextChunk]) -> dict[int, TextChunk]:
+    """The chunks of these ids, those ``fetched`` already not read again."""
+    return fetched | store.get_chunks([cid for cid in ids if cid not in fetched], index_id)
 
 
 def _alpha(q: Question, cfg: HybridConfig) -> float:
@@ -230,21 +238,25 @@ def _scored(
     q: Question,
     cfg: HybridConfig,
     fused: dict[int, float],
-    chunks: dict[int, TextChunk],
+    places: Mapping[int, tuple[str, str, int]],
     named: _Named,
 ) -> list[tuple[float, str, int, int]]:
     """Each candidate's score with its boosts and priors, as (−score, path, start line, chunk id): plain
-    tuples, since Hit objects are made only for what is returned (most candidates are not)."""
+    tuples, since Hit objects are made only for what is returned (most candidates are not). ``places``:
+    each candidate's (file path, chunk type, start line)."""
     symbol = q.symbol
     best = max(fused.values())
     factor_of = _path_factors(store, index_id, q, cfg, best)
     definitions, spelled = named.definitions, named.spelled
+    # (a package's __init__.py is judged by its text: those candidates' chunks are read)
+    inits = [cid for cid in fused if cid in places and factor_of(places[cid][0])[2]]
+    texts = _chunks(store, index_id, inits, named.fetched) if inits else {}
     scored: list[tuple[float, str, int, int]] = []
     for cid, score in fused.items():
-        chunk = chunks.get(cid)
-        if chunk is None:
+        place = places.get(cid)
+        if place is None:
             continue
-        path = chunk.file_path
+        path, kind, line = place
         boost, prior, an_init = factor_of(path)
         if cid in definitions:
             # A symbol query's definition counts half again when its file is named after it.
@@ -254,12 +266,11 @@ def _scored(
         if cid in spelled:
             score += best * cfg.spelled_name_boost * spelled[cid]
         score = (score + boost) * prior
-        if an_init and _mostly_imports(chunk.content):
+        if an_init and cid in texts and _mostly_imports(texts[cid].content):
             score *= 0.5
-        kind = chunk.chunk_type
-        if kind is not ChunkType.CODE and kind in _PROSE:  # (most are code: an enum's hash is a Python call)
+        if kind in _PROSE_TYPES:
             score *= cfg.prose_weight
-        scored.append((-score, path, chunk.start_line, cid))
+        scored.append((-score, path, line, cid))
     return scored
 
 
@@ -313,7 +324,7 @@ def _ordered(
     q: Question,
     cfg: HybridConfig,
     scored: list[tuple[float, str, int, int]],
-    chunks: dict[int, TextChunk],
+    places: Mapping[int, tuple[str, str, int]],
     named: _Named,
     top_k: int | None,
     file_vector: QueryVector | None,
@@ -328,6 +339,7 @@ def _ordered(
     if nearest and cfg.file_vector_weight:
         scored = by_file_vectors(scored, nearest, cfg)
     if q.symbol:
+        chunks = _chunks(store, index_id, [cid for cid in named.definitions if cid in places], named.fetched)
         own = {
             cid: chunks[cid]
             for cid, name in named.definitions.items()
@@ -367,10 +379,10 @@ def _pool(store: Store, index_id: int, ranked: list[tuple[int, float]], cfg: Hyb
 #: Per chunk-files map (store.chunk_files: a long-running process holds one per index state) and
 #: (demote_samples, prose_weight): each chunk's weight (its path prior × its prose weight), kept with the map
 #: it was read from, so a pool weighs the chunks of the same few hundred files by a look-up, query after query.
-_CHUNK_WEIGHTS: dict[tuple[int, bool, float], tuple[Mapping[int, tuple[str, str]], dict[int, float]]] = {}
+_CHUNK_WEIGHTS: dict[tuple[int, bool, float], tuple[Mapping[int, tuple[str, str, int]], dict[int, float]]] = {}
 
 
-def _chunk_weights(files: Mapping[int, tuple[str, str]], cfg: HybridConfig) -> dict[int, float]:
+def _chunk_weights(files: Mapping[int, tuple[str, str, int]], cfg: HybridConfig) -> dict[int, float]:
     key = (id(files), cfg.demote_samples, cfg.prose_weight)
     found = _CHUNK_WEIGHTS.get(key)
     if found is None or found[0] is not files:  # (the map is held here: its id is not another's meanwhile)
@@ -380,12 +392,12 @@ def _chunk_weights(files: Mapping[int, tuple[str, str]], cfg: HybridConfig) -> d
     return found[1]
 
 
-def _weigh(cid: int, files: Mapping[int, tuple[str, str]], weights: dict[int, float], cfg: HybridConfig) -> float:
+def _weigh(cid: int, files: Mapping[int, tuple[str, str, int]], weights: dict[int, float], cfg: HybridConfig) -> float:
     """A chunk's weight in a pool, kept in ``weights`` (1 for a chunk ``files`` lacks: its score stays)."""
     where = files.get(cid)
     weight = 1.0
     if where is not None:
-        path, kind = where
+        path, kind, _ = where
         weight = path_prior(path, cfg.demote_samples) * (cfg.prose_weight if kind in _PROSE_TYPES else 1.0)
     weights[cid] = weight
     return weight

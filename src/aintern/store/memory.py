@@ -166,8 +166,8 @@ class InMemorySearch:
         self.names: IndexStateCache[DefinedNames] = IndexStateCache()
         #: Chunks read by earlier queries, per index state (emptied when it holds CHUNK_CACHE_SIZE).
         self.chunks: IndexStateCache[dict[int, TextChunk]] = IndexStateCache()
-        #: Every chunk's (file path, chunk type), for the path priors that choose a search's candidates.
-        self.files: IndexStateCache[dict[int, tuple[str, str]]] = IndexStateCache()
+        #: Every chunk's (file path, chunk type, start line): what ranks a search's candidates.
+        self.files: IndexStateCache[dict[int, tuple[str, str, int]]] = IndexStateCache()
         #: Each index's file vectors (store.files), per model.
         self.file_matrices: IndexStateCache[dict[str, FileVectors | None]] = IndexStateCache()
         #: The versions (hash, secrets' masks) of the files queries have shown, per index state.
@@ -250,16 +250,20 @@ class InMemorySearch:
             known.update(read(missing))
         return {p: known[p] for p in paths if p in known}
 
-    def chunk_files(self, index_id: int) -> dict[int, tuple[str, str]] | None:
-        """(file path, chunk type) of each of the index's chunks (None while a large index reloads)."""
+    def chunk_files(self, index_id: int) -> dict[int, tuple[str, str, int]] | None:
+        """(file path, chunk type, start line) of each of the index's chunks (None while a large index reloads)."""
 
-        def load(s: Source) -> dict[int, tuple[str, str]]:
-            shared: dict[tuple[str, str], tuple[str, str]] = {}  # one tuple per file and type, not per chunk
+        def load(s: Source) -> dict[int, tuple[str, str, int]]:
+            shared: dict[str, str] = {}  # one string per path and type, not per chunk
             rows = s.conn.execute(
-                "SELECT c.id, f.path, c.chunk_type FROM chunks c JOIN files f ON f.id = c.file_id WHERE c.index_id = ?",
+                "SELECT c.id, f.path, c.chunk_type, c.start_line FROM chunks c JOIN files f ON f.id = c.file_id "
+                "WHERE c.index_id = ?",
                 (index_id,),
             )
-            return {cid: shared.setdefault((path, kind), (path, kind)) for cid, path, kind in rows}
+            return {
+                cid: (shared.setdefault(path, path), shared.setdefault(kind, kind), line)
+                for cid, path, kind, line in rows
+            }
 
         return self.files.get(self.store, index_id, load, self._large(self.store, index_id))
 

@@ -330,9 +330,9 @@ class SqliteStore(Database):
     def keeps_keyword_stats(self, index_id: int) -> bool:
         return keeps_keyword_stats(self.conn, index_id)
 
-    def chunk_files(self, index_id: int, chunk_ids: list[int]) -> Mapping[int, tuple[str, str]]:
-        """(file path, chunk type) of these chunks, and maybe of others (a long-running process answers with
-        what it holds of every chunk, not a copy): what a path prior needs, without reading their text."""
+    def chunk_files(self, index_id: int, chunk_ids: list[int]) -> Mapping[int, tuple[str, str, int]]:
+        """(file path, chunk type, start line) of these chunks, and maybe of others (a long-running process
+        answers with what it holds of every chunk, not a copy): what ranks them, without reading their text."""
         if self.memory is not None:
             known = self.memory.chunk_files(index_id)
             if known is not None:
