@@ -1535,3 +1535,23 @@ def test_a_search_reads_the_text_of_the_chunks_it_returns_only(indexed) -> None:
     read = store.memory.chunk_cache(index.id)
     assert len(result.chunks) == 2 and {c.chunk_id for c in result.chunks} <= set(read)
     assert len(read) <= 2 * 3  # (the hits a query ranks: three times those it returns)
+
+
+def test_a_package_init_that_only_re_exports_ranks_below_the_code(static, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A package's ``__init__.py`` that only re-exports names repeats the question's words in a few short
+    lines (here it would rank first); it is judged by its text (read for such candidates only, issue 49)
+    and counts half, below the module that defines the code."""
+    files = {
+        "src/retrying/__init__.py": "from .core import retry_with_backoff, backoff_delay\n\n"
+        "__all__ = ['retry_with_backoff', 'backoff_delay']\n",
+        "src/retrying/core.py": "def retry_with_backoff(call, attempts=3):\n"
+        '    """Run a call again after a growing pause when it fails."""\n'
+        "    for attempt in range(attempts):\n        try:\n            return call()\n"
+        "        except OSError:\n            sleep(2 ** attempt)\n    return call()\n",
+        **{f"src/util{i}.py": f"def pad{i}(text):\n    return text.rjust({i})\n" for i in range(6)},
+    }
+    ws, store, _ = indexed_files(static, tmp_path, files)
+    expected = ["src/retrying/core.py", "src/retrying/__init__.py"]
+    for config in (HybridConfig(alpha_natural=0.0), HybridConfig()):
+        assert ranked_paths(static, store, ws, "backoff delay", config, k=2) == expected
+    store.close()

@@ -248,10 +248,8 @@ def _scored(
     best = max(fused.values())
     factor_of = _path_factors(store, index_id, q, cfg, best)
     definitions, spelled = named.definitions, named.spelled
-    # (a package's __init__.py is judged by its text: those candidates' chunks are read)
-    inits = [cid for cid in fused if cid in places and factor_of(places[cid][0])[2]]
-    texts = _chunks(store, index_id, inits, named.fetched) if inits else {}
     scored: list[tuple[float, str, int, int]] = []
+    inits: list[int] = []  # (places in ``scored`` of a package's __init__.py, judged by its text below)
     for cid, score in fused.items():
         place = places.get(cid)
         if place is None:
@@ -266,11 +264,17 @@ def _scored(
         if cid in spelled:
             score += best * cfg.spelled_name_boost * spelled[cid]
         score = (score + boost) * prior
-        if an_init and cid in texts and _mostly_imports(texts[cid].content):
-            score *= 0.5
         if kind in _PROSE_TYPES:
             score *= cfg.prose_weight
+        if an_init:
+            inits.append(len(scored))
         scored.append((-score, path, line, cid))
+    if inits:
+        texts = _chunks(store, index_id, [scored[i][3] for i in inits], named.fetched)
+        for i in inits:
+            neg, path, line, cid = scored[i]
+            if cid in texts and _mostly_imports(texts[cid].content):
+                scored[i] = (neg * 0.5, path, line, cid)  # (halving is exact: in any order, the same score)
     return scored
 
 
