@@ -1555,3 +1555,22 @@ def test_a_package_init_that_only_re_exports_ranks_below_the_code(static, tmp_pa
     for config in (HybridConfig(alpha_natural=0.0), HybridConfig()):
         assert ranked_paths(static, store, ws, "backoff delay", config, k=2) == expected
     store.close()
+
+
+def test_the_definitions_of_a_name_are_those_of_the_index_now(static, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A long-running process keeps the chunks that define a name per index state (issue 49): a name
+    defined by an update, or no longer defined after one, is looked up as the index holds it now."""
+    ws, store, index_id = indexed_files(static, tmp_path, {"src/a.py": "def pad(text):\n    return text\n"})
+    store.keep_in_memory(True)
+    unfiltered = VectorSearchOptions()
+    assert store.chunks_defining(index_id, "RecentItems", unfiltered) == []
+    write_files(
+        ws, {"src/recent.py": "class RecentItems:\n    def add(self, item):\n        self.items.append(item)\n"}
+    )
+    Indexer(store, static).index(ws)
+    found = store.chunks_defining(index_id, "RecentItems", unfiltered)
+    assert [c.file_path for c in store.get_chunks(found).values()] == ["src/recent.py"]
+    (ws / "src/recent.py").unlink()
+    Indexer(store, static).index(ws)
+    assert store.chunks_defining(index_id, "RecentItems", unfiltered) == []
+    store.close()

@@ -172,6 +172,8 @@ class InMemorySearch:
         self.file_matrices: IndexStateCache[dict[str, FileVectors | None]] = IndexStateCache()
         #: The versions (hash, secrets' masks) of the files queries have shown, per index state.
         self.versions: IndexStateCache[dict[str, FileVersion]] = IndexStateCache()
+        #: The chunks that define a name (store.lookups.chunks_defining, unfiltered), per name, limit and state.
+        self.definitions: IndexStateCache[dict[tuple[str, int], list[int]]] = IndexStateCache()
         self._sizes: dict[int, tuple[tuple[object, ...], int]] = {}
         self._keyword_stats_started: set[int] = set()
 
@@ -249,6 +251,17 @@ class InMemorySearch:
         if missing:
             known.update(read(missing))
         return {p: known[p] for p in paths if p in known}
+
+    def chunks_defining(self, index_id: int, name: str, limit: int, read: Callable[[], list[int]]) -> list[int]:
+        """The chunks that define ``name`` (the first ``limit``), ``read`` from the database once per index state."""
+        known = self.definitions.get(self.store, index_id, lambda s: {})
+        assert known is not None  # (loaded here, never in the background)
+        found = known.get((name, limit))
+        if found is None:
+            if len(known) > 10_000:
+                known.clear()
+            found = known[name, limit] = read()
+        return list(found)
 
     def chunk_files(self, index_id: int) -> dict[int, tuple[str, str, int]] | None:
         """(file path, chunk type, start line) of each of the index's chunks (None while a large index reloads)."""

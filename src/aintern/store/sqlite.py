@@ -343,6 +343,10 @@ class SqliteStore(Database):
         return lookups.chunk_at(self.conn, index_id, path, line)
 
     def chunks_defining(self, index_id: int, symbol: str, options: VectorSearchOptions, limit: int = 20) -> list[int]:
+        if self.memory is not None and not options.filtered:
+            return self.memory.chunks_defining(
+                index_id, symbol, limit, lambda: lookups.chunks_defining(self.conn, index_id, symbol, options, limit)
+            )
         return lookups.chunks_defining(self.conn, index_id, symbol, options, limit)
 
     def names_starting(self, index_id: int, prefixes: list[str], limit: int = 20) -> dict[str, list[str]]:
