@@ -1496,7 +1496,7 @@ def test_a_pool_weighs_a_chunk_by_its_file_now_not_before_an_update(static, tmp_
     files = {f"src/lib/util{i}.ts": body.format(f"pad{i}", "pads the text") for i in range(8)}
     files["src/y.ts"] = body.format("settle", "settle the invoice ledger")
     files["src/zz.ts"] = body.format("ledger", "invoice ledger invoice ledger invoice ledger")
-    ws, store, _ = indexed_files(static, tmp_path, files)
+    ws, store, index_id = indexed_files(static, tmp_path, files)
     store.keep_in_memory(True)
     pooled = HybridConfig(alpha_natural=0.0, candidates=1, pool=2)
     assert ranked_paths(static, store, ws, "invoice ledger", pooled, k=1) == ["src/zz.ts"]
@@ -1505,6 +1505,12 @@ def test_a_pool_weighs_a_chunk_by_its_file_now_not_before_an_update(static, tmp_
     write_files(ws, {"test/zz.test.ts": files["src/zz.ts"]})  # (in SQLite, the removed chunk's id again)
     Indexer(store, static).index(ws)
     assert ranked_paths(static, store, ws, "invoice ledger", pooled, k=1) == ["src/y.ts"]
+    # The weights of the state before are let go: an index's old states are not kept alive by them.
+    from aintern.retrieve.hybrid import _CHUNK_WEIGHTS
+
+    assert store.memory is not None
+    held = [files for (held_by, *_), (files, _) in _CHUNK_WEIGHTS.items() if held_by == index_id]
+    assert held == [store.memory.chunk_files(index_id)]
     store.close()
 
 

@@ -371,7 +371,7 @@ def _pool(store: Store, index_id: int, ranked: list[tuple[int, float]], cfg: Hyb
     if len(ranked) <= cfg.candidates:
         return list(range(len(ranked)))
     files = store.chunk_files(index_id, [cid for cid, _ in ranked])
-    weights = _chunk_weights(files, cfg)
+    weights = _chunk_weights(index_id, files, cfg)
     weighed = [
         score * (weights[cid] if cid in weights else _weigh(cid, files, weights, cfg)) if score > 0 else score
         for cid, score in ranked
@@ -380,16 +380,17 @@ def _pool(store: Store, index_id: int, ranked: list[tuple[int, float]], cfg: Hyb
     return sorted(sorted(range(len(ranked)), key=weighed.__getitem__, reverse=True)[: cfg.candidates])
 
 
-#: Per chunk-files map (store.chunk_files: a long-running process holds one per index state) and
-#: (demote_samples, prose_weight): each chunk's weight (its path prior × its prose weight), kept with the map
-#: it was read from, so a pool weighs the chunks of the same few hundred files by a look-up, query after query.
+#: Per index and (demote_samples, prose_weight): the chunk-files map last read (store.chunk_files: a
+#: long-running process holds one per index state) and each chunk's weight by it (its path prior × its prose
+#: weight), so a pool weighs the chunks of the same few hundred files by a look-up, query after query. Only
+#: the last map is kept: an index's next state replaces it (one state of a large index is held twice at most).
 _CHUNK_WEIGHTS: dict[tuple[int, bool, float], tuple[Mapping[int, tuple[str, str, int]], dict[int, float]]] = {}
 
 
-def _chunk_weights(files: Mapping[int, tuple[str, str, int]], cfg: HybridConfig) -> dict[int, float]:
-    key = (id(files), cfg.demote_samples, cfg.prose_weight)
+def _chunk_weights(index_id: int, files: Mapping[int, tuple[str, str, int]], cfg: HybridConfig) -> dict[int, float]:
+    key = (index_id, cfg.demote_samples, cfg.prose_weight)
     found = _CHUNK_WEIGHTS.get(key)
-    if found is None or found[0] is not files:  # (the map is held here: its id is not another's meanwhile)
+    if found is None or found[0] is not files:
         if len(_CHUNK_WEIGHTS) >= 32:
             _CHUNK_WEIGHTS.clear()
         found = _CHUNK_WEIGHTS[key] = (files, {})
