@@ -1419,29 +1419,164 @@ def test_a_symbol_search_opens_a_split_definition_at_its_first_piece(static, tmp
     store.close()
 
 
-def test_tests_and_docs_that_match_more_words_leave_room_for_the_code(static, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    """In a whole repository the tests and docs that repeat a question's words fill a retriever's first
-    hundred, and the code they are about never became a candidate (tRPC's router.ts was BM25's 466th).
-    Each retriever's hits are weighed by their priors before the candidates are chosen (issue 11, docs
-    section 42); here at a tenth of the scale: 10 candidates from a pool of 60."""
+def router_repository() -> tuple[dict[str, str], dict[str, str]]:
+    """A repository where the tests and docs that repeat a question's words outnumber its code: (them, the
+    code, src/router.ts among unrelated helpers)."""
     test = (
         "describe('router', () => {{\n  it('creates router {0} and registers procedures', () => {{\n"
         "    const router = createRouter(); // router created, procedures registered\n"
         "    router.register('procedure{0}', procedure);\n    expect(router.procedures).toContain('procedure{0}');\n  }});\n}});\n"
     )
     doc = "# Routers {0}\n\nA router is created with `createRouter`, and procedures are registered on the router: router procedures.\n"
-    ws, store, _ = indexed_files(static, tmp_path, {
+    repeating = {
         **{f"test/router{i}.test.ts": test.format(i) for i in range(30)},
         **{f"docs/routers{i}.md": doc.format(i) for i in range(15)},
-    **{f"src/lib/util{i}.ts": f"export function pad{i}(text: string): string {{\n  return text.padStart({i});\n}}\n" for i in range(60)},
+    }
+    code = {
         **{f"src/lib/util{i}.ts": f"export function pad{i}(text: string): string {{\n  return text.padStart({i});\n}}\n" for i in range(60)},
         "src/router.ts": "/** Builds a router: each procedure registered under its name. */\n"
                          "export function createRouter(procedures: Record<string, Procedure>) {\n"
                          "  const registry = new Map(Object.entries(procedures));\n  return { registry };\n}\n",
-    })  # fmt: skip
-    question = "how a router is created and procedures are registered"
+    }  # fmt: skip
+    return repeating, code
+
+
+ROUTER_QUESTION = "how a router is created and procedures are registered"
+
+
+def test_tests_and_docs_that_match_more_words_leave_room_for_the_code(static, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """In a whole repository the tests and docs that repeat a question's words fill a retriever's first
+    hundred, and the code they are about never became a candidate (tRPC's router.ts was BM25's 466th).
+    Each retriever's hits are weighed by their priors before the candidates are chosen (issue 11, docs
+    section 42); here at a tenth of the scale: 10 candidates from a pool of 60."""
+    repeating, code = router_repository()
+    ws, store, _ = indexed_files(static, tmp_path, {**repeating, **code})
+    question = ROUTER_QUESTION
     keywords_only = HybridConfig(alpha_natural=0.0, candidates=10)
     assert "src/router.ts" not in ranked_paths(static, store, ws, question, replace(keywords_only, pool=10), k=10)
     assert ranked_paths(static, store, ws, question, replace(keywords_only, pool=60), k=1) == ["src/router.ts"]
     assert ranked_paths(static, store, ws, question, HybridConfig(candidates=10, pool=60), k=1) == ["src/router.ts"]
+    store.close()
+
+
+def test_a_pool_weighs_the_chunks_an_update_added(static, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A long-running process weighs a pool by the paths of every chunk, held in memory per index state
+    (issue 49): tests and docs indexed after its first question are weighed down like those indexed
+    before it, and the code stays a candidate."""
+    repeating, code = router_repository()
+    ws, store, _ = indexed_files(static, tmp_path, code)
+    store.keep_in_memory(True)
+    keywords_only = HybridConfig(alpha_natural=0.0, candidates=10, pool=60)
+    assert ranked_paths(static, store, ws, ROUTER_QUESTION, keywords_only, k=1) == ["src/router.ts"]
+    write_files(ws, repeating)
+    Indexer(store, static).index(ws)
+    assert ranked_paths(static, store, ws, ROUTER_QUESTION, keywords_only, k=1) == ["src/router.ts"]
+    store.close()
+
+
+def test_tied_ranks_at_a_pools_places_are_the_whole_rankings() -> None:
+    """A pool's candidates keep the ranks they have in their retriever's whole ranking (issue 49: asked
+    for the pooled places only): equal scores, scores equal to 12 digits and scores 1e-12 apart that round
+    apart each rank as in ``tied_ranks``."""
+    from aintern.retrieve.ranking import tied_ranks, tied_ranks_at
+
+    scores = [0.9, 0.9, 0.9, 0.8, 0.7 + 1e-13, 0.7, 0.6, 0.1234567890126, 0.1234567890124, 0.1, 0.1, float("nan")]
+    ranked = [(100 + i, s) for i, s in enumerate(scores)]
+    whole = tied_ranks(ranked)
+    assert [r for r, _ in whole] == [0, 0, 0, 3, 4, 4, 6, 7, 8, 9, 9, 11]
+    for places in ([], [0], [2, 5, 10], list(range(len(ranked))), [1, 4, 8, 11]):
+        assert tied_ranks_at(ranked, places) == [whole[p] for p in places]
+
+
+def test_a_pool_weighs_a_chunk_by_its_file_now_not_before_an_update(static, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A long-running process keeps each chunk's pool weight with the index state it read the chunk's file
+    from (issue 49): after updates move the best match into a test file (its chunk taking the id the
+    removed one had), the pool weighs it as a test, and the code it was weighed above before wins."""
+    body = "export function {0}(): void {{\n  // {1}\n}}\n"
+    files = {f"src/lib/util{i}.ts": body.format(f"pad{i}", "pads the text") for i in range(8)}
+    files["src/y.ts"] = body.format("settle", "settle the invoice ledger")
+    files["src/zz.ts"] = body.format("ledger", "invoice ledger invoice ledger invoice ledger")
+    ws, store, index_id = indexed_files(static, tmp_path, files)
+    store.keep_in_memory(True)
+    pooled = HybridConfig(alpha_natural=0.0, candidates=1, pool=2)
+    assert ranked_paths(static, store, ws, "invoice ledger", pooled, k=1) == ["src/zz.ts"]
+    (ws / "src/zz.ts").unlink()
+    Indexer(store, static).index(ws)
+    write_files(ws, {"test/zz.test.ts": files["src/zz.ts"]})  # (in SQLite, the removed chunk's id again)
+    Indexer(store, static).index(ws)
+    assert ranked_paths(static, store, ws, "invoice ledger", pooled, k=1) == ["src/y.ts"]
+    # The weights of the state before are let go: an index's old states are not kept alive by them.
+    from aintern.retrieve.hybrid import _CHUNK_WEIGHTS
+
+    assert store.memory is not None
+    held = [files for (held_by, *_), (files, _) in _CHUNK_WEIGHTS.items() if held_by == index_id]
+    assert held == [store.memory.chunk_files(index_id)]
+    store.close()
+
+
+def test_lines_around_a_hit_are_of_the_file_an_update_indexed(indexed, static) -> None:  # type: ignore[no-untyped-def]
+    """A long-running process keeps the versions of the files it showed per index state (issue 49): after
+    a file is changed and indexed again, a hit in it shows the lines around it from the new version (an old
+    version's hash would not match the file, and no lines would be shown)."""
+    ws, store, ks = indexed
+    o = opts(ws, min_relevance=0.0, max_results=1, file_patterns=("*.java",), context_lines=2)
+    assert ks.query("LruCache get items", o).chunks[0].expanded_context is not None
+    path = ws / "src/java/Cache.java"
+    path.write_text("// a cache of recent items\n" + path.read_text().replace("LruCache", "RecentItemsCache"))
+    Indexer(store, static).index(ws)
+    hit = ks.query("RecentItemsCache get items", o).chunks[0]
+    lines = path.read_text().splitlines()
+    assert hit.file_path == "src/java/Cache.java" and hit.expanded_context is not None
+    assert hit.expanded_context == "\n".join(lines[hit.expanded_start - 1 : hit.expanded_end])
+    assert "a cache of recent items" in hit.expanded_context
+
+
+def test_a_search_reads_the_text_of_the_chunks_it_returns_only(indexed) -> None:  # type: ignore[no-untyped-def]
+    """Candidates are ranked by where they are (file, type, line); only the chunks returned are read
+    (issue 49: for a new question, reading every candidate's text was most of a query's time)."""
+    ws, store, ks = indexed
+    index = store.get_index_for_workspace(ws)
+    assert index is not None and index.chunk_count > 10
+    result = ks.query("retry helper cache items", opts(ws, min_relevance=0.0, max_results=2))
+    read = store.memory.chunk_cache(index.id)
+    assert len(result.chunks) == 2 and {c.chunk_id for c in result.chunks} <= set(read)
+    assert len(read) <= 2 * 3  # (the hits a query ranks: three times those it returns)
+
+
+def test_a_package_init_that_only_re_exports_ranks_below_the_code(static, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A package's ``__init__.py`` that only re-exports names repeats the question's words in a few short
+    lines (here it would rank first); it is judged by its text (read for such candidates only, issue 49)
+    and counts half, below the module that defines the code."""
+    files = {
+        "src/retrying/__init__.py": "from .core import retry_with_backoff, backoff_delay\n\n"
+        "__all__ = ['retry_with_backoff', 'backoff_delay']\n",
+        "src/retrying/core.py": "def retry_with_backoff(call, attempts=3):\n"
+        '    """Run a call again after a growing pause when it fails."""\n'
+        "    for attempt in range(attempts):\n        try:\n            return call()\n"
+        "        except OSError:\n            sleep(2 ** attempt)\n    return call()\n",
+        **{f"src/util{i}.py": f"def pad{i}(text):\n    return text.rjust({i})\n" for i in range(6)},
+    }
+    ws, store, _ = indexed_files(static, tmp_path, files)
+    expected = ["src/retrying/core.py", "src/retrying/__init__.py"]
+    for config in (HybridConfig(alpha_natural=0.0), HybridConfig()):
+        assert ranked_paths(static, store, ws, "backoff delay", config, k=2) == expected
+    store.close()
+
+
+def test_the_definitions_of_a_name_are_those_of_the_index_now(static, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A long-running process keeps the chunks that define a name per index state (issue 49): a name
+    defined by an update, or no longer defined after one, is looked up as the index holds it now."""
+    ws, store, index_id = indexed_files(static, tmp_path, {"src/a.py": "def pad(text):\n    return text\n"})
+    store.keep_in_memory(True)
+    unfiltered = VectorSearchOptions()
+    assert store.chunks_defining(index_id, "RecentItems", unfiltered) == []
+    write_files(
+        ws, {"src/recent.py": "class RecentItems:\n    def add(self, item):\n        self.items.append(item)\n"}
+    )
+    Indexer(store, static).index(ws)
+    found = store.chunks_defining(index_id, "RecentItems", unfiltered)
+    assert [c.file_path for c in store.get_chunks(found).values()] == ["src/recent.py"]
+    (ws / "src/recent.py").unlink()
+    Indexer(store, static).index(ws)
+    assert store.chunks_defining(index_id, "RecentItems", unfiltered) == []
     store.close()

@@ -374,6 +374,9 @@ def test_search_products_run_on_one_blas_thread() -> None:
         FileVectors([f"f{i}.py" for i in range(4000)], matrix.view(Spy)).ranking(query, 5)
         assert seen == [1, 1, 1]
         assert blas.threads() == 2
+        # A small product (a query's ten hits) is OpenBLAS's one thread already: the setting is left alone.
+        VectorMatrix(ids, matrix.view(Spy)).cosine(query, ids[:10].tolist())
+        assert seen[-1] == 2
         with blas.one_thread(blas.ONE_THREAD_MAX + 1):  # (a large matrix keeps BLAS's threads)
             assert blas.threads() == 2
     finally:

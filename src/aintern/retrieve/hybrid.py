@@ -10,16 +10,14 @@ on its own (docs/benchmarks.md has the ablation table that justifies each defaul
 from __future__ import annotations
 
 import functools
-import heapq
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from operator import itemgetter
 from typing import TYPE_CHECKING
 
 from aintern.chunk.models import ChunkType, TextChunk
 from aintern.retrieve.config import HybridConfig
 from aintern.retrieve.names import defines_member, spelled_names
-from aintern.retrieve.paths import ERROR_CLASS_FILE, PathMatcher, file_stem, path_prior, path_words, platform_of
+from aintern.retrieve.paths import PathMatcher, file_stem, path_facts, path_prior
 from aintern.retrieve.question import Question
 from aintern.retrieve.ranking import (
     by_file_vectors,
@@ -27,6 +25,7 @@ from aintern.retrieve.ranking import (
     diversify,
     first_pieces_first,
     tied_ranks,
+    tied_ranks_at,
     with_file_evidence,
 )
 from aintern.store import Store, VectorSearchOptions
@@ -44,7 +43,12 @@ def header_twins(store: Store, index_id: int, paths: set[str]) -> set[str]:
     if not headers:
         return set()
     sources = store.file_names(index_id, ".c")
-    return {h for h in headers if h.rsplit("/", 1)[-1][:-2] + ".c" in sources}
+    return {h for h in headers if _has_source(h, sources)}
+
+
+def _has_source(header: str, sources: set[str]) -> bool:
+    """Whether ``sources`` (file names) holds the ``.c`` file of ``header``'s name."""
+    return header.rsplit("/", 1)[-1][:-2] + ".c" in sources
 
 
 @dataclass
@@ -61,8 +65,7 @@ class Hit:
 #: A best BM25 score below this came from floored IDFs only (a real term scores well above 0.1).
 FLOOR_ONLY = 1e-3
 
-_PROSE = {ChunkType.MARKDOWN, ChunkType.DOCUMENTATION, ChunkType.PLAIN_TEXT, ChunkType.CONFIG}
-_PROSE_TYPES = {t.value for t in _PROSE}
+_PROSE_TYPES = {t.value for t in (ChunkType.MARKDOWN, ChunkType.DOCUMENTATION, ChunkType.PLAIN_TEXT, ChunkType.CONFIG)}
 
 
 @functools.lru_cache(maxsize=1 << 12)
@@ -97,16 +100,25 @@ def hybrid_search(
     if not fused:
         return []
     named = _named(store, index_id, q, options, cfg, fused)
-    chunks = named.fetched | store.get_chunks([cid for cid in fused if cid not in named.fetched], index_id)
-    scored = _scored(store, index_id, q, cfg, fused, chunks, named)
-    scored = _ordered(store, index_id, q, cfg, scored, chunks, named, top_k, file_vector)
+    # Candidates are ranked by where they are; only the chunks returned (and the few whose text decides a
+    # prior) are read: most candidates are not returned.
+    places = store.chunk_files(index_id, list(fused))
+    scored = _scored(store, index_id, q, cfg, fused, places, named)
+    scored = _ordered(store, index_id, q, cfg, scored, places, named, top_k, file_vector)
+    chunks = _chunks(store, index_id, [cid for _, _, _, cid in scored], named.fetched)
     vscore, kscore = dict(found.vec), dict(found.kw)
     vrank = {cid: r + 1 for r, cid in found.vec_ranks}
     krank = {cid: r + 1 for r, cid in found.kw_ranks}
     return [
         Hit(cid, chunks[cid], -neg, vscore.get(cid), kscore.get(cid), vrank.get(cid), krank.get(cid))
         for neg, _, _, cid in scored
+        if cid in chunks
     ]
+
+
+def _chunks(store: Store, index_id: int, ids: list[int], fetched: dict[int, TextChunk]) -> dict[int, TextChunk]:
+    """The chunks of these ids, those ``fetched`` already not read again."""
+    return fetched | store.get_chunks([cid for cid in ids if cid not in fetched], index_id)
 
 
 def _alpha(q: Question, cfg: HybridConfig) -> float:
@@ -152,13 +164,12 @@ def _retrieve(
             kw = [(cid, 0.0) for cid, _ in kw]
     # Equal scores share a rank, so the order in which an index happened to store equal chunks (their
     # ids, i.e. its history) cannot change the ranking.
-    vec_ranks, kw_ranks = tied_ranks(vec), tied_ranks(kw)
-    if len(vec) > cfg.candidates or len(kw) > cfg.candidates:
-        in_vec, in_kw = _pool(store, index_id, vec, cfg), _pool(store, index_id, kw, cfg)
-        vec, kw = [h for h in vec if h[0] in in_vec], [h for h in kw if h[0] in in_kw]
-        vec_ranks = [(r, cid) for r, cid in vec_ranks if cid in in_vec]
-        kw_ranks = [(r, cid) for r, cid in kw_ranks if cid in in_kw]
-    return _Found(vec, kw, vec_ranks, kw_ranks)
+    if len(vec) <= cfg.candidates and len(kw) <= cfg.candidates:
+        return _Found(vec, kw, tied_ranks(vec), tied_ranks(kw))
+    # (ranks within the whole ranking, for the pooled candidates only)
+    in_vec, in_kw = _pool(store, index_id, vec, cfg), _pool(store, index_id, kw, cfg)
+    vec_ranks, kw_ranks = tied_ranks_at(vec, in_vec), tied_ranks_at(kw, in_kw)
+    return _Found([vec[i] for i in in_vec], [kw[i] for i in in_kw], vec_ranks, kw_ranks)
 
 
 def _fuse(found: _Found, alpha: float, cfg: HybridConfig) -> dict[int, float]:
@@ -227,39 +238,48 @@ def _scored(
     q: Question,
     cfg: HybridConfig,
     fused: dict[int, float],
-    chunks: dict[int, TextChunk],
+    places: Mapping[int, tuple[str, str, int]],
     named: _Named,
 ) -> list[tuple[float, str, int, int]]:
     """Each candidate's score with its boosts and priors, as (−score, path, start line, chunk id): plain
-    tuples, since Hit objects are made only for what is returned (most candidates are not)."""
+    tuples, since Hit objects are made only for what is returned (most candidates are not). ``places``:
+    each candidate's (file path, chunk type, start line)."""
     symbol = q.symbol
     best = max(fused.values())
-    factor_of = _path_factors(store, index_id, q, cfg, {c.file_path for c in chunks.values()}, best)
+    factor_of = _path_factors(store, index_id, q, cfg, best)
+    definitions, spelled = named.definitions, named.spelled
     scored: list[tuple[float, str, int, int]] = []
+    inits: list[int] = []  # (places in ``scored`` of a package's __init__.py, judged by its text below)
     for cid, score in fused.items():
-        chunk = chunks.get(cid)
-        if chunk is None:
+        place = places.get(cid)
+        if place is None:
             continue
-        path = chunk.file_path
+        path, kind, line = place
         boost, prior, an_init = factor_of(path)
-        if cid in named.definitions:
+        if cid in definitions:
             # A symbol query's definition counts half again when its file is named after it.
-            own_file = 1.5 if symbol and file_stem(path) == named.definitions[cid].lower().replace("_", "") else 1.0
+            own_file = 1.5 if symbol and file_stem(path) == definitions[cid].lower().replace("_", "") else 1.0
             weight = cfg.definition_boost if cid in named.members else named.weight
             score += best * weight * own_file
-        if cid in named.spelled:
-            score += best * cfg.spelled_name_boost * named.spelled[cid]
+        if cid in spelled:
+            score += best * cfg.spelled_name_boost * spelled[cid]
         score = (score + boost) * prior
-        if an_init and _mostly_imports(chunk.content):
-            score *= 0.5
-        if chunk.chunk_type in _PROSE:
+        if kind in _PROSE_TYPES:
             score *= cfg.prose_weight
-        scored.append((-score, path, chunk.start_line, cid))
+        if an_init:
+            inits.append(len(scored))
+        scored.append((-score, path, line, cid))
+    if inits:
+        texts = _chunks(store, index_id, [scored[i][3] for i in inits], named.fetched)
+        for i in inits:
+            neg, path, line, cid = scored[i]
+            if cid in texts and _mostly_imports(texts[cid].content):
+                scored[i] = (neg * 0.5, path, line, cid)  # (halving is exact: in any order, the same score)
     return scored
 
 
 def _path_factors(
-    store: Store, index_id: int, q: Question, cfg: HybridConfig, paths: set[str], best: float
+    store: Store, index_id: int, q: Question, cfg: HybridConfig, best: float
 ) -> Callable[[str], tuple[float, float, bool]]:
     """Per file, once: (the boost its path words earn, its prior, whether it is a package's ``__init__.py``)."""
     symbol = q.symbol
@@ -269,31 +289,33 @@ def _path_factors(
     matches = PathMatcher(set(keywords), cfg.abbreviations, cfg.base_forms, initials) if boost_path else None
     named_platforms = q.platforms if cfg.platform_weight != 1.0 else frozenset()
     demote_errors = cfg.path_penalties and cfg.error_class_weight != 1.0 and not symbol and not q.asks_about_errors
-    twins = (
-        header_twins(store, index_id, paths)
-        if cfg.path_penalties and cfg.header_twin_weight != 1.0 and not symbol
-        else set()
-    )
+    demote_twins = cfg.path_penalties and cfg.header_twin_weight != 1.0 and not symbol
+    sources: list[set[str]] = []  # (the index's .c files, read at its first header: header_twins)
+    symbol_stem = symbol.lower().replace("_", "") if symbol and cfg.symbol_file_boost else None
     factors: dict[str, tuple[float, float, bool]] = {}
 
     def factor(path: str) -> tuple[float, float, bool]:
         found = factors.get(path)
         if found is not None:
             return found
-        share = matches.share(path_words(path)) if matches is not None else 0.0
-        if symbol and cfg.symbol_file_boost and file_stem(path) == symbol.lower().replace("_", ""):
+        facts = path_facts(path)
+        share = matches.share(facts.words) if matches is not None else 0.0
+        if symbol_stem is not None and facts.stem == symbol_stem:
             share = cfg.symbol_file_boost
         prior = path_prior(path, cfg.demote_samples) if cfg.path_penalties else 1.0
-        if cfg.platform_weight != 1.0 and platform_of(path) not in (None, *named_platforms):
+        if cfg.platform_weight != 1.0 and facts.platform not in (None, *named_platforms):
             prior *= cfg.platform_weight
-        if demote_errors and ERROR_CLASS_FILE.search(path):
+        if demote_errors and facts.error_class:
             prior *= cfg.error_class_weight
-        if path in twins:
-            prior *= cfg.header_twin_weight
+        if demote_twins and path.endswith(".h"):
+            if not sources:
+                sources.append(store.file_names(index_id, ".c"))
+            if _has_source(path, sources[0]):
+                prior *= cfg.header_twin_weight
         found = factors[path] = (
             best * cfg.path_boost * share if share >= 0.1 else 0.0,
             prior,
-            cfg.path_penalties and (path == "__init__.py" or path.endswith("/__init__.py")),
+            cfg.path_penalties and facts.package_init,
         )
         return found
 
@@ -306,7 +328,7 @@ def _ordered(
     q: Question,
     cfg: HybridConfig,
     scored: list[tuple[float, str, int, int]],
-    chunks: dict[int, TextChunk],
+    places: Mapping[int, tuple[str, str, int]],
     named: _Named,
     top_k: int | None,
     file_vector: QueryVector | None,
@@ -321,6 +343,7 @@ def _ordered(
     if nearest and cfg.file_vector_weight:
         scored = by_file_vectors(scored, nearest, cfg)
     if q.symbol:
+        chunks = _chunks(store, index_id, [cid for cid in named.definitions if cid in places], named.fetched)
         own = {
             cid: chunks[cid]
             for cid, name in named.definitions.items()
@@ -342,16 +365,44 @@ def nearest_files(store: Store, index_id: int, cfg: HybridConfig, static_vector:
         return None
 
 
-def _pool(store: Store, index_id: int, ranked: list[tuple[int, float]], cfg: HybridConfig) -> set[int]:
-    """The ``candidates`` best of one retriever's ranking once each score is weighed by its chunk's path
-    prior and prose weight (a score of 0 or less stays as it is)."""
+def _pool(store: Store, index_id: int, ranked: list[tuple[int, float]], cfg: HybridConfig) -> list[int]:
+    """The places in one retriever's ranking of its ``candidates`` best once each score is weighed by its
+    chunk's path prior and prose weight (a score of 0 or less stays as it is), in the ranking's order."""
     if len(ranked) <= cfg.candidates:
-        return {cid for cid, _ in ranked}
+        return list(range(len(ranked)))
     files = store.chunk_files(index_id, [cid for cid, _ in ranked])
-    weights = {  # per file and chunk type, once
-        (path, kind): path_prior(path, cfg.demote_samples) * (cfg.prose_weight if kind in _PROSE_TYPES else 1.0)
-        for path, kind in set(files.values())
-    }
-    weighed = [(score * weights[files[cid]] if score > 0 and cid in files else score, cid) for cid, score in ranked]
-    # (the best by weighed score; equal scores in the retriever's own order)
-    return {cid for _, cid in heapq.nlargest(cfg.candidates, weighed, key=itemgetter(0))}
+    weights = _chunk_weights(index_id, files, cfg)
+    weighed = [
+        score * (weights[cid] if cid in weights else _weigh(cid, files, weights, cfg)) if score > 0 else score
+        for cid, score in ranked
+    ]
+    # The best by weighed score, equal scores in the retriever's own order (a stable sort, as heapq.nlargest).
+    return sorted(sorted(range(len(ranked)), key=weighed.__getitem__, reverse=True)[: cfg.candidates])
+
+
+#: Per index and (demote_samples, prose_weight): the chunk-files map last read (store.chunk_files: a
+#: long-running process holds one per index state) and each chunk's weight by it (its path prior × its prose
+#: weight), so a pool weighs the chunks of the same few hundred files by a look-up, query after query. Only
+#: the last map is kept: an index's next state replaces it (one state of a large index is held twice at most).
+_CHUNK_WEIGHTS: dict[tuple[int, bool, float], tuple[Mapping[int, tuple[str, str, int]], dict[int, float]]] = {}
+
+
+def _chunk_weights(index_id: int, files: Mapping[int, tuple[str, str, int]], cfg: HybridConfig) -> dict[int, float]:
+    key = (index_id, cfg.demote_samples, cfg.prose_weight)
+    found = _CHUNK_WEIGHTS.get(key)
+    if found is None or found[0] is not files:
+        if len(_CHUNK_WEIGHTS) >= 32:
+            _CHUNK_WEIGHTS.clear()
+        found = _CHUNK_WEIGHTS[key] = (files, {})
+    return found[1]
+
+
+def _weigh(cid: int, files: Mapping[int, tuple[str, str, int]], weights: dict[int, float], cfg: HybridConfig) -> float:
+    """A chunk's weight in a pool, kept in ``weights`` (1 for a chunk ``files`` lacks: its score stays)."""
+    where = files.get(cid)
+    weight = 1.0
+    if where is not None:
+        path, kind, _ = where
+        weight = path_prior(path, cfg.demote_samples) * (cfg.prose_weight if kind in _PROSE_TYPES else 1.0)
+    weights[cid] = weight
+    return weight

@@ -7,6 +7,7 @@ from __future__ import annotations
 import functools
 import itertools
 import re
+from dataclasses import dataclass
 
 from aintern.scan.kinds import is_test
 from aintern.words import STOP_WORDS, identifier_parts
@@ -217,6 +218,25 @@ class PathMatcher:
                 by_word[w] = found
             matched |= found
         return len(matched) / self.count
+
+
+@dataclass(frozen=True, slots=True)
+class PathFacts:
+    """What a search asks of a file's path whatever the question: read once per path and process."""
+
+    words: frozenset[str]
+    stem: str
+    platform: str | None
+    error_class: bool
+    package_init: bool
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def path_facts(path: str) -> PathFacts:
+    return PathFacts(
+        path_words(path), file_stem(path), platform_of(path), ERROR_CLASS_FILE.search(path) is not None,
+        path == "__init__.py" or path.endswith("/__init__.py"),
+    )  # fmt: skip
 
 
 def file_stem(path: str) -> str:

@@ -61,12 +61,29 @@ def tied_ranks(ranked: list[tuple[int, float]]) -> list[tuple[int, int]]:
     previous: float | None = None
     rank = 0
     for position, (cid, score) in enumerate(ranked):
-        # Scores 1e-11 apart never round to one 12-digit key: only close ones are rounded (most are not).
-        if previous is None or abs(score - previous) >= 1e-11 or tie_key(score) != tie_key(previous):
+        if previous is None or not tied(previous, score):
             rank = position
         previous = score
         out.append((rank, cid))
     return out
+
+
+def tied_ranks_at(ranked: list[tuple[int, float]], places: list[int]) -> list[tuple[int, int]]:
+    """``tied_ranks(ranked)`` at these places only (ascending): each one's rank is the place where its run
+    of equal scores starts."""
+    out: list[tuple[int, int]] = []
+    for place in places:
+        rank = place
+        while rank and tied(ranked[rank - 1][1], ranked[rank][1]):
+            rank -= 1
+        out.append((rank, ranked[place][0]))
+    return out
+
+
+def tied(previous: float, score: float) -> bool:
+    """Whether two neighbouring scores share a rank."""
+    # Scores 1e-11 apart never round to one 12-digit key: only close ones are rounded (most are not).
+    return abs(score - previous) < 1e-11 and tie_key(score) == tie_key(previous)
 
 
 def with_file_evidence(

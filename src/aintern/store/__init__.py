@@ -4,7 +4,7 @@ keep its vectors and keyword search in Milvus instead (store.milvus), behind the
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
@@ -146,7 +146,7 @@ class Store(Protocol):
 
     def get_chunks(self, chunk_ids: list[int], index_id: int | None = None) -> dict[int, TextChunk]: ...
 
-    def chunk_files(self, index_id: int, chunk_ids: list[int]) -> dict[int, tuple[str, str]]: ...
+    def chunk_files(self, index_id: int, chunk_ids: list[int]) -> Mapping[int, tuple[str, str, int]]: ...
 
     def nearest_files(self, index_id: int, model_id: str, query_vector: QueryVector, top: int) -> list[str] | None: ...
 

@@ -82,15 +82,18 @@ def threads() -> int | None:
 
 #: The most entries of a matrix whose product with a vector runs on one thread (32k vectors of 256).
 ONE_THREAD_MAX = 1 << 23
+#: Below this many entries OpenBLAS runs a matrix-vector product on one thread of itself (2304 x its
+#: GEMM_MULTITHREAD_THRESHOLD, 4): the setting is left alone (changing it costs more than a small product).
+ONE_THREAD_MIN = 2304 * 4
 
 
 @contextlib.contextmanager
 def one_thread(entries: int) -> Iterator[None]:
-    """BLAS on one thread inside the block, for a product of a matrix of ``entries`` entries up to
-    ONE_THREAD_MAX (a larger one keeps BLAS's threads); the process's setting back once no thread is inside
-    one. (A product another thread runs meanwhile gets one thread too.)"""
+    """BLAS on one thread inside the block, for a product of a matrix of ``entries`` entries from
+    ONE_THREAD_MIN up to ONE_THREAD_MAX (a larger one keeps BLAS's threads); the process's setting back once
+    no thread is inside one. (A product another thread runs meanwhile gets one thread too.)"""
     global _inside, _before
-    if entries > ONE_THREAD_MAX or threads() is None:
+    if entries > ONE_THREAD_MAX or entries < ONE_THREAD_MIN or threads() is None:
         yield
         return
     functions = _found[0]

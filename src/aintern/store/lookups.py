@@ -75,10 +75,13 @@ def names_starting(conn: Any, index_id: int, prefixes: list[str], limit: int = 2
     return out
 
 
-def chunk_files(conn: Any, chunk_ids: list[int]) -> dict[int, tuple[str, str]]:
-    """(file path, chunk type) of these chunks: what a path prior needs, without reading their text."""
-    sql = "SELECT c.id, f.path, c.chunk_type FROM chunks c JOIN files f ON f.id = c.file_id WHERE c.id IN ({marks})"
-    return {cid: (path, kind) for cid, path, kind in rows_in(conn, sql, chunk_ids)}
+def chunk_files(conn: Any, chunk_ids: list[int]) -> dict[int, tuple[str, str, int]]:
+    """(file path, chunk type, start line) of these chunks: what ranks them, without reading their text."""
+    sql = (
+        "SELECT c.id, f.path, c.chunk_type, c.start_line FROM chunks c JOIN files f ON f.id = c.file_id "
+        "WHERE c.id IN ({marks})"
+    )
+    return {cid: (path, kind, line) for cid, path, kind, line in rows_in(conn, sql, chunk_ids)}
 
 
 def filters(conn: Any, index_id: int, options: VectorSearchOptions, alias: str = "") -> tuple[str | None, list[Any]]:

@@ -23,6 +23,7 @@ from aintern.store.lookups import defined_names
 
 if TYPE_CHECKING:
     from aintern.store.files import FileVectors
+    from aintern.store.masks import FileVersion
     from aintern.store.models import VectorIndex, VectorTier
     from aintern.store.postings import KeywordMatrix
     from aintern.store.vectors import VectorMatrix
@@ -165,10 +166,14 @@ class InMemorySearch:
         self.names: IndexStateCache[DefinedNames] = IndexStateCache()
         #: Chunks read by earlier queries, per index state (emptied when it holds CHUNK_CACHE_SIZE).
         self.chunks: IndexStateCache[dict[int, TextChunk]] = IndexStateCache()
-        #: Every chunk's (file path, chunk type), for the path priors that choose a search's candidates.
-        self.files: IndexStateCache[dict[int, tuple[str, str]]] = IndexStateCache()
+        #: Every chunk's (file path, chunk type, start line): what ranks a search's candidates.
+        self.files: IndexStateCache[dict[int, tuple[str, str, int]]] = IndexStateCache()
         #: Each index's file vectors (store.files), per model.
         self.file_matrices: IndexStateCache[dict[str, FileVectors | None]] = IndexStateCache()
+        #: The versions (hash, secrets' masks) of the files queries have shown, per index state.
+        self.versions: IndexStateCache[dict[str, FileVersion]] = IndexStateCache()
+        #: The chunks that define a name (store.lookups.chunks_defining, unfiltered), per name, limit and state.
+        self.definitions: IndexStateCache[dict[tuple[str, int], list[int]]] = IndexStateCache()
         self._sizes: dict[int, tuple[tuple[object, ...], int]] = {}
         self._keyword_stats_started: set[int] = set()
 
@@ -234,16 +239,44 @@ class InMemorySearch:
             found.clear()
         return found
 
-    def chunk_files(self, index_id: int) -> dict[int, tuple[str, str]] | None:
-        """(file path, chunk type) of each of the index's chunks (None while a large index reloads)."""
+    def file_versions(
+        self, index_id: int, paths: list[str], read: Callable[[list[str]], dict[str, FileVersion]]
+    ) -> dict[str, FileVersion]:
+        """The versions of these files the index holds, ``read`` (from the database) once per index state.
+        (Masks recorded later for a file that had none, store.masks, come with the next state: until then the
+        lines shown are masked by a scan, as they were before.)"""
+        known = self.versions.get(self.store, index_id, lambda s: {})
+        assert known is not None  # (loaded here, never in the background)
+        missing = [p for p in paths if p not in known]
+        if missing:
+            known.update(read(missing))
+        return {p: known[p] for p in paths if p in known}
 
-        def load(s: Source) -> dict[int, tuple[str, str]]:
-            shared: dict[tuple[str, str], tuple[str, str]] = {}  # one tuple per file and type, not per chunk
+    def chunks_defining(self, index_id: int, name: str, limit: int, read: Callable[[], list[int]]) -> list[int]:
+        """The chunks that define ``name`` (the first ``limit``), ``read`` from the database once per index state."""
+        known = self.definitions.get(self.store, index_id, lambda s: {})
+        assert known is not None  # (loaded here, never in the background)
+        found = known.get((name, limit))
+        if found is None:
+            if len(known) > 10_000:
+                known.clear()
+            found = known[name, limit] = read()
+        return list(found)
+
+    def chunk_files(self, index_id: int) -> dict[int, tuple[str, str, int]] | None:
+        """(file path, chunk type, start line) of each of the index's chunks (None while a large index reloads)."""
+
+        def load(s: Source) -> dict[int, tuple[str, str, int]]:
+            shared: dict[str, str] = {}  # one string per path and type, not per chunk
             rows = s.conn.execute(
-                "SELECT c.id, f.path, c.chunk_type FROM chunks c JOIN files f ON f.id = c.file_id WHERE c.index_id = ?",
+                "SELECT c.id, f.path, c.chunk_type, c.start_line FROM chunks c JOIN files f ON f.id = c.file_id "
+                "WHERE c.index_id = ?",
                 (index_id,),
             )
-            return {cid: shared.setdefault((path, kind), (path, kind)) for cid, path, kind in rows}
+            return {
+                cid: (shared.setdefault(path, path), shared.setdefault(kind, kind), line)
+                for cid, path, kind, line in rows
+            }
 
         return self.files.get(self.store, index_id, load, self._large(self.store, index_id))
 

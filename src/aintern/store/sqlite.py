@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -255,6 +255,10 @@ class SqliteStore(Database):
         return records.file_hashes(self.conn, index_id, paths)
 
     def file_versions(self, index_id: int, paths: list[str]) -> dict[str, masks.FileVersion]:
+        if self.memory is not None:
+            return self.memory.file_versions(
+                index_id, paths, lambda some: masks.file_versions(self.conn, index_id, some)
+            )
         return masks.file_versions(self.conn, index_id, paths)
 
     def files_without_masks(self, index_id: int) -> list[tuple[str, str]]:
@@ -328,18 +332,23 @@ class SqliteStore(Database):
     def keeps_keyword_stats(self, index_id: int) -> bool:
         return keeps_keyword_stats(self.conn, index_id)
 
-    def chunk_files(self, index_id: int, chunk_ids: list[int]) -> dict[int, tuple[str, str]]:
-        """(file path, chunk type) of these chunks: what a path prior needs, without reading their text."""
+    def chunk_files(self, index_id: int, chunk_ids: list[int]) -> Mapping[int, tuple[str, str, int]]:
+        """(file path, chunk type, start line) of these chunks, and maybe of others (a long-running process
+        answers with what it holds of every chunk, not a copy): what ranks them, without reading their text."""
         if self.memory is not None:
             known = self.memory.chunk_files(index_id)
             if known is not None:
-                return {cid: known[cid] for cid in chunk_ids if cid in known}
+                return known
         return lookups.chunk_files(self.conn, chunk_ids)
 
     def chunk_at(self, index_id: int, path: str, line: int) -> int | None:
         return lookups.chunk_at(self.conn, index_id, path, line)
 
     def chunks_defining(self, index_id: int, symbol: str, options: VectorSearchOptions, limit: int = 20) -> list[int]:
+        if self.memory is not None and not options.filtered:
+            return self.memory.chunks_defining(
+                index_id, symbol, limit, lambda: lookups.chunks_defining(self.conn, index_id, symbol, options, limit)
+            )
         return lookups.chunks_defining(self.conn, index_id, symbol, options, limit)
 
     def names_starting(self, index_id: int, prefixes: list[str], limit: int = 20) -> dict[str, list[str]]:
