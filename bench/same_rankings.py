@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -46,7 +47,9 @@ def rankings(db: Path) -> dict[str, list[list[object]]]:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--db", type=Path, default=Path("/tmp/aintern-bench/all-repos.db"))
+    ap.add_argument(
+        "--db", type=Path, default=Path(os.environ.get("AINTERN_BENCH_CACHE", "/tmp/aintern-bench")) / "all-repos.db"
+    )
     group = ap.add_mutually_exclusive_group(required=True)
     group.add_argument("--save", type=Path)
     group.add_argument("--compare", type=Path)
