@@ -18,11 +18,11 @@ from aintern.store.engine import SearchEngine
 from aintern.store.integrity import IntegrityCheck
 from aintern.store.keywords import Vocabulary
 from aintern.store.milvus import MilvusConfig, MilvusSearch
-from aintern.store.milvus_engine import MilvusEngine
 from aintern.store.sqlite_engine import SqliteEngine
 
 if TYPE_CHECKING:
     from aintern.store.memory import InMemorySearch
+    from aintern.store.milvus_engine import MilvusEngine
 
 
 class Database:
@@ -163,6 +163,8 @@ class Database:
             ).fetchone()
             config = MilvusConfig.from_settings(json.loads(row[0])) if row else None
             if config is not None and row:
+                from aintern.store.milvus_engine import MilvusEngine  # (imported by an index that has one)
+
                 self._engines[index_id] = MilvusEngine(self, MilvusSearch(config, int(row[1])))
             else:
                 self._engines[index_id] = self._sqlite
@@ -174,14 +176,22 @@ class Database:
 
     def milvus(self, index_id: int) -> MilvusSearch | None:
         """The index's Milvus collection when Milvus is its engine, else None."""
-        engine = self.engine(index_id)
-        return engine.collection if isinstance(engine, MilvusEngine) else None
+        engine = self._milvus_engine(index_id)
+        return engine.collection if engine is not None else None
 
     def sweep_milvus(self, index_id: int) -> tuple[int, set[str]]:
         """Bring the index's Milvus rows in line with this file's chunks (MilvusEngine.sweep); (0, no paths)
         for an index of this file."""
+        engine = self._milvus_engine(index_id)
+        return engine.sweep(index_id) if engine is not None else (0, set())
+
+    def _milvus_engine(self, index_id: int) -> MilvusEngine | None:
         engine = self.engine(index_id)
-        return engine.sweep(index_id) if isinstance(engine, MilvusEngine) else (0, set())
+        if engine.name != "milvus":  # (a search of an index without Milvus never imports its engine)
+            return None
+        from aintern.store.milvus_engine import MilvusEngine
+
+        return engine if isinstance(engine, MilvusEngine) else None
 
     def generation(self, index_id: int) -> tuple[object, ...]:
         """Changes whenever the index's content does: cached answers are keyed on it."""
