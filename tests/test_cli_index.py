@@ -250,7 +250,7 @@ def test_a_search_loads_only_what_it_needs(ws: Path, tmp_path: Path) -> None:
         assert conn.execute("SELECT count(*) FROM file_vectors").fetchone()[0] > 0
     heavy = ["numpy", "tokenizers", "tree_sitter", "onnxruntime", "httpx", "pathspec", "rich.console",
              "aintern.index", "aintern.answer", "aintern.chunk.chunker", "aintern.store.postings", "aintern.store.vectors",
-             "typer", "click", "aintern.store.milvus_engine", "uuid", "secrets"]  # fmt: skip
+             "typer", "click", "aintern.store.milvus", "aintern.store.milvus_engine", "uuid", "secrets", "logging"]  # fmt: skip
     out, loaded = _loaded(["search", "Where is the HTTP server started?", "--json"], heavy, ws, db)
     assert json.loads(out)[0]["path"] and loaded == []
     out, loaded = _loaded(["update"], ["numpy", "tokenizers", "tree_sitter", "aintern.chunk.chunker"], ws, db)

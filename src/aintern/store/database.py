@@ -17,11 +17,11 @@ from aintern.store.db import connect, default_db_path
 from aintern.store.engine import SearchEngine
 from aintern.store.integrity import IntegrityCheck
 from aintern.store.keywords import Vocabulary
-from aintern.store.milvus import MilvusConfig, MilvusSearch
 from aintern.store.sqlite_engine import SqliteEngine
 
 if TYPE_CHECKING:
     from aintern.store.memory import InMemorySearch
+    from aintern.store.milvus import MilvusSearch
     from aintern.store.milvus_engine import MilvusEngine
 
 
@@ -161,13 +161,16 @@ class Database:
             row = self.conn.execute(
                 "SELECT settings_json, embedding_dimension FROM indexes WHERE id = ?", (index_id,)
             ).fetchone()
-            config = MilvusConfig.from_settings(json.loads(row[0])) if row else None
-            if config is not None and row:
-                from aintern.store.milvus_engine import MilvusEngine  # (imported by an index that has one)
+            settings = json.loads(row[0]) if row else {}
+            engine: SearchEngine = self._sqlite
+            if row and isinstance(settings.get("store"), dict):  # (else no Milvus module is imported: a search's)
+                from aintern.store.milvus import MilvusConfig, MilvusSearch
+                from aintern.store.milvus_engine import MilvusEngine
 
-                self._engines[index_id] = MilvusEngine(self, MilvusSearch(config, int(row[1])))
-            else:
-                self._engines[index_id] = self._sqlite
+                config = MilvusConfig.from_settings(settings)
+                if config is not None:
+                    engine = MilvusEngine(self, MilvusSearch(config, int(row[1])))
+            self._engines[index_id] = engine
         return self._engines[index_id]
 
     def engine_of(self, index_id: int) -> str:

@@ -25,7 +25,6 @@ from aintern.store.keywords import (
     update_keyword_stats,
 )
 from aintern.store.memory import InMemorySearch
-from aintern.store.milvus import MilvusConfig
 from aintern.store.models import ChunkSearchResult, IndexedFile, VectorIndex, VectorSearchOptions, Weights
 from aintern.store.sqlite_engine import vec_cosines, vec_knn, vec_vectors
 from aintern.words import query_terms
@@ -34,6 +33,7 @@ if TYPE_CHECKING:
     import numpy as np
 
     from aintern.embed.base import QueryVector
+    from aintern.store.milvus import MilvusConfig
 
 
 class SqliteStore(Database):
