@@ -23,6 +23,7 @@ READ = [
     ["q", "--min-relevance", "0.25", "--min-relevance=0.5"],
     ["--lang", "python", "--lang=go", "q", "--path", "*.py", "--dir", "src", "--dir", "lib"],
     ["-w", "proj", "q", "--db", "other.db"],
+    ["-w", "~/p/../q/", "q", "--db", "./x.db"],
     ["--workspace=proj", "--repo", "a", "--repo", "b", "--all-repos", "--full", "--json", "q"],
     ["--", "-k"],
     ["-", "--json"],
@@ -52,9 +53,9 @@ def typer_params(argv: list[str], monkeypatch: pytest.MonkeyPatch) -> dict[str, 
     return seen
 
 
-@pytest.mark.parametrize("db", [None, "from-env.db"])
+@pytest.mark.parametrize("db", [None, "", "from-env.db"])
 def test_the_quick_parser_reads_what_typer_reads(db: str | None, monkeypatch: pytest.MonkeyPatch) -> None:
-    if db:
+    if db is not None:  # (an empty AINTERN_DB is no database, for both)
         monkeypatch.setenv("AINTERN_DB", db)
     else:
         monkeypatch.delenv("AINTERN_DB", raising=False)
