@@ -80,15 +80,27 @@ def test_the_quick_parser_knows_the_options_as_declared() -> None:
 
 def test_a_search_ends_alike_through_either(tmp_path: Path) -> None:
     """The same search, read quickly and by Typer (``--rerank none`` sends it there): the same output and exit
-    code, for hits, for none, and for a usage error the command's body finds."""
+    code, for hits, for none, for a usage error the command's body finds, and when its reader has gone."""
     ws = make_workspace(tmp_path / "project")
     env = {**os.environ, "AINTERN_DB": str(tmp_path / "k.db"), "COLUMNS": "200"}
 
-    def run(*args: str) -> tuple[int, str, str]:
+    def run(*args: str, gone: bool = False) -> tuple[int, str, str]:
+        """``gone``: the reader of its output has gone (a pipe closed before it writes)."""
+        reader, writer = os.pipe()
+        if gone:
+            os.close(reader)
         out = subprocess.run(
-            [sys.executable, "-m", "aintern", *args], cwd=ws, env=env, capture_output=True, text=True, timeout=300
-        )
-        return out.returncode, out.stdout, re.sub(r" in \d+ ms", " in N ms", out.stderr)  # (the one line that differs)
+            [sys.executable, "-m", "aintern", *args], cwd=ws, env=env, text=True, timeout=300,
+            stdout=writer if gone else subprocess.PIPE, stderr=subprocess.PIPE,
+        )  # fmt: skip
+        os.close(writer)
+        if not gone:
+            os.close(reader)
+        return (
+            out.returncode,
+            out.stdout or "",
+            re.sub(r" in \d+ ms", " in N ms", out.stderr),
+        )  # (the line that differs)
 
     assert run("index")[0] == 0
     for argv in (["search", "HTTP server", "--json", "-k", "2"], ["search", "HTTP server", "-k", "2"],
@@ -97,3 +109,5 @@ def test_a_search_ends_alike_through_either(tmp_path: Path) -> None:
         quick = run(*argv)
         assert quick == run(*argv, "--rerank", "none"), argv
         assert quick[0] in (0, 2, 3) and (quick[1] or quick[2]), argv
+    gone = ["search", "HTTP server", "--json"]
+    assert run(*gone, gone=True) == run(*gone, "--rerank", "none", gone=True) == (1, "", "")

@@ -12,8 +12,9 @@ import json
 import os
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from aintern.assemble.snippets import focus_window
 from aintern.cli.base import (
     checked_count,
     checked_languages,
@@ -27,6 +28,10 @@ from aintern.cli.base import (
 from aintern.config import RANKED_MIN_RELEVANCE
 from aintern.knowledge import KnowledgeQueryOptions, scope_options
 from aintern.plural import count
+
+if TYPE_CHECKING:
+    from aintern.chunk.models import SymbolType
+    from aintern.retrieve.rerank import RerankingStrategy
 
 #: Lines of each result `aintern search` shows (all with --full).
 PREVIEW_LINES = 8
@@ -86,12 +91,12 @@ def parse_search(argv: list[str]) -> dict[str, Any] | None:
 def run_search(
     question: str,
     k: int,
-    rerank: Any,
+    rerank: RerankingStrategy | None,
     min_relevance: float,
     lang: list[str] | None,
     path_glob: list[str] | None,
     directory: list[str] | None,
-    symbol_type: list[Any] | None,
+    symbol_type: list[SymbolType] | None,
     workspace: Path | None,
     repo: list[str] | None,
     all_repos: bool,
@@ -117,8 +122,6 @@ def run_search(
     if not result.chunks:
         err.print("no results" + (f" above relevance {min_relevance}" if min_relevance else ""))
         raise SystemExit(3)
-    from aintern.assemble.snippets import focus_window
-
     for c in result.chunks:
         symbol = f"{c.parent_symbol + '.' if c.parent_symbol else ''}{c.symbol_name}" if c.symbol_name else ""
         if c.symbol_start_line:
