@@ -241,15 +241,17 @@ def _loaded(argv: list[str], heavy: list[str], cwd: Path, db: Path) -> tuple[str
 
 def test_a_search_loads_only_what_it_needs(ws: Path, tmp_path: Path) -> None:
     """`aintern search --json` answers without numpy, the Rust tokenizer, tree-sitter, the indexing
-    pipeline, the transformer, the LLM stack or rich's console (issue 14: each of them costs a one-shot
-    search its start-up), file vectors and all; an update that finds nothing changed loads neither numpy
-    nor the chunker."""
+    pipeline, the transformer, the LLM stack, rich's console, Typer, Milvus, logging or the scan (issues 14
+    and 49: each of them costs a one-shot search its start-up), file vectors and all; an update that finds
+    nothing changed loads neither numpy nor the chunker."""
     db = tmp_path / "k.db"
     assert run("index", cwd=ws, db=db).returncode == 0
     with sqlite3.connect(db) as conn:  # (the search below ranks files by them: docs section 43)
         assert conn.execute("SELECT count(*) FROM file_vectors").fetchone()[0] > 0
     heavy = ["numpy", "tokenizers", "tree_sitter", "onnxruntime", "httpx", "pathspec", "rich.console",
-             "aintern.index", "aintern.answer", "aintern.chunk.chunker", "aintern.store.postings", "aintern.store.vectors"]  # fmt: skip
+             "aintern.index", "aintern.answer", "aintern.chunk.chunker", "aintern.store.postings", "aintern.store.vectors",
+             "typer", "click", "aintern.store.milvus", "aintern.store.milvus_engine", "uuid", "secrets", "logging",
+             "aintern.scan"]  # fmt: skip
     out, loaded = _loaded(["search", "Where is the HTTP server started?", "--json"], heavy, ws, db)
     assert json.loads(out)[0]["path"] and loaded == []
     out, loaded = _loaded(["update"], ["numpy", "tokenizers", "tree_sitter", "aintern.chunk.chunker"], ws, db)

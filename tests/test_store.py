@@ -223,6 +223,25 @@ def test_vector_blob_roundtrip(store: SqliteStore, filled, static) -> None:  # t
     assert v.shape == (static.dimension,) and abs(float(np.linalg.norm(v)) - 1) < 1e-4
 
 
+def test_vectors_read_one_at_a_time_or_all_at_once_are_the_same(
+    store: SqliteStore,
+    filled,  # type: ignore[no-untyped-def]
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A few vectors are read by their ids one at a time (vec0 scans the whole table for an IN list), many
+    in one statement: either way each id asked for that is there, once, and none that is not."""
+    from aintern.store import sqlite_engine
+
+    table = f"vec_{filled.id}"
+    stored = {int(i): bytes(v) for i, v in store.conn.execute(f"SELECT chunk_id, embedding FROM {table}")}
+    first, second = sorted(stored)[:2]
+    asked = [second, first, 99_999, first]
+    few = sqlite_engine.vec_vectors(store.conn, filled.id, asked)
+    monkeypatch.setattr(sqlite_engine, "POINT_READS", 0)
+    many = sqlite_engine.vec_vectors(store.conn, filled.id, asked)
+    assert few == many == {first: stored[first], second: stored[second]} and list(few) == [first, second]
+
+
 def test_common_terms_pruned_on_large_indexes(store: SqliteStore, static, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
     import aintern.store.keywords as backend
     from aintern.store.sqlite_engine import SqliteEngine

@@ -26,7 +26,6 @@ from aintern.states import reindex_reason
 from aintern.states import summarize as summarize
 from aintern.states import tier_dict as tier_dict
 from aintern.store import IndexStatistics, SqliteStore, VectorIndex, default_db_path
-from aintern.store.milvus import client_class
 from aintern.workspace_fill import Filling
 
 # The indexing pipeline (tree-sitter, the scanner) and the LLM stack are imported by the methods that use
@@ -255,6 +254,8 @@ class Workspace(Filling):
             replaced = index is not None and index.embedding_model in RETIRED_MODELS
             engine, milvus_uri, token_env = self.search_engine()
             if engine == "milvus":
+                from aintern.store.milvus import client_class
+
                 client_class()  # (not installed: said before the index there is goes)
             moved = engine is not None and index is not None and engine != self.store.engine_of(index.id)
             had_tier = False

@@ -6,7 +6,7 @@ Exit codes: 0 success, 1 error, 2 usage error, 3 nothing to show (file skipped, 
 
 import sys
 
-from aintern.cli.common import app, say_error
+from aintern.cli.base import say_error
 from aintern.errors import AinternError, NotIndexedError
 
 #: Where each command is defined: a run imports only its command's module (and what that needs), so
@@ -25,6 +25,8 @@ def load_commands(argv: list[str]) -> None:
     """Register the command ``argv`` names, or every command (help, a typo, no command)."""
     import importlib
 
+    from aintern.cli.common import app
+
     if argv[:1] == ["--version"]:
         return  # (answered by the app's own option: no command needs loading)
     name = next((a for a in argv if not a.startswith("-")), None)
@@ -40,13 +42,38 @@ def load_commands(argv: list[str]) -> None:
         ]  # fmt: skip
 
 
+def _quick(argv: list[str]) -> bool:
+    """Run a search Typer need not read (cli/quick.py): False for anything else, which Typer runs."""
+    if argv[:1] != ["search"]:
+        return False
+    from aintern.cli.quick import parse_search, run_search
+
+    params = parse_search(argv[1:])
+    if params is None:
+        return False
+    try:
+        run_search(**params)
+    except KeyboardInterrupt:
+        sys.exit(130)  # (as Typer ends a command Ctrl-C stops: quietly)
+    except BrokenPipeError:
+        # (as Typer: a reader that went away ends it quietly, not with a traceback when the exit flushes)
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(1)
+    return True
+
+
 def main() -> None:
     """Console entry point: errors end in one clear line (AINTERN_DEBUG=1 shows the traceback)."""
     import os
 
     try:
-        load_commands(sys.argv[1:])
-        app()
+        if not _quick(sys.argv[1:]):
+            load_commands(sys.argv[1:])
+            from aintern.cli.common import app
+
+            app()
     except NotIndexedError as exc:
         say_error(exc)
         sys.exit(4)

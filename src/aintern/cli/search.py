@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 from typing import Annotated
 
 import typer
 
 from aintern.assemble.context import ContextBuildOptions, ContextFormat
-from aintern.assemble.snippets import focus_window
 from aintern.assemble.tokens import TokenEstimation
 from aintern.chunk.models import SymbolType
 from aintern.cli.common import (
@@ -25,21 +23,16 @@ from aintern.cli.common import (
     checked_count,
     checked_languages,
     checked_question,
-    console,
     err,
     esc,
     open_scope,
     open_workspace,
-    piped,
     show_table,
 )
+from aintern.cli.quick import run_search, say_short
 from aintern.config import CONTEXT_MIN_RELEVANCE, FILES_MARK_RELEVANCE, RANKED_MIN_RELEVANCE
-from aintern.knowledge import KnowledgeQueryOptions, scope_options
 from aintern.plural import count
 from aintern.retrieve.rerank import RerankingStrategy
-
-#: Lines of each result `aintern search` shows (all with --full).
-PREVIEW_LINES = 8
 
 
 @app.command()
@@ -72,85 +65,7 @@ def search(
     full: Annotated[bool, typer.Option("--full", help="Show whole chunks, not the first lines.")] = False,
 ) -> None:
     """Search the index: ranked `path:start-end` results with symbol, relevance and highlighted snippet."""
-    question = checked_question(question)
-    k = checked_count("-k", k)
-    ws, where = open_scope(workspace, db, repo, all_repos)
-    options = KnowledgeQueryOptions(
-        **scope_options(where), max_results=k, min_relevance=min_relevance, reranking=rerank,
-        expand_context=False, symbol_types=tuple(symbol_type or ()), languages=checked_languages(lang),
-        file_patterns=tuple(path_glob or ()), directory_filters=tuple(directory or ()),
-    )  # fmt: skip
-    result = ws.knowledge.query(question, options)
-    for note in result.notes:
-        err.print(f"[yellow]note:[/] {esc(note)}", highlight=False)
-    if as_json:
-        print(json.dumps([c.search_result() for c in result.chunks], indent=2))
-        raise typer.Exit(0 if result.chunks else 3)
-    if not result.chunks:
-        err.print("no results" + (f" above relevance {min_relevance}" if min_relevance else ""))
-        raise typer.Exit(3)
-    for c in result.chunks:
-        symbol = f"{c.parent_symbol + '.' if c.parent_symbol else ''}{c.symbol_name}" if c.symbol_name else ""
-        if c.symbol_start_line:
-            symbol += f" (lines {c.symbol_start_line}-{c.symbol_end_line})"
-        console.print(
-            f"[bold cyan]{esc(c.display_path)}:{c.start_line}-{c.end_line}[/] [magenta]{esc(symbol)}[/] "
-            f"[dim]{c.relevance:.2f}[/]",
-            highlight=False,
-        )
-        lines = c.content.split("\n")
-        # Its first lines, unless nothing the question is about is there (a licence header); all with --full.
-        first, shown = (0, len(lines)) if full else (focus_window(c, PREVIEW_LINES, keep_start=True), PREVIEW_LINES)
-        last = min(len(lines), first + shown)
-        if piped():  # each line whole, numbered, nothing padded: what a file or a pipe reads best
-            if opened := c.opened_above(c.start_line + first):
-                print(opened)
-            _print_plain_lines(lines, first, last, c.start_line + first)
-            continue
-        from rich.syntax import Syntax  # not loaded for --json: scripts and agents wait less
-
-        syntax = Syntax(
-            "\n".join(lines[first:last]), c.language or "text", line_numbers=True,
-            start_line=c.start_line + first, word_wrap=True,
-        )  # fmt: skip
-        for h in c.highlights:
-            row = c.content.count("\n", 0, h.start)
-            if first <= row < last:
-                col = h.start - (c.content.rfind("\n", 0, h.start) + 1)
-                syntax.stylize_range("bold reverse", (row - first + 1, col), (row - first + 1, col + h.length))
-        if first:
-            console.print(f"[dim]    ... {count(first, 'line')} above[/]")
-        if opened := c.opened_above(c.start_line + first):
-            console.print(f"[dim]    {esc(opened)}[/]", highlight=False)
-        console.print(syntax)
-        if len(lines) > last:
-            console.print(f"[dim]    ... {count(len(lines) - last, 'more line')}[/]")
-    reranked = f", reranked by {result.reranking_applied.value}" if result.was_reranked else ""
-    err.print(
-        f"[dim]{count(len(result.chunks), 'result')} from {count(result.total_chunks_searched, 'chunk')} "
-        f"in {result.query_time * 1000:.0f} ms{reranked}[/]"
-    )
-    if min_relevance > 0 and len(result.chunks) < k:
-        # Short of what was asked: say whether the threshold is why (a small index may hold no more).
-        everything = ws.knowledge.query(question, replace(options, min_relevance=0.0))
-        if len(everything.chunks) > len(result.chunks):
-            _say_short(len(result.chunks), "result", min_relevance, "--min-relevance 0 shows more")
-
-
-def _print_plain_lines(lines: list[str], first: int, last: int, number: int) -> None:
-    """Lines ``first`` to ``last`` of a chunk, numbered from ``number``, each whole and without trailing spaces."""
-    width = len(str(number + last - first - 1))
-    if first:
-        print(f"    ... {count(first, 'line')} above")
-    for i, line in enumerate(lines[first:last]):
-        print(f"{number + i:>{width}}  {line}".rstrip())
-    if len(lines) > last:
-        print(f"    ... {count(len(lines) - last, 'more line')}")
-
-
-def _say_short(found: int, noun: str, min_relevance: float, how: str) -> None:
-    """One line on stderr: a list is shorter than asked because of the relevance threshold."""
-    err.print(f"{count(found, noun)} above relevance {min_relevance:g} ({how})", highlight=False)
+    run_search(**locals())  # (its parameters as Typer read them: cli/quick.py reads the plain forms without it)
 
 
 @app.command()
@@ -247,7 +162,7 @@ def files(
     elif strict and len(found) < n:
         filled = ws.knowledge.find_relevant_files(question, where, n, min_relevance, fill=True)
         if len(filled) > len(found):
-            _say_short(len(found), "file", min_relevance, "without --strict more follow, marked")
+            say_short(len(found), "file", min_relevance, "without --strict more follow, marked")
 
 
 @app.command()

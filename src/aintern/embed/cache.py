@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -52,6 +51,8 @@ class EmbeddingCache:
 
     @classmethod
     def open(cls, path: str | Path) -> EmbeddingCache:
+        import sqlite3  # (the index's own cache is the store's connection: a search never opens one)
+
         return cls(sqlite3.connect(str(path), check_same_thread=False))
 
     def get_many(self, model_id: str, hashes: Sequence[bytes]) -> dict[bytes, np.ndarray]:

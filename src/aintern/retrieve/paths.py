@@ -9,7 +9,7 @@ import itertools
 import re
 from dataclasses import dataclass
 
-from aintern.scan.kinds import is_test
+from aintern.file_kinds import is_test
 from aintern.words import STOP_WORDS, identifier_parts
 
 #: Words a run of a question's words skips ("get a user by id").

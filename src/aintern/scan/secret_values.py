@@ -15,7 +15,7 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from aintern.scan.kinds import unquoted_is_literal
+from aintern.file_kinds import unquoted_is_literal
 
 #: Last words of a name that say its value is a secret (``DB_PASSWORD``, ``githubToken``, ``client_secret``).
 _SECRET_HEADS = frozenset(

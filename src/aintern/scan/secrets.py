@@ -20,7 +20,7 @@ import threading
 from dataclasses import dataclass
 from urllib.parse import unquote
 
-from aintern.scan.kinds import is_test
+from aintern.file_kinds import is_test
 from aintern.scan.secret_detectors import connection_string_detector, vendor_detectors
 from aintern.scan.secret_values import assignments, looks_random
 

@@ -13,7 +13,6 @@ from aintern.chunk.models import TextChunk
 from aintern.embed.cache import EmbeddingCache
 from aintern.store.db import default_db_path
 from aintern.store.masks import FileVersion, Masks
-from aintern.store.milvus import MilvusConfig
 from aintern.store.models import (
     ChunkSearchResult,
     IndexedFile,
@@ -29,6 +28,7 @@ if TYPE_CHECKING:
     import numpy as np
 
     from aintern.embed.base import QueryVector
+    from aintern.store.milvus import MilvusConfig
 
 __all__ = [
     "ChunkSearchResult",

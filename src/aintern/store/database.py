@@ -17,12 +17,12 @@ from aintern.store.db import connect, default_db_path
 from aintern.store.engine import SearchEngine
 from aintern.store.integrity import IntegrityCheck
 from aintern.store.keywords import Vocabulary
-from aintern.store.milvus import MilvusConfig, MilvusSearch
-from aintern.store.milvus_engine import MilvusEngine
 from aintern.store.sqlite_engine import SqliteEngine
 
 if TYPE_CHECKING:
     from aintern.store.memory import InMemorySearch
+    from aintern.store.milvus import MilvusSearch
+    from aintern.store.milvus_engine import MilvusEngine
 
 
 class Database:
@@ -161,11 +161,16 @@ class Database:
             row = self.conn.execute(
                 "SELECT settings_json, embedding_dimension FROM indexes WHERE id = ?", (index_id,)
             ).fetchone()
-            config = MilvusConfig.from_settings(json.loads(row[0])) if row else None
-            if config is not None and row:
-                self._engines[index_id] = MilvusEngine(self, MilvusSearch(config, int(row[1])))
-            else:
-                self._engines[index_id] = self._sqlite
+            settings = json.loads(row[0]) if row else {}
+            engine: SearchEngine = self._sqlite
+            if row and isinstance(settings.get("store"), dict):  # (else no Milvus module is imported: a search's)
+                from aintern.store.milvus import MilvusConfig, MilvusSearch
+                from aintern.store.milvus_engine import MilvusEngine
+
+                config = MilvusConfig.from_settings(settings)
+                if config is not None:
+                    engine = MilvusEngine(self, MilvusSearch(config, int(row[1])))
+            self._engines[index_id] = engine
         return self._engines[index_id]
 
     def engine_of(self, index_id: int) -> str:
@@ -174,14 +179,22 @@ class Database:
 
     def milvus(self, index_id: int) -> MilvusSearch | None:
         """The index's Milvus collection when Milvus is its engine, else None."""
-        engine = self.engine(index_id)
-        return engine.collection if isinstance(engine, MilvusEngine) else None
+        engine = self._milvus_engine(index_id)
+        return engine.collection if engine is not None else None
 
     def sweep_milvus(self, index_id: int) -> tuple[int, set[str]]:
         """Bring the index's Milvus rows in line with this file's chunks (MilvusEngine.sweep); (0, no paths)
         for an index of this file."""
+        engine = self._milvus_engine(index_id)
+        return engine.sweep(index_id) if engine is not None else (0, set())
+
+    def _milvus_engine(self, index_id: int) -> MilvusEngine | None:
         engine = self.engine(index_id)
-        return engine.sweep(index_id) if isinstance(engine, MilvusEngine) else (0, set())
+        if engine.name != "milvus":  # (a search of an index without Milvus never imports its engine)
+            return None
+        from aintern.store.milvus_engine import MilvusEngine
+
+        return engine if isinstance(engine, MilvusEngine) else None
 
     def generation(self, index_id: int) -> tuple[object, ...]:
         """Changes whenever the index's content does: cached answers are keyed on it."""

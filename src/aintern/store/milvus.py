@@ -24,7 +24,6 @@ import contextlib
 import logging
 import os
 import threading
-import uuid
 import warnings
 import weakref
 from collections import OrderedDict
@@ -149,6 +148,8 @@ class MilvusSearch:
                     # A connection of its own: pymilvus names a connection after its URI, so every client of
                     # one URI would share one, and closing any of them (a store that indexed, in a server)
                     # would cut off the others ("should create connection first").
+                    import uuid  # (not imported by a search without Milvus)
+
                     self._client = MilvusClient(uri=uri, token=token, alias=f"aintern-{uuid.uuid4().hex}")
             except Exception as exc:
                 raise StoreError(f"cannot open Milvus at {uri}: {exc}") from exc

@@ -25,8 +25,6 @@ from aintern.store.keywords import (
     update_keyword_stats,
 )
 from aintern.store.memory import InMemorySearch
-from aintern.store.milvus import MilvusConfig
-from aintern.store.milvus_engine import MilvusEngine
 from aintern.store.models import ChunkSearchResult, IndexedFile, VectorIndex, VectorSearchOptions, Weights
 from aintern.store.sqlite_engine import vec_cosines, vec_knn, vec_vectors
 from aintern.words import query_terms
@@ -35,6 +33,7 @@ if TYPE_CHECKING:
     import numpy as np
 
     from aintern.embed.base import QueryVector
+    from aintern.store.milvus import MilvusConfig
 
 
 class SqliteStore(Database):
@@ -72,7 +71,11 @@ class SqliteStore(Database):
         name = name or Path(workspace).name or workspace
         # An engine outside the file is reached first: an index whose engine is not installed (or not
         # there) is never recorded.
-        engine = MilvusEngine.reach(self, milvus, dimension) if milvus is not None else None
+        engine = None
+        if milvus is not None:
+            from aintern.store.milvus_engine import MilvusEngine  # (a search without Milvus never imports it)
+
+            engine = MilvusEngine.reach(self, milvus, dimension)
         with self.transaction():
             index_id = records.insert_index(self.conn, name, workspace, model_id, dimension)
             if engine is not None:

@@ -1,0 +1,137 @@
+"""What the commands share that needs no Typer: the consoles, one-line errors, opening the workspace,
+checking a question's arguments. `aintern search` runs on these alone (cli/quick.py): Typer's import and
+its building of the command cost a one-shot search more than the search itself."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+from aintern.errors import NotIndexedError
+from aintern.words import clean_user_text
+from aintern.workspace import Workspace
+
+
+def piped() -> bool:
+    """Is standard output a file or a pipe? Then commands print plain lines: no colour, no wrapping, no boxes."""
+    return not sys.stdout.isatty()
+
+
+def esc(value: object) -> str:
+    """``value`` as literal text in Rich markup: ``app/blog/[slug]/page.tsx`` keeps its ``[slug]``, and
+    ``[/x]`` is no markup error. Every user-, file- or index-derived text printed through Rich goes
+    through it (or is printed with ``markup=False``)."""
+    from rich.markup import escape
+
+    return escape(str(value))
+
+
+class LazyConsole:
+    """A rich Console created at its first use: a command that prints JSON never imports rich's console.
+
+    ``plain_when_piped``: when standard output is not a terminal, long lines are not wrapped to a width
+    (a file gets each line whole). Emoji codes (``:smile:``) are never replaced: they can be in a path.
+    """
+
+    def __init__(self, plain_when_piped: bool = False, **options: Any) -> None:
+        self._options = {"emoji": False, **options}
+        self._plain_when_piped = plain_when_piped
+        self._console: Any = None
+
+    def real(self) -> Any:
+        """The Console itself (for rich objects that take one, such as Progress)."""
+        if self._console is None:
+            from rich.console import Console
+
+            options = {"soft_wrap": True, **self._options} if self._plain_when_piped and piped() else self._options
+            self._console = Console(**options)
+        return self._console
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.real(), name)
+
+
+console: Any = LazyConsole(plain_when_piped=True)
+err: Any = LazyConsole(stderr=True, soft_wrap=True)
+
+
+def say_error(message: object) -> None:
+    """One line on stderr: ``error: MESSAGE`` (the message printed as it is, brackets and all)."""
+    err.print(f"[bold red]error:[/] {esc(message)}", highlight=False)
+
+
+def fail(message: str, code: int = 1) -> SystemExit:
+    """``raise fail(...)``: the message on stderr, then exit ``code`` (Typer lets a SystemExit through)."""
+    say_error(message)
+    return SystemExit(code)
+
+
+def open_workspace(
+    path: Path | None, db: Path | None, create: bool = False, model: str | None = None, readonly: bool = False
+) -> Workspace:
+    """The workspace to work on: PATH as given, else found from the current directory like git does.
+
+    ``readonly`` for commands that only look: they never create or write the database.
+    """
+    if path is not None:
+        if not path.is_dir():
+            raise fail(f"{path}: {'not a folder' if path.exists() else 'no such folder'}")
+        return Workspace(path, db, model, readonly)
+    if create:
+        try:
+            return Workspace.discover(".", db, model)
+        except NotIndexedError:
+            return Workspace(".", db, model)
+    return Workspace.discover(".", db, readonly=readonly)
+
+
+def one_query(ws: Workspace) -> Workspace:
+    """For a command that asks one question: SQLite answers it sooner than the in-memory index loads."""
+    ws.in_memory = False
+    return ws
+
+
+def open_scope(
+    workspace: Path | None, db: Path | None, repos: list[str] | None, all_repos: bool
+) -> tuple[Workspace, str | list[str]]:
+    """The workspace to ask and what to search: its own folder, or with ``--repo``/``--all-repos`` the
+    repositories named (searched together, one ranking)."""
+    from aintern.workspace import resolve_workspaces
+
+    if not repos and not all_repos:
+        ws = one_query(open_workspace(workspace, db, readonly=True))
+        ws.require_index()
+        return ws, str(ws.root)
+    ws = one_query(Workspace(workspace or Path.cwd(), db, readonly=True))  # (only its database is used)
+    specs = ["all"] if all_repos else [str(Path(r).resolve()) if Path(r).exists() else r for r in repos or []]
+    found = resolve_workspaces(ws.store, specs)
+    return ws, found[0].workspace_path if len(found) == 1 else [i.workspace_path for i in found]
+
+
+def checked_question(question: str) -> str:
+    """The question as retrieval will read it; an empty (or only invisible) one is a usage error."""
+    if not clean_user_text(question):
+        raise fail("the question is empty (no visible characters)", 2)
+    return question
+
+
+def checked_count(option: str, value: int) -> int:
+    """A number of results as asked: zero or less is a usage error (as the MCP tools answer)."""
+    if value < 1:
+        raise fail(f"{option}: at least 1, not {value}", 2)
+    return value
+
+
+def checked_languages(asked: list[str] | None) -> tuple[str, ...]:
+    """``--lang`` values, lower-cased; one aintern does not know is a usage error that lists those it does."""
+    wanted = tuple(a.strip().lower() for a in asked or ())
+    if not wanted:
+        return ()
+    from aintern.chunk.languages import known_languages
+
+    known = known_languages()
+    unknown = [a for a, w in zip(asked or (), wanted) if w not in known]
+    if unknown:
+        raise fail(f"--lang: unknown language {', '.join(map(repr, unknown))}; known: {', '.join(known)}", 2)
+    return wanted
