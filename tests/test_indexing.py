@@ -486,11 +486,20 @@ def test_the_chunker_tokenisation_is_the_tokenizers_with_each_tokens_line(static
         "windows\r\nline endings\r\n", "tabs\tand\x0bvertical\x0cfeeds\n\x1c separators\x85 nel",
         "accents: café naïve Ångström\nCJK: 你好世界 中文\n", "emoji 🎉 and [SEP] [CLS] literal\n[MASK]",
         f"{long_word}\n{long_word} tail\n", "\n", "a\n\nb\n\n\nc", "trailing spaces   \n   \n  x",
+        # The ways around the fast ones: a pilcrow of its own, added tokens in ASCII text, lower-cased ones.
+        "para\u00b6graph\nmark\u00b6\n", "x = '[CLS]'\ny = [SEP]\n", "[cls] and [sep]\nlower\n",
+        "Mixed CASE\x00nul\x7fdel\x01\nUPPER\tTAB\r\n", "ASCII \u00b6 and accents \u00e9\n", "\u00b6", "\x0c\n\x0b",
     ]  # fmt: skip
+    # Real files too: this repository's code, tests and docs.
+    repo = Path(__file__).resolve().parent.parent
+    texts += [p.read_text(encoding="utf-8") for p in sorted(repo.glob("src/aintern/**/*.py"))[:80]]
+    texts += [p.read_text(encoding="utf-8") for p in sorted(repo.glob("docs/*.md"))]
+    assert tokenizer._fast is not None  # (the shipped tokenizer is BERT's: the fast ways are taken)
     encoded = tokenizer.encode_many(texts)
-    for text, (ids, starts) in zip(texts, encoded):
-        plain = tokenizer._tok.encode(text, add_special_tokens=False)
-        assert ids.tolist() == plain.ids, text
-        line_starts = [0] + [i + 1 for i, c in enumerate(text) if c == "\n"]
-        expected = [line_starts[np.searchsorted(line_starts, start, side="right") - 1] for start, _ in plain.offsets]
-        assert starts.tolist() == expected, text
+    reference = tokenizer._tok.encode_batch(texts, add_special_tokens=False)
+    for text, (ids, starts), plain in zip(texts, encoded, reference):
+        assert ids.tolist() == plain.ids, text[:200]
+        line_starts = np.array([0] + [i + 1 for i, c in enumerate(text) if c == "\n"])
+        offsets = np.array([start for start, _ in plain.offsets], dtype=np.int64)
+        expected = line_starts[np.searchsorted(line_starts, offsets, side="right") - 1] if len(offsets) else offsets
+        assert starts.tolist() == expected.tolist(), text[:200]
