@@ -64,7 +64,7 @@ _FAST_LOWER_SUPERSETS = {
 }
 #: What IGNORECASE matches to an ASCII letter besides its two cases (Python's re documentation): folded to
 #: it, one character for one, so that the folded text's offsets are the text's.
-_FOLD = {**{c: c + 32 for c in range(65, 91)}, 0x130: "i", 0x131: "i", 0x17F: "s", 0x212A: "k"}
+_FOLD: dict[int, int] = {**{c: c + 32 for c in range(65, 91)}, 0x130: 105, 0x131: 105, 0x17F: 115, 0x212A: 107}
 
 
 @dataclass(frozen=True)
