@@ -353,7 +353,11 @@ def test_the_share_of_letters_and_digits_is_counted_as_str_counts_them() -> None
     texts = ["", " \t\n", ascii_chars, "é" + ascii_chars, "x = [0x1f, 0x2e] \x1c\x1d\x1e\x1f\x85\xa0 ⠋ ½ ٣"]
     texts += ["".join(rng.choice(ascii_chars) for _ in range(rng.randint(1, 80))) for _ in range(300)]
     texts += [
-        "".join(rng.choice(ascii_chars + "é½٣\xa0\u2028⠋") for _ in range(rng.randint(1, 80))) for _ in range(300)
+        "".join(
+            rng.choice(ascii_chars + "é½٣\xa0\u2028⠋\u3000\u1680\u205f\ufeff\U0001d7ce")
+            for _ in range(rng.randint(1, 80))
+        )
+        for _ in range(300)
     ]
     assert [alnum_share(t) for t in texts] == [by_str(t) for t in texts]
 
