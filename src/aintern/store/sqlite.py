@@ -201,10 +201,13 @@ class SqliteStore(Database):
         engine = self.engine(index_id)
         floor = getattr(self._local, "chunk_floor", 0)
         keyword_rows: list[tuple[int, str, str, str]] = []
+        symbols: list[tuple[int, int, str]] = []  # (inserted together, in the order of one by one)
         for i, chunk in enumerate(chunks):
             text_hash = hashes[i] if hashes is not None else None
-            chunk_id = records.insert_chunk(self.conn, index_id, file_id, chunk, engine.new_chunk_id(floor), text_hash)
+            new_id = engine.new_chunk_id(floor)
+            chunk_id = records.insert_chunk(self.conn, index_id, file_id, chunk, new_id, text_hash, symbols)
             keyword_rows.append((chunk_id, *keyword_columns(file.path, chunk)))
+        records.insert_symbols(self.conn, symbols)
         engine.add(index_id, FileChunks(file.path, file_id, chunks, vectors, keyword_rows))
         return file_id
 
