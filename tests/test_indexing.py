@@ -507,33 +507,3 @@ def test_the_chunker_tokenisation_is_the_tokenizers_with_each_tokens_line(static
         offsets = np.array([start for start, _ in plain.offsets], dtype=np.int64)
         expected = line_starts[np.searchsorted(line_starts, offsets, side="right") - 1] if len(offsets) else offsets
         assert starts.tolist() == expected.tolist(), text[:200]
-
-
-def test_groups_are_chunked_in_order_as_chunk_texts_chunks_them(chunker) -> None:  # type: ignore[no-untyped-def]
-    """ChunkGroups tokenises a group beside the caller and chunks it when the next comes: the files come out in
-    their order with the chunks ``chunk_texts`` makes of them (an empty file too), and no thread is left."""
-    import queue
-
-    from aintern.index.groups import ChunkGroups, Prepared, ToChunk
-    from aintern.index.models import IndexingResult
-    from aintern.scan import ScannedFile
-
-    repo = Path(__file__).resolve().parent.parent
-    paths = [*sorted(repo.glob("src/aintern/index/*.py")), repo / "README.md"]
-    files = [(ScannedFile(str(p), p.name, 0, 0), p.read_text(encoding="utf-8")) for p in paths]
-    files.insert(3, (ScannedFile("/empty.py", "empty.py", 0, 0), ""))
-    out: queue.Queue[Prepared | Exception | None] = queue.Queue()
-    groups = ChunkGroups(lambda: chunker, out, IndexingResult(success=False, index_id=0))
-    language = {".py": "python", ".md": "markdown"}
-    todo = [ToChunk(f, "h", text, language[Path(f.rel).suffix], None) for f, text in files]
-    for lo in range(0, len(todo), 4):
-        groups.add(todo[lo : lo + 4])
-    groups.finish()
-    groups.close()
-    got = [out.get_nowait() for _ in range(out.qsize())]
-    expected = chunker.chunk_texts([(t.text, t.file.rel, t.language) for t in todo])
-    assert [p.file.rel for p in got if isinstance(p, Prepared)] == [t.file.rel for t in todo]
-    assert [[c.to_dict() for c in p.chunks or []] for p in got if isinstance(p, Prepared)] == [
-        [c.to_dict() for c in r.chunks] for r in expected
-    ]
-    assert not any(t.name.startswith("aintern-tokenize") for t in threading.enumerate())
