@@ -6,8 +6,6 @@ import json
 import re
 from pathlib import Path
 
-import numpy as np
-
 from aintern.chunk.code import CodeChunker, NestedDefinition
 from aintern.chunk.languages import CODE_LANGUAGES, chunk_type_for, detect_language
 from aintern.chunk.lines import Document, TokenCounter, Unit
@@ -17,9 +15,6 @@ from aintern.source_files import decode_source
 
 #: The first line of a LuaLS meta file (type declarations and API docs, never run).
 _LUA_META = re.compile(r"\s*---@meta\b")
-
-#: Per file with content, its token ids and the start of each token's line (``TokenCounter.encode_many``).
-Encoded = list[tuple[np.ndarray, np.ndarray]] | Exception
 
 #: Files larger than this are not chunked (the indexer's scanner applies its own, configurable limit).
 DEFAULT_MAX_FILE_BYTES = 2_000_000
@@ -59,18 +54,6 @@ class Chunker:
 
     def chunk_texts(self, items: list[tuple[str, str, str | None]]) -> list[ChunkResult]:
         """Chunk several files' ``(content, path, language or None)`` at once (one batched tokenisation)."""
-        return self.chunk_encoded(items, self.encode(items))
-
-    def encode(self, items: list[tuple[str, str, str | None]]) -> Encoded:
-        """The tokenisation ``chunk_encoded`` needs of ``items`` (or what the tokenizer raised). The tokenizer
-        runs outside the GIL: a thread may encode one group of files while the caller reads the next."""
-        try:
-            return self.counter.encode_many([content for content, _, _ in items if content.strip()])
-        except Exception as exc:  # a tokenizer failure on pathological input must not escape
-            return exc
-
-    def chunk_encoded(self, items: list[tuple[str, str, str | None]], encoded: Encoded) -> list[ChunkResult]:
-        """``chunk_texts`` of ``items`` with their ``encode``."""
         results: list[ChunkResult | None] = []
         todo: list[tuple[int, str, str, str | None]] = []
         for i, (content, file_path, language) in enumerate(items):
@@ -81,11 +64,13 @@ class Chunker:
             else:
                 results.append(None)
                 todo.append((i, content, file_path, language))
-        if isinstance(encoded, Exception):
+        try:
+            encodings = self.counter.encode_many([t[1] for t in todo])
+        except Exception as exc:  # a tokenizer failure on pathological input must not escape
             for i, _, file_path, language in todo:
-                results[i] = ChunkResult(file_path, [], language, skipped_reason=f"could not tokenise: {encoded}")
+                results[i] = ChunkResult(file_path, [], language, skipped_reason=f"could not tokenise: {exc}")
             return [r for r in results if r is not None]
-        for (i, content, file_path, language), (ids, starts) in zip(todo, encoded):
+        for (i, content, file_path, language), (ids, starts) in zip(todo, encodings):
             doc = Document.from_encoding(content, ids, starts, self.counter)
             results[i] = self._chunk_document(doc, file_path, language)
         return [r for r in results if r is not None]

@@ -14,6 +14,7 @@ import queue
 import threading
 import time
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -22,7 +23,6 @@ from aintern.embed import Embedder, embedding_header, embedding_text
 from aintern.embed.cache import CachedEmbedder, content_hash
 from aintern.index.files import SummaryVectors, fill_file_vectors
 from aintern.index.git import head_commit
-from aintern.index.groups import ChunkGroups, Prepared, ToChunk
 from aintern.index.masks import fill_secret_masks
 from aintern.index.models import (
     IndexingError,
@@ -42,7 +42,7 @@ from aintern.scan import (
     read_regular_file,
     source_text,
 )
-from aintern.scan.secrets import apply_masks, redactor
+from aintern.scan.secrets import Masks, apply_masks, redactor
 from aintern.store import IndexedFile, Store, VectorIndex
 from aintern.store.files import FILE_SPACE
 from aintern.store.milvus import MilvusConfig
@@ -59,6 +59,21 @@ __all__ = [
 
 #: Leave room in the embedding window for the header of embedding_text() (file name, symbol).
 HEADER_TOKENS = 16
+
+
+@dataclass
+class _Prepared:
+    """A file read and chunked, waiting for its vectors."""
+
+    file: ScannedFile
+    content_hash: str
+    language: str | None
+    #: None: the content is unchanged (only touched); just record the new size and mtime.
+    chunks: list[TextChunk] | None
+    #: Set when the file is left out for its content (binary, minified, ...).
+    skip_reason: str | None = None
+    #: Where its secrets were masked (None: not masked, secrets included): stored for what search shows.
+    masks: Masks | None = None
 
 
 class Indexer:
@@ -226,7 +241,7 @@ class Indexer:
         if self._ahead is not None and known:
             hashes = self.store.file_vector_hashes(index_id, FILE_SPACE)
             self._summary_hashes = {path: hashes[f.id] for path, f in known.items() if f.id in hashes}
-        prepared: queue.Queue[Prepared | Exception | None] = queue.Queue(maxsize=64)
+        prepared: queue.Queue[_Prepared | Exception | None] = queue.Queue(maxsize=64)
         worker = threading.Thread(target=self._prepare, args=(todo, known, prepared, result, cancel), daemon=True)
         worker.start()
         if todo or gone or fresh_skips:
@@ -235,7 +250,7 @@ class Indexer:
             except BaseException:
                 stop_worker(worker, prepared, cancel)
                 raise
-        batch: list[Prepared] = []
+        batch: list[_Prepared] = []
         batch_chunks = 0
         done_files = 0
         finished = False
@@ -320,14 +335,13 @@ class Indexer:
         self,
         todo: list[ScannedFile],
         known: dict[str, IndexedFile],
-        out: queue.Queue[Prepared | Exception | None],
+        out: queue.Queue[_Prepared | Exception | None],
         result: IndexingResult,
         cancel: threading.Event,
     ) -> None:
         """Background thread: read, hash and chunk files; hand them to the writer."""
-        group: list[ToChunk] = []  # tokenised together, in parallel
+        group: list[tuple[ScannedFile, str, str, str, Masks | None]] = []  # tokenised together, in parallel
         group_bytes = 0
-        groups = ChunkGroups(lambda: self.chunker, out, result)
         try:
             for f in todo:
                 if cancel.is_set():
@@ -345,13 +359,13 @@ class Indexer:
                 digest = hashlib.blake2b(data, digest_size=16).hexdigest()
                 old = known.get(f.rel)
                 if old is not None and old.content_hash == digest and not self.options.force_reindex:
-                    out.put(Prepared(f, digest, old.language, None))  # touched, not changed
+                    out.put(_Prepared(f, digest, old.language, None))  # touched, not changed
                     continue
                 text, language, reason = source_text(f.rel, data)
                 if reason is not None:
                     if reason:  # ("": an extension-less file without a known shebang, not ours, silently)
                         result.skipped.append(SkippedFile(f.rel, reason))
-                    out.put(Prepared(f, digest, language, None, skip_reason=reason))
+                    out.put(_Prepared(f, digest, language, None, skip_reason=reason))
                     continue
                 assert text is not None and language is not None
                 masks = None
@@ -361,21 +375,38 @@ class Indexer:
                     text = apply_masks(text, masks)
                     if found:
                         result.secrets_redacted[f.rel] = [(s.line, s.kind) for s in found]
-                group.append(ToChunk(f, digest, text, language, masks))
+                group.append((f, digest, text, language, masks))
                 group_bytes += len(data)
                 if len(group) >= 32 or group_bytes >= 1 << 20:
-                    groups.add(group)
+                    self._chunk_group(group, out, result)
                     group, group_bytes = [], 0
-            groups.add(group)
-            groups.finish()
+            self._chunk_group(group, out, result)
         except Exception as exc:  # not a bad file (those are handled above) but a broken dependency or a bug:
             out.put(exc)  # the run must fail, not end early and look complete
         finally:
-            groups.close()
             out.put(None)
 
+    def _chunk_group(
+        self,
+        group: list[tuple[ScannedFile, str, str, str, Masks | None]],
+        out: queue.Queue[_Prepared | Exception | None],
+        result: IndexingResult,
+    ) -> None:
+        if not group:
+            return
+        try:
+            chunked = self.chunker.chunk_texts([(text, f.rel, language) for f, _, text, language, _ in group])
+        except Exception as exc:  # the chunker promises not to raise; if it does, record it and go on
+            for f, *_ in group:
+                result.errors.append(IndexingError(f.rel, f"{type(exc).__name__}: {exc}", IndexingErrorType.CHUNKING))
+            return
+        for (f, digest, _, language, masks), res in zip(group, chunked):
+            if res.fallback_reason:
+                result.errors.append(IndexingError(f.rel, res.fallback_reason, IndexingErrorType.PARSING))
+            out.put(_Prepared(f, digest, language, res.chunks, masks=masks))
+
     def _write(
-        self, index_id: int, batch: list[Prepared], result: IndexingResult, emit: Emitter, done: int, total: int
+        self, index_id: int, batch: list[_Prepared], result: IndexingResult, emit: Emitter, done: int, total: int
     ) -> None:
         touched = [p for p in batch if p.chunks is None and p.skip_reason is None]
         left_out = [p for p in batch if p.skip_reason is not None]
