@@ -104,7 +104,7 @@ STAGES = [
     ("verify", "aintern.store.integrity", "IntegrityCheck", "verify"),
     ("read", "aintern.index", None, "read_regular_file"),
     ("decode", "aintern.index", None, "source_text"),
-    ("secrets", "aintern.index", None, "redact"),
+    ("secrets", "aintern.scan.secrets", "SecretRedactor", "masks"),
     ("chunk", "aintern.chunk.chunker", "Chunker", "chunk_texts"),
     ("tokenize", "aintern.embed.tokenizer", "WordPieceTokenizer", "encode_many"),
     ("parse", "aintern.chunk.code", "CodeChunker", "_top_level"),
@@ -112,12 +112,12 @@ STAGES = [
     ("embed", "aintern.embed.cache", "CachedEmbedder", "embed_batch"),
     ("embed", "aintern.index", "Indexer", "_token_ids"),
     ("finalize", "aintern.index", "Indexer", "_update"),  # (what is left of it: the pipeline's loop, removals)
-    ("keyword stats", "aintern.store.keywords", "KeywordStorage", "update_keyword_stats"),
+    ("keyword stats", "aintern.store.sqlite", "SqliteStore", "update_keyword_stats"),
     ("file vectors", "aintern.index.files", None, "update_file_vectors"),
-    ("fv summaries", "aintern.store.files", "FileVectorStorage", "file_summaries"),
+    ("fv summaries", "aintern.store.sqlite", "SqliteStore", "file_summaries"),
     ("fv model load", "aintern.embed.onnx", "OnnxEmbedder", "load"),
     ("fv embed", "aintern.embed.onnx", "OnnxEmbedder", "embed_batch"),
-    ("fv write", "aintern.store.files", "FileVectorStorage", "set_file_vectors"),
+    ("fv write", "aintern.store.sqlite", "SqliteStore", "set_file_vectors"),
 ]
 
 

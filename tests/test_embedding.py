@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from embed_server import EmbeddingServer
 
-from aintern.embed import embedding_text, get_embedder
+from aintern.embed import embedding_header, embedding_text, get_embedder
 from aintern.embed.cache import CachedEmbedder, EmbeddingCache
 from aintern.embed.http import OpenAIEmbedder
 from aintern.errors import EmbeddingError, EndpointUnreachableError
@@ -423,7 +423,7 @@ def test_indexer_token_id_path_equals_text_path(static, chunker, tmp_path: Path)
     chunks = chunker.chunk_text(source, "tests/test_embedding.py").chunks
     assert all(c.token_ids is not None for c in chunks)
     store = SqliteStore(tmp_path / "ids.db")
-    ids = Indexer(store, static)._token_ids(chunks)
+    ids = Indexer(store, static)._token_ids(chunks, [embedding_header(c) for c in chunks])
     texts = [embedding_text(c) for c in chunks]
     np.testing.assert_allclose(static.embed_token_ids(ids), static.embed_batch(texts), atol=1e-6)
     cached = CachedEmbedder(static, EmbeddingCache(store.conn))

@@ -353,7 +353,11 @@ def test_the_share_of_letters_and_digits_is_counted_as_str_counts_them() -> None
     texts = ["", " \t\n", ascii_chars, "é" + ascii_chars, "x = [0x1f, 0x2e] \x1c\x1d\x1e\x1f\x85\xa0 ⠋ ½ ٣"]
     texts += ["".join(rng.choice(ascii_chars) for _ in range(rng.randint(1, 80))) for _ in range(300)]
     texts += [
-        "".join(rng.choice(ascii_chars + "é½٣\xa0\u2028⠋") for _ in range(rng.randint(1, 80))) for _ in range(300)
+        "".join(
+            rng.choice(ascii_chars + "é½٣\xa0\u2028⠋\u3000\u1680\u205f\ufeff\U0001d7ce")
+            for _ in range(rng.randint(1, 80))
+        )
+        for _ in range(300)
     ]
     assert [alnum_share(t) for t in texts] == [by_str(t) for t in texts]
 
@@ -486,11 +490,20 @@ def test_the_chunker_tokenisation_is_the_tokenizers_with_each_tokens_line(static
         "windows\r\nline endings\r\n", "tabs\tand\x0bvertical\x0cfeeds\n\x1c separators\x85 nel",
         "accents: café naïve Ångström\nCJK: 你好世界 中文\n", "emoji 🎉 and [SEP] [CLS] literal\n[MASK]",
         f"{long_word}\n{long_word} tail\n", "\n", "a\n\nb\n\n\nc", "trailing spaces   \n   \n  x",
+        # The ways around the fast ones: a pilcrow of its own, added tokens in ASCII text, lower-cased ones.
+        "para\u00b6graph\nmark\u00b6\n", "x = '[CLS]'\ny = [SEP]\n", "[cls] and [sep]\nlower\n",
+        "Mixed CASE\x00nul\x7fdel\x01\nUPPER\tTAB\r\n", "ASCII \u00b6 and accents \u00e9\n", "\u00b6", "\x0c\n\x0b",
     ]  # fmt: skip
+    # Real files too: this repository's code, tests and docs.
+    repo = Path(__file__).resolve().parent.parent
+    texts += [p.read_text(encoding="utf-8") for p in sorted(repo.glob("src/aintern/**/*.py"))[:80]]
+    texts += [p.read_text(encoding="utf-8") for p in sorted(repo.glob("docs/*.md"))]
+    assert tokenizer._fast is not None  # (the shipped tokenizer is BERT's: the fast ways are taken)
     encoded = tokenizer.encode_many(texts)
-    for text, (ids, starts) in zip(texts, encoded):
-        plain = tokenizer._tok.encode(text, add_special_tokens=False)
-        assert ids.tolist() == plain.ids, text
-        line_starts = [0] + [i + 1 for i, c in enumerate(text) if c == "\n"]
-        expected = [line_starts[np.searchsorted(line_starts, start, side="right") - 1] for start, _ in plain.offsets]
-        assert starts.tolist() == expected, text
+    reference = tokenizer._tok.encode_batch(texts, add_special_tokens=False)
+    for text, (ids, starts), plain in zip(texts, encoded, reference):
+        assert ids.tolist() == plain.ids, text[:200]
+        line_starts = np.array([0] + [i + 1 for i, c in enumerate(text) if c == "\n"])
+        offsets = np.array([start for start, _ in plain.offsets], dtype=np.int64)
+        expected = line_starts[np.searchsorted(line_starts, offsets, side="right") - 1] if len(offsets) else offsets
+        assert starts.tolist() == expected.tolist(), text[:200]

@@ -259,3 +259,42 @@ def test_a_file_shown_whole_is_masked_as_search_shows_it(web_env: Path, monkeypa
         for text in shown("app/settings.py"):
             assert "moved down" in text and MASK in text
             assert not [v for v in values if v in text]
+
+
+def test_the_prefilter_keeps_every_line_a_plugin_flags() -> None:
+    """The plugins run only on the lines the prefilter picks (``candidate_lines``): what is found must be what
+    running every plugin on every line finds, on each plugin's shapes (in upper and lower case, and with the
+    letters IGNORECASE takes for ASCII ones: long s, Kelvin sign, dotted and dotless i), after a line whose
+    lower case is longer than itself (U+0130), in the planted workspace and in real files."""
+
+    class Unfiltered(SecretRedactor):
+        def candidate_lines(self, text: str, starts: list[int] | None = None) -> list[int]:
+            return list(range(1, text.count("\n") + 2))
+
+    g = _Gen(11)
+    hex64, b40, n = g.of("0123456789abcdef", 64), g.of(PASSWORD[:62] + "/+", 40), g.of("0123456789", 10)
+    lines = [
+        f'aws_secret = "{b40}"', f"AWS_SECRET_ACCESS_KEY: '{b40}'", f"Aws.Token = '{b40}'", f"aw\u017f_key = '{b40}'",
+        f"AWS_\u212aEY = '{b40}'", f"key = AKIA{g.of('ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789', 16)}",
+        f"token = 'xoxb-{n}-{n}-{g.of('abcdefghij0123456789', 24)}'", f"TOKEN = XOXP-{n}-{n}-{g.token(24).upper()}",
+        f"url = 'https://hooks.slack.com/services/T{n}/B{n}/{g.token(24)}'",
+        f"URL = HTTPS://HOOKS.SLACK.COM/SERVICES/T{n}/B{n}/{g.token(24)}",
+        f"bot = '{'M' + g.token(23)}.{g.token(6)}.{g.token(27)}'", f"bot = {'O' + g.token(25)}.{g.token(6)}.{g.token(27)}",
+        f"stripe = 'sk_live_{g.token(24)}'", f"stripe = rk_live_{g.token(24)}",
+        f"cloudant_password = '{hex64}'", f"CL_API_KEY={hex64}", f"url = https://acct:{hex64}@acct.cloudant.com",
+        f"ibm_cloud_iam_api_key = '{g.token(44)}'", f"IBM-COS-HMAC-SECRET-KEY = {hex64[:48]}",
+        f"secret_access_key='{hex64[:48]}'", f"softlayer_api_key = {hex64}", f"SL-API-KEY: {hex64}",
+        f"\u017foftlayer_api_key = {hex64}", f"\u0131bm_cloud_\u0130am_api_key = {g.token(44)}",
+        f'conn = "Server=db;Password={g.token(20)};"', f"url = '/login?password={g.token(20)}&next=/'",
+        f"dsn = postgres://:{g.token(20)}@db/app",
+    ]  # fmt: skip
+    texts = {f"sample{i}.py": line + "\n" for i, line in enumerate(lines)}
+    texts["all.py"] = "\n".join(lines) + "\n"
+    texts["turkish.py"] = "# " + "\u0130" * 60 + "\nx = 1\ny = 2\n" + "\n".join(lines) + "\n"
+    texts.update(planted()[0])
+    root = Path(__file__).resolve().parent.parent
+    for rel in ["tests/secret_samples.py", "src/aintern/scan/secrets.py", "src/aintern/scan/secret_values.py"]:
+        texts[rel] = (root / rel).read_text(encoding="utf-8")
+    fast, every = SecretRedactor(), Unfiltered()
+    for name, text in texts.items():
+        assert fast.find(text, name) == every.find(text, name), name

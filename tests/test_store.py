@@ -145,6 +145,28 @@ def test_identifier_splitting() -> None:
     assert fts_match('say "hi"') == '"say" OR "hi"'
 
 
+def test_keyword_text_splits_the_compound_identifiers_the_old_pattern_found() -> None:
+    """keyword_text finds words and splits each distinct one once (cached): the same text as the one pattern it
+    replaced, which found compound identifiers by themselves, on edge cases and on this repository's code."""
+    import re
+    from pathlib import Path
+
+    compound = re.compile(r"\b[^\W\d]\w*?(?:_|[a-z][A-Z]|[A-Z]{2}[a-z])\w*", re.UNICODE)
+
+    def before(text: str) -> str:
+        extra = [p for ident in dict.fromkeys(compound.findall(text)) for p in identifier_parts(ident)]
+        return text + "\n" + " ".join(extra) if extra else text
+
+    texts = [
+        "getUserName() get_user_name HTTPServer", "_private __dunder__ _x a_ x_y", "9abc_def 1_2 v2_api x9Y",
+        "\u0663abc_def \u00e9t\u00e9_ok caf\u00e9Bar \u00b2x_y", "aB AB ABc aBc", "", "plain words only",
+        "snake_case snake_case again_and_again", "__init__ self.fooBar(baz_qux) URLPattern",
+    ]  # fmt: skip
+    texts += [p.read_text(encoding="utf-8") for p in sorted(Path(__file__).parent.parent.glob("src/aintern/*.py"))]
+    for text in texts:
+        assert keyword_text(text) == before(text), text[:80]
+
+
 def test_remove_file_and_statistics(store: SqliteStore, filled) -> None:  # type: ignore[no-untyped-def]
     stats = store.statistics(filled.id)
     assert (stats.file_count, stats.chunk_count) == (3, 4)

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 
 _IDENTIFIER = re.compile(r"[^\W\d][\w]*", re.UNICODE)
 _PARTS = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 _WORD = re.compile(r"\w+", re.UNICODE)
-#: Identifiers that have parts: snake_case, camelCase, HTTPServer (plain words are left alone).
-_COMPOUND = re.compile(r"\b[^\W\d]\w*?(?:_|[a-z][A-Z]|[A-Z]{2}[a-z])\w*", re.UNICODE)
+#: What makes a word (not starting with a digit) an identifier with parts, after its first character: snake_case, camelCase,
+#: HTTPServer (plain words are left alone).
+_COMPOUND_TAIL = re.compile(r"_|[a-z][A-Z]|[A-Z]{2}[a-z]")
 
 STOP_WORDS = frozenset(
     [
@@ -80,8 +82,15 @@ def identifier_parts(identifier: str) -> list[str]:
 
 def keyword_text(text: str) -> str:
     """``text`` followed by the parts of its compound identifiers, so both forms are findable."""
-    extra = [p for ident in dict.fromkeys(_COMPOUND.findall(text)) for p in identifier_parts(ident)]
+    extra = [p for word in dict.fromkeys(_WORD.findall(text)) for p in _compound_parts(word)]
     return text + "\n" + " ".join(extra) if extra else text
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _compound_parts(word: str) -> tuple[str, ...]:
+    r"""The parts of a word that is a compound identifier, else none (a code base repeats its names: each is
+    split once). ``\d`` is Unicode's decimal digits, as ``isdecimal``."""
+    return () if word[0].isdecimal() or not _COMPOUND_TAIL.search(word, 1) else tuple(identifier_parts(word))
 
 
 def query_terms(query: str) -> list[str]:

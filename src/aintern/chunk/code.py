@@ -419,10 +419,20 @@ def _absorb_fragments(doc: Document, units: list[Unit], max_tokens: int) -> list
     def lines_of(u: Unit) -> list[str]:
         return [doc.lines[i] for i in range(u.start, u.end + 1) if not doc.is_blank(i)]
 
+    def nonblank(u: Unit, most: int) -> int:
+        """The unit's lines that are not blank, counted up to ``most`` (all ``fragment`` asks)."""
+        n = 0
+        for i in range(u.start, u.end + 1):
+            if not doc.is_blank(i):
+                n += 1
+                if n == most:
+                    break
+        return n
+
     def fragment(u: Unit) -> bool:  # (a header may follow a line of comment: `# frozen_string_literal: true`)
-        n = len(lines_of(u))
         if u.char_span is not None or u.node is not None:
             return False
+        n = nonblank(u, 7)
         if u.symbol_type is S.NAMESPACE and n <= 6 and doc.tokens(u.start, u.end) <= 40:
             return True  # nested module headers (`module RuboCop` / `module Cop` / `module Style`) open what follows
         return n <= 1 or (n <= 3 and doc.tokens(u.start, u.end) <= 24)

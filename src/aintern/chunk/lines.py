@@ -45,9 +45,7 @@ class Document:
         lines = text.split("\n")
         line_starts = np.zeros(len(lines), dtype=np.int64)
         if len(lines) > 1:
-            line_starts[1:] = np.cumsum(
-                np.fromiter((len(x) + 1 for x in lines[:-1]), dtype=np.int64, count=len(lines) - 1)
-            )
+            line_starts[1:] = np.cumsum(np.fromiter(map(len, lines[:-1]), dtype=np.int64, count=len(lines) - 1) + 1)
         token_lines = np.searchsorted(line_starts, starts, side="right") - 1
         counts = np.bincount(token_lines, minlength=len(lines)).astype(np.int64)
         return cls(text, lines, line_starts.tolist(), counts, counter, ids, token_lines)

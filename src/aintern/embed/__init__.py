@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from typing import TYPE_CHECKING, Any
@@ -54,10 +55,10 @@ def get_embedder(name: str | None = None, **options: Any) -> Embedder:
     raise ValueError(f"unknown embedding model {name!r}; choose one of {', '.join(MODELS)}")
 
 
-def embedding_text(chunk: TextChunk) -> str:
+def embedding_text(chunk: TextChunk, header: str | None = None) -> str:
     """What is embedded for a chunk: a short header (its file's name in words, the symbol it defines),
-    then its content."""
-    header = embedding_header(chunk)
+    then its content (``header``: its ``embedding_header``, computed already)."""
+    header = embedding_header(chunk) if header is None else header
     return f"{header}\n{chunk.content}" if header else chunk.content
 
 
@@ -77,6 +78,7 @@ def embedding_header(chunk: TextChunk) -> str:
     return f"{name}\n{kind} {owner}{chunk.symbol_name}" if name else f"{kind} {owner}{chunk.symbol_name}"
 
 
+@functools.lru_cache(maxsize=4096)  # (asked once per chunk: a file's chunks share it)
 def file_name_words(path: str) -> str:
     """``src/Cop/UnusedMethodArgument.rb`` → ``unused method argument``; ``json.rs`` → ``json``;
     ``client.test.ts`` → ``client test``; ``données_utils.py`` → ``données utils``."""

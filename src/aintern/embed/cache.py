@@ -112,13 +112,19 @@ class CachedEmbedder:
             self.pending = []
 
     def embed_batch(
-        self, texts: Sequence[str], progress: ProgressCallback | None = None, token_ids: Sequence[Any] | None = None
+        self,
+        texts: Sequence[str],
+        progress: ProgressCallback | None = None,
+        token_ids: Sequence[Any] | None = None,
+        hashes: Sequence[bytes] | None = None,
     ) -> np.ndarray:
-        """Vectors for ``texts``; ``token_ids`` (per text, or None) lets a static model skip tokenising."""
+        """Vectors for ``texts``; ``token_ids`` (per text, or None) lets a static model skip tokenising;
+        ``hashes``: the texts' ``content_hash``, computed already."""
         import numpy as np
 
         model_id = self.inner.model_id
-        hashes = [content_hash(t) for t in texts]
+        if hashes is None:
+            hashes = [content_hash(t) for t in texts]
         found = self.cache.get_many(model_id, list(set(hashes)))
         missing = list(dict.fromkeys(h for h in hashes if h not in found))
         if missing:

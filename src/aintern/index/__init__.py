@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 from aintern.chunk.models import TextChunk
 from aintern.embed import Embedder, embedding_header, embedding_text
-from aintern.embed.cache import CachedEmbedder
+from aintern.embed.cache import CachedEmbedder, content_hash
 from aintern.index.files import SummaryVectors, fill_file_vectors
 from aintern.index.git import head_commit
 from aintern.index.masks import fill_secret_masks
@@ -416,8 +416,12 @@ class Indexer:
         emit(IndexingPhase.EMBEDDING, processed_files=done, total_files=total, current_file=current)
         t0 = time.perf_counter()
         misses_before = self.embedder.misses
+        # Each chunk's header, text and its hash once: for the embedding, its cache and the chunk's row.
+        headers = [embedding_header(c) for c in chunks]
+        texts = [embedding_text(c, h) for c, h in zip(chunks, headers)]
+        hashes = [content_hash(t) for t in texts]
         try:
-            vectors = self.embedder.embed_batch([embedding_text(c) for c in chunks], token_ids=self._token_ids(chunks))
+            vectors = self.embedder.embed_batch(texts, token_ids=self._token_ids(chunks, headers), hashes=hashes)
         except Exception as exc:
             for p in batch:
                 result.errors.append(
@@ -440,7 +444,9 @@ class Indexer:
                 record = IndexedFile(
                     p.file.rel, p.content_hash, p.file.size, p.file.mtime_ns, language=p.language, secret_masks=p.masks
                 )
-                self.store.upsert_file(index_id, record, p.chunks, vectors[offset : offset + n])
+                self.store.upsert_file(
+                    index_id, record, p.chunks, vectors[offset : offset + n], hashes[offset : offset + n]
+                )
                 offset += n
         if self._ahead is not None:  # (its thread embeds them while the next files are chunked and written)
             for p in batch:
@@ -453,11 +459,10 @@ class Indexer:
         result.chunks_created += len(chunks)
         emit.chunks_done += len(chunks)
 
-    def _token_ids(self, chunks: list[TextChunk]) -> list[np.ndarray | None]:
-        """Token ids of each chunk's embedding text, from the chunker's tokenisation (header added)."""
+    def _token_ids(self, chunks: list[TextChunk], headers: list[str]) -> list[np.ndarray | None]:
+        """Token ids of each chunk's embedding text, from the chunker's tokenisation (``headers`` added)."""
         import numpy as np  # (here: a run with nothing to index, a no-op update, never needs it)
 
-        headers = [embedding_header(c) for c in chunks]
         header_ids = self.embedder.tokenizer.ids([h for h in headers if h])
         out: list[np.ndarray | None] = []
         it = iter(header_ids)

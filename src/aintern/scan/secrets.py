@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import bisect
 import hashlib
+import itertools
 import math
 import re
 import threading
@@ -37,23 +38,33 @@ _NOT_SECRETS = {"IPPublicDetector", "KeywordDetector"}
 _PEM_END = re.compile(r"-----END [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----")
 
 
-#: Plugins whose patterns are slow to search a whole file with (a lookbehind or an optional group at
-#: every position: 0.1-0.5 s a MB each), and a fast pattern that matches wherever theirs can (their
-#: literal part; an alias too short to search for, like Cloudant's "cl", is found via its key word).
+#: Plugins whose patterns are slow to search a whole file with (a lookbehind, an optional group or a
+#: character class at every position, IGNORECASE: 0.1-0.5 s a MB each), and fast patterns that match in
+#: every line where theirs can (their literal part, which a line they match holds; an alias too short
+#: to search for, like Cloudant's "cl", is found via its key word): each starts with a literal, which
+#: the regex engine skips ahead to (an alternation of several would lose that).
 _FAST_SUPERSETS = {
-    "ArtifactoryDetector": r"AKC[a-zA-Z0-9]{10}|AP[\dABCDEF][a-zA-Z0-9]{8}",
-    "MailchimpDetector": r"-us[0-9]",
-    "TelegramBotTokenDetector": r":[0-9A-Za-z_-]{35}",
+    "ArtifactoryDetector": (r"AKC[a-zA-Z0-9]{10}|AP[\dABCDEF][a-zA-Z0-9]{8}",),
+    "AWSKeyDetector": (r"(?:A3T[A-Z0-9]|ABIA|ACCA|AKIA|ASIA)[0-9A-Z]{16}",),
+    "DiscordBotTokenDetector": (r"\.[a-zA-Z\d_-]{6}\.[a-zA-Z\d_-]{27}",),
+    "MailchimpDetector": (r"-us[0-9]",),
+    "StripeDetector": (r"k_live_",),
+    "TelegramBotTokenDetector": (r":[0-9A-Za-z_-]{35}",),
 }
-#: The same for case-insensitive ones, written in lower case and searched in the lower-cased text
-#: (much faster than IGNORECASE).
+#: The same for case-insensitive ones (and the case-insensitive pattern of AWS's), written in lower case
+#: and searched in the text folded to lower case (``_fold``: much faster than IGNORECASE).
 _FAST_LOWER_SUPERSETS = {
-    "CloudantDetector": r"cloudant|cl(?:ou)?[_-]?(?:api)?[_-]?(?:key|pwd|pw|pass|token)",
-    "IbmCloudIamDetector": r"ibm|cloud[_-]?iam|iam[_-]?(?:api)?[_-]?(?:key|pwd|pw|pass|token)",
-    "IbmCosHmacDetector": r"cos[_-]?(?:hmac)?[_-]?(?:secret|key)|secret[_-]?access[_-]?key",
-    "SoftlayerDetector": r"softlayer|sl[_-]?(?:api)?[_-]?(?:key|pwd|pw|pass|token)",
-    "ConnectionStringPasswordDetector": r"(?:password|pwd)\s*=|://:",
+    "AWSKeyDetector": (r"aws",),
+    "CloudantDetector": (r"cloudant", r"cl(?:ou)?[_-]?(?:api)?[_-]?(?:key|pwd|pw|pass|token)"),
+    "IbmCloudIamDetector": (r"ibm", r"cloud[_-]?iam", r"iam[_-]?(?:api)?[_-]?(?:key|pwd|pw|pass|token)"),
+    "IbmCosHmacDetector": (r"cos[_-]?(?:hmac)?[_-]?(?:secret|key)", r"secret[_-]?access[_-]?key"),
+    "SlackDetector": (r"xox", r"hooks\.slack\.com"),
+    "SoftlayerDetector": (r"softlayer", r"sl[_-]?(?:api)?[_-]?(?:key|pwd|pw|pass|token)"),
+    "ConnectionStringPasswordDetector": (r"password\s*=", r"pwd\s*=", r"://:"),
 }
+#: What IGNORECASE matches to an ASCII letter besides its two cases (Python's re documentation): folded to
+#: it, one character for one, so that the folded text's offsets are the text's.
+_FOLD: dict[int, int] = {**{c: c + 32 for c in range(65, 91)}, 0x130: 105, 0x131: 105, 0x17F: 115, 0x212A: 107}
 
 
 @dataclass(frozen=True)
@@ -104,7 +115,7 @@ class SecretRedactor:
             connection_string_detector(),
             *vendor_detectors(),
         ]
-        patterns: list[str] = list(_FAST_SUPERSETS.values())
+        patterns: list[str] = [p for ps in _FAST_SUPERSETS.values() for p in ps]
         for plugin in self.plugins:
             if type(plugin).__name__ in _FAST_SUPERSETS or type(plugin).__name__ in _FAST_LOWER_SUPERSETS:
                 continue
@@ -113,9 +124,11 @@ class SecretRedactor:
                 flags = "".join(
                     f for f, bit in (("i", re.I), ("x", re.X), ("s", re.S), ("m", re.M)) if regex.flags & bit
                 )
-                # (without a leading ``\b``, which keeps the search from skipping ahead to its literal: 6x slower)
+                # (without a leading ``\b``, which keeps the search from skipping ahead to its literal: 6x slower;
+                # a verbose pattern's group closes on a line of its own, after any comment: only there is a
+                # newline no part of the pattern)
                 pattern = regex.pattern.removeprefix("\\b")
-                patterns.append(f"(?{flags}:{pattern}\n)" if flags else pattern)
+                patterns.append(f"(?{flags}:{pattern}{chr(10) if 'x' in flags else ''})" if flags else pattern)
         # The entropy plugins look only inside quotes, at strings above their entropy limit (which n
         # characters can only pass if n > 2 ** limit): their own charset, limit and entropy function.
         self._entropy = [
@@ -127,14 +140,16 @@ class SecretRedactor:
         # one per line; an alternation of many loses the literal-prefix search that makes each fast).
         self._prefilter = [re.compile(p, re.MULTILINE) for p in patterns]
         self._prefilter.append(re.compile(r"PRIVATE KEY|PuTTY-User-Key"))
-        #: The case-insensitive supersets, searched in the lower-cased text.
-        self._lower = re.compile("|".join(f"(?:{p})" for p in _FAST_LOWER_SUPERSETS.values()))
+        #: The case-insensitive supersets, searched in the folded text.
+        self._lower = [re.compile(p) for ps in _FAST_LOWER_SUPERSETS.values() for p in ps]
 
-    def candidate_lines(self, text: str) -> list[int]:
-        """Numbers (from 1) of the lines some detect-secrets plugin could report."""
-        spans: list[tuple[int, int]] = [m.span() for m in self._lower.finditer(text.lower())]
-        for regex in self._prefilter:
-            spans.extend(m.span() for m in regex.finditer(text))
+    def candidate_lines(self, text: str, starts: list[int] | None = None) -> list[int]:
+        """Numbers (from 1) of the lines some detect-secrets plugin could report (``starts``: the text's
+        ``_line_starts``, if computed already)."""
+        folded = _fold(text)
+        # (most patterns match nowhere in a file: a search that finds nothing costs less than a finditer)
+        spans = [m.span() for regex in self._lower if regex.search(folded) for m in regex.finditer(folded)]
+        spans += [m.span() for regex in self._prefilter if regex.search(text) for m in regex.finditer(text)]
         for plugin, regex in self._entropy:
             spans.extend(
                 m.span() for m in regex.finditer(text)
@@ -142,7 +157,7 @@ class SecretRedactor:
             )  # fmt: skip
         if not spans:
             return []
-        starts = _line_starts(text)
+        starts = _line_starts(text) if starts is None else starts
         found = {bisect.bisect_right(starts, a) for a, _ in spans}
         found |= {bisect.bisect_right(starts, max(a, b - 1)) for a, b in spans}
         return sorted(found)
@@ -151,13 +166,13 @@ class SecretRedactor:
         """Each secret in ``text``: what detect-secrets' plugins find, and values assigned to a secret's name
         that look random (``aintern.scan.secret_values``), with where each value is in its line."""
         lines = text.split("\n")
+        starts = _line_starts(text)
         found: list[Secret] = []
-        for number in self.candidate_lines(text):
+        for number in self.candidate_lines(text, starts):
             line = lines[number - 1]
             if len(line) <= 5000:  # a minified line: the scanner keeps such files out anyway
                 found.extend(self._scan_line(lines, number, line.rstrip(), filename))
         if not _TRANSLATIONS.search(filename):  # (a keyword's value there is a label in some language)
-            starts = _line_starts(text)
             by_plugins = {(f.line, f.start) for f in found if f.kind not in _ENTROPY}
             by_plugins |= {(f.line, f.end) for f in found if f.kind not in _ENTROPY}
             for a in assignments(text, filename):
@@ -299,8 +314,15 @@ _KEY_TEXT = re.compile(r"(?:(?<=\\[nr])|(?<![\w\\]))[A-Za-z0-9+/=]{4,}(?!\w)")
 _KEY_LINE = re.compile(r"""^\s*["']?(?:[A-Za-z0-9+/=]{16,}(?:\\n)?)+["']?,?\s*$""")
 
 
+def _fold(text: str) -> str:
+    """``text`` in lower case as IGNORECASE matches ASCII letters, with the same offsets (``str.lower`` of
+    ASCII; else a translation, as ``lower`` makes two characters of one, U+0130)."""
+    return text.lower() if text.isascii() else text.translate(_FOLD)
+
+
 def _line_starts(text: str) -> list[int]:
-    return [0, *(m.end() for m in re.finditer("\n", text))]
+    """Where each line of ``text`` starts (in C: a regex's match objects cost several times more)."""
+    return list(itertools.accumulate(map((1).__add__, map(len, text.split("\n")[:-1])), initial=0))
 
 
 def _spans(plugin: object, line: str, value: str) -> list[tuple[int, int]]:

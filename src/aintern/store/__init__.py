@@ -4,7 +4,7 @@ keep its vectors and keyword search in Milvus instead (store.milvus), behind the
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
@@ -77,7 +77,14 @@ class Store(Protocol):
 
     def get_skipped(self, index_id: int) -> dict[str, tuple[int, int, str]]: ...
 
-    def upsert_file(self, index_id: int, file: IndexedFile, chunks: list[TextChunk], vectors: np.ndarray) -> int: ...
+    def upsert_file(
+        self,
+        index_id: int,
+        file: IndexedFile,
+        chunks: list[TextChunk],
+        vectors: np.ndarray,
+        hashes: Sequence[bytes] | None = None,
+    ) -> int: ...
 
     def touch_file(self, index_id: int, path: str, size: int, mtime_ns: int) -> None: ...
 

@@ -112,8 +112,18 @@ def insert_file(conn: Any, index_id: int, file: IndexedFile, chunk_count: int) -
     return int(cur.lastrowid)
 
 
-def insert_chunk(conn: Any, index_id: int, file_id: int, chunk: TextChunk, chunk_id: int | None) -> int:
-    """A chunk's row and the names it defines (``chunk_id``: the id it takes, None for SQLite's next)."""
+def insert_chunk(
+    conn: Any,
+    index_id: int,
+    file_id: int,
+    chunk: TextChunk,
+    chunk_id: int | None,
+    text_hash: bytes | None,
+    symbols: list[tuple[int, int, str]],
+) -> int:
+    """A chunk's row (``chunk_id``: the id it takes, None for SQLite's next; ``text_hash``: the
+    ``content_hash`` of its ``embedding_text`` if computed already); the rows of the names it defines are
+    added to ``symbols``, for ``insert_symbols`` to insert with the file's other chunks'."""
     cur = conn.execute(
         "INSERT INTO chunks (id, index_id, file_id, content, start_line, end_line, start_offset, end_offset, "
         "chunk_type, language, symbol_name, symbol_type, parent_symbol, token_count, metadata_json, content_hash) "
@@ -122,7 +132,7 @@ def insert_chunk(conn: Any, index_id: int, file_id: int, chunk: TextChunk, chunk
             chunk_id, index_id, file_id, chunk.content, chunk.start_line, chunk.end_line, chunk.start_offset, chunk.end_offset,
             chunk.chunk_type.value, chunk.language, chunk.symbol_name,
             chunk.symbol_type.value if chunk.symbol_type else None, chunk.parent_symbol, chunk.token_count,
-            json.dumps(chunk.metadata), content_hash(embedding_text(chunk)),
+            json.dumps(chunk.metadata), text_hash or content_hash(embedding_text(chunk)),
         ),
     )  # fmt: skip
     new_id = int(cur.lastrowid)
@@ -130,11 +140,12 @@ def insert_chunk(conn: Any, index_id: int, file_id: int, chunk: TextChunk, chunk
         chunk.symbol_name, *chunk.metadata.get("symbols", "").split(", "),
         *(d[0] for d in chunk_definitions(chunk)),
     ]  # fmt: skip
-    conn.executemany(
-        "INSERT INTO chunk_symbols (chunk_id, index_id, name) VALUES (?, ?, ?)",
-        [(new_id, index_id, n) for n in dict.fromkeys(filter(None, names))],
-    )
+    symbols += [(new_id, index_id, n) for n in dict.fromkeys(filter(None, names))]
     return new_id
+
+
+def insert_symbols(conn: Any, rows: list[tuple[int, int, str]]) -> None:
+    conn.executemany("INSERT INTO chunk_symbols (chunk_id, index_id, name) VALUES (?, ?, ?)", rows)
 
 
 def file_chunk_rows(conn: Any, index_id: int, path: str) -> tuple[int, list[Any]] | None:

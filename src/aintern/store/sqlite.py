@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -183,8 +183,16 @@ class SqliteStore(Database):
     def get_files(self, index_id: int) -> dict[str, IndexedFile]:
         return records.get_files(self.conn, index_id)
 
-    def upsert_file(self, index_id: int, file: IndexedFile, chunks: list[TextChunk], vectors: np.ndarray) -> int:
-        """Replace a file's chunks. Call inside ``transaction()`` so the file is all there or absent."""
+    def upsert_file(
+        self,
+        index_id: int,
+        file: IndexedFile,
+        chunks: list[TextChunk],
+        vectors: np.ndarray,
+        hashes: Sequence[bytes] | None = None,
+    ) -> int:
+        """Replace a file's chunks. Call inside ``transaction()`` so the file is all there or absent.
+        ``hashes``: the ``content_hash`` of each chunk's ``embedding_text``, when the caller has them."""
         if len(chunks) != len(vectors):
             raise StoreError(f"{file.path}: {len(chunks)} chunks but {len(vectors)} vectors")
         file_vector = files.file_vector_row(self.conn, index_id, file.path)
@@ -196,9 +204,13 @@ class SqliteStore(Database):
         engine = self.engine(index_id)
         floor = getattr(self._local, "chunk_floor", 0)
         keyword_rows: list[tuple[int, str, str, str]] = []
-        for chunk in chunks:
-            chunk_id = records.insert_chunk(self.conn, index_id, file_id, chunk, engine.new_chunk_id(floor))
+        symbols: list[tuple[int, int, str]] = []  # (inserted together, in the order of one by one)
+        for i, chunk in enumerate(chunks):
+            text_hash = hashes[i] if hashes is not None else None
+            new_id = engine.new_chunk_id(floor)
+            chunk_id = records.insert_chunk(self.conn, index_id, file_id, chunk, new_id, text_hash, symbols)
             keyword_rows.append((chunk_id, *keyword_columns(file.path, chunk)))
+        records.insert_symbols(self.conn, symbols)
         engine.add(index_id, FileChunks(file.path, file_id, chunks, vectors, keyword_rows))
         return file_id
 
