@@ -992,6 +992,30 @@ def test_a_file_named_for_the_doer_matches_a_question_about_the_act(static, tmp_
     assert base_form("content") != base_form("context") and base_form("config") != base_form("confirm")
 
 
+def test_path_words_match_keywords_by_prefix_abbreviation_base_form_and_initials() -> None:
+    """PathMatcher's look-ups give each rule's matches, a path word matching several keywords and none."""
+    from aintern.retrieve.paths import PathMatcher
+
+    keywords = {"routing", "database", "server", "side", "rendering", "log"}
+    matcher = PathMatcher(keywords, True, True, {"ssr": {"server", "side", "rendering"}})
+    cases = {
+        "routing": {"routing"},  # itself
+        "rout": {"routing"},  # a 3+ letter prefix of it
+        "routings": {"routing"},  # starts with it
+        "router": {"routing"},  # same base form
+        "db": {"database"},  # its abbreviation
+        "ssr": {"server", "side", "rendering"},  # the initials of a run of its words
+        "serverside": {"server"},  # starts with one (a word's end is no start)
+        "lo": set(),  # too short a prefix
+        "logger": {"log"},  # starts with it
+        "models": set(),
+    }
+    for word, expected in cases.items():
+        assert matcher.share(frozenset({word})) == len(expected) / len(keywords), word
+    assert matcher.share(frozenset(cases)) == 1.0  # (each keyword counted once)
+    assert matcher.share(frozenset({"lo", "models"})) == 0.0
+
+
 def test_test_folders_of_every_convention_count_as_tests(static, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """Swift and .NET put tests in `Tests/` and `Foo.Tests/`, Kotlin in `commonTest/`: their helpers
     (not named *Tests.swift) rank like tests, below the code they exercise; `Example/`, `Samples/` and
