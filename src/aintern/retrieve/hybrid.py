@@ -372,8 +372,9 @@ def _pool(store: Store, index_id: int, ranked: list[tuple[int, float]], cfg: Hyb
         return list(range(len(ranked)))
     files = store.chunk_files(index_id, [cid for cid, _ in ranked])
     weights = _chunk_weights(index_id, files, cfg)
+    known = weights.get
     weighed = [
-        score * (weights[cid] if cid in weights else _weigh(cid, files, weights, cfg)) if score > 0 else score
+        score * (w if (w := known(cid)) is not None else _weigh(cid, files, weights, cfg)) if score > 0 else score
         for cid, score in ranked
     ]
     # The best by weighed score, equal scores in the retriever's own order (a stable sort, as heapq.nlargest).

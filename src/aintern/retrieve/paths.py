@@ -172,6 +172,10 @@ def initialisms(question: str) -> dict[str, set[str]]:
     return found
 
 
+#: What most path words match (one shared set, not one per word).
+_NO_KEYWORDS: frozenset[str] = frozenset()
+
+
 class PathMatcher:
     """The share of a query's keywords found among a file's path words: a shared prefix of 3+ letters
     counts (route ~ routing), and so do a usual abbreviation (database ~ db), a shared base form
@@ -228,7 +232,7 @@ class PathMatcher:
         if self._bases and len(w) >= 4:
             found |= self._bases.get(base_form(w), set())
         found |= self._initials.get(w, frozenset())
-        return frozenset(found)
+        return frozenset(found) if found else _NO_KEYWORDS
 
 
 @dataclass(frozen=True, slots=True)
