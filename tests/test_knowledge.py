@@ -258,6 +258,39 @@ def test_in_memory_bm25_ranks_like_fts5(source_index, weights: tuple[float, floa
     assert len(matched) >= 8, "the comparison is not vacuous"
 
 
+def test_in_memory_bm25_keeps_term_scores_per_index_state(  # type: ignore[no-untyped-def]
+    static, tmp_path: Path, keyword_stats_always, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What a term adds to BM25 is kept per KeywordMatrix (one index state): the same rankings whichever weights
+    were asked before and once the kept parts are dropped (a tiny bound), and a service's query after an update
+    ranks by the new state's postings."""
+    import aintern.store.postings as postings
+
+    ws = make_workspace(tmp_path / "ws").resolve()
+    store = SqliteStore(tmp_path / "k.db")
+    index_id = Indexer(store, static).index(ws).index_id
+    kept = KeywordMatrix.load(store.conn, index_id)
+    assert kept is not None
+    queries = ["server handler", "config load", "handler"]
+    weights = [(2.0, 3.0, 1.0), (0.0, 0.0, 1.0)]
+    fresh = {(q, w): KeywordMatrix.load(store.conn, index_id).search(store.vocabulary, query_terms(q), 20, w)  # type: ignore[union-attr]
+             for q in queries for w in weights}  # fmt: skip
+    assert any(fresh.values())
+    for bound in (postings.TERM_SCORES_MAX, 1):
+        monkeypatch.setattr(postings, "TERM_SCORES_MAX", bound)
+        for _ in range(2):
+            for (q, w), expected in fresh.items():
+                assert kept.search(store.vocabulary, query_terms(q), 20, w) == expected, (q, w, bound)
+    service = KnowledgeService(store)
+    question, options = "zebra crossing", opts(ws, min_relevance=0.0, expand_context=False)
+    assert not any("zebra" in c.content for c in service.query(question, options).chunks)
+    edited = sorted(ws.rglob("*.py"))[0]
+    edited.write_text(edited.read_text() + "\n\ndef zebra_crossing():\n    return 'zebra crossing zebra'\n")
+    assert Indexer(store, static).index(ws).files_indexed == 1
+    assert "zebra" in service.query(question, options).chunks[0].content
+    store.close()
+
+
 def test_in_memory_bm25_prunes_common_terms_like_fts5(source_index, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
     import aintern.store.keywords as backend
 
