@@ -221,18 +221,22 @@ class PathMatcher:
             found = by_word.get(w)
             if found is None:
                 found = by_word[w] = self._matched(w)
-            matched |= found
+            if found:
+                matched |= found
         return len(matched) / self.count
 
     def _matched(self, w: str) -> frozenset[str]:
         """The keywords the path word ``w`` matches."""
-        found = set(self._exact.get(w, ()))
-        if self._starts and w.startswith(self._starts):
+        exact = self._exact.get(w)
+        starts = self._starts and w.startswith(self._starts)
+        based = self._bases.get(base_form(w)) if self._bases and len(w) >= 4 else None
+        initials = self._initials.get(w)
+        if not (exact or starts or based or initials):
+            return _NO_KEYWORDS
+        found = set(exact or ())
+        if starts:
             found.update(k for k, _, start in self._keywords if start and w.startswith(start))
-        if self._bases and len(w) >= 4:
-            found |= self._bases.get(base_form(w), set())
-        found |= self._initials.get(w, frozenset())
-        return frozenset(found) if found else _NO_KEYWORDS
+        return frozenset(found.union(based or (), initials or ()))
 
 
 @dataclass(frozen=True, slots=True)
