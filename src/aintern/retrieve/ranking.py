@@ -74,7 +74,10 @@ def tied_ranks_at(ranked: list[tuple[int, float]], places: list[int]) -> list[tu
     out: list[tuple[int, int]] = []
     for place in places:
         rank = place
-        while rank and tied(ranked[rank - 1][1], ranked[rank][1]):
+        # (``tied`` inline: most neighbours differ by more than its 1e-11, and a call per place adds up)
+        while (
+            rank and abs(ranked[rank][1] - ranked[rank - 1][1]) < 1e-11 and tied(ranked[rank - 1][1], ranked[rank][1])
+        ):
             rank -= 1
         out.append((rank, ranked[place][0]))
     return out
