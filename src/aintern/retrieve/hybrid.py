@@ -174,9 +174,10 @@ def _retrieve(
 
 def _fuse(found: _Found, alpha: float, cfg: HybridConfig) -> dict[int, float]:
     """Weighted reciprocal rank fusion of the two rankings."""
-    fused = {cid: alpha / (cfg.rrf_k + r + 1) for r, cid in found.vec_ranks}  # (a chunk is once in each ranking)
+    k, beta = cfg.rrf_k, 1 - alpha
+    fused = {cid: alpha / (k + r + 1) for r, cid in found.vec_ranks}  # (a chunk is once in each ranking)
     for r, cid in found.kw_ranks:
-        fused[cid] = fused.get(cid, 0.0) + (1 - alpha) / (cfg.rrf_k + r + 1)
+        fused[cid] = fused.get(cid, 0.0) + beta / (k + r + 1)
     return fused
 
 
