@@ -288,6 +288,18 @@ def test_a_question_embeds_without_numpy_as_with_it(static) -> None:
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
+def test_unit_by_numpy_is_unit_in_plain_python_to_the_bit() -> None:
+    """A loaded table scales the question's vector with numpy: the same float32s as the plain-Python path
+    (vectors of every scale, a zero one, ties at float32's rounding)."""
+    from aintern.embed.static import unit, unit_of
+
+    rng = np.random.default_rng(7)
+    totals = [rng.normal(size=256) * scale for scale in (1e-9, 1e-3, 1.0, 37.0, 1e6) for _ in range(40)]
+    totals += [np.zeros(256), np.full(256, 1 / 3), rng.integers(-3, 4, size=256).astype(np.float64)]
+    for total in totals:
+        assert unit_of(total).tobytes() == unit(total.tolist()).tobytes()
+
+
 def test_unknown_model_name() -> None:
     with pytest.raises(ValueError, match="unknown embedding model"):
         get_embedder("nope")

@@ -258,6 +258,39 @@ def test_in_memory_bm25_ranks_like_fts5(source_index, weights: tuple[float, floa
     assert len(matched) >= 8, "the comparison is not vacuous"
 
 
+def test_in_memory_bm25_keeps_term_scores_per_index_state(  # type: ignore[no-untyped-def]
+    static, tmp_path: Path, keyword_stats_always, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What a term adds to BM25 is kept per KeywordMatrix (one index state): the same rankings whichever weights
+    were asked before and once the kept parts are dropped (a tiny bound), and a service's query after an update
+    ranks by the new state's postings."""
+    import aintern.store.postings as postings
+
+    ws = make_workspace(tmp_path / "ws").resolve()
+    store = SqliteStore(tmp_path / "k.db")
+    index_id = Indexer(store, static).index(ws).index_id
+    kept = KeywordMatrix.load(store.conn, index_id)
+    assert kept is not None
+    queries = ["server handler", "config load", "handler"]
+    weights = [(2.0, 3.0, 1.0), (0.0, 0.0, 1.0)]
+    fresh = {(q, w): KeywordMatrix.load(store.conn, index_id).search(store.vocabulary, query_terms(q), 20, w)  # type: ignore[union-attr]
+             for q in queries for w in weights}  # fmt: skip
+    assert any(fresh.values())
+    for bound in (postings.TERM_SCORES_MAX, 1):
+        monkeypatch.setattr(postings, "TERM_SCORES_MAX", bound)
+        for _ in range(2):
+            for (q, w), expected in fresh.items():
+                assert kept.search(store.vocabulary, query_terms(q), 20, w) == expected, (q, w, bound)
+    service = KnowledgeService(store)
+    question, options = "zebra crossing", opts(ws, min_relevance=0.0, expand_context=False)
+    assert not any("zebra" in c.content for c in service.query(question, options).chunks)
+    edited = sorted(ws.rglob("*.py"))[0]
+    edited.write_text(edited.read_text() + "\n\ndef zebra_crossing():\n    return 'zebra crossing zebra'\n")
+    assert Indexer(store, static).index(ws).files_indexed == 1
+    assert "zebra" in service.query(question, options).chunks[0].content
+    store.close()
+
+
 def test_in_memory_bm25_prunes_common_terms_like_fts5(source_index, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
     import aintern.store.keywords as backend
 
@@ -990,6 +1023,30 @@ def test_a_file_named_for_the_doer_matches_a_question_about_the_act(static, tmp_
     same = [("routing", "router"), ("routes", "route"), ("formats", "formatter"), ("validation", "validator")]
     assert all(base_form(a) == base_form(b) for a, b in same)
     assert base_form("content") != base_form("context") and base_form("config") != base_form("confirm")
+
+
+def test_path_words_match_keywords_by_prefix_abbreviation_base_form_and_initials() -> None:
+    """PathMatcher's look-ups give each rule's matches, a path word matching several keywords and none."""
+    from aintern.retrieve.paths import PathMatcher
+
+    keywords = {"routing", "database", "server", "side", "rendering", "log"}
+    matcher = PathMatcher(keywords, True, True, {"ssr": {"server", "side", "rendering"}})
+    cases = {
+        "routing": {"routing"},  # itself
+        "rout": {"routing"},  # a 3+ letter prefix of it
+        "routings": {"routing"},  # starts with it
+        "router": {"routing"},  # same base form
+        "db": {"database"},  # its abbreviation
+        "ssr": {"server", "side", "rendering"},  # the initials of a run of its words
+        "serverside": {"server"},  # starts with one (a word's end is no start)
+        "lo": set(),  # too short a prefix
+        "logger": {"log"},  # starts with it
+        "models": set(),
+    }
+    for word, expected in cases.items():
+        assert matcher.share(frozenset({word})) == len(expected) / len(keywords), word
+    assert matcher.share(frozenset(cases)) == 1.0  # (each keyword counted once)
+    assert matcher.share(frozenset({"lo", "models"})) == 0.0
 
 
 def test_test_folders_of_every_convention_count_as_tests(static, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]

@@ -43,6 +43,7 @@ class FileContextExpander:
         """``redact_secrets``: mask secret values in what is read, as the index did (aintern.scan.secrets).
         The files shown most recently stay read: ``max_cached_files`` of them, ``max_cached_bytes`` at most."""
         self.root = Path(workspace).resolve()
+        self._prefix = os.path.join(self.root, "")  # (a cached file's path is this + its relative path)
         self.redact_secrets = redact_secrets
         self.max_cached_files = max_cached_files
         self.max_cached_bytes = max_cached_bytes
@@ -78,7 +79,7 @@ class FileContextExpander:
             # Only a path that was confined is cached, and what is returned is what was read then: the
             # resolution (a realpath, the slow part) is skipped while the file is unchanged.
             with contextlib.suppress(OSError, ValueError):
-                st = os.stat(os.path.join(self.root, rel))  # (a str join: pathlib is slow)
+                st = os.stat(self._prefix + rel)  # (a str, joined once: pathlib is slow; ``rel`` is relative)
                 if hit[0] == (st.st_mtime_ns, st.st_size):
                     return hit[1], hit[2]
         path = self._resolve(rel)

@@ -59,8 +59,21 @@ class NpyRows:
 
 def unit(total: list[float]) -> array[float]:
     """``total`` scaled to unit length, as float32 (loops in C: map over operator's functions)."""
-    norm = max(math.sqrt(sum(map(operator.mul, total, total))), 1e-12)
-    return array("f", map(operator.truediv, total, itertools.repeat(norm)))
+    return array("f", map(operator.truediv, total, itertools.repeat(_norm(total))))
+
+
+def unit_of(total: np.ndarray) -> array[float]:
+    """``unit`` of a float64 vector, the same float32s to the bit: each element divided by the same norm in
+    double precision, by numpy in one call (a loaded table: numpy is imported already)."""
+    import numpy as np
+
+    return array("f", (total / _norm(total.tolist())).astype(np.float32).tobytes())
+
+
+def _norm(total: list[float]) -> float:
+    """The length of ``total``, its squares summed in order by Python (numpy's pairwise sum differs in the last
+    bits, and the vector must be the same in every process, with or without the table loaded)."""
+    return max(math.sqrt(sum(map(operator.mul, total, total))), 1e-12)
 
 
 class StaticEmbedder:
@@ -79,6 +92,7 @@ class StaticEmbedder:
         self._own_tokenizer = path.with_name(TOKENIZER)
         self._tokenizer: WordPieceTokenizer | None = None
         self._plain: PlainWordPiece | None = None
+        self._plain_tokens: bool | None = None  # (whether the plain tokenizer reads this model's questions)
         self._table: np.ndarray | None = None
         self._stored: np.ndarray | None = None
         self._npy_rows: NpyRows | None = None
@@ -94,7 +108,9 @@ class StaticEmbedder:
     def _question_ids(self, text: str) -> list[int]:
         """Token ids of one text: in plain Python when it is all Latin script (the same ids, tested, without
         loading the Rust tokenizer), else by the Rust tokenizer."""
-        if not self._own_tokenizer.exists() and all(ord(c) < PLAIN_BELOW for c in text):
+        if self._plain_tokens is None:  # (fixed at the first question, as ``tokenizer``'s choice is at its first use)
+            self._plain_tokens = not self._own_tokenizer.exists()
+        if self._plain_tokens and (text.isascii() or all(ord(c) < PLAIN_BELOW for c in text)):
             if self._plain is None:
                 self._plain = PlainWordPiece(MODELS_DIR / "vocab.tsv")
                 if self._table is not None:
@@ -154,7 +170,7 @@ class StaticEmbedder:
             if not ids:
                 return array("f", bytes(4 * self.dimension))
             # Row by row in double precision, as NpyRows.mean_unit adds them: the same vector to the bit.
-            return unit(self._table[ids].sum(axis=0, dtype="float64").tolist())
+            return unit_of(self._table[ids].sum(axis=0, dtype="float64"))
         if self._npy_rows is None:
             self._npy_rows = NpyRows(self.path)
         return self._npy_rows.mean_unit(self._question_ids(text))

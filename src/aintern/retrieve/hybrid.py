@@ -174,9 +174,10 @@ def _retrieve(
 
 def _fuse(found: _Found, alpha: float, cfg: HybridConfig) -> dict[int, float]:
     """Weighted reciprocal rank fusion of the two rankings."""
-    fused = {cid: alpha / (cfg.rrf_k + r + 1) for r, cid in found.vec_ranks}  # (a chunk is once in each ranking)
+    k, beta = cfg.rrf_k, 1 - alpha
+    fused = {cid: alpha / (k + r + 1) for r, cid in found.vec_ranks}  # (a chunk is once in each ranking)
     for r, cid in found.kw_ranks:
-        fused[cid] = fused.get(cid, 0.0) + (1 - alpha) / (cfg.rrf_k + r + 1)
+        fused[cid] = fused.get(cid, 0.0) + beta / (k + r + 1)
     return fused
 
 
@@ -246,7 +247,7 @@ def _scored(
     each candidate's (file path, chunk type, start line)."""
     symbol = q.symbol
     best = max(fused.values())
-    factor_of = _path_factors(store, index_id, q, cfg, best)
+    known, factor_of = _path_factors(store, index_id, q, cfg, best)
     definitions, spelled = named.definitions, named.spelled
     scored: list[tuple[float, str, int, int]] = []
     inits: list[int] = []  # (places in ``scored`` of a package's __init__.py, judged by its text below)
@@ -255,7 +256,7 @@ def _scored(
         if place is None:
             continue
         path, kind, line = place
-        boost, prior, an_init = factor_of(path)
+        boost, prior, an_init = known.get(path) or factor_of(path)
         if cid in definitions:
             # A symbol query's definition counts half again when its file is named after it.
             own_file = 1.5 if symbol and file_stem(path) == definitions[cid].lower().replace("_", "") else 1.0
@@ -280,14 +281,15 @@ def _scored(
 
 def _path_factors(
     store: Store, index_id: int, q: Question, cfg: HybridConfig, best: float
-) -> Callable[[str], tuple[float, float, bool]]:
-    """Per file, once: (the boost its path words earn, its prior, whether it is a package's ``__init__.py``)."""
+) -> tuple[dict[str, tuple[float, float, bool]], Callable[[str], tuple[float, float, bool]]]:
+    """Per file, once: (the boost its path words earn, its prior, whether it is a package's ``__init__.py``);
+    the files' found so far, and the function that finds a file's (and keeps it there)."""
     symbol = q.symbol
     keywords = q.keywords
     boost_path = not symbol and cfg.path_boost and keywords
     initials = q.initials if cfg.acronyms and not symbol else {}
     matches = PathMatcher(set(keywords), cfg.abbreviations, cfg.base_forms, initials) if boost_path else None
-    named_platforms = q.platforms if cfg.platform_weight != 1.0 else frozenset()
+    named_platforms = (None, *q.platforms) if cfg.platform_weight != 1.0 else (None,)
     demote_errors = cfg.path_penalties and cfg.error_class_weight != 1.0 and not symbol and not q.asks_about_errors
     demote_twins = cfg.path_penalties and cfg.header_twin_weight != 1.0 and not symbol
     sources: list[set[str]] = []  # (the index's .c files, read at its first header: header_twins)
@@ -295,15 +297,12 @@ def _path_factors(
     factors: dict[str, tuple[float, float, bool]] = {}
 
     def factor(path: str) -> tuple[float, float, bool]:
-        found = factors.get(path)
-        if found is not None:
-            return found
         facts = path_facts(path)
         share = matches.share(facts.words) if matches is not None else 0.0
         if symbol_stem is not None and facts.stem == symbol_stem:
             share = cfg.symbol_file_boost
         prior = path_prior(path, cfg.demote_samples) if cfg.path_penalties else 1.0
-        if cfg.platform_weight != 1.0 and facts.platform not in (None, *named_platforms):
+        if cfg.platform_weight != 1.0 and facts.platform not in named_platforms:
             prior *= cfg.platform_weight
         if demote_errors and facts.error_class:
             prior *= cfg.error_class_weight
@@ -319,7 +318,7 @@ def _path_factors(
         )
         return found
 
-    return factor
+    return factors, factor
 
 
 def _ordered(
@@ -372,8 +371,9 @@ def _pool(store: Store, index_id: int, ranked: list[tuple[int, float]], cfg: Hyb
         return list(range(len(ranked)))
     files = store.chunk_files(index_id, [cid for cid, _ in ranked])
     weights = _chunk_weights(index_id, files, cfg)
+    known = weights.get
     weighed = [
-        score * (weights[cid] if cid in weights else _weigh(cid, files, weights, cfg)) if score > 0 else score
+        score * (w if (w := known(cid)) is not None else _weigh(cid, files, weights, cfg)) if score > 0 else score
         for cid, score in ranked
     ]
     # The best by weighed score, equal scores in the retriever's own order (a stable sort, as heapq.nlargest).

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import string
 from dataclasses import dataclass
 
 STOP_WORDS = frozenset(
@@ -175,11 +176,16 @@ def _whole_words(text: str, word: str) -> list[int]:
     """Where ``word`` occurs in ASCII ``text`` between word boundaries, as ``re.finditer(r"\bword\b")``
     finds it (non-overlapping, left to right), by ``str.find``: ~20x faster than the regex, whose
     leading ``\b`` defeats its literal search."""
+    if not word:
+        return []
     out: list[int] = []
+    size, length = len(word), len(text)
+    # ``\b`` holds where a word character is on exactly one side; one side of each end is the word's own.
+    first, last = word[0] in _WORD_CHARS, word[-1] in _WORD_CHARS
     at = text.find(word)
     while at >= 0:
-        end = at + len(word)
-        if _boundary(text, at) and _boundary(text, end):
+        end = at + size
+        if (at > 0 and text[at - 1] in _WORD_CHARS) != first and (end < length and text[end] in _WORD_CHARS) != last:
             out.append(at)
             at = text.find(word, end)
         else:
@@ -187,11 +193,8 @@ def _whole_words(text: str, word: str) -> list[int]:
     return out
 
 
-def _boundary(text: str, at: int) -> bool:
-    """Whether ``\b`` matches at ``at``: a word character on exactly one side."""
-    before = at > 0 and (text[at - 1].isalnum() or text[at - 1] == "_")
-    after = at < len(text) and (text[at].isalnum() or text[at] == "_")
-    return before != after
+#: The ASCII word characters (``\w`` of ASCII text).
+_WORD_CHARS = frozenset(string.ascii_letters + string.digits + "_")
 
 
 def apply_highlights(content: str, highlights: list[TextHighlight], open_tag: str = "**", close_tag: str = "**") -> str:

@@ -172,6 +172,10 @@ def initialisms(question: str) -> dict[str, set[str]]:
     return found
 
 
+#: What most path words match (one shared set, not one per word).
+_NO_KEYWORDS: frozenset[str] = frozenset()
+
+
 class PathMatcher:
     """The share of a query's keywords found among a file's path words: a shared prefix of 3+ letters
     counts (route ~ routing), and so do a usual abbreviation (database ~ db), a shared base form
@@ -197,6 +201,13 @@ class PathMatcher:
             )
             for k in keywords
         ]
+        # The same matches by look-up: the keywords each exact word stands for, and every start at once (one
+        # ``startswith`` of a tuple turns away most path words, which match nothing).
+        self._exact: dict[str, set[str]] = {}
+        for k, exact, _ in self._keywords:
+            for w in exact:
+                self._exact.setdefault(w, set()).add(k)
+        self._starts = tuple(start for _, _, start in self._keywords if start)
         self._by_word: dict[str, frozenset[str]] = {}
         self._bases: dict[str, set[str]] = {}
         for k in keywords if bases else ():
@@ -209,15 +220,23 @@ class PathMatcher:
         for w in words:
             found = by_word.get(w)
             if found is None:
-                found = frozenset(
-                    k for k, exact, start in self._keywords if w in exact or (start and w.startswith(start))
-                )
-                if self._bases and len(w) >= 4:
-                    found |= self._bases.get(base_form(w), set())
-                found |= self._initials.get(w, frozenset())
-                by_word[w] = found
-            matched |= found
+                found = by_word[w] = self._matched(w)
+            if found:
+                matched |= found
         return len(matched) / self.count
+
+    def _matched(self, w: str) -> frozenset[str]:
+        """The keywords the path word ``w`` matches."""
+        exact = self._exact.get(w)
+        starts = self._starts and w.startswith(self._starts)
+        based = self._bases.get(base_form(w)) if self._bases and len(w) >= 4 else None
+        initials = self._initials.get(w)
+        if not (exact or starts or based or initials):
+            return _NO_KEYWORDS
+        found = set(exact or ())
+        if starts:
+            found.update(k for k, _, start in self._keywords if start and w.startswith(start))
+        return frozenset(found.union(based or (), initials or ()))
 
 
 @dataclass(frozen=True, slots=True)

@@ -30,6 +30,9 @@ class Vocabulary(Protocol):
 #: One chunk's keyword statistics: a record per term it holds.
 POSTING = np.dtype(POSTING_FIELDS)
 
+#: The most postings whose BM25 parts a KeywordMatrix keeps (8 MB of float64): then it starts over.
+TERM_SCORES_MAX = 1 << 20
+
 #: FTS5's bm25() constants.
 K1 = 1.2
 B = 0.75
@@ -59,6 +62,10 @@ class KeywordMatrix:
         #: Postings of term t are docs[starts[t]:starts[t + 1]]; their number is its document frequency.
         frequency = np.bincount(term) if len(term) else np.zeros(1, dtype=np.int64)
         self.starts = np.concatenate([[0], np.cumsum(frequency)])
+        #: (term id, column weights) -> the term's postings and its BM25 part in each: what a term adds to a
+        #: query's scores depends on this index state only, and the words of questions recur.
+        self._term_scores: dict[tuple[int, tuple[float, float, float]], tuple[np.ndarray, np.ndarray]] = {}
+        self._term_scores_size = 0
 
     @classmethod
     def load(cls, conn: Any, index_id: int) -> KeywordMatrix | None:
@@ -147,14 +154,10 @@ class KeywordMatrix:
         scores = np.zeros(n)
         matched = np.zeros(n, dtype=bool)
         for term_id in term_ids:
-            hits = self.doc_frequency(term_id)
-            if not hits or term_id is None:
+            if term_id is None or not self.doc_frequency(term_id):
                 continue
-            lo, hi = self.starts[term_id], self.starts[term_id + 1]
-            idf = math.log((n - hits + 0.5) / (hits + 0.5))
-            docs = self.docs[lo:hi]
-            freq = sum(weight * column[lo:hi] for weight, column in zip(weights, self.columns))
-            scores[docs] += (idf if idf > 0 else 1e-6) * freq * (K1 + 1.0) / (freq + self.norm[docs])
+            docs, part = self._term_score(term_id, weights)
+            scores[docs] += part
             matched[docs] = True
         candidates = np.flatnonzero(matched)
         if not len(candidates) or k <= 0:
@@ -163,6 +166,26 @@ class KeywordMatrix:
         top = candidates[np.argpartition(-scores[candidates], k - 1)[:k]]
         top = top[np.lexsort((top, -scores[top]))]
         return list(zip(self.chunk_ids[top].tolist(), scores[top].tolist()))
+
+    def _term_score(self, term_id: int, weights: tuple[float, float, float]) -> tuple[np.ndarray, np.ndarray]:
+        """The postings of a term the index holds and its BM25 part in each, kept (up to
+        TERM_SCORES_MAX postings in all)."""
+        key = (term_id, weights)
+        found = self._term_scores.get(key)
+        if found is not None:
+            return found
+        n, hits = len(self.chunk_ids), self.doc_frequency(term_id)
+        lo, hi = self.starts[term_id], self.starts[term_id + 1]
+        idf = math.log((n - hits + 0.5) / (hits + 0.5))
+        docs = self.docs[lo:hi]
+        freq = sum(weight * column[lo:hi] for weight, column in zip(weights, self.columns))
+        found = (docs, (idf if idf > 0 else 1e-6) * freq * (K1 + 1.0) / (freq + self.norm[docs]))
+        if self._term_scores_size + hits > TERM_SCORES_MAX:
+            self._term_scores.clear()
+            self._term_scores_size = 0
+        self._term_scores[key] = found
+        self._term_scores_size += hits
+        return found
 
 
 def _order_by(term: np.ndarray) -> np.ndarray:
