@@ -17,7 +17,7 @@ return them), the query cache cleared before each question:
 
 semble: ``SembleIndex.search(question, top_k=10)`` (its default hybrid mode) on its in-memory index, built
 with aintern's static model in model2vec format, imported from semble's venv (``--semble-site``; without
-semble only aintern is timed). In-process paths alternate question by question, so a drift in the
+semble only aintern is timed). In-process paths alternate question by question (in a turn that rotates), so a drift in the
 machine's speed falls on all of them. ``--db``: keep aintern's index in this file (indexed once, reused).
 
 Prints, per path: p50 and p95 over every query, the spread of the p50s of the rounds (each round asks
@@ -193,22 +193,35 @@ def main() -> None:
                 while any(t.name.startswith("aintern-") for t in threading.enumerate()):
                     time.sleep(0.05)
                 settled = time.perf_counter() - started
-            for q in questions:
-                if profile is not None and round_:
-                    profile.enable()
-                ms, cpu, hits = ask(server, q)
-                if profile is not None:
-                    profile.disable()
-                if round_:
-                    paths["server"].add(round_ - 1, ms, q, hits, cpu)
-                ms, cpu, hits = ask(library, q)
-                (paths["library"] if round_ else first).add(max(round_ - 1, 0), ms, q, hits, cpu)
-                if semble is not None:
+            for i, q in enumerate(questions):
+
+                def ask_server(q: str = q, round_: int = round_) -> None:
+                    if profile is not None and round_:
+                        profile.enable()
+                    ms, cpu, hits = ask(server, q)
+                    if profile is not None:
+                        profile.disable()
+                    if round_:
+                        paths["server"].add(round_ - 1, ms, q, hits, cpu)
+
+                def ask_library(q: str = q, round_: int = round_) -> None:
+                    ms, cpu, hits = ask(library, q)
+                    (paths["library"] if round_ else first).add(max(round_ - 1, 0), ms, q, hits, cpu)
+
+                def ask_semble(q: str = q, round_: int = round_) -> None:
+                    assert semble is not None
                     t, cpu = time.perf_counter(), time.thread_time()
                     hits = len(semble(q))
                     if round_:
                         ms, cpu = (time.perf_counter() - t) * 1000, (time.thread_time() - cpu) * 1000
                         paths["semble"].add(round_ - 1, ms, q, hits, cpu)
+
+                # Each question asks the paths in a turn of its own: whichever is asked right after another
+                # answered the same question finds the CPU's caches warm, so no path is always second.
+                steps = [ask_server, ask_library] + ([ask_semble] if semble is not None else [])
+                turn = (i + round_) % len(steps)
+                for step in steps[turn:] + steps[:turn]:
+                    step()
             if cli is not None:
                 for q in questions[: a.cli_questions]:
                     t, cpu = time.perf_counter(), children_cpu()
