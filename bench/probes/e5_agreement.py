@@ -56,7 +56,7 @@ def main() -> None:
     chunker = Chunker(get_embedder("minilm").tokenizer, get_embedder("minilm").max_tokens - 16)
     texts: list[str] = []
     for repo in load_repos(a.repos.split(",")):
-        texts.extend(embedding_text(c) for c in repo_chunks(chunker, repo.path, repo.name + "/"))
+        texts.extend(embedding_text(c) for c in repo_chunks(chunker, repo.root, repo.prefix))
     step = max(1, len(texts) // a.chunks)
     texts = texts[::step][: a.chunks]
     e5 = get_embedder("e5-small")

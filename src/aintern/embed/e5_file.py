@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from aintern.errors import EmbeddingError
+
 if TYPE_CHECKING:
     import numpy as np
 
@@ -25,7 +27,7 @@ FILE_NAME = "e5-small-q4.bin"
 _HEADER = struct.Struct("<4sIiiiiiiifi")
 
 
-class E5NotInstalledError(RuntimeError):
+class E5NotInstalledError(EmbeddingError):
     """The e5 model's package is not installed."""
 
 
@@ -116,7 +118,22 @@ class E5File:
             at += 21
             tensors[name] = Tensor(name, dtype, count, offset, nbytes)
         return cls(
-            path, hidden, layers, heads, ffn, vocab, maxp, eps, pieces, scores, bos, eos, pad, unk, normalisation, tensors
+            path,
+            hidden,
+            layers,
+            heads,
+            ffn,
+            vocab,
+            maxp,
+            eps,
+            pieces,
+            scores,
+            bos,
+            eos,
+            pad,
+            unk,
+            normalisation,
+            tensors,
         )
 
     @property
@@ -162,4 +179,5 @@ def dequantise(blocks: np.ndarray) -> np.ndarray:
     low = (nibbles & 0x0F).astype(np.int8) - 8
     high = (nibbles >> 4).astype(np.int8) - 8
     values = np.concatenate([low, high], axis=-1).astype(np.float32) * scale
-    return values.reshape(*blocks.shape[:-2], blocks.shape[-2] * BLOCK)
+    out: np.ndarray = values.reshape(*blocks.shape[:-2], blocks.shape[-2] * BLOCK)
+    return out

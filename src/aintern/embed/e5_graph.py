@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -40,7 +40,7 @@ def build_graph(model: E5File) -> onnx.ModelProto:
         inits.append(numpy_helper.from_array(np.ascontiguousarray(array), name))
         return name
 
-    def node(op: str, inputs: list[str], **attrs: object) -> str:
+    def node(op: str, inputs: list[str], **attrs: Any) -> str:
         nonlocal counter
         counter += 1
         out = f"{op.lower()}_{counter}"
@@ -84,12 +84,16 @@ def build_graph(model: E5File) -> onnx.ModelProto:
         q = split_heads(linear(x, f"{p}.q", hidden))
         k = split_heads(linear(x, f"{p}.k", hidden))
         v = split_heads(linear(x, f"{p}.v", hidden))
-        scores = node("Add", [node("Mul", [node("MatMul", [q, node("Transpose", [k], perm=[0, 1, 3, 2])]), scale]), neg])
+        scores = node(
+            "Add", [node("Mul", [node("MatMul", [q, node("Transpose", [k], perm=[0, 1, 3, 2])]), scale]), neg]
+        )
         ctx = node("Transpose", [node("MatMul", [node("Softmax", [scores], axis=-1), v])], perm=[0, 2, 1, 3])
         attn = layer_norm(node("Add", [linear(node("Reshape", [ctx, shape_merge]), f"{p}.ao", hidden), x]), f"{p}.aln")
         inter = linear(attn, f"{p}.fi", hidden)
         erf = node("Erf", [node("Mul", [inter, scalar(f"inv_sqrt2_{i}", float(1 / np.sqrt(2.0)))])])
-        gelu = node("Mul", [node("Mul", [inter, node("Add", [erf, scalar(f"one_{i}", 1.0)])]), scalar(f"half_{i}", 0.5)])
+        gelu = node(
+            "Mul", [node("Mul", [inter, node("Add", [erf, scalar(f"one_{i}", 1.0)])]), scalar(f"half_{i}", 0.5)]
+        )
         x = layer_norm(node("Add", [linear(gelu, f"{p}.fo", model.ffn), attn]), f"{p}.oln")
 
     m = node("Unsqueeze", [mask_f, const("axes2", [2])])
