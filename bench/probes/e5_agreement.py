@@ -47,11 +47,12 @@ def engine_tokens(wrapper: Path, texts: list[str]) -> list[list[int]]:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--wrapper", type=Path, required=True)
+    ap.add_argument("--wrapper", type=Path, help="the compiled wrapper (above)")
     ap.add_argument("--repos", default="requests,flask,express,sinatra,bats-core,zig-clap,xmonad")
     ap.add_argument("--chunks", type=int, default=600)
     ap.add_argument("--vectors", type=int, default=200, help="chunks whose vectors are compared (the engine is slow)")
     ap.add_argument("--speed", type=int, default=48, help="chunks timed per model and thread count")
+    ap.add_argument("--speed-only", action="store_true", help="only the speed (no engine, no wrapper needed)")
     a = ap.parse_args()
     chunker = Chunker(get_embedder("minilm").tokenizer, get_embedder("minilm").max_tokens - 16)
     texts: list[str] = []
@@ -59,8 +60,11 @@ def main() -> None:
         texts.extend(embedding_text(c) for c in repo_chunks(chunker, repo.root, repo.prefix))
     step = max(1, len(texts) // a.chunks)
     texts = texts[::step][: a.chunks]
+    if a.speed_only:
+        return speed(texts[: a.speed])
     e5 = get_embedder("e5-small")
     ours = e5.e5_tokenizer.ids(["passage: " + t for t in texts])  # type: ignore[attr-defined]
+    assert a.wrapper, "--wrapper is needed for the token check"
     theirs = engine_tokens(a.wrapper, ["passage: " + t for t in texts])
     same = sum(x == y for x, y in zip(ours, theirs))
     print(f"token ids identical: {same}/{len(texts)} chunks ({sum(map(len, ours))} tokens)")
@@ -80,7 +84,12 @@ def main() -> None:
     cq = (np.asarray(engine.query(q)) * e5.embed_queries(q)).sum(axis=1)  # type: ignore[attr-defined]
     print("query cosines:", " ".join(f"{c:.4f}" for c in cq))
 
-    timed = texts[: a.speed]
+    speed(texts[: a.speed])
+    print("mean tokens/chunk: e5", statistics.mean(map(len, ours)))
+
+
+def speed(timed: list[str]) -> None:
+    """chunks/s of MiniLM int8 and e5-small int8, 1 and 2 threads, interleaved twice."""
     print(f"speed, {len(timed)} chunks, interleaved twice (noisy: a shared VM)")
     for _ in range(2):
         for threads in (1, 2):
@@ -91,8 +100,7 @@ def main() -> None:
                 t0 = time.perf_counter()
                 emb.embed_windows(timed)  # type: ignore[attr-defined]
                 dt = time.perf_counter() - t0
-                print(f"  {name:9s} {threads} thread(s): {len(timed) / dt:6.1f} chunks/s")
-    print("mean tokens/chunk: e5", statistics.mean(map(len, ours)))
+                print(f"  {name:9s} {threads} thread(s): {len(timed) / dt:6.1f} chunks/s", flush=True)
 
 
 if __name__ == "__main__":
