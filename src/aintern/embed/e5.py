@@ -96,6 +96,7 @@ class E5Embedder:
         opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         opts.intra_op_num_threads = self.threads or os.cpu_count() or 1
         opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        opts.log_severity_level = 3  # (the quantised graph's shape notes: harmless, and not the user's to act on)
         self._session = ort.InferenceSession(str(path), sess_options=opts, providers=["CPUExecutionProvider"])
 
     def unload(self) -> None:

@@ -128,11 +128,17 @@ def write_graph(model: E5File, out: Path, int8: bool = True) -> Path:
         onnx.save(build_graph(model), str(fp32))
         done = fp32
         if int8:
+            import logging
+
             from onnxruntime.quantization import QuantType, quantize_dynamic
 
             done = Path(tmp) / "e5.int8.onnx"
-            quantize_dynamic(
-                str(fp32), str(done), per_channel=True, op_types_to_quantize=["MatMul"], weight_type=QuantType.QInt8
-            )
+            logging.disable(logging.WARNING)  # (its advice to pre-process the graph, on the root logger)
+            try:
+                quantize_dynamic(
+                    str(fp32), str(done), per_channel=True, op_types_to_quantize=["MatMul"], weight_type=QuantType.QInt8
+                )
+            finally:
+                logging.disable(logging.NOTSET)
         done.replace(out)
     return out
