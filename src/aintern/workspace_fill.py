@@ -67,9 +67,12 @@ class Filling:
         """After indexing: add or drop the full tier as ``asked``; an index without one gets the ``tier``
         setting's, and a ``new`` one without a setting the default (``tier_for_new_index``). Returns the
         tier, still to be filled (``fill_tier``). The CLI and the server's runs share this."""
-        if asked is None and self.tier is None:
+        tier = self.tier
+        if asked is None and tier is None:
             asked = self.tier_for_new_index() if new else self.settings.tier
-        return self.set_tier(asked) if asked else self.tier
+        elif asked is None and tier is not None and tier.model_id != self.tier_embedder.model_id:
+            asked = "full"  # the tier_model setting changed: the tier is refilled with the model it names
+        return self.set_tier(asked) if asked else tier
 
     def tier_for_new_index(self) -> str | None:
         """The tier a new index gets: the ``tier`` setting's, else ``full`` where the transformer runs on
@@ -90,7 +93,7 @@ class Filling:
         from aintern.index.tier import TIER_MODEL
 
         if self._tier_embedder is None:
-            self._tier_embedder = get_embedder(TIER_MODEL)
+            self._tier_embedder = get_embedder(self.settings.tier_model or TIER_MODEL)
         return self._tier_embedder
 
     def fill_tier(

@@ -25,7 +25,7 @@ __all__ = [
 
 #: The default: static embeddings, thousands of chunks/s on a laptop CPU (docs/benchmarks.md says why).
 DEFAULT_MODEL = "static"
-MODELS = ("static", "minilm", "openai")
+MODELS = ("static", "minilm", "e5-small", "openai")
 
 
 def model_id(name: str) -> str | None:
@@ -34,7 +34,8 @@ def model_id(name: str) -> str | None:
 
 
 def get_embedder(name: str | None = None, **options: Any) -> Embedder:
-    """An embedder by name: ``static`` (default), ``minilm`` (transformer, ONNX) or ``openai``.
+    """An embedder by name: ``static`` (default), ``minilm`` (transformer, ONNX), ``e5-small``
+    (multilingual-e5-small, ONNX; needs ``aintern[e5]``) or ``openai``.
 
     ``openai`` takes ``url``, ``model`` and ``api_key_env`` (an environment variable holding the key),
     or the environment variables AINTERN_EMBED_URL, AINTERN_EMBED_MODEL and AINTERN_EMBED_API_KEY_ENV.
@@ -48,6 +49,10 @@ def get_embedder(name: str | None = None, **options: Any) -> Embedder:
         from aintern.embed.onnx import OnnxEmbedder
 
         return OnnxEmbedder(**options)
+    if name == "e5-small":
+        from aintern.embed.e5 import E5Embedder
+
+        return E5Embedder(**options)
     if name == "openai":
         from aintern.embed.http import OpenAIEmbedder
 
@@ -109,8 +114,7 @@ def embedder_for_model_id(model_id: str, **options: Any) -> Embedder:
         )
     if model_id.startswith("openai/"):
         return get_embedder("openai", model=model_id.split("/", 1)[1], **options)
-    for name in ("static", "minilm"):
-        embedder = get_embedder(name, **options)
-        if embedder.model_id == model_id:
-            return embedder
+    for name, known in MODEL_IDS.items():
+        if known == model_id:
+            return get_embedder(name, **options)
     raise ValueError(f"no embedding backend produces {model_id!r}")

@@ -19,7 +19,11 @@ if TYPE_CHECKING:
 
 
 #: The id stored with an index built by each local model (the backends' ``model_id``).
-MODEL_IDS = {"static": "aintern/static-code-256-v3", "minilm": "aintern/minilm-l6-v2-int8"}
+MODEL_IDS = {
+    "static": "aintern/static-code-256-v3",
+    "minilm": "aintern/minilm-l6-v2-int8",
+    "e5-small": "aintern/multilingual-e5-small-int8",
+}
 
 
 @dataclass(frozen=True)
