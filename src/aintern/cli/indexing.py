@@ -195,7 +195,7 @@ def index(
     path: PathArg = None,
     force: Annotated[bool, typer.Option("--force", help="Re-index every file (and allow a model change).")] = False,
     model: Annotated[
-        str | None, typer.Option("--model", "-m", help="Embedding model: static, minilm or openai.")
+        str | None, typer.Option("--model", "-m", help="Embedding model: static, minilm, e5-small or openai.")
     ] = None,
     include_secrets: Annotated[
         bool, typer.Option("--include-secrets", help="Also index .env, keys and credential files.")
