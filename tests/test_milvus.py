@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pymilvus  # noqa: F401  (the milvus extra is part of the test install: a missing one fails, never skips)
 import pytest
 from samples import SAMPLES
 from workspaces import QUESTIONS, index_and_kill, make_workspace
@@ -19,8 +20,6 @@ from aintern.index import Indexer, IndexingOptions
 from aintern.knowledge import KnowledgeQueryOptions, KnowledgeService
 from aintern.store import SqliteStore, VectorSearchOptions
 from aintern.workspace import Workspace
-
-pytest.importorskip("pymilvus", reason="the milvus extra is part of the test install")
 
 
 def milvus_options(tmp_path: Path, **more: object) -> IndexingOptions:
