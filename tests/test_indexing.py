@@ -11,6 +11,7 @@ import pytest
 from samples import SAMPLES
 from workspaces import db_consistent, index_and_kill, make_workspace, write_files
 
+from aintern.chunk.lines import Document
 from aintern.index import Indexer, IndexingErrorType, IndexingOptions, IndexingPhase
 from aintern.scan import Scanner, ScanOptions
 from aintern.store import SqliteStore, VectorSearchOptions
@@ -507,3 +508,12 @@ def test_the_chunker_tokenisation_is_the_tokenizers_with_each_tokens_line(static
         offsets = np.array([start for start, _ in plain.offsets], dtype=np.int64)
         expected = line_starts[np.searchsorted(line_starts, offsets, side="right") - 1] if len(offsets) else offsets
         assert starts.tolist() == expected.tolist(), text[:200]
+        # A line range's ids and count are those of the tokens on its lines (read from per-line counts).
+        doc = Document.from_encoding(text, ids, starts, tokenizer)
+        n = len(doc.lines)
+        for first in range(0, n, max(1, n // 12)):
+            for last in (first, first + 1, (first + n) // 2, n - 1):
+                if first <= last < n:
+                    on = (doc.token_lines >= first) & (doc.token_lines <= last)
+                    assert doc.ids_of(first, last).tolist() == ids[on].tolist(), (text[:80], first, last)
+                    assert doc.tokens(first, last) == int(on.sum()), (text[:80], first, last)

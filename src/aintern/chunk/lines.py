@@ -38,7 +38,8 @@ class Document:
     #: The file's token ids and the (0-based) line of each, to hand chunks their ids.
     token_ids: np.ndarray
     token_lines: np.ndarray
-    _cumulative: np.ndarray = field(init=False, repr=False)
+    #: Tokens before each line (the last: all), as Python ints: read per line range many times per file.
+    _before: list[int] = field(init=False, repr=False)
 
     @classmethod
     def from_encoding(cls, text: str, ids: np.ndarray, starts: np.ndarray, counter: TokenCounter) -> Document:
@@ -51,16 +52,17 @@ class Document:
         return cls(text, lines, line_starts.tolist(), counts, counter, ids, token_lines)
 
     def __post_init__(self) -> None:
-        self._cumulative = np.concatenate([[0], np.cumsum(self.line_tokens)])
+        self._before = np.concatenate([[0], np.cumsum(self.line_tokens)]).tolist()
 
     def ids_of(self, start: int, end: int) -> np.ndarray:
         """Token ids of lines ``start..end`` (0-based, inclusive)."""
-        lo, hi = np.searchsorted(self.token_lines, [start, end + 1], side="left")
-        return self.token_ids[lo:hi]
+        # (the tokens are in line order: those before a line are where its ids begin)
+        last = len(self._before) - 1
+        return self.token_ids[self._before[min(max(start, 0), last)] : self._before[min(max(end + 1, 0), last)]]
 
     def tokens(self, start: int, end: int) -> int:
         """Tokens in lines ``start..end`` (0-based, inclusive)."""
-        return int(self._cumulative[end + 1] - self._cumulative[start])
+        return self._before[end + 1] - self._before[start]
 
     def is_blank(self, line: int) -> bool:
         return not self.lines[line].strip()
