@@ -246,28 +246,18 @@ def _parsed_in_place(row: int, column: int, text: bytes) -> Any:
     return get_parser("rust").parse(b"\n" * row + b" " * column + text).root_node
 
 
-#: Every node type ``find_definition`` reads, besides its language's table: any other defines nothing.
-_FORMS = WRAPPERS | {
-    "var_declaration", "const_declaration", "macro_invocation", "expression_statement", "declaration",
-    "val_definition", "var_definition", "property_declaration", "pair", "public_field_definition",
-    "field_definition", "export_statement", "Decl", "TopLevelDecl",
-}  # fmt: skip
-
-
 def find_definition(node: Any, language: str) -> Definition | None:
     """The symbol ``node`` defines, looking through wrappers such as decorators and ``export``."""
     if language == "elixir":
         return elixir_definition(node)
     if language == "lua":
         return lua_definition(node)
-    table = DEFINITIONS.get(language, {})
-    if node.type not in table and node.type not in _FORMS:
-        return None  # (most nodes, statements and expressions: one look, not one per form below)
     if language == "go" and node.type in ("var_declaration", "const_declaration"):
         names = go_value_names(node)  # `var ErrNotFound = errors.New(...)`, `const MaxSize = 10`
         return Definition(node, names[0][0], S.OTHER, node) if names else None
     if language == "rust" and node.type == "macro_invocation":
         return _rust_macro_items(node)
+    table = DEFINITIONS.get(language, {})
     if node.type in table:
         if node.type in _C_TYPES and language in ("c", "cpp") and node.child_by_field_name("body") is None:
             return None  # `class Foo;`, `struct uv_loop_s;`: a forward declaration, defined elsewhere
