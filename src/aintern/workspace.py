@@ -380,6 +380,7 @@ class Workspace(Filling):
             "file_vectors": self.file_vector_state(run),
             "engine": "milvus" if milvus is not None else "sqlite", "milvus": where,
             "reindex_reason": None if run else reindex_reason(st.index, self.settings, st.stale_files),
+            "interrupted": st.index.interrupted,
         }  # fmt: skip
 
     def clear(self) -> bool:
