@@ -108,3 +108,27 @@ def test_an_interrupted_first_index_is_shown_as_such_and_continued(paused_first_
     data = json.loads(run("status", "--json", cwd=root, db=db).stdout)
     assert not data["interrupted"] and data["stale_files"] == 0 and data["files"] == FILES
     assert "up to date" in run("status", cwd=root, db=db).stdout
+
+
+def test_the_full_tier_fill_is_a_run_other_processes_see_and_wait_for(tmp_path: Path) -> None:
+    root = many_files(tmp_path / "project", 20)
+    db = tmp_path / "tier.db"
+    assert run("index", cwd=root, db=db).returncode == 0
+    paused = Paused(db, root, "tier")
+    try:
+        text = run("status", cwd=root, db=db, columns=300).stdout
+        assert "filling the full tier (pid" in text and "being filled" in text, text
+        assert "`aintern update` continues it" not in text
+        data = json.loads(run("status", "--json", cwd=root, db=db).stdout)
+        assert data["run"]["kind"] == "full tier" and data["run"]["phase"] == "full_tier"
+        # A second run is refused while the tier fills, with what holds the workspace.
+        second = run("update", cwd=root, db=db)
+        assert second.returncode != 0 and "being indexed already: filling the full tier" in second.stderr, second
+        assert paused.resume() == "cancelled"
+    finally:
+        if paused.proc.poll() is None:
+            paused.proc.kill()
+            paused.proc.wait()
+    data = json.loads(run("status", "--json", cwd=root, db=db).stdout)
+    assert data["run"] is None and not data["tier"]["complete"]
+    assert "`aintern update` continues it" in run("status", cwd=root, db=db, columns=300).stdout
