@@ -14,6 +14,8 @@ import pytest
 from test_cli_index import run
 from workspaces import many_files
 
+from aintern.workspace import Workspace
+
 #: Runs ``argv[3]`` (``index`` or ``tier``) on workspace ``argv[2]`` in database ``argv[1]``; at its pause point
 #: prints "paused" and waits for a line on stdin, then stops the run as Ctrl-C does (its cancel event).
 DRIVER = """
@@ -132,3 +134,14 @@ def test_the_full_tier_fill_is_a_run_other_processes_see_and_wait_for(tmp_path: 
     data = json.loads(run("status", "--json", cwd=root, db=db).stdout)
     assert data["run"] is None and not data["tier"]["complete"]
     assert "`aintern update` continues it" in run("status", cwd=root, db=db, columns=300).stdout
+
+
+def test_a_first_run_killed_before_its_first_file_is_not_called_old(tmp_path: Path) -> None:
+    root = many_files(tmp_path / "project", 3)
+    db = tmp_path / "empty.db"
+
+    ws = Workspace(root, db)  # the index row a run killed during its scan leaves: no files, no settings
+    ws.store.open_index(str(root), ws.embedder.model_id, ws.embedder.dimension)
+    ws.close()
+    out = run("index", cwd=root, db=db)
+    assert out.returncode == 0 and "older aintern" not in out.stderr, out.stderr
