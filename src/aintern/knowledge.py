@@ -486,7 +486,7 @@ class KnowledgeService:
         return KnowledgeIndexHealth(
             is_indexed=True, index_id=index.id, index_name=index.name, total_files=stats.file_count,
             total_chunks=stats.chunk_count, last_updated=index.updated_at, created_at=index.created_at,
-            stale_files=stale, needs_reindex=stale > stats.file_count * REINDEX_STALE_SHARE, embedding_model=index.embedding_model,
+            stale_files=stale, needs_reindex=not index.interrupted and stale > stats.file_count * REINDEX_STALE_SHARE, embedding_model=index.embedding_model,
             embedding_dimension=index.embedding_dimension, index_size_bytes=stats.index_size_bytes,
         )  # fmt: skip
 

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
 
 #: What a workspace's index is doing or how it compares with the files, worst first.
-STATES = ("indexing", "missing", "error", "needs_reindex", "stale", "behind_git", "up_to_date")
+STATES = ("indexing", "missing", "error", "needs_reindex", "interrupted", "stale", "behind_git", "up_to_date")
 
 
 @dataclass
@@ -44,7 +44,7 @@ class WorkspaceSummary:
             return f"{self.run.phase} {self.run.percent:.0f} %" if self.run.total_files else self.run.phase
         return {
             "indexing": "indexing", "missing": "folder missing", "error": "error", "behind_git": "behind git", "up_to_date": "up to date",
-            "needs_reindex": "needs re-index",
+            "needs_reindex": "needs re-index", "interrupted": "interrupted",
             "stale": f"{count(self.stale_files, 'file')} changed",
         }[self.state]  # fmt: skip
 
@@ -86,7 +86,8 @@ def summarize(
     reason = None if run else reindex_reason(index, settings, stale)
     commit = head_commit(root)
     state = (
-        "indexing" if run else "error" if index.last_error else "needs_reindex" if reason else "stale" if stale
+        "indexing" if run else "error" if index.last_error else "needs_reindex" if reason
+        else "interrupted" if index.interrupted else "stale" if stale
         else "behind_git" if commit is not None and commit != index.git_commit else "up_to_date"
     )  # fmt: skip
     return WorkspaceSummary(index, state, stale, commit, index_bytes, run, reason, tier)
@@ -95,7 +96,7 @@ def summarize(
 def reindex_reason(index: VectorIndex, settings: Settings, stale_files: int) -> str | None:
     """Why only a full re-index (``aintern index --force``) brings ``index`` in line, or None: its model
     was retired or is not the one the settings name, its chunk sizes are not the settings', or most of
-    its files changed."""
+    its files changed (not those an interrupted first run left: ``aintern update`` continues it)."""
     if index.embedding_model in RETIRED_MODELS:
         return "its embedding model was retired"
     wanted = model_id(settings.model) if settings.model else None  # unset: an index keeps its own model
@@ -104,7 +105,7 @@ def reindex_reason(index: VectorIndex, settings: Settings, stale_files: int) -> 
     built = {k: index.settings[k] for k in ("chunk_size", "chunk_overlap") if k in index.settings}
     if built and built != settings.chunking():
         return "the chunk size settings changed"
-    if index.file_count and stale_files > index.file_count * REINDEX_STALE_SHARE:
+    if index.file_count and stale_files > index.file_count * REINDEX_STALE_SHARE and not index.interrupted:
         return f"{stale_files:,} of {count(index.file_count, 'file')} changed"
     return None
 

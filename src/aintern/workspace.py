@@ -265,8 +265,10 @@ class Workspace(Filling):
                 # A model change means every vector is recomputed anyway; so does a move to another engine.
                 had_tier = self.store.vector_tier(index.id) is not None
                 self.store.delete_index(index.id)
-            # An index an older chunker built is re-chunked whole (its chunk sizes stay the index's own).
-            rechunk = self.index is not None and self.index.settings.get("chunker", 1) != CHUNKER_VERSION
+            # An index an older chunker built is re-chunked whole (its chunk sizes stay the index's own); one
+            # without files (a first run killed before its first) has nothing to re-chunk.
+            index = self.index
+            rechunk = index is not None and index.file_count > 0 and index.settings.get("chunker", 1) != CHUNKER_VERSION
             if rechunk and not force:
                 self.notices.append(
                     "this index was chunked by an older aintern: every file is chunked again (the vectors of "
@@ -380,6 +382,7 @@ class Workspace(Filling):
             "file_vectors": self.file_vector_state(run),
             "engine": "milvus" if milvus is not None else "sqlite", "milvus": where,
             "reindex_reason": None if run else reindex_reason(st.index, self.settings, st.stale_files),
+            "interrupted": st.index.interrupted,
         }  # fmt: skip
 
     def clear(self) -> bool:

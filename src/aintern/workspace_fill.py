@@ -101,15 +101,35 @@ class Filling:
         progress: Callable[[int, int], None] | None = None,
         cancel: threading.Event | None = None,
         paths: list[str] | None = None,
+        wait: float = 0.0,
+        record: bool = True,
     ) -> TierResult | None:
         """Compute the full tier's missing vectors (of ``paths`` only, when given); None without a tier.
-        Each batch commits, so searches go on meanwhile and use the tier once it is complete."""
+        Each batch commits, so searches go on meanwhile and use the tier once it is complete. With
+        ``record`` (not for ``paths``: a run of those files holds the workspace) a run of its own that
+        ``aintern status`` shows; IndexingBusyError while another run holds the workspace (after ``wait``)."""
+        from aintern.index.models import IndexingPhase, IndexingProgress
+        from aintern.index.runs import TIER_RUN, RunRecorder
         from aintern.index.tier import fill_tier
 
         index = self.index
-        if index is None or self.tier is None:
+        tier = self.tier
+        if index is None or tier is None:
             return None
-        return fill_tier(self.store, index.id, self.tier_embedder, progress, cancel, paths)
+        if paths is not None or not record or tier.complete:
+            return fill_tier(self.store, index.id, self.tier_embedder, progress, cancel, paths)
+        with RunRecorder(self.store, self.root, TIER_RUN, wait) as recorder:
+            self.store.verify()  # (the run's row is written once the database is checked; the tier writes anyway)
+
+            def on_batch(done: int, total: int) -> None:
+                message = f"full tier: {done:,} of {total:,} chunks"
+                recorder.record(IndexingProgress(IndexingPhase.FULL_TIER, total_files=total, processed_files=done,
+                                                 message=message))  # fmt: skip
+                if progress is not None:
+                    progress(done, total)
+
+            on_batch(0, max(tier.chunk_count - tier.vector_count, 0))
+            return fill_tier(self.store, index.id, self.tier_embedder, on_batch, cancel)
 
     # -- the file vectors (aintern.index.files) -------------------------------------------------
 

@@ -39,6 +39,7 @@ from aintern.cli.common import (
 )
 from aintern.errors import AinternError
 from aintern.index import IndexingProgress, IndexingResult
+from aintern.index.runs import TIER_RUN, IndexRun
 from aintern.index.tier import TIERS, TierResult
 from aintern.plural import count
 from aintern.store import VectorTier
@@ -76,11 +77,16 @@ def _run_indexing(
     with interruptible() as cancel, progress:
         return ws.build_index(
             force=force, progress=on_progress, cancel=cancel, include_secrets=include_secrets,
-            wait=float("inf") if wait else 0.0,
+            wait=_wait_s(wait),
         )  # fmt: skip
 
 
-def _run_tier(ws: Workspace, tier: str | None, quiet: bool, new: bool) -> TierResult | None:
+def _wait_s(wait: bool) -> float:
+    """``--wait``: how long a run waits for another on the workspace to end (else it is refused)."""
+    return float("inf") if wait else 0.0
+
+
+def _run_tier(ws: Workspace, tier: str | None, quiet: bool, new: bool, wait: bool = False) -> TierResult | None:
     """Add or remove the full tier as asked (``--tier``; else, for an index without one, the settings,
     and for a ``new`` index without a setting the default: full on a GPU), then compute its missing
     vectors with a progress display; Ctrl-C keeps what was finished."""
@@ -92,7 +98,9 @@ def _run_tier(ws: Workspace, tier: str | None, quiet: bool, new: bool) -> TierRe
     )  # fmt: skip
     task = progress.add_task("tier", total=None)
     with interruptible() as cancel, progress:
-        return ws.fill_tier(lambda done, total: progress.update(task, total=total, completed=done), cancel)
+        return ws.fill_tier(
+            lambda done, total: progress.update(task, total=total, completed=done), cancel, wait=_wait_s(wait)
+        )
 
 
 def _tier_mark(tier: VectorTier | None) -> str:
@@ -103,14 +111,20 @@ def _tier_mark(tier: VectorTier | None) -> str:
     return f"\n[dim]+ full tier{done}[/]"
 
 
-def _tier_line(ws: Workspace) -> str | None:
+def _tier_line(ws: Workspace, run: IndexRun | None = None) -> str | None:
+    """The full tier's line of a summary and of `aintern status` (``run``: the workspace's run now)."""
     t = ws.tier
     if t is None:
         return None
     if t.complete:
         return f"full tier: {t.model_id}, {count(t.vector_count, 'chunk')} (searches use it)"
+    going = (
+        f"being filled ({run.description})"
+        if run is not None and run.kind == TIER_RUN
+        else "`aintern update` continues it"
+    )
     return (
-        f"full tier: {t.model_id}, {t.vector_count:,} of {count(t.chunk_count, 'chunk')}; `aintern update` continues it "
+        f"full tier: {t.model_id}, {t.vector_count:,} of {count(t.chunk_count, 'chunk')}; {going} "
         "(searches use the fast vectors until it is complete)"
     )
 
@@ -255,7 +269,7 @@ def _index_and_tier(
     result = _run_indexing(ws, force, include_secrets, quiet=as_json, wait=wait)
     for notice in ws.notices:
         err.print(f"[yellow]note:[/] {esc(notice)}", highlight=False)
-    tiered = _run_tier(ws, tier, quiet=as_json, new=new) if result.success else None
+    tiered = _run_tier(ws, tier, quiet=as_json, new=new, wait=wait) if result.success else None
     _print_summary(result, ws, as_json, verbose, tiered)
     if tiered is not None and tiered.cancelled:
         raise typer.Exit(130)
@@ -292,15 +306,20 @@ def status(path: PathArg = None, db: DbOption = None, as_json: JsonOption = Fals
         table.add_row("search engine", esc(f"{kind} at {milvus['uri']}, collection {milvus['collection']}"))
     else:
         table.add_row("search engine", "SQLite (this database)")
-    line = _tier_line(ws)
+    line = _tier_line(ws, run)
     if line:
         table.add_row("full tier", esc(line.removeprefix("full tier: ")))
     table.add_row("file vectors", esc(data["file_vectors"]))
     table.add_row("last updated", st.index.updated_at)
     table.add_row("languages", esc(", ".join(f"{k} {v}" for k, v in list(s.by_language.items())[:8])))
     fresh = (
-        f"[yellow]needs a re-index[/] ({esc(data['reindex_reason'])}): run `aintern index --force`"
+        f"[cyan]being indexed now[/] ({esc(run.description)}): `aintern status` again once it ends"
+        if run is not None and run.kind != TIER_RUN
+        else f"[yellow]needs a re-index[/] ({esc(data['reindex_reason'])}): run `aintern index --force`"
         if data["reindex_reason"]
+        else f"[yellow]incomplete[/] (interrupted: {s.file_count:,} of {s.file_count + len(st.new_files):,} files "
+        "indexed): `aintern update` continues it"
+        if data["interrupted"]
         else "[green]up to date[/]"
         if not st.stale_files
         else (
@@ -424,7 +443,9 @@ def watch(path: PathArg = None, db: DbOption = None) -> None:
         # The fast index is searchable now; the full tier fills in meanwhile, on a connection of its own.
         def fill() -> None:
             try:
-                done = ws.fill_tier(cancel=stop)  # the store gives this thread a connection of its own
+                # (the store gives this thread a connection of its own; not a run of its own, which would keep
+                # the watcher's re-indexes of saved files waiting for minutes)
+                done = ws.fill_tier(cancel=stop, record=False)
                 if done is not None and done.complete:
                     console.print(f"[dim]{time.strftime('%H:%M:%S')}[/] full tier complete: searches use it")
             except AinternError as exc:

@@ -46,6 +46,7 @@ from aintern.scan.secrets import Masks, apply_masks, redactor
 from aintern.store import IndexedFile, Store, VectorIndex
 from aintern.store.files import FILE_SPACE
 from aintern.store.milvus import MilvusConfig
+from aintern.store.models import INTERRUPTED
 
 if TYPE_CHECKING:
     import numpy as np
@@ -247,6 +248,9 @@ class Indexer:
         if todo or gone or fresh_skips:
             try:
                 self.store.verify()
+                if not known and self.options.index_settings is not None:  # a first run (models.INTERRUPTED)
+                    with self.store.transaction():
+                        self.store.update_index(index_id, settings={**self.options.index_settings, INTERRUPTED: True})
             except BaseException:
                 stop_worker(worker, prepared, cancel)
                 raise
@@ -300,8 +304,11 @@ class Indexer:
             # (A run that changed nothing writes nothing: its store is then never checked, store.integrity.)
             if todo or gone or (result.git_commit or None) != (index.git_commit if index else None):
                 self.store.update_index(index_id, git_commit=result.git_commit)
-            if self.options.index_settings is not None:
-                self.store.update_index(index_id, settings=self.options.index_settings)
+            settings = self.options.index_settings
+            if settings is None and full and index is not None and INTERRUPTED in index.settings:
+                settings = {k: v for k, v in index.settings.items() if k != INTERRUPTED}  # (resumed: complete now)
+            if settings is not None:
+                self.store.update_index(index_id, settings=settings)
             if full:  # a scan of the whole cache: once per full run, not per saved file
                 self.store.prune_cache()
         if not self.options.scan.include_secrets:  # (an index older than the masks' record: once)

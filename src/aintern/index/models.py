@@ -19,6 +19,8 @@ class IndexingPhase(str, enum.Enum):
     #: The index is searchable (every chunk and the keyword statistics committed); the file vectors are
     #: being computed (``aintern status``: "file vectors: filling").
     FILE_VECTORS = "file_vectors"
+    #: The full tier's vectors are being computed (a run of its own, Workspace.fill_tier).
+    FULL_TIER = "full_tier"
     COMPLETE = "complete"
     CANCELLED = "cancelled"
     ERROR = "error"

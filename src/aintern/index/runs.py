@@ -33,6 +33,9 @@ _HOST = socket.gethostname()
 _LIVE: set[str] = set()
 _LIVE_LOCK = threading.Lock()
 
+#: The kind of a run that fills the full tier (Workspace.fill_tier): its counts are chunks, not files.
+TIER_RUN = "full tier"
+
 _COLUMNS = (
     "run_id, workspace_path, pid, host, kind, phase, total_files, processed_files, processed_chunks, "
     "current_file, message, started_at, updated_at"
@@ -47,7 +50,8 @@ class IndexRun:
     workspace_path: str
     pid: int
     host: str
-    #: ``index`` (incremental), ``reindex`` (everything) or ``files`` (changed files only).
+    #: ``index`` (incremental), ``reindex`` (everything), ``files`` (changed files only), ``file vectors``
+    #: or TIER_RUN.
     kind: str
     phase: str
     total_files: int
@@ -64,8 +68,9 @@ class IndexRun:
 
     @property
     def description(self) -> str:
-        """``indexing (pid 4242, 45 %)``: what status lines say."""
-        return f"indexing (pid {self.pid}, {self.percent:.0f} %)"
+        """``indexing (pid 4242, 45 %)`` (``filling the full tier (...)``): what status lines say."""
+        doing = "filling the full tier" if self.kind == TIER_RUN else "indexing"
+        return f"{doing} (pid {self.pid}, {self.percent:.0f} %)"
 
     def to_dict(self) -> dict[str, Any]:
         return {**asdict(self), "percent": round(self.percent, 1)}

@@ -14,6 +14,11 @@ if TYPE_CHECKING:
 Weights = tuple[float, float, float]
 
 
+#: An index's settings hold this key from its first run's first write until a full run completes it:
+#: Ctrl-C leaves an index that ``aintern status`` calls interrupted and the next run continues.
+INTERRUPTED = "interrupted"
+
+
 @dataclass
 class VectorIndex:
     id: int
@@ -30,6 +35,11 @@ class VectorIndex:
     settings: dict[str, object] = field(default_factory=dict)
     #: Why the last indexing run failed (None after a run that succeeded or was cancelled).
     last_error: str | None = None
+
+    @property
+    def interrupted(self) -> bool:
+        """Whether its first run stopped before it finished (``aintern update`` continues it)."""
+        return bool(self.settings.get(INTERRUPTED))
 
 
 @dataclass(frozen=True)

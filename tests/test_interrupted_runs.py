@@ -1,0 +1,147 @@
+"""An interrupted first index and the full tier's fill, seen from other processes: `aintern status` says what
+runs and what was left, `aintern update` continues (not re-chunks) or is refused while another run holds the
+workspace. The run under test stops at a known point (its progress callback waits on stdin), never on a timer."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from test_cli_index import run
+from workspaces import many_files
+
+from aintern.workspace import Workspace
+
+#: Runs ``argv[3]`` (``index`` or ``tier``) on workspace ``argv[2]`` in database ``argv[1]``; at its pause point
+#: prints "paused" and waits for a line on stdin, then stops the run as Ctrl-C does (its cancel event).
+DRIVER = """
+import sys, threading
+from aintern.index import IndexingPhase
+from aintern.workspace import Workspace
+
+ws = Workspace(sys.argv[2], sys.argv[1])
+cancel = threading.Event()
+seen = []
+
+def pause():
+    print("paused", flush=True)
+    sys.stdin.readline()
+    cancel.set()
+
+def on_progress(p):
+    seen.append(p.phase)
+    if p.phase is IndexingPhase.STORING and seen.count(IndexingPhase.STORING) == 2:
+        pause()  # (the first batch is committed; the second is written before the run stops)
+
+def on_tier(done, total):
+    if not cancel.is_set():
+        pause()
+
+if sys.argv[3] == "index":
+    result = ws.build_index(progress=on_progress, cancel=cancel)
+    print("cancelled" if result.cancelled else "finished", result.files_indexed, flush=True)
+else:
+    ws.set_tier("full")
+    result = ws.fill_tier(on_tier, cancel)
+    print("cancelled" if result.cancelled else "finished", flush=True)
+"""
+
+FILES = 700  # one chunk each: three batches of 256 chunks
+
+
+class Paused:
+    """The driver, stopped at its pause point until ``resume``."""
+
+    def __init__(self, db: Path, root: Path, what: str) -> None:
+        self.proc = subprocess.Popen([sys.executable, "-c", DRIVER, str(db), str(root), what], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, text=True)  # fmt: skip
+        assert self.proc.stdout is not None and self.proc.stdin is not None
+        line = self.proc.stdout.readline()
+        assert line.strip() == "paused", line
+
+    def resume(self) -> str:
+        out, _ = self.proc.communicate("go\n", timeout=300)
+        assert self.proc.returncode == 0, out
+        return out.strip()
+
+
+@pytest.fixture
+def paused_first_index(tmp_path: Path) -> Iterator[tuple[Path, Path, Paused]]:
+    root = many_files(tmp_path / "project", FILES)
+    db = tmp_path / "runs.db"
+    paused = Paused(db, root, "index")
+    yield root, db, paused
+    if paused.proc.poll() is None:
+        paused.proc.kill()
+        paused.proc.wait()
+
+
+def test_an_interrupted_first_index_is_shown_as_such_and_continued(paused_first_index) -> None:  # type: ignore[no-untyped-def]
+    root, db, paused = paused_first_index
+    # While it runs, another process sees the run, not stale files to update.
+    during = run("status", cwd=root, db=db)
+    assert during.returncode == 0, during.stderr
+    assert "being indexed now" in during.stdout and "stale" not in during.stdout, during.stdout
+    data = json.loads(run("status", "--json", cwd=root, db=db).stdout)
+    assert data["run"] is not None and data["reindex_reason"] is None
+
+    stopped, done = paused.resume().split()
+    assert stopped == "cancelled" and 0 < int(done) < FILES
+
+    data = json.loads(run("status", "--json", cwd=root, db=db).stdout)
+    assert data["run"] is None and data["interrupted"] and data["reindex_reason"] is None
+    assert data["files"] == int(done) and len(data["new"]) == FILES - int(done) and not data["changed"]
+    text = run("status", cwd=root, db=db, columns=300).stdout
+    assert f"interrupted: {done} of {FILES} files indexed" in text and "`aintern update` continues it" in text, text
+    assert "--force" not in text
+    listed = json.loads(run("list", "--json", db=db, cwd=root).stdout)
+    assert [w["state"] for w in listed] == ["interrupted"]
+
+    update = run("update", "--json", cwd=root, db=db)
+    assert update.returncode == 0, update.stderr
+    assert "older aintern" not in update.stderr
+    summary = json.loads(update.stdout)
+    assert summary["files_unchanged"] == int(done) and summary["files_indexed"] == FILES - int(done)
+
+    data = json.loads(run("status", "--json", cwd=root, db=db).stdout)
+    assert not data["interrupted"] and data["stale_files"] == 0 and data["files"] == FILES
+    assert "up to date" in run("status", cwd=root, db=db).stdout
+
+
+def test_the_full_tier_fill_is_a_run_other_processes_see_and_wait_for(tmp_path: Path) -> None:
+    root = many_files(tmp_path / "project", 20)
+    db = tmp_path / "tier.db"
+    assert run("index", cwd=root, db=db).returncode == 0
+    paused = Paused(db, root, "tier")
+    try:
+        text = run("status", cwd=root, db=db, columns=300).stdout
+        assert "filling the full tier (pid" in text and "being filled" in text, text
+        assert "`aintern update` continues it" not in text
+        data = json.loads(run("status", "--json", cwd=root, db=db).stdout)
+        assert data["run"]["kind"] == "full tier" and data["run"]["phase"] == "full_tier"
+        # A second run is refused while the tier fills, with what holds the workspace.
+        second = run("update", cwd=root, db=db)
+        assert second.returncode != 0 and "being indexed already: filling the full tier" in second.stderr, second
+        assert paused.resume() == "cancelled"
+    finally:
+        if paused.proc.poll() is None:
+            paused.proc.kill()
+            paused.proc.wait()
+    data = json.loads(run("status", "--json", cwd=root, db=db).stdout)
+    assert data["run"] is None and not data["tier"]["complete"]
+    assert "`aintern update` continues it" in run("status", cwd=root, db=db, columns=300).stdout
+
+
+def test_a_first_run_killed_before_its_first_file_is_not_called_old(tmp_path: Path) -> None:
+    root = many_files(tmp_path / "project", 3)
+    db = tmp_path / "empty.db"
+
+    ws = Workspace(root, db)  # the index row a run killed during its scan leaves: no files, no settings
+    ws.store.open_index(str(root), ws.embedder.model_id, ws.embedder.dimension)
+    ws.close()
+    out = run("index", cwd=root, db=db)
+    assert out.returncode == 0 and "older aintern" not in out.stderr, out.stderr
