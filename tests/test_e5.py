@@ -137,8 +137,10 @@ def test_without_the_e5_extra_nothing_is_touched(e5: E5Embedder, tmp_path: Path)
         done = cli("index", *args)
         assert (done.returncode, done.stderr.strip()) == (1, NEEDS_E5), args
         assert state() == before, args
-    done = cli("search", "connection", cwd=built)
-    assert (done.returncode, done.stderr.strip()) == (1, NEEDS_E5)
+    for args in (["search", "connection"], ["index"]):
+        done = cli(*args, cwd=built)
+        assert (done.returncode, done.stderr.strip()) == (1, NEEDS_E5), args
     done = cli("search", "where is the database connection opened", "--all-repos")
     assert done.returncode == 0 and "app.py" in done.stdout
     assert f"e5 was not searched: {NEEDS_E5.removeprefix('error: ')}" in done.stderr
+    assert cli("index", "--force", "--model", "static", cwd=built).returncode == 0  # (a model it has)
