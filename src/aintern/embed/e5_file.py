@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from aintern.embed import require_installed
+from aintern.embed.base import require_installed
 from aintern.errors import ModelNotInstalledError
 
 if TYPE_CHECKING:
