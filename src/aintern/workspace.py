@@ -242,12 +242,15 @@ class Workspace(Filling):
         wait: float = 0.0,
         on_file: Callable[[str, int], None] | None = None,
         file_vectors_later: bool = False,
+        tier: str | None = None,
     ) -> IndexingResult:
         """Index the workspace, incrementally unless ``force``. A forced run may change the model.
         Another run on the workspace is IndexingBusyError (after ``wait`` seconds of waiting for it).
         The file vectors are computed once the rest is committed (searchable), or with
-        ``file_vectors_later`` left to ``fill_file_vectors``."""
+        ``file_vectors_later`` left to ``fill_file_vectors``. ``tier``: what ``settle_tier`` is asked next."""
         from aintern.index import Indexer, IndexingOptions
+
+        self.check_models(tier)
 
         def run(on_progress: ProgressCallback) -> IndexingResult:
             index = self.index
@@ -296,6 +299,13 @@ class Workspace(Filling):
             return result
 
         return self._indexing("reindex" if force else "index", progress, wait, run)
+
+    def check_models(self, tier: str | None = None) -> None:
+        """Refuse a run whose model, or full tier's model (``tier`` asked, else the index's or the settings'),
+        cannot load (ModelNotInstalledError: what to install) before it writes or removes anything."""
+        self.embedder  # noqa: B018 (made here: a model whose package is missing says so)
+        if tier == "full" or (tier is None and (self.tier is not None or self.settings.tier == "full")):
+            self.tier_embedder  # noqa: B018
 
     def index_files(
         self,

@@ -24,6 +24,7 @@ from aintern.cli.base import open_scope as open_scope
 from aintern.cli.base import open_workspace as open_workspace
 from aintern.cli.base import piped as piped
 from aintern.cli.base import say_error as say_error
+from aintern.embed import MODELS
 
 app = typer.Typer(
     help="aintern: a local-first codebase knowledge engine.",
@@ -75,7 +76,9 @@ def show_table(table: Any) -> None:
     sys.stdout.flush()
 
 
-ModelOption = Annotated[str, typer.Option("--model", "-m", help="Embedding model: static, minilm, e5-small or openai.")]
+#: ``--model``'s help: every model aintern.embed offers.
+MODEL_HELP = f"Embedding model: {', '.join(MODELS[:-1])} or {MODELS[-1]}."
+ModelOption = Annotated[str, typer.Option("--model", "-m", help=MODEL_HELP)]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")]
 PathArg = Annotated[
     Path | None, typer.Argument(help="Workspace (default: the current directory or its indexed ancestor).")

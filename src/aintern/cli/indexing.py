@@ -22,6 +22,7 @@ from rich.progress import (
 from rich.table import Table
 
 from aintern.cli.common import (
+    MODEL_HELP,
     DbOption,
     JsonOption,
     PathArg,
@@ -58,7 +59,7 @@ def _live(quiet: bool, *columns: ProgressColumn) -> Progress:
 
 
 def _run_indexing(
-    ws: Workspace, force: bool, include_secrets: bool | None, quiet: bool, wait: bool = False
+    ws: Workspace, force: bool, include_secrets: bool | None, quiet: bool, wait: bool = False, tier: str | None = None
 ) -> IndexingResult:
     """Index with a live progress display; Ctrl-C stops cleanly, keeping what was finished."""
     progress = _live(
@@ -77,7 +78,7 @@ def _run_indexing(
     with interruptible() as cancel, progress:
         return ws.build_index(
             force=force, progress=on_progress, cancel=cancel, include_secrets=include_secrets,
-            wait=_wait_s(wait),
+            wait=_wait_s(wait), tier=tier,
         )  # fmt: skip
 
 
@@ -208,9 +209,7 @@ def _print_summary(
 def index(
     path: PathArg = None,
     force: Annotated[bool, typer.Option("--force", help="Re-index every file (and allow a model change).")] = False,
-    model: Annotated[
-        str | None, typer.Option("--model", "-m", help="Embedding model: static, minilm, e5-small or openai.")
-    ] = None,
+    model: Annotated[str | None, typer.Option("--model", "-m", help=MODEL_HELP)] = None,
     include_secrets: Annotated[
         bool, typer.Option("--include-secrets", help="Also index .env, keys and credential files.")
     ] = False,
@@ -266,7 +265,7 @@ def _index_and_tier(
     wait: bool = False,
     new: bool = False,
 ) -> None:
-    result = _run_indexing(ws, force, include_secrets, quiet=as_json, wait=wait)
+    result = _run_indexing(ws, force, include_secrets, quiet=as_json, wait=wait, tier=tier)
     for notice in ws.notices:
         err.print(f"[yellow]note:[/] {esc(notice)}", highlight=False)
     tiered = _run_tier(ws, tier, quiet=as_json, new=new, wait=wait) if result.success else None

