@@ -19,7 +19,7 @@ from aintern.cli.common import (
     JsonOption,
     WorkspaceOption,
     app,
-    checked_count,
+    checked_positive,
     checked_question,
     confirm_or_fail,
     console,
@@ -266,7 +266,7 @@ def conversations_list(
 ) -> None:
     """Conversations, the most recent first."""
     try:
-        found = _conversation_store(db, readonly=True).list(limit=checked_count("-n", n))
+        found = _conversation_store(db, readonly=True).list(limit=checked_positive("-n", n))
     except NoDatabaseError:
         found = []  # no database yet: no conversations either
     if as_json:
