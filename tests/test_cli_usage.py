@@ -60,15 +60,21 @@ def test_counts_relevances_and_languages_out_of_range_are_usage_errors(indexed: 
         (("context", "server", "--min-relevance", "1.5"), "error: --min-relevance: between 0 and 1, not 1.5"),
         (("files", "server", "--min-relevance", "-0.1"), "error: --min-relevance: between 0 and 1, not -0.1"),
         (("files", "server", "-n", "0"), "error: -n: between 1 and 100, not 0"),
+        (("ask", "server", "--min-relevance", "3"), "error: --min-relevance: between 0 and 1, not 3"),
         (("suggest", "New", "-n", "-1"), "error: -n: between 1 and 100, not -1"),
         (("search", "server", "--lang", "klingon"), "error: --lang: 'klingon' is not a language aintern knows"),
         (("search", "server", "--rerank", "none", "--lang", "klingon"), "'klingon' is not a language aintern"),
         (("context", "server", "--lang", "klingon"), "error: --lang: 'klingon' is not a language aintern knows"),
+        # What only Typer reads is said the same way: one line, not a box.
+        (("search", "server", "-k", "abc"), "error: Invalid value for '-k': 'abc' is not a valid int"),
+        (("search", "server", "--bogus"), "error: No such option: --bogus"),
+        (("files", "server", "--min-relevance", "high"), "error: Invalid value for '--min-relevance'"),
     ):
         out = aintern(env, *args, cwd=root)
         assert out.returncode == 2 and said in out.stderr and not out.stdout, (args, out)
         assert len(out.stderr.strip().splitlines()) == 1 and "no results" not in out.stderr, out.stderr
-    assert "python" in out.stderr and "rust" in out.stderr  # (the languages it knows, listed)
+        if "klingon" in args:
+            assert "python" in out.stderr and "rust" in out.stderr  # (the languages it knows, listed)
     # A known one, in any case or by its short name or extension, still filters.
     for lang, language in (("Rust", "rust"), ("py", "python"), (".rs", "rust"), ("golang", "go")):
         out = aintern(env, "search", "server", "--lang", lang, "--min-relevance", "0", "--json", cwd=root)

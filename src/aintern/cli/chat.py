@@ -21,6 +21,7 @@ from aintern.cli.common import (
     app,
     checked_positive,
     checked_question,
+    checked_relevance,
     confirm_or_fail,
     console,
     err,
@@ -61,7 +62,7 @@ def _answer_options(
     inference = InferenceOptions(temperature=temperature, max_tokens=max_tokens, stop=tuple(stop or ()))
     return RagChatOptions(
         enable_rag=not no_rag, workspace_path=str(ws.root), max_rag_tokens=max_context_tokens,
-        min_relevance=min_relevance, inference=inference,
+        min_relevance=checked_relevance("--min-relevance", min_relevance), inference=inference,
     )  # fmt: skip
 
 
