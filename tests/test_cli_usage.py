@@ -45,23 +45,40 @@ def indexed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, s
     return root, env
 
 
-def test_counts_of_zero_or_less_and_unknown_languages_are_usage_errors(indexed: tuple[Path, dict[str, str]]) -> None:
+def test_counts_relevances_and_languages_out_of_range_are_usage_errors(indexed: tuple[Path, dict[str, str]]) -> None:
+    """The same checks as the web app and the MCP tools (aintern.search_checks): one line, rc 2, on the quick
+    path and on Typer's (``--rerank`` is read only by Typer)."""
     root, env = indexed
     for args, said in (
-        (("search", "server", "-k", "0"), "-k: at least 1, not 0"),
-        (("search", "server", "-k", "-3"), "-k: at least 1, not -3"),
-        (("files", "server", "-n", "0"), "-n: at least 1, not 0"),
-        (("suggest", "New", "-n", "-1"), "-n: at least 1, not -1"),
+        (("search", "server", "-k", "0"), "error: -k: between 1 and 100, not 0"),
+        (("search", "server", "-k", "-3"), "error: -k: between 1 and 100, not -3"),
+        (("search", "server", "-k", "100000"), "error: -k: between 1 and 100, not 100000"),
+        (("search", "server", "--rerank", "none", "-k", "101"), "error: -k: between 1 and 100, not 101"),
+        (("search", "server", "--min-relevance", "2"), "error: --min-relevance: between 0 and 1, not 2"),
+        (("search", "server", "--min-relevance", "-1"), "error: --min-relevance: between 0 and 1, not -1"),
+        (("search", "server", "--min-relevance", "nan"), "error: --min-relevance: between 0 and 1, not nan"),
+        (("context", "server", "--min-relevance", "1.5"), "error: --min-relevance: between 0 and 1, not 1.5"),
+        (("files", "server", "--min-relevance", "-0.1"), "error: --min-relevance: between 0 and 1, not -0.1"),
+        (("files", "server", "-n", "0"), "error: -n: between 1 and 100, not 0"),
+        (("ask", "server", "--min-relevance", "3"), "error: --min-relevance: between 0 and 1, not 3"),
+        (("suggest", "New", "-n", "-1"), "error: -n: between 1 and 100, not -1"),
+        (("search", "server", "--lang", "klingon"), "error: --lang: 'klingon' is not a language aintern knows"),
+        (("search", "server", "--rerank", "none", "--lang", "klingon"), "'klingon' is not a language aintern"),
+        (("context", "server", "--lang", "klingon"), "error: --lang: 'klingon' is not a language aintern knows"),
+        # What only Typer reads is said the same way: one line, not a box.
+        (("search", "server", "-k", "abc"), "error: Invalid value for '-k': 'abc' is not a valid int"),
+        (("search", "server", "--bogus"), "error: No such option: --bogus"),
+        (("files", "server", "--min-relevance", "high"), "error: Invalid value for '--min-relevance'"),
     ):
         out = aintern(env, *args, cwd=root)
         assert out.returncode == 2 and said in out.stderr and not out.stdout, (args, out)
-    for command in ("search", "context"):
-        out = aintern(env, command, "server", "--lang", "klingon", cwd=root)
-        assert out.returncode == 2 and "unknown language 'klingon'" in out.stderr, out.stderr
-        assert "python" in out.stderr and "rust" in out.stderr and "no results" not in out.stderr
-    # A known one, in any case, still filters.
-    out = aintern(env, "search", "server", "--lang", "Rust", "--json", cwd=root)
-    assert out.returncode == 0 and {r["language"] for r in json.loads(out.stdout)} == {"rust"}, out.stderr
+        assert len(out.stderr.strip().splitlines()) == 1 and "no results" not in out.stderr, out.stderr
+        if "klingon" in args:
+            assert "python" in out.stderr and "rust" in out.stderr  # (the languages it knows, listed)
+    # A known one, in any case or by its short name or extension, still filters.
+    for lang, language in (("Rust", "rust"), ("py", "python"), (".rs", "rust"), ("golang", "go")):
+        out = aintern(env, "search", "server", "--lang", lang, "--min-relevance", "0", "--json", cwd=root)
+        assert out.returncode == 0 and {r["language"] for r in json.loads(out.stdout)} == {language}, out.stderr
 
 
 def test_a_list_cut_short_by_the_relevance_threshold_says_so(indexed: tuple[Path, dict[str, str]]) -> None:

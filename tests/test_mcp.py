@@ -161,6 +161,9 @@ def test_bad_input_is_a_tool_error_and_the_server_goes_on(indexed: tuple[Path, P
             ("search", {"query": "store", "min_relevance": 1.5}, "min_relevance: between 0 and 1"),
             ("search", {"query": "store", "language": "klingon"}, "'klingon' is not a language aintern knows"),
             ("search", {"query": "store", "language": "PYTHON"}, None),
+            ("search", {"query": "store", "min_relevance": -1}, "min_relevance: between 0 and 1, not -1"),
+            ("search", {"query": "store", "k": 100_000}, "k: between 1 and 100, not 100000"),
+            ("search", {"query": "store", "path": "src/\x00*"}, "path: a glob such as src/**/*.py"),
             ("files", {"query": "store", "n": 0}, "n: between 1 and 100, not 0"),
             ("find_related", {"path": "src/python/app.py", "line": -5}, "line: lines count from 1"),
             ("find_related", {"path": "src/python/app.py", "line": 0}, "line: lines count from 1"),
@@ -181,6 +184,10 @@ def test_bad_input_is_a_tool_error_and_the_server_goes_on(indexed: tuple[Path, P
         assert not still.is_error and still.structured_content["hits"]
         unknown = await c.call_tool("search", {"query": "store", "language": "klingon"})
         assert all(lang in text(unknown) for lang in ("python", "kotlin", "elixir", "markdown"))
+        for short in ("py", ".py", " Python "):  # (the short names the CLI and the web app take)
+            found = await c.call_tool("search", {"query": "store", "language": short, "min_relevance": 0})
+            hits = (found.structured_content or {}).get("hits")
+            assert not found.is_error and hits and all(h["path"].endswith(".py") for h in hits), text(found)
         last = await c.call_tool("find_related", {"path": "src/python/app.py", "line": lines})
         assert not last.is_error, text(last)  # (the last line is in range)
 

@@ -34,6 +34,47 @@ def server(indexed: tuple[Path, Path]) -> Iterator[WebServer]:
         yield s
 
 
+def test_search_options_are_checked_as_the_cli_and_the_mcp_tools_check_them(server: WebServer) -> None:
+    """aintern.search_checks, through the server: a 400 whose message names the option, for the JSON and the
+    page; a short language name filters as its language does."""
+    with server.client() as c:
+        wid = c.get("/api/indexes").json()["indexes"][0]["id"]
+        for endpoint, params, said in (
+            ("/api/search", {"lang": "klingon"}, "lang: 'klingon' is not a language aintern knows"),
+            ("/api/search", {"k": "100000"}, "k: between 1 and 100, not 100000"),
+            ("/api/search", {"k": "0"}, "k: between 1 and 100, not 0"),
+            ("/api/search", {"k": "2.5"}, "k: a whole number between 1 and 100"),
+            ("/api/search", {"min_relevance": "2"}, "min_relevance: between 0 and 1, not 2"),
+            ("/api/search", {"min_relevance": "-1"}, "min_relevance: between 0 and 1, not -1"),
+            ("/api/search", {"path": "a\x00b"}, "path: a glob such as src/**/*.py"),
+            ("/api/files", {"min_relevance": "1.5"}, "min_relevance: between 0 and 1, not 1.5"),
+            ("/api/files", {"n": "101"}, "n: between 1 and 100, not 101"),
+            ("/api/context", {"min_relevance": "-0.5"}, "min_relevance: between 0 and 1, not -0.5"),
+        ):
+            r = c.get(endpoint, params={"ws": wid, "q": "server", **params})
+            assert r.status_code == 400 and said in r.json()["error"], (endpoint, params, r.text)
+        page = c.get("/search", params={"ws": wid, "q": "server", "lang": "klingon"}, headers={"Accept": "text/html"})
+        assert page.status_code == 400 and "&#39;klingon&#39; is not a language aintern knows" in page.text
+        for short, language in (("py", "python"), ("RS", "rust"), (".go", "go")):
+            r = c.get("/api/search", params={"ws": wid, "q": "server", "lang": short, "min_relevance": "0"})
+            assert r.status_code == 200 and {x["language"] for x in r.json()["results"]} == {language}, r.text
+            assert r.json()["options"]["lang"] == [language]
+
+
+def test_status_has_the_index_size_and_an_error_page_the_current_workspace(server: WebServer) -> None:
+    with server.client() as c:
+        one = c.get("/api/indexes").json()["indexes"][0]
+        assert one["index_bytes"] > 0
+        assert c.get("/api/status", params={"ws": one["id"]}).json()["index_bytes"] == one["index_bytes"]
+        html = {"Accept": "text/html"}
+        for url in (f"/file?ws={one['id']}&path=no/such/file.py", "/indexes/999/progress", "/search?ws=999"):
+            r = c.get(url, headers=html)
+            assert r.status_code == 404, url
+            # The badge asks /api/status for the workspace shown; "not indexed" only when nothing is.
+            assert f'data-ws="{one["id"]}"' in r.text and 'data-state="unknown"' in r.text, url
+            assert "not indexed" not in r.text and 'data-state="not_indexed"' not in r.text, url
+
+
 def test_pages_and_their_json_twins(server: WebServer, indexed: tuple[Path, Path]) -> None:
     root, _ = indexed
     with server.client() as c:

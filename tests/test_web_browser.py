@@ -371,6 +371,10 @@ def test_clear_index_asks_first_with_the_seeds_words(browser: Browser, indexed: 
     root, db = indexed
     with WebServer(db, workspace=root, watch=False) as server:
         page = new_page(browser)
+        # (First, sharing this server: an error page's badge tells of the workspace, not "not indexed".)
+        page.goto(server.url + "/indexes/999/progress")
+        expect(page.locator("h1")).to_have_text("404")
+        expect(page.locator("#badge")).to_contain_text("up to date")
         page.goto(server.url + "/indexes")
         page.get_by_role("button", name="Clear index").click()
         dialog = page.locator("#confirm-dialog")

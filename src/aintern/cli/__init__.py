@@ -5,6 +5,7 @@ Exit codes: 0 success, 1 error, 2 usage error, 3 nothing to show (file skipped, 
 """
 
 import sys
+from typing import Any
 
 from aintern.cli.base import say_error
 from aintern.errors import AinternError, NotIndexedError
@@ -64,6 +65,33 @@ def _quick(argv: list[str]) -> bool:
     return True
 
 
+def _typer(app: Any) -> int:
+    """Run the Typer app; its usage errors (a bad value, an unknown option) in one line, as ours, rc 2."""
+    import typer
+
+    # (Typer 0.28 carries its own click and exports only BadParameter of its errors: the others are its bases.)
+    bases = {c.__name__: c for c in typer.BadParameter.__mro__}
+    usage_error: Any = bases["UsageError"]
+    click_error: Any = bases["ClickException"]
+    help_error: Any = getattr(sys.modules[usage_error.__module__], "NoArgsIsHelpError", ())
+    try:
+        code = app(standalone_mode=False)
+    except help_error as exc:
+        exc.show()  # (the help: `aintern` alone)
+        return int(exc.exit_code)
+    except usage_error as exc:
+        command = exc.ctx.command_path if exc.ctx else "aintern"
+        say_error(f"{exc.format_message()} (`{command} --help` lists what it takes)")
+        return int(exc.exit_code)
+    except click_error as exc:  # (one a command raised: a file it cannot open)
+        say_error(exc.format_message())
+        return int(exc.exit_code)
+    except typer.Abort:
+        say_error("aborted")
+        return 1
+    return code if isinstance(code, int) else 0
+
+
 def main() -> None:
     """Console entry point: errors end in one clear line (AINTERN_DEBUG=1 shows the traceback)."""
     import os
@@ -73,7 +101,7 @@ def main() -> None:
             load_commands(sys.argv[1:])
             from aintern.cli.common import app
 
-            app()
+            sys.exit(_typer(app))
     except NotIndexedError as exc:
         say_error(exc)
         sys.exit(4)

@@ -5,12 +5,15 @@ its building of the command cost a one-shot search more than the search itself."
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from aintern.errors import NotIndexedError
 from aintern.words import clean_user_text
 from aintern.workspace import Workspace
+
+T = TypeVar("T")
 
 
 def piped() -> bool:
@@ -116,22 +119,47 @@ def checked_question(question: str) -> str:
     return question
 
 
+def usage(check: Callable[[Any, str], T], value: Any, option: str) -> T:
+    """``check(value, option)`` (a check of aintern.search_checks); what it rejects is a usage error, rc 2."""
+    from aintern.search_checks import SearchOptionError
+
+    try:
+        return check(value, option)
+    except SearchOptionError as exc:
+        raise fail(str(exc), 2) from None
+
+
 def checked_count(option: str, value: int) -> int:
-    """A number of results as asked: zero or less is a usage error (as the MCP tools answer)."""
+    """A number of results as asked: 1 to 100 (as the web app and the MCP tools take), else a usage error."""
+    from aintern.search_checks import result_count
+
+    return usage(result_count, value, option)
+
+
+def checked_positive(option: str, value: int) -> int:
+    """A count with no upper bound (conversations listed): zero or less is a usage error."""
     if value < 1:
         raise fail(f"{option}: at least 1, not {value}", 2)
     return value
 
 
-def checked_languages(asked: list[str] | None) -> tuple[str, ...]:
-    """``--lang`` values, lower-cased; one aintern does not know is a usage error that lists those it does."""
-    wanted = tuple(a.strip().lower() for a in asked or ())
-    if not wanted:
-        return ()
-    from aintern.chunk.languages import known_languages
+def checked_relevance(option: str, value: float) -> float:
+    """A relevance threshold: 0 to 1, else a usage error."""
+    from aintern.search_checks import relevance
 
-    known = known_languages()
-    unknown = [a for a, w in zip(asked or (), wanted) if w not in known]
-    if unknown:
-        raise fail(f"--lang: unknown language {', '.join(map(repr, unknown))}; known: {', '.join(known)}", 2)
-    return wanted
+    return usage(relevance, value, option)
+
+
+def checked_languages(asked: list[str] | None) -> tuple[str, ...]:
+    """``--lang`` values by aintern's names (``py`` is ``python``); one aintern does not know is a usage error
+    that lists those it does."""
+    from aintern.search_checks import languages
+
+    return usage(languages, asked, "--lang")
+
+
+def checked_globs(asked: list[str] | None) -> tuple[str, ...]:
+    """``--path`` globs; a NUL or an overlong one is a usage error."""
+    from aintern.search_checks import globs
+
+    return usage(globs, asked, "--path")

@@ -19,8 +19,9 @@ from aintern.cli.common import (
     JsonOption,
     WorkspaceOption,
     app,
-    checked_count,
+    checked_positive,
     checked_question,
+    checked_relevance,
     confirm_or_fail,
     console,
     err,
@@ -61,7 +62,7 @@ def _answer_options(
     inference = InferenceOptions(temperature=temperature, max_tokens=max_tokens, stop=tuple(stop or ()))
     return RagChatOptions(
         enable_rag=not no_rag, workspace_path=str(ws.root), max_rag_tokens=max_context_tokens,
-        min_relevance=min_relevance, inference=inference,
+        min_relevance=checked_relevance("--min-relevance", min_relevance), inference=inference,
     )  # fmt: skip
 
 
@@ -266,7 +267,7 @@ def conversations_list(
 ) -> None:
     """Conversations, the most recent first."""
     try:
-        found = _conversation_store(db, readonly=True).list(limit=checked_count("-n", n))
+        found = _conversation_store(db, readonly=True).list(limit=checked_positive("-n", n))
     except NoDatabaseError:
         found = []  # no database yet: no conversations either
     if as_json:

@@ -13,8 +13,11 @@ import typer
 
 # (where they live: `aintern search` imports them without Typer; the other commands find them here)
 from aintern.cli.base import checked_count as checked_count
+from aintern.cli.base import checked_globs as checked_globs
 from aintern.cli.base import checked_languages as checked_languages
+from aintern.cli.base import checked_positive as checked_positive
 from aintern.cli.base import checked_question as checked_question
+from aintern.cli.base import checked_relevance as checked_relevance
 from aintern.cli.base import console as console
 from aintern.cli.base import err as err
 from aintern.cli.base import esc as esc

@@ -17,8 +17,10 @@ from typing import TYPE_CHECKING, Any
 from aintern.assemble.snippets import focus_window
 from aintern.cli.base import (
     checked_count,
+    checked_globs,
     checked_languages,
     checked_question,
+    checked_relevance,
     console,
     err,
     esc,
@@ -107,11 +109,12 @@ def run_search(
     """`aintern search`: ranked `path:start-end` results with symbol, relevance and highlighted snippet."""
     question = checked_question(question)
     k = checked_count("-k", k)
+    min_relevance = checked_relevance("--min-relevance", min_relevance)
     ws, where = open_scope(workspace, db, repo, all_repos)
     options = KnowledgeQueryOptions(
         **scope_options(where), max_results=k, min_relevance=min_relevance, reranking=rerank,
         expand_context=False, symbol_types=tuple(symbol_type or ()), languages=checked_languages(lang),
-        file_patterns=tuple(path_glob or ()), directory_filters=tuple(directory or ()),
+        file_patterns=checked_globs(path_glob), directory_filters=tuple(directory or ()),
     )  # fmt: skip
     result = ws.knowledge.query(question, options)
     for note in result.notes:

@@ -21,8 +21,10 @@ from aintern.cli.common import (
     WorkspaceOption,
     app,
     checked_count,
+    checked_globs,
     checked_languages,
     checked_question,
+    checked_relevance,
     err,
     esc,
     open_scope,
@@ -91,11 +93,12 @@ def context(
     """Print exactly what an LLM would receive for QUESTION (its token count goes to stderr)."""
     question = checked_question(question)
     languages = checked_languages(lang)
+    min_relevance = checked_relevance("--min-relevance", min_relevance)
     ws, where = open_scope(workspace, db, repo, all_repos)
     options = ContextBuildOptions(
         max_tokens=max_tokens, max_chunks=max_chunks, min_relevance=min_relevance, format=fmt,
         expand_context=context_lines > 0, context_lines=context_lines, include_scores=scores, reranking=rerank.value,
-        token_estimation=tokens, file_patterns=tuple(path_glob or ()), languages=languages,
+        token_estimation=tokens, file_patterns=checked_globs(path_glob), languages=languages,
     )  # fmt: skip
     result = ws.knowledge.build_context(question, where, options)
     if result.is_empty:
@@ -132,6 +135,7 @@ def files(
     """
     question = checked_question(question)
     n = checked_count("-n", n)
+    min_relevance = checked_relevance("--min-relevance", min_relevance)
     ws, where = open_scope(workspace, db, repo, all_repos)
     found = ws.knowledge.find_relevant_files(question, where, n, min_relevance, fill=not strict)
     if as_json:

@@ -3,21 +3,25 @@ is wanted, never silently clamped or passed on."""
 
 from __future__ import annotations
 
-import math
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, TypeVar
 
 from mcp.server.mcpserver.exceptions import ToolError
+
+from aintern import search_checks
+from aintern.search_checks import SearchOptionError
+
+T = TypeVar("T")
 
 #: Longest query the tools take (longer text is an agent pasting a file, not asking).
 MAX_QUERY_CHARS = 2000
 #: Most results any tool returns.
-MAX_K = 100
+MAX_K = search_checks.MAX_RESULTS
 #: Largest token budget a search answer may be given.
 MAX_TOKENS = 100_000
 #: Longest symbol prefix looked up.
 MAX_PREFIX_CHARS = 200
-#: Longest path glob (a long run of wildcards makes matching slow).
-MAX_GLOB_CHARS = 500
 
 
 def query(text: str) -> str:
@@ -29,11 +33,17 @@ def query(text: str) -> str:
     return cleaned
 
 
+def _tool_error(check: Callable[[Any, str], T], value: Any, name: str) -> T:
+    """``check(value, name)`` (a check every layer asks: aintern.search_checks); what it rejects, a tool error."""
+    try:
+        return check(value, name)
+    except SearchOptionError as exc:
+        raise ToolError(str(exc)) from None
+
+
 def count(value: int, name: str = "k") -> int:
     """A number of results, 1 to MAX_K; ``name`` is the argument's, for the message."""
-    if not 1 <= value <= MAX_K:
-        raise ToolError(f"{name}: between 1 and {MAX_K}, not {value}")
-    return value
+    return _tool_error(search_checks.result_count, value, name)
 
 
 def between(value: int, name: str, low: int, high: int) -> int:
@@ -43,9 +53,7 @@ def between(value: int, name: str, low: int, high: int) -> int:
 
 
 def relevance(value: float | None) -> float | None:
-    if value is not None and not (math.isfinite(value) and 0.0 <= value <= 1.0):
-        raise ToolError(f"min_relevance: between 0 and 1, not {value}")
-    return value
+    return None if value is None else _tool_error(search_checks.relevance, value, "min_relevance")
 
 
 def prefix(text: str) -> str:
@@ -57,16 +65,9 @@ def prefix(text: str) -> str:
 
 
 def language(name: str | None) -> str | None:
-    """A language aintern knows (lower case), else a tool error listing them."""
-    from aintern.chunk.languages import known_languages
-
-    if name is None or not name.strip():
-        return None
-    known = known_languages()
-    wanted = name.strip().lower()
-    if wanted not in known:
-        raise ToolError(f"language: {name[:60]!r} is not a language aintern knows; one of {', '.join(known)}")
-    return wanted
+    """The language ``name`` names (``py`` is ``python``), else a tool error listing those aintern knows."""
+    found = _tool_error(search_checks.languages, [name or ""], "language")
+    return found[0] if found else None
 
 
 def file_path(path: str) -> str:
@@ -90,11 +91,8 @@ def inside(rel: str, root: str) -> str:
 
 
 def glob(pattern: str | None) -> str | None:
-    if pattern is None or not pattern.strip():
-        return None
-    if len(pattern) > MAX_GLOB_CHARS or "\x00" in pattern:
-        raise ToolError(f"path: a glob such as src/**/*.py, of at most {MAX_GLOB_CHARS} characters")
-    return pattern.strip()
+    found = _tool_error(search_checks.globs, [pattern or ""], "path")
+    return found[0] if found else None
 
 
 def folder(path: str) -> Path:

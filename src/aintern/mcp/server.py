@@ -151,7 +151,7 @@ class AinternMcp:
         query: Annotated[str, Field(description="A question in plain words, or a name (function, class, file)")],
         repos: Repos = None,
         k: Annotated[int, Field(description="Most hits to return (1-100)")] = 10,
-        language: Annotated[str | None, Field(description="Only this language, e.g. python")] = None,
+        language: Annotated[str | None, Field(description="Only this language, e.g. python (or py, .py)")] = None,
         path: Annotated[str | None, Field(description="Only files matching this glob, e.g. src/**/*.py")] = None,
         symbol_type: Annotated[
             str | None, Field(description="Only definitions of this kind: function, class, method, ...")

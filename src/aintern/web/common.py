@@ -88,13 +88,18 @@ class WebState:
         wanted = request.query_params.get("ws") or request.path_params.get("index_id")
         if wanted:
             return self.index_by_id(wanted)
+        index = self.own_index()
+        if index is None and required:
+            raise HTTPError(404, "nothing is indexed yet: add a workspace on the Indexes page")
+        return index
+
+    def own_index(self) -> VectorIndex | None:
+        """The server's own workspace's index, else the first; None when nothing is indexed."""
         if self.config.workspace is not None:
             index = self.store.find_index_above(self.config.workspace)
             if index is not None:
                 return index
         indexes = self.store.list_indexes()
-        if not indexes and required:
-            raise HTTPError(404, "nothing is indexed yet: add a workspace on the Indexes page")
         return indexes[0] if indexes else None
 
 
@@ -112,14 +117,18 @@ def page(request: Request, template: str, data: dict[str, Any], **extra: Any) ->
     if wants_json(request):
         return JSONResponse(data)
     web = state(request)
-    indexes = web.store.list_indexes()
-    current = None
+    return web.templates.TemplateResponse(request, template, {"data": data, **header(request), **extra})
+
+
+def header(request: Request) -> dict[str, Any]:
+    """What every page's header shows: the indexes, the current one (the request's; when it names none that
+    exists, the server's own, so an error page's badge is still true) and the CSRF token."""
+    web = state(request)
     try:
         current = web.index(request, required=False)
     except HTTPError:
-        current = None
-    context = {"data": data, "indexes": indexes, "current": current, "csrf": web.csrf, **extra}
-    return web.templates.TemplateResponse(request, template, context)
+        current = web.own_index()
+    return {"indexes": web.store.list_indexes(), "current": current, "csrf": web.csrf}
 
 
 async def read_json(request: Request) -> dict[str, Any]:
@@ -179,5 +188,9 @@ def error_response(request: Request, status: int, message: str, extra: dict[str,
     if wants_json(request) or request.method != "GET":
         return JSONResponse({"error": message, **(extra or {})}, status_code=status)
     web = state(request)
-    context = {"status": status, "message": message, "indexes": [], "current": None, "csrf": web.csrf, "data": {}}
+    try:
+        shown = header(request)
+    except Exception:  # (the error may be the database's own: the page still says it)
+        shown = {"indexes": [], "current": None, "csrf": web.csrf}
+    context = {"status": status, "message": message, "data": {}, **shown}
     return web.templates.TemplateResponse(request, "error.html", context, status_code=status)

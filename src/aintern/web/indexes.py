@@ -52,9 +52,9 @@ async def home(request: Request) -> Response:
     return RedirectResponse(target, 302)
 
 
-def _summary(web: WebState, index_id: object, size: bool = True) -> WorkspaceSummary:
+def _summary(web: WebState, index_id: object) -> WorkspaceSummary:
     index = web.index_by_id(index_id)
-    summary = summarize(web.store, index, active_runs(web.store), size)
+    summary = summarize(web.store, index, active_runs(web.store))
     return _with_job(web, summary)
 
 
@@ -287,7 +287,7 @@ async def status_json(request: Request) -> Response:
     index = web.index(request, required=False)
     if index is None:
         return JSONResponse({"state": "not_indexed", "label": "not indexed"})
-    summary = await asyncio.to_thread(_summary, web, index.id, False)  # (asked at every change: no size)
+    summary = await asyncio.to_thread(_summary, web, index.id)  # (with its size, as /api/indexes)
     return JSONResponse(_summary_dict(web, summary) | {"job": None})
 
 

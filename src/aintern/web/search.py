@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import html
+import math
 from typing import Any
 
 from starlette.requests import Request
@@ -19,6 +20,7 @@ from aintern.config import CONTEXT_MIN_RELEVANCE, FILES_MARK_RELEVANCE, RANKED_M
 from aintern.knowledge import KnowledgeQueryOptions, scope_options
 from aintern.plural import count
 from aintern.retrieve.rerank import RerankingStrategy
+from aintern.search_checks import globs, languages, relevance, result_count
 from aintern.web.common import HTTPError, handler, page, state, wants_json
 from aintern.words import clean_user_text
 from aintern.workspace import read_indexed_file
@@ -33,7 +35,7 @@ FILES_MIN_RELEVANCE = 0.4
 HIGHLIGHT_LIMIT = 512 * 1024
 
 
-def _number(request: Request, name: str, default: float, low: float, high: float) -> float:
+def _number(request: Request, name: str, default: float, low: float = -math.inf, high: float = math.inf) -> float:
     text = request.query_params.get(name)
     if text is None or text == "":
         return default
@@ -88,11 +90,11 @@ async def search_page(request: Request) -> Response:
     question = _question(request)
     data: dict[str, Any] = {"q": question, "results": [], "files": [], "stats": None}
     filters = {
-        "lang": _list(request, "lang"), "path": _list(request, "path"), "dir": _list(request, "dir"),
-        "symbol_type": _list(request, "symbol_type"),
+        "lang": languages(_list(request, "lang"), "lang"), "path": globs(_list(request, "path"), "path"),
+        "dir": _list(request, "dir"), "symbol_type": _list(request, "symbol_type"),
     }  # fmt: skip
-    k = int(_number(request, "k", 10, 1, 100))
-    min_relevance = _number(request, "min_relevance", RANKED_MIN_RELEVANCE, 0.0, 1.0)
+    k = result_count(_number(request, "k", 10), "k")  # (the checks every layer asks: aintern.search_checks)
+    min_relevance = relevance(_number(request, "min_relevance", RANKED_MIN_RELEVANCE))
     rerank = _choice(request, "rerank", RerankingStrategy, None)  # (None: the `rerank` setting)
     try:
         symbol_types = tuple(SymbolType(s) for s in filters["symbol_type"])
@@ -164,8 +166,8 @@ async def files_json(request: Request) -> Response:
     question = _question(request)
     if not question:
         raise HTTPError(400, "q: the question is empty")
-    n = int(_number(request, "n", 10, 1, 100))
-    min_relevance = _number(request, "min_relevance", FILES_MARK_RELEVANCE, 0.0, 1.0)
+    n = result_count(_number(request, "n", 10), "n")
+    min_relevance = relevance(_number(request, "min_relevance", FILES_MARK_RELEVANCE))
     found = await asyncio.to_thread(web.knowledge.find_relevant_files, question, index.workspace_path, n,
                                     min_relevance, True)  # fmt: skip
     return JSONResponse([f.to_dict() for f in found])
@@ -240,7 +242,7 @@ async def context_page(request: Request) -> Response:
     fmt = _choice(request, "format", ContextFormat, ContextFormat.MARKDOWN)
     tokens = _choice(request, "tokens", TokenEstimation, TokenEstimation.CHARACTERS)
     max_tokens = int(_number(request, "max_tokens", 4000, 50, 1_000_000))
-    min_relevance = _number(request, "min_relevance", CONTEXT_MIN_RELEVANCE, 0.0, 1.0)
+    min_relevance = relevance(_number(request, "min_relevance", CONTEXT_MIN_RELEVANCE))
     data: dict[str, Any] = {"q": question, "options": {"format": fmt.value, "tokens": tokens.value,
                                                        "max_tokens": max_tokens, "min_relevance": min_relevance}}  # fmt: skip
     if question and index is not None:

@@ -1,0 +1,86 @@
+"""A search's options checked once, for every layer: the CLI, the web app and the MCP tools ask these and
+say a :class:`SearchOptionError` their own way (``error: …`` rc 2, a 400, a tool error).
+
+Each check takes the option's name as its layer spells it (``-k``, ``k``; ``--lang``, ``language``) so the
+message names what the user typed."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from functools import cache
+
+#: Most results a search returns.
+MAX_RESULTS = 100
+#: Longest path glob (a long run of wildcards makes matching slow).
+MAX_GLOB_CHARS = 500
+#: Names people give languages that are neither aintern's name nor an extension.
+LANGUAGE_NAMES = {
+    "golang": "go", "c#": "csharp", "f#": "fsharp", "shell": "bash", "sh": "bash", "objective-c": "objc",
+    "js": "javascript", "ts": "typescript", "node": "javascript", "docker": "dockerfile", "makefile": "make",
+}  # fmt: skip
+
+
+class SearchOptionError(ValueError):
+    """An option a search cannot take; the message names the option and what it takes. (A ValueError:
+    the web app answers those with a 400.)"""
+
+
+def result_count(value: float, name: str = "k") -> int:
+    """A number of results: a whole number from 1 to :data:`MAX_RESULTS`."""
+    if isinstance(value, bool) or not (isinstance(value, int) or float(value).is_integer()):
+        raise SearchOptionError(f"{name}: a whole number between 1 and {MAX_RESULTS}, not {value}")
+    if not 1 <= value <= MAX_RESULTS:
+        raise SearchOptionError(f"{name}: between 1 and {MAX_RESULTS}, not {value:g}")
+    return int(value)
+
+
+def relevance(value: float, name: str = "min_relevance") -> float:
+    """A calibrated relevance threshold: 0 to 1."""
+    if not (math.isfinite(value) and 0.0 <= value <= 1.0):
+        raise SearchOptionError(f"{name}: between 0 and 1, not {value:g}")
+    return float(value)
+
+
+@cache
+def language_aliases() -> dict[str, str]:
+    """Every name a language filter takes, to the language it means: aintern's names, extensions (``py``,
+    ``.rb``) and :data:`LANGUAGE_NAMES`. A language's own name wins over another's extension."""
+    from aintern.chunk.languages import EXTENSIONS, known_languages
+
+    aliases = {ext.lstrip("."): lang for ext, lang in EXTENSIONS.items()}
+    aliases |= {ext: lang for ext, lang in EXTENSIONS.items()}
+    aliases |= LANGUAGE_NAMES
+    return aliases | {lang: lang for lang in known_languages()}
+
+
+def language(value: str, name: str = "lang") -> str:
+    """The language ``value`` names (``py``, ``Python``, ``.py`` are ``python``); else the error lists them."""
+    from aintern.chunk.languages import known_languages
+
+    found = language_aliases().get(value.strip().lower())
+    if found is None:
+        raise SearchOptionError(
+            f"{name}: {value[:60]!r} is not a language aintern knows; one of {', '.join(known_languages())} "
+            "(or an extension such as py)"
+        )
+    return found
+
+
+def languages(values: Iterable[str] | None, name: str = "lang") -> tuple[str, ...]:
+    """Each language asked for, once, by aintern's name; blank values are none."""
+    found = (language(v, name) for v in values or () if v.strip())
+    return tuple(dict.fromkeys(found))
+
+
+def globs(values: Iterable[str] | None, name: str = "path") -> tuple[str, ...]:
+    """Path globs as given (trimmed); blank ones are none, a NUL or an overlong one an error."""
+    checked = []
+    for value in values or ():
+        pattern = value.strip()
+        if not pattern:
+            continue
+        if len(pattern) > MAX_GLOB_CHARS or "\x00" in pattern:
+            raise SearchOptionError(f"{name}: a glob such as src/**/*.py, of at most {MAX_GLOB_CHARS} characters")
+        checked.append(pattern)
+    return tuple(checked)
