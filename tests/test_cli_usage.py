@@ -69,6 +69,7 @@ def test_counts_relevances_and_languages_out_of_range_are_usage_errors(indexed: 
         (("search", "server", "-k", "abc"), "error: Invalid value for '-k': 'abc' is not a valid int"),
         (("search", "server", "--bogus"), "error: No such option: --bogus"),
         (("files", "server", "--min-relevance", "high"), "error: Invalid value for '--min-relevance'"),
+        (("index", "--model", "bogus"), "error: --model: choose one of static, minilm, e5-small, openai, not 'bogus'"),
     ):
         out = aintern(env, *args, cwd=root)
         assert out.returncode == 2 and said in out.stderr and not out.stdout, (args, out)

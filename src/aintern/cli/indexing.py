@@ -38,6 +38,7 @@ from aintern.cli.common import (
     say_error,
     show_table,
 )
+from aintern.embed import MODELS
 from aintern.errors import AinternError
 from aintern.index import IndexingProgress, IndexingResult
 from aintern.index.runs import TIER_RUN, IndexRun
@@ -239,6 +240,8 @@ def index(
         raise fail(f"--tier: choose one of {', '.join(TIERS)}", 2)
     if store is not None and store not in ("sqlite", "milvus"):
         raise fail("--store: choose sqlite or milvus", 2)
+    if model is not None and model not in MODELS:
+        raise fail(f"--model: choose one of {', '.join(MODELS)}, not {model!r}", 2)
     ws = open_workspace(path, db, create=True, model=model)
     if store is not None:
         ws.settings.store = store
