@@ -97,6 +97,27 @@ def normalize(vectors: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(vectors / np.maximum(norms, 1e-12), dtype=np.float32)
 
 
+def read_in_windows(
+    id_lists: Sequence[list[int]], window: int, run: Callable[[list[list[int]]], np.ndarray]
+) -> np.ndarray:
+    """Unit vectors of token id lists read whole: a list longer than ``window`` is cut into windows of equal
+    size, ``run`` embeds every window, and a list's vector is the mean of its windows' unit vectors."""
+    import numpy as np
+
+    pieces: list[list[int]] = []
+    owner: list[int] = []
+    for i, ids in enumerate(id_lists):
+        parts = max(1, -(-len(ids) // window))
+        size = max(1, -(-len(ids) // parts))
+        for lo in range(0, max(len(ids), 1), size):
+            pieces.append(ids[lo : lo + size])
+            owner.append(i)
+    vectors = normalize(run(pieces))
+    out = np.zeros((len(id_lists), vectors.shape[1]), dtype=np.float32)
+    np.add.at(out, np.asarray(owner, dtype=np.int64), vectors)
+    return normalize(out)
+
+
 def length_sorted_batches(lengths: Sequence[int], batch_size: int) -> list[list[int]]:
     """Indices grouped into batches of similar length, so little padding is wasted."""
     order = sorted(range(len(lengths)), key=lambda i: lengths[i])

@@ -16,7 +16,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from aintern.embed.base import MODEL_IDS, EmbeddingProgress, ProgressCallback, length_sorted_batches, normalize
+from aintern.embed.base import (
+    MODEL_IDS,
+    EmbeddingProgress,
+    ProgressCallback,
+    length_sorted_batches,
+    read_in_windows,
+)
 from aintern.embed.tokenizer import WordPieceTokenizer
 
 if TYPE_CHECKING:
@@ -123,23 +129,14 @@ class E5Embedder:
         return self._embed(["passage: " + t for t in texts], progress, windows=True)
 
     def _embed(self, texts: list[str], progress: ProgressCallback | None, windows: bool) -> np.ndarray:
-        import numpy as np
 
-        pieces: list[list[int]] = []
-        owner: list[int] = []
-        for i, ids in enumerate(self.e5_tokenizer.ids(texts)):
-            if not windows and len(ids) > self.max_tokens:
-                self.truncated_count += 1
-                ids = ids[: self.max_tokens]
-            parts = max(1, -(-len(ids) // self.max_tokens))
-            size = max(1, -(-len(ids) // parts))
-            for lo in range(0, max(len(ids), 1), size):
-                pieces.append(ids[lo : lo + size])
-                owner.append(i)
-        vectors = normalize(self._run(pieces, progress))
-        out = np.zeros((len(texts), self.dimension), dtype=np.float32)
-        np.add.at(out, np.asarray(owner, dtype=np.int64), vectors)
-        return normalize(out)
+        id_lists = self.e5_tokenizer.ids(texts)
+        if not windows:
+            for i, ids in enumerate(id_lists):
+                if len(ids) > self.max_tokens:
+                    self.truncated_count += 1
+                    id_lists[i] = ids[: self.max_tokens]
+        return read_in_windows(id_lists, self.max_tokens, lambda pieces: self._run(pieces, progress))
 
     def _run(self, all_ids: list[list[int]], progress: ProgressCallback | None) -> np.ndarray:
         import numpy as np

@@ -16,7 +16,14 @@ from typing import Any
 
 import numpy as np
 
-from aintern.embed.base import MODEL_IDS, EmbeddingProgress, ProgressCallback, length_sorted_batches, normalize
+from aintern.embed.base import (
+    MODEL_IDS,
+    EmbeddingProgress,
+    ProgressCallback,
+    length_sorted_batches,
+    normalize,
+    read_in_windows,
+)
 from aintern.embed.tokenizer import MODELS_DIR, WordPieceTokenizer
 
 log = logging.getLogger(__name__)
@@ -168,18 +175,7 @@ class OnnxEmbedder:
     def embed_windows(self, texts: Sequence[str], progress: ProgressCallback | None = None) -> np.ndarray:
         """Unit vectors of ``texts`` read whole: a text longer than the window is cut into windows of
         equal size, and its vector is the mean of theirs (the full tier embeds 512-token chunks this way)."""
-        windows: list[list[int]] = []
-        owner: list[int] = []
-        for i, ids in enumerate(self.tokenizer.ids(list(texts))):
-            parts = max(1, -(-len(ids) // self.max_tokens))
-            size = -(-len(ids) // parts) if ids else 0
-            for lo in range(0, max(len(ids), 1), max(size, 1)):
-                windows.append(ids[lo : lo + size])
-                owner.append(i)
-        vectors = normalize(self._run(windows, progress))
-        out = np.zeros((len(texts), self.dimension), dtype=np.float32)
-        np.add.at(out, np.asarray(owner, dtype=np.int64), vectors)
-        return normalize(out)
+        return read_in_windows(self.tokenizer.ids(list(texts)), self.max_tokens, lambda w: self._run(w, progress))
 
     def _run(self, all_ids: list[list[int]], progress: ProgressCallback | None) -> np.ndarray:
         """The encoder's mean-pooled outputs for token id lists of at most ``max_tokens`` each."""
