@@ -155,6 +155,29 @@ def test_a_urls_password_is_masked_whatever_userinfo_characters_it_holds() -> No
     assert [f.line for f in found] == list(range(1, len(lines) + 1))
 
 
+def test_a_value_is_masked_whole_not_cut_at_punctuation() -> None:
+    """A value cut at a punctuation character left its rest, and a cut value too short to look random left all
+    of it: ``password: Xk29f,Lq!pz`` in YAML, ``"Xk29f\\"Lq!pz"`` with an escaped quote, ``Password=Xk29f'Lq!pz;``."""
+    value = "Xk29f{}Lq!pz"
+    cases = {
+        "config/app.yml": [f"password: {value.format(c)}" for c in ",&;}]"],
+        "deploy/env.sh": [f"export DB_PASSWORD={value.format(',')}"],
+        "app/settings.py": [
+            f'DB_PASSWORD = "{value.format(chr(92) + chr(34))}"',
+            f"DB_PASSWORD = '{value.format(chr(92) + chr(39))}'",
+            f'conn = "Server=db;User Id=app;Password={value.format(chr(39))};"',
+            f'url = "jdbc:postgresql://db/app?user=app&password={value.format(chr(39))}&ssl=1"',
+        ],
+    }
+    for path, lines in cases.items():
+        masked, found = redact("\n".join(lines) + "\n", path)
+        assert "Lq!pz" not in masked and "Xk29f" not in masked, (path, masked)
+        assert len(found) >= len(lines), path
+    # (a YAML flow mapping's comma and a docs example's code stay as they are)
+    flow = "db: {password: Xk29fLq!pz, user: app}\n"
+    assert redact(flow, "config/app.yml")[0] == "db: {password: [REDACTED], user: app}\n"
+
+
 def test_lines_shown_around_hits_come_masked_from_the_index_never_scanned(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

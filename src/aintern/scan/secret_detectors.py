@@ -16,10 +16,11 @@ def connection_string_detector() -> object:
         secret_type = "Connection String Password"
         # Inside a connection string: after a ``;`` or the opening quote, ended by ``;`` or the closing
         # quote (so ``password=None,`` in a call is code, not a secret).
-        # And the password in a URL's query (``jdbc:...?user=app&password=value``).
+        # And the password in a URL's query (``jdbc:...?user=app&password=value``). A ``'`` inside the value is
+        # the value's (``Password=ab'cd;``: cut there, its rest was left whole, unmasked).
         denylist = (
-            re.compile(r"[;\"']\s*(?:password|pwd)\s*=\s*([^;\"'\s]+)\s*[;\"']", re.IGNORECASE),
-            re.compile(r"[?&](?:password|pwd)=([^&#;\"'\s]+)", re.IGNORECASE),
+            re.compile(r"[;\"']\s*(?:password|pwd)\s*=\s*([^;\"'\s](?:[^;\"\s]*[^;\"'\s])?)\s*[;\"']", re.IGNORECASE),
+            re.compile(r"[?&](?:password|pwd)=([^&#;\"'\s](?:[^&#;\"\s]*[^&#;\"'\s])?)", re.IGNORECASE),
         )
 
     return ConnectionStringPasswordDetector()
