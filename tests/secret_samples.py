@@ -21,6 +21,8 @@ B64 = ALNUM + "+/"
 URLSAFE = ALNUM + "-_"
 #: Characters a password written in quotes may hold (no quote, backslash, ``$`` or braces: those are code).
 PASSWORD = ALNUM + "!@#%^&*-_+=~"
+#: Characters a URL's password may hold unencoded (RFC 3986 userinfo: unreserved, sub-delims, ``:``).
+URL_PASSWORD = ALNUM + "-._~!$&'()*+,;=:"
 
 
 @dataclass(frozen=True)
@@ -91,6 +93,10 @@ class _Gen:
 
     def unquoted_password(self, n: int = 16) -> str:
         return self.of(ALNUM + "-_.", n)
+
+    def url_password(self, n: int = 14) -> str:
+        """A URL's password with sub-delims in it (detect-secrets' basic-auth plugin stops at any of them)."""
+        return self.of(URL_PASSWORD, n - 2) + "!7"
 
 
 def planted(seed: int = 47) -> tuple[dict[str, str], list[Planted]]:
@@ -268,4 +274,15 @@ def planted(seed: int = 47) -> tuple[dict[str, str], list[Planted]]:
     for body_line in lines[1:-1]:
         put(key_py, "VALUE", body_line, "pem")
     code(key_py, lines[-1] + '"""\n\n\ndef sign(data: bytes) -> bytes:\n    return data\n')
+    # URLs whose passwords hold RFC 3986's sub-delims or percent-escapes (drawn last: the values above stay).
+    urls = "app/urls.py"
+    put(urls, 'DATABASE_URL = "postgres://admin:VALUE@db.internal:5432/app"', g.url_password(), "url, sub-delims")
+    put(urls, 'CACHE_URL = "redis://:VALUE@cache"', g.url_password(), "url, no user")
+    put(urls, 'BROKER_URL = "amqp://svc:VALUE@[2001:db8::1]:5672/"', g.url_password(), "url, ipv6 host")
+    put(
+        urls,
+        'MONGO_URL = "mongodb://me%40corp.com:VALUE@[::1]:27017/db"',
+        g.token(10) + "%21%40" + g.token(6),
+        "url, encoded",
+    )
     return {path: "\n".join(text) + "\n" for path, text in files.items()}, secrets

@@ -281,3 +281,52 @@ def test_search_previews_the_matched_lines_and_files_wraps_long_paths(tmp_path: 
     out = run("files", "reconcile the ledger balance", cwd=project, db=db, columns=60)
     paths = [row.split("\t")[1] for row in out.stdout.splitlines()]
     assert "accounting/reconciliation/strategies/end_of_month_ledger_reconciler.py" in paths, out.stdout
+
+
+def test_every_file_the_scan_leaves_out_is_counted_and_said_under_one_size_limit(tmp_path: Path) -> None:
+    """A big ``big.min.js`` and a ``blob.bin`` were left out silently (neither counted nor in ``-v``), and
+    ``aintern chunk`` said "> 2,000,000" of a file ``index`` said "> 1,048,576" of: one limit, max_file_kb."""
+    ws = tmp_path / "project"
+    ws.mkdir()
+    (ws / ".aintern.toml").write_text("max_file_kb = 4\n")
+    (ws / "app.py").write_text("def main() -> None:\n    print('hi')\n")
+    (ws / "big.min.js").write_text("var a=1;" * 1000)
+    (ws / "blob.bin").write_bytes(bytes(range(256)) * 4)
+    (ws / "huge.py").write_text("x = 1\n" * 1000)  # 6,000 bytes > 4 KB
+    (ws / "node_modules" / "lib").mkdir(parents=True)  # a folder left out by name: not each file in it
+    (ws / "node_modules" / "lib" / "index.js").write_text("module.exports = 1;\n")
+    db = tmp_path / "cli.db"
+    out = run("index", ".", "-v", cwd=ws, db=db)
+    assert out.returncode == 0, out.stderr
+    assert "3 skipped" in out.stdout, out.stdout
+    said = {line.split("skipped ", 1)[1].split(":")[0]: line for line in out.stdout.splitlines() if "skipped " in line}
+    assert set(said) >= {"big.min.js", "blob.bin", "huge.py"}, out.stdout
+    assert "**/*.min.js" in said["big.min.js"]
+    assert "aintern knows" in said["blob.bin"]
+    assert "6,000 bytes > 4,096" in said["huge.py"] and "max_file_kb" in said["huge.py"]
+    assert "node_modules" not in out.stdout
+    chunked = run("chunk", "huge.py", cwd=ws, db=db)
+    assert chunked.returncode == 3 and "6,000 bytes > 4,096" in chunked.stderr and "max_file_kb" in chunked.stderr
+    # Without -v the file of no known type is counted, not listed.
+    (ws / "blob2.bin").write_bytes(bytes(range(256)) * 4)
+    out = run("index", ".", cwd=ws, db=db)
+    assert "skipped 1 file of no known type" in out.stdout and "blob2.bin" not in out.stdout, out.stdout
+
+
+def test_chunk_content_is_masked_as_the_index_masks_it(tmp_path: Path) -> None:
+    """``aintern chunk FILE --content`` printed secrets the index never stores; ``--include-secrets`` shows them."""
+    ws = tmp_path / "project"
+    ws.mkdir()
+    password, token = "Xk29fLq!pz", "ghp_" + "aB3dE5gH7jK9mN1pQ3rS5tU7vW9xY1zA3bC5"
+    (ws / "settings.py").write_text(
+        f'DATABASE_URL = "postgres://admin:{password}@db.internal:5432/app"\nGITHUB_TOKEN = "{token}"\n'
+    )
+    db = tmp_path / "cli.db"
+    shown = run("chunk", "settings.py", "--content", cwd=ws, db=db)
+    as_json = run("chunk", "settings.py", "--json", cwd=ws, db=db)
+    for out in (shown, as_json):
+        assert out.returncode == 0, out.stderr
+        assert password not in out.stdout and token not in out.stdout and "[REDACTED]" in out.stdout
+    assert "postgres://admin:[REDACTED]@db.internal" in shown.stdout
+    revealed = run("chunk", "settings.py", "--content", "--include-secrets", cwd=ws, db=db)
+    assert password in revealed.stdout and token in revealed.stdout

@@ -77,6 +77,10 @@ github_token_env = "GITHUB_TOKEN"
 password = forms.CharField(label=_("Password"), widget=forms.PasswordInput(attrs={"autocomplete": "current-password"}))
 headers = {"Authorization": "Basic dXNlcjpwYXNz"}
 DATABASE_URL = "postgres://postgres:postgres@localhost:5432/app"
+DATABASE_URL = "postgres://app:${DB_PASSWORD}@db/app"
+REPO = "git@github.com:org/repo.git"
+CLONE = "ssh://git@github.com:22/org/repo.git"
+HOME = "http://example.com"  # user@host, http://user@localhost:8000/a@b, http://[::1]:8000/
 INVALID_PASSWORD = "Invalid password, try again"
 DB_PASSWORD = "пароль_секрет"
 """,
@@ -127,6 +131,51 @@ def test_masking_replaces_the_value_and_nothing_beside_it() -> None:
         masked, found = redact(text, path)
         assert masked == "\n".join(line.replace(value, MASK) for line, value in lines) + "\n", path
         assert [f.line for f in found] == list(range(1, len(lines) + 1)), path
+
+
+def test_a_urls_password_is_masked_whatever_userinfo_characters_it_holds() -> None:
+    """``postgres://admin:Xk29fLq!pz@db`` was stored as written: detect-secrets' basic-auth plugin stops at any of
+    RFC 3986's sub-delims (``!$&'()*+,;=``). Every password in a URL's userinfo is masked, the user and host kept."""
+    password = "Xk29fLq!pz"
+    lines = [
+        (f'DATABASE_URL = "postgres://admin:{password}@db.internal:5432/app"', password),
+        (
+            f'DATABASE_URL = "postgres://admin:{password.replace("!", "")}@db.internal:5432/app"',
+            password.replace("!", ""),
+        ),
+        (f'CACHE_URL = "redis://:{password}@cache"', password),
+        ("BROKER = 'amqp://svc:a$b&c(d)e*f+g,h;i=j:k~7@[2001:db8::1]:5672/'", "a$b&c(d)e*f+g,h;i=j:k~7"),
+        ('MONGO = "mongodb://u:p%40ss%21W0rd9@[::1]:27017/db"', "p%40ss%21W0rd9"),
+        ('URL = "https://me@example.com:Xk29f@Lq!pz@host/x"', "Xk29f@Lq!pz"),  # raw ``@``s: the last one ends it
+        (f"git clone https://deploy:{password}@git.example.com/app.git", password),
+    ]
+    text = "\n".join(line for line, _ in lines) + "\n"
+    masked, found = redact(text, "app/settings.py")
+    assert masked == "\n".join(line.replace(f":{value}@", f":{MASK}@") for line, value in lines) + "\n"
+    assert [f.line for f in found] == list(range(1, len(lines) + 1))
+
+
+def test_a_value_is_masked_whole_not_cut_at_punctuation() -> None:
+    """A value cut at a punctuation character left its rest, and a cut value too short to look random left all
+    of it: ``password: Xk29f,Lq!pz`` in YAML, ``"Xk29f\\"Lq!pz"`` with an escaped quote, ``Password=Xk29f'Lq!pz;``."""
+    value = "Xk29f{}Lq!pz"
+    cases = {
+        "config/app.yml": [f"password: {value.format(c)}" for c in ",&;}]"],
+        "deploy/env.sh": [f"export DB_PASSWORD={value.format(',')}"],
+        "app/settings.py": [
+            f'DB_PASSWORD = "{value.format(chr(92) + chr(34))}"',
+            f"DB_PASSWORD = '{value.format(chr(92) + chr(39))}'",
+            f'conn = "Server=db;User Id=app;Password={value.format(chr(39))};"',
+            f'url = "jdbc:postgresql://db/app?user=app&password={value.format(chr(39))}&ssl=1"',
+        ],
+    }
+    for path, lines in cases.items():
+        masked, found = redact("\n".join(lines) + "\n", path)
+        assert "Lq!pz" not in masked and "Xk29f" not in masked, (path, masked)
+        assert len(found) >= len(lines), path
+    # (a YAML flow mapping's comma and a docs example's code stay as they are)
+    flow = "db: {password: Xk29fLq!pz, user: app}\n"
+    assert redact(flow, "config/app.yml")[0] == "db: {password: [REDACTED], user: app}\n"
 
 
 def test_lines_shown_around_hits_come_masked_from_the_index_never_scanned(

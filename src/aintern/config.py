@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from aintern.embed import MODELS, TIER_MODELS
 from aintern.errors import AinternError, SettingsError
+from aintern.source_files import MAX_FILE_BYTES
 
 if TYPE_CHECKING:
     from aintern.scan import ScanOptions
@@ -77,7 +78,7 @@ class Settings:
     file_vectors: bool = True
     include: list[str] = field(default_factory=list)
     exclude: list[str] = field(default_factory=list)
-    max_file_kb: int = 1024
+    max_file_kb: int = MAX_FILE_BYTES // 1024
     include_hidden: bool = False
     include_secrets: bool = False
     respect_gitignore: bool = True

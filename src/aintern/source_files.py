@@ -14,6 +14,14 @@ class FileReadError(Exception):
 
 #: How far into a file a NUL byte marks it binary.
 _BINARY_PROBE = 8192
+#: The largest file indexed or chunked, unless the ``max_file_kb`` setting says otherwise (one limit for the
+#: scanner and ``aintern chunk``: they disagreed, 1,048,576 and 2,000,000).
+MAX_FILE_BYTES = 1024 * 1024
+
+
+def too_large(size: int, limit: int) -> str:
+    """Why a file of ``size`` bytes is left out, naming the setting that raises ``limit``."""
+    return f"too large ({size:,} bytes > {limit:,}; the max_file_kb setting raises the limit)"
 
 
 def decode_source(data: bytes) -> tuple[str | None, str | None]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -13,13 +14,13 @@ from aintern.chunk.lines import Document, TokenCounter, Unit
 from aintern.chunk.models import ChunkingOptions, ChunkResult, ChunkType, TextChunk
 from aintern.chunk.openings import mark_openings
 from aintern.chunk.text import line_units, markdown_units
-from aintern.source_files import decode_source
+from aintern.source_files import MAX_FILE_BYTES, decode_source, too_large
 
 #: The first line of a LuaLS meta file (type declarations and API docs, never run).
 _LUA_META = re.compile(r"\s*---@meta\b")
 
-#: Files larger than this are not chunked (the indexer's scanner applies its own, configurable limit).
-DEFAULT_MAX_FILE_BYTES = 2_000_000
+#: Files larger than this are not chunked: the scanner's default (``aintern chunk`` passes the max_file_kb setting).
+DEFAULT_MAX_FILE_BYTES = MAX_FILE_BYTES
 
 
 class Chunker:
@@ -30,16 +31,21 @@ class Chunker:
         self.options = (options or ChunkingOptions()).fitted_to(window)
 
     def chunk_file(
-        self, path: str | Path, rel_path: str | None = None, max_bytes: int = DEFAULT_MAX_FILE_BYTES
+        self,
+        path: str | Path,
+        rel_path: str | None = None,
+        max_bytes: int = DEFAULT_MAX_FILE_BYTES,
+        mask: Callable[[str, str], str] | None = None,
     ) -> ChunkResult:
-        """Read and chunk a file; any problem is a skipped result with a reason, never an exception."""
+        """Read and chunk a file; any problem is a skipped result with a reason, never an exception. ``mask``
+        (text, path → text) is applied to the text first: the index chunks a file with its secrets masked."""
         shown = rel_path or str(path)
         from aintern.source_files import FileReadError, read_regular_file
 
         try:
             size = Path(path).stat().st_size
             if size > max_bytes:
-                return ChunkResult(shown, [], skipped_reason=f"too large ({size:,} bytes > {max_bytes:,})")
+                return ChunkResult(shown, [], skipped_reason=too_large(size, max_bytes))
             data = read_regular_file(path, max_bytes)
         except OSError as exc:
             return ChunkResult(shown, [], skipped_reason=f"unreadable: {exc.strerror or exc}")
@@ -48,7 +54,7 @@ class Chunker:
         text, reason = decode_source(data)
         if text is None:
             return ChunkResult(shown, [], skipped_reason=reason)
-        return self.chunk_text(text, shown)
+        return self.chunk_text(mask(text, shown) if mask else text, shown)
 
     def chunk_text(self, content: str, file_path: str, language: str | None = None) -> ChunkResult:
         """Chunk ``content`` as the file ``file_path`` (relative to the workspace)."""

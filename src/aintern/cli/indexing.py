@@ -44,6 +44,7 @@ from aintern.index import IndexingProgress, IndexingResult
 from aintern.index.runs import TIER_RUN, IndexRun
 from aintern.index.tier import TIERS, TierResult
 from aintern.plural import count
+from aintern.scan import NO_KNOWN_TYPE
 from aintern.store import VectorTier
 from aintern.workspace import Workspace, tier_dict
 
@@ -188,16 +189,22 @@ def _print_summary(
             files = [f"{path} ({len(found)})" for path, found in result.secrets_redacted.items()]
             more = f", ... {len(files) - 5} more (--verbose lists every line)" if len(files) > 5 else ""
             console.print("    " + esc(", ".join(files[:5]) + more), highlight=False)
-    # Empty files are counted, not listed one by one (a package has many empty __init__.py); a file an
-    # earlier run reported, unchanged since, is not listed again (a key file is not news at every update).
+    # Empty files and files of no known type are counted, not listed one by one (a package has many empty
+    # __init__.py, a site many images); a file an earlier run reported, unchanged since, is not listed again
+    # (a key file is not news at every update). --verbose lists every one.
     new = result.skipped if verbose else result.new_skipped
-    empty = [s for s in new if s.reason == "empty file"]
-    others = new if verbose else [s for s in new if s.reason != "empty file"]
+    counted = {
+        "empty file": ("empty file", "empty files"),
+        NO_KNOWN_TYPE: ("file of no known type", "files of no known type"),
+    }
+    others = new if verbose else [s for s in new if s.reason not in counted]
     shown = others if verbose else others[:10]
     for s in shown:
         console.print(f"  [dim]skipped[/] {esc(s.rel)}: {esc(s.reason)}", highlight=False)
-    if empty and not verbose:
-        console.print(f"  [dim]skipped {count(len(empty), 'empty file')}[/]")
+    for reason, what in counted.items():
+        n = sum(s.reason == reason for s in new)
+        if n and not verbose:
+            console.print(f"  [dim]skipped {count(n, *what)}[/] (--verbose lists them)")
     if len(shown) < len(others):
         console.print(f"  [dim]... and {len(others) - len(shown)} more skipped (--verbose lists all)[/]")
     for e in result.errors:

@@ -22,7 +22,9 @@ from aintern.cli.common import (
     fail,
     show_table,
 )
+from aintern.config import Settings
 from aintern.embed import DEFAULT_MODEL, get_embedder
+from aintern.locate import find_workspace
 from aintern.plural import count
 
 
@@ -32,9 +34,15 @@ def chunk(
     model: ModelOption = DEFAULT_MODEL,
     as_json: JsonOption = False,
     target: Annotated[int, typer.Option(help="Target chunk size in tokens.")] = ChunkingOptions.target_chunk_size,
-    show_content: Annotated[bool, typer.Option("--content", help="Print each chunk's text.")] = False,
+    show_content: Annotated[
+        bool, typer.Option("--content", help="Print each chunk's text (secrets masked, as the index stores it).")
+    ] = False,
+    include_secrets: Annotated[
+        bool, typer.Option("--include-secrets", help="Show secrets' values unmasked (the index masks them).")
+    ] = False,
 ) -> None:
-    """Show how FILE is chunked: lines, symbol, type and tokens of every chunk."""
+    """Show how FILE is chunked: lines, symbol, type and tokens of every chunk, as the index would chunk it
+    (with the max_file_kb and include_secrets settings of the workspace FILE is in)."""
     if not file.is_file():
         raise fail(f"{file}: no such file")
     embedder = get_embedder(model)
@@ -47,7 +55,10 @@ def chunk(
         min_chunk_size=min(defaults.min_chunk_size, target),
         max_chunk_size=max(target, defaults.max_chunk_size),
     )
-    result = Chunker(embedder.tokenizer, embedder.max_tokens, options).chunk_file(file, file.as_posix())
+    settings = Settings.load(find_workspace(file.resolve().parent))
+    mask = None if include_secrets or settings.include_secrets else _masked
+    chunker = Chunker(embedder.tokenizer, embedder.max_tokens, options)
+    result = chunker.chunk_file(file, file.as_posix(), settings.max_file_kb * 1024, mask)
     if as_json:
         print(
             json.dumps(
@@ -89,6 +100,12 @@ def chunk(
         for i, c in enumerate(result.chunks, 1):
             console.rule(esc(f"#{i} {c.file_path}:{c.start_line}-{c.end_line}"))
             console.print(c.content, markup=False, highlight=False)
+
+
+def _masked(text: str, path: str) -> str:
+    from aintern.scan.secrets import redact
+
+    return redact(text, path)[0]
 
 
 @app.command()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fnmatch
+import functools
 import os
 import re
 import stat
@@ -16,9 +17,9 @@ from aintern.scan.generated import alnum_share as alnum_share
 from aintern.scan.generated import generated_reason
 from aintern.scan.generated import marked_generated as marked_generated
 from aintern.scan.output import OUTPUT_DIR_NAMES, build_output, nuget_packages
+from aintern.source_files import MAX_FILE_BYTES, file_kind, too_large
 from aintern.source_files import FileReadError as FileReadError
 from aintern.source_files import decode_source as decode_source
-from aintern.source_files import file_kind
 from aintern.source_files import read_regular_file as read_regular_file
 
 if TYPE_CHECKING:
@@ -48,6 +49,8 @@ SECRET_PATTERNS = [
 _SECRET_NAME = re.compile("|".join(fnmatch.translate(p) for p in SECRET_PATTERNS))
 
 IGNORE_FILES = (".gitignore", ".ainternignore")
+#: Why a file of no language or text type aintern knows (an image, ``blob.bin``) is left out.
+NO_KNOWN_TYPE = "not a source or text file type aintern knows"
 
 
 @dataclass
@@ -55,7 +58,7 @@ class ScanOptions:
     #: Globs of files to index; empty means every file whose language aintern knows.
     include: list[str] = field(default_factory=list)
     exclude: list[str] = field(default_factory=lambda: list(DEFAULT_EXCLUDES))
-    max_file_bytes: int = 1024 * 1024
+    max_file_bytes: int = MAX_FILE_BYTES
     include_hidden: bool = False
     respect_gitignore: bool = True
     include_secrets: bool = False
@@ -154,11 +157,7 @@ class Scanner:
                     stack.append((entry.path, rel + "/", specs))
                 elif stat.S_ISREG(st.st_mode):
                     if st.st_size > self.options.max_file_bytes:
-                        skipped.append(
-                            SkippedFile.of(
-                                rel, f"too large ({st.st_size:,} bytes > {self.options.max_file_bytes:,})", st
-                            )
-                        )
+                        skipped.append(SkippedFile.of(rel, too_large(st.st_size, self.options.max_file_bytes), st))
                         continue
                     files.append(ScannedFile(entry.path, rel, st.st_size, st.st_mtime_ns))
                 else:
@@ -206,8 +205,7 @@ class Scanner:
                 skipped.append(SkippedFile.of(rel, f"not a regular file ({file_kind(st.st_mode)})", st))
                 missing.add(rel)
             elif st.st_size > self.options.max_file_bytes:
-                too_large = f"too large ({st.st_size:,} bytes > {self.options.max_file_bytes:,})"
-                skipped.append(SkippedFile.of(rel, too_large, st))
+                skipped.append(SkippedFile.of(rel, too_large(st.st_size, self.options.max_file_bytes), st))
                 missing.add(rel)
             else:
                 files.append(ScannedFile(str(path), rel, st.st_size, st.st_mtime_ns))
@@ -235,8 +233,11 @@ class Scanner:
             return ""
         target = rel + "/" if is_dir else rel
         excluded = self._exclude.match_file(target)
-        if excluded and not (is_dir and name == "build"):
-            return ""
+        if excluded and not is_dir:
+            # Said (a 2.8 MB big.min.js was left out silently): which pattern, and how to take it back.
+            return self._excluded_by(rel)
+        if excluded and name != "build":
+            return ""  # (a folder: node_modules/ is not news, nor every file in it)
         if self.options.respect_gitignore:
             for base, spec in specs:
                 if target.startswith(base) and spec.match_file(target[len(base) :]):
@@ -260,7 +261,14 @@ class Scanner:
             return ""
         if self._include is not None:
             return None if self._include.match_file(rel) else ""
-        return None if detect_language(rel) is not None or _has_shebang_candidate(name) else ""
+        if detect_language(rel) is not None or _has_shebang_candidate(name):
+            return None
+        return NO_KNOWN_TYPE
+
+    def _excluded_by(self, rel: str) -> str:
+        """Why the exclude patterns leave out the file at ``rel``: the last pattern that matches it decides."""
+        pattern = next((p for p in reversed(self.options.exclude) if _pattern(p).match_file(rel)), "")
+        return f'excluded by the pattern {pattern}; exclude = ["!{rel}"] takes it back'
 
     def _root_specs(self) -> list[tuple[str, Spec]]:
         exclude = self.root / ".git" / "info" / "exclude"
@@ -336,6 +344,12 @@ def _spec(lines: list[str]) -> Spec:
     import pathspec
 
     return Spec(pathspec.GitIgnoreSpec.from_lines(lines))
+
+
+@functools.lru_cache(maxsize=256)
+def _pattern(pattern: str) -> Spec:
+    """One exclude pattern as a spec of its own (to say which one left a file out)."""
+    return _spec([pattern])
 
 
 def _read_spec(path: Path) -> Spec:

@@ -16,15 +16,35 @@ def connection_string_detector() -> object:
         secret_type = "Connection String Password"
         # Inside a connection string: after a ``;`` or the opening quote, ended by ``;`` or the closing
         # quote (so ``password=None,`` in a call is code, not a secret).
-        # And the password in a URL's query (``jdbc:...?user=app&password=value``) or after an empty user name
-        # (``redis://:value@host``, which the basic-auth plugin does not take).
+        # And the password in a URL's query (``jdbc:...?user=app&password=value``). A ``'`` inside the value is
+        # the value's (``Password=ab'cd;``: cut there, its rest was left whole, unmasked).
         denylist = (
-            re.compile(r"[;\"']\s*(?:password|pwd)\s*=\s*([^;\"'\s]+)\s*[;\"']", re.IGNORECASE),
-            re.compile(r"[?&](?:password|pwd)=([^&#;\"'\s]+)", re.IGNORECASE),
-            re.compile(r"://:([^:/?#\[\]@\s\"']+)@"),
+            re.compile(r"[;\"']\s*(?:password|pwd)\s*=\s*([^;\"'\s](?:[^;\"\s]*[^;\"'\s])?)\s*[;\"']", re.IGNORECASE),
+            re.compile(r"[?&](?:password|pwd)=([^&#;\"'\s](?:[^&#;\"\s]*[^&#;\"'\s])?)", re.IGNORECASE),
         )
 
     return ConnectionStringPasswordDetector()
+
+
+#: RFC 3986's userinfo characters: unreserved, percent-encoded (``%``) and sub-delims; ``:`` only in the password.
+_USERINFO = r"A-Za-z0-9\-._~%!$&'()*+,;="
+#: The password in a URL's userinfo (``scheme://user:password@host``, ``redis://:password@host``), whatever
+#: userinfo characters it holds. detect-secrets' basic-auth plugin takes none of the sub-delims, so that it
+#: missed ``postgres://admin:Xk29fLq!pz@db`` (and the empty user name). As parsers split it (urllib, libpq),
+#: the userinfo ends at the authority's last ``@`` and the user at its first ``:``: a raw ``@`` in a password
+#: (``p@ss``, not percent-encoded) is still the password's, not the host's.
+URL_PASSWORD = re.compile(rf"://[{_USERINFO}@]*?:([{_USERINFO}:@]+)@")
+
+
+def url_password_detector() -> object:
+    """Passwords in URLs (``URL_PASSWORD``), in place of detect-secrets' basic-auth plugin (same kind)."""
+    from detect_secrets.plugins.base import RegexBasedDetector
+
+    class URLPasswordDetector(RegexBasedDetector):
+        secret_type = "Basic Auth Credentials"
+        denylist = (URL_PASSWORD,)
+
+    return URLPasswordDetector()
 
 
 #: Vendors' token formats detect-secrets 1.5 lacks: (kind, pattern).

@@ -206,7 +206,8 @@ _ASSIGNMENT = re.compile(
         (?:[ \t]*(?P<op>:=|=>|===?|!==?|=|:|<-)[ \t]*|\((?=["'`]))
         (?:(?:\[\]byte|bytes|bytearray|Buffer\.from|String|str|SecretStr|hex|[\w.]*b64decode|atob|unhex)\((?=["'`])
         |[bBrRuU]{1,2}(?=["']))?
-        (?:"(?P<dq>[^"\n]*)"|'(?P<sq>[^'\n]*)'|`(?P<bq>[^`\n]*)`|(?=(?P<uv>[^\s"'`,;&()}\[\]<>]+))(?P=uv)(?![\[(]))""",
+        (?:"(?P<dq>(?:[^"\\\n]|\\.)*)"|'(?P<sq>(?:[^'\\\n]|\\.)*)'|`(?P<bq>[^`\n]*)`
+        |(?=(?P<uv>[^\s"'`,;&()}\[\]<>]+(?:[,;&}\]]+[^\s"'`,;&()}\[\]<>]+)*))(?P=uv)(?![\[(]))""",
     re.IGNORECASE | re.VERBOSE,
 )
 #: Forms that hold a literal in any file: ``<password>value</password>``, a Dockerfile's ``ENV NAME value``,

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from urllib.parse import unquote
 
 from aintern.file_kinds import is_test
-from aintern.scan.secret_detectors import connection_string_detector, vendor_detectors
+from aintern.scan.secret_detectors import connection_string_detector, url_password_detector, vendor_detectors
 from aintern.scan.secret_values import assignments, looks_random
 
 #: What replaces a secret's value in stored chunks and in context.
@@ -33,8 +33,9 @@ _PEM = "Private Key"
 _INDIRECT = "detect_secrets.filters.heuristic.is_indirect_reference"
 #: detect-secrets plugins left out: one finds things that are not credentials; the keyword plugin takes any
 #: word after a name holding "password" for a secret (Django's ``password1_field_name="password1"``), and
-#: misses unquoted values and names with "token": values assigned to names are judged by secret_values.
-_NOT_SECRETS = {"IPPublicDetector", "KeywordDetector"}
+#: misses unquoted values and names with "token": values assigned to names are judged by secret_values; the
+#: basic-auth plugin misses passwords holding RFC 3986's sub-delims: secret_detectors.url_password_detector.
+_NOT_SECRETS = {"IPPublicDetector", "KeywordDetector", "BasicAuthDetector"}
 _PEM_END = re.compile(r"-----END [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----")
 
 
@@ -60,7 +61,7 @@ _FAST_LOWER_SUPERSETS = {
     "IbmCosHmacDetector": (r"cos[_-]?(?:hmac)?[_-]?(?:secret|key)", r"secret[_-]?access[_-]?key"),
     "SlackDetector": (r"xox", r"hooks\.slack\.com"),
     "SoftlayerDetector": (r"softlayer", r"sl[_-]?(?:api)?[_-]?(?:key|pwd|pw|pass|token)"),
-    "ConnectionStringPasswordDetector": (r"password\s*=", r"pwd\s*=", r"://:"),
+    "ConnectionStringPasswordDetector": (r"password\s*=", r"pwd\s*="),
 }
 #: What IGNORECASE matches to an ASCII letter besides its two cases (Python's re documentation): folded to
 #: it, one character for one, so that the folded text's offsets are the text's.
@@ -113,6 +114,7 @@ class SecretRedactor:
         self.plugins = [
             *(p for p in scan.get_plugins() if type(p).__name__ not in _NOT_SECRETS),  # type: ignore[attr-defined]
             connection_string_detector(),
+            url_password_detector(),
             *vendor_detectors(),
         ]
         patterns: list[str] = [p for ps in _FAST_SUPERSETS.values() for p in ps]
