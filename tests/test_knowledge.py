@@ -6,6 +6,7 @@ import json
 import os
 import threading
 import time
+import weakref
 from dataclasses import replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -1557,6 +1558,8 @@ def test_a_pool_weighs_a_chunk_by_its_file_now_not_before_an_update(static, tmp_
     store.keep_in_memory(True)
     pooled = HybridConfig(alpha_natural=0.0, candidates=1, pool=2)
     assert ranked_paths(static, store, ws, "invoice ledger", pooled, k=1) == ["src/zz.ts"]
+    assert store.memory is not None
+    first_state = weakref.ref(store.memory.chunk_files(index_id))  # type: ignore[arg-type]
     (ws / "src/zz.ts").unlink()
     Indexer(store, static).index(ws)
     write_files(ws, {"test/zz.test.ts": files["src/zz.ts"]})  # (in SQLite, the removed chunk's id again)
@@ -1565,9 +1568,34 @@ def test_a_pool_weighs_a_chunk_by_its_file_now_not_before_an_update(static, tmp_
     # The weights of the state before are let go: an index's old states are not kept alive by them.
     from aintern.retrieve.hybrid import _CHUNK_WEIGHTS
 
+    assert first_state() is None
+    assert store.memory.chunk_files(index_id) in [held() for held, _ in _CHUNK_WEIGHTS.values()]
+    store.close()
+
+
+def test_two_stores_of_one_index_asked_in_turn_keep_their_pool_weights(static, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A server's service and a library's (or two databases whose indexes share an id) asked in turn each
+    keep the pool weights of their own copy of the index (issue 49): neither throws the other's away."""
+    body = "def {0}():\n    # {1}\n    pass\n"
+    files = {f"lib/util{i}.py": body.format(f"pad{i}", "pads the text") for i in range(4)}
+    files |= {"lib/a.py": body.format("settle", "settle the invoice"), "lib/b.py": body.format("bill", "invoice")}
+    ws, store, index_id = indexed_files(static, tmp_path, files)
+    other = SqliteStore(tmp_path / "i.db")
+    pooled = HybridConfig(alpha_natural=0.0, candidates=1, pool=2)
+    from aintern.retrieve.hybrid import _CHUNK_WEIGHTS
+
+    store.keep_in_memory(True)
+    other.keep_in_memory(True)
     assert store.memory is not None
-    held = [files for (held_by, *_), (files, _) in _CHUNK_WEIGHTS.items() if held_by == index_id]
-    assert held == [store.memory.chunk_files(index_id)]
+    store.memory.add_keyword_stats(index_id)  # (now: not in a background thread, as a first search would)
+    weights = []
+    for s in (store, other, store, other):
+        assert len(ranked_paths(static, s, ws, "invoice", pooled, k=1)) == 1
+        assert s.memory is not None
+        mine = s.memory.chunk_files(index_id)
+        weights.append(next(w for held, w in _CHUNK_WEIGHTS.values() if held() is mine))
+    assert weights[0] and weights[0] is weights[2] and weights[1] is weights[3] and weights[0] is not weights[1]
+    other.close()
     store.close()
 
 

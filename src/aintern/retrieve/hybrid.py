@@ -10,6 +10,7 @@ on its own (docs/benchmarks.md has the ablation table that justifies each defaul
 from __future__ import annotations
 
 import functools
+import weakref
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -370,7 +371,7 @@ def _pool(store: Store, index_id: int, ranked: list[tuple[int, float]], cfg: Hyb
     if len(ranked) <= cfg.candidates:
         return list(range(len(ranked)))
     files = store.chunk_files(index_id, [cid for cid, _ in ranked])
-    weights = _chunk_weights(index_id, files, cfg)
+    weights = _chunk_weights(files, cfg)
     known = weights.get
     weighed = [
         score * (w if (w := known(cid)) is not None else _weigh(cid, files, weights, cfg)) if score > 0 else score
@@ -380,21 +381,31 @@ def _pool(store: Store, index_id: int, ranked: list[tuple[int, float]], cfg: Hyb
     return sorted(sorted(range(len(ranked)), key=weighed.__getitem__, reverse=True)[: cfg.candidates])
 
 
-#: Per index and (demote_samples, prose_weight): the chunk-files map last read (store.chunk_files: a
-#: long-running process holds one per index state) and each chunk's weight by it (its path prior × its prose
-#: weight), so a pool weighs the chunks of the same few hundred files by a look-up, query after query. Only
-#: the last map is kept: an index's next state replaces it (one state of a large index is held twice at most).
-_CHUNK_WEIGHTS: dict[tuple[int, bool, float], tuple[Mapping[int, tuple[str, str, int]], dict[int, float]]] = {}
+#: Per chunk-files map (store.chunk_files: a long-running process holds one per store, index and state) and
+#: (demote_samples, prose_weight): each chunk's weight by it (its path prior × its prose weight), so a pool
+#: weighs the chunks of the same few hundred files by a look-up, query after query. Keyed by the map itself,
+#: not the index id: two stores of one index (a server's and a library's), or two databases whose indexes
+#: share an id, asked in turn would otherwise throw each other's weights away at every question. An entry
+#: goes with its map (a weak reference), so an index's old states are not kept alive by it.
+_CHUNK_WEIGHTS: dict[
+    tuple[int, bool, float], tuple[weakref.ref[Mapping[int, tuple[str, str, int]]], dict[int, float]]
+] = {}
 
 
-def _chunk_weights(index_id: int, files: Mapping[int, tuple[str, str, int]], cfg: HybridConfig) -> dict[int, float]:
-    key = (index_id, cfg.demote_samples, cfg.prose_weight)
+def _chunk_weights(files: Mapping[int, tuple[str, str, int]], cfg: HybridConfig) -> dict[int, float]:
+    key = (id(files), cfg.demote_samples, cfg.prose_weight)
     found = _CHUNK_WEIGHTS.get(key)
-    if found is None or found[0] is not files:
-        if len(_CHUNK_WEIGHTS) >= 32:
-            _CHUNK_WEIGHTS.clear()
-        found = _CHUNK_WEIGHTS[key] = (files, {})
-    return found[1]
+    if found is not None and found[0]() is files:
+        return found[1]
+    try:
+        held = weakref.ref(files, lambda _, key=key: _CHUNK_WEIGHTS.pop(key, None))  # type: ignore[misc]
+    except TypeError:  # a map read for this query alone (SQLite's, no copy held): nothing to keep
+        return {}
+    if len(_CHUNK_WEIGHTS) >= 32:
+        _CHUNK_WEIGHTS.clear()
+    weights: dict[int, float] = {}
+    _CHUNK_WEIGHTS[key] = (held, weights)
+    return weights
 
 
 def _weigh(cid: int, files: Mapping[int, tuple[str, str, int]], weights: dict[int, float], cfg: HybridConfig) -> float:

@@ -155,6 +155,13 @@ class DefinedNames:
         return out
 
 
+class ChunkPlaces(dict[int, tuple[str, str, int]]):
+    """Each chunk's (file path, chunk type, start line), as a dict that can be referred to weakly (what a
+    search derives from one state's map, retrieve.hybrid's pool weights, goes when the state does)."""
+
+    __slots__ = ("__weakref__",)
+
+
 class InMemorySearch:
     """What one store holds in memory, per index (see the module's docstring)."""
 
@@ -167,7 +174,7 @@ class InMemorySearch:
         #: Chunks read by earlier queries, per index state (emptied when it holds CHUNK_CACHE_SIZE).
         self.chunks: IndexStateCache[dict[int, TextChunk]] = IndexStateCache()
         #: Every chunk's (file path, chunk type, start line): what ranks a search's candidates.
-        self.files: IndexStateCache[dict[int, tuple[str, str, int]]] = IndexStateCache()
+        self.files: IndexStateCache[ChunkPlaces] = IndexStateCache()
         #: Each index's file vectors (store.files), per model.
         self.file_matrices: IndexStateCache[dict[str, FileVectors | None]] = IndexStateCache()
         #: The versions (hash, secrets' masks) of the files queries have shown, per index state.
@@ -263,20 +270,20 @@ class InMemorySearch:
             found = known[name, limit] = read()
         return list(found)
 
-    def chunk_files(self, index_id: int) -> dict[int, tuple[str, str, int]] | None:
+    def chunk_files(self, index_id: int) -> ChunkPlaces | None:
         """(file path, chunk type, start line) of each of the index's chunks (None while a large index reloads)."""
 
-        def load(s: Source) -> dict[int, tuple[str, str, int]]:
+        def load(s: Source) -> ChunkPlaces:
             shared: dict[str, str] = {}  # one string per path and type, not per chunk
             rows = s.conn.execute(
                 "SELECT c.id, f.path, c.chunk_type, c.start_line FROM chunks c JOIN files f ON f.id = c.file_id "
                 "WHERE c.index_id = ?",
                 (index_id,),
             )
-            return {
-                cid: (shared.setdefault(path, path), shared.setdefault(kind, kind), line)
+            return ChunkPlaces(
+                (cid, (shared.setdefault(path, path), shared.setdefault(kind, kind), line))
                 for cid, path, kind, line in rows
-            }
+            )
 
         return self.files.get(self.store, index_id, load, self._large(self.store, index_id))
 
