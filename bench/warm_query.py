@@ -17,7 +17,7 @@ return them), the query cache cleared before each question:
 
 semble: ``SembleIndex.search(question, top_k=10)`` (its default hybrid mode) on its in-memory index, built
 with aintern's static model in model2vec format, imported from semble's venv (``--semble-site``; without
-semble only aintern is timed). In-process paths alternate question by question (in a turn that rotates), so a drift in the
+semble only aintern is timed). In-process paths alternate question by question (every order of them in turn), so a drift in the
 machine's speed falls on all of them. ``--db``: keep aintern's index in this file (indexed once, reused).
 
 Prints, per path: p50 and p95 over every query, the spread of the p50s of the rounds (each round asks
