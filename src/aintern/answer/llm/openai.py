@@ -211,6 +211,8 @@ class OpenAIChatLLM:
                         return received
         except (httpx.TransportError, httpx.StreamError) as exc:
             cause = type(exc).__name__
+        if cancel is not None and cancel.is_set():  # (stopped by the caller, between lines or inside one)
+            return received
         if finished:
             rest = stops.rest()  # (text held back in case it began a stop string)
             if rest:
