@@ -12,11 +12,15 @@ import sys
 from pathlib import Path
 
 from mcp import Client
+from playwright.sync_api import Browser, expect
+from test_web_browser import browser, new_page, shots
 from web_server import WebServer
 
 from aintern.knowledge import KnowledgeQueryOptions
 from aintern.mcp import AinternMcp, McpConfig
 from aintern.workspace import Workspace
+
+__all__ = ["browser", "shots"]  # (test_web_browser's fixtures: one browser for the module)
 
 QUESTION = "quarantined zebra invoices flagged for manual review"
 NOTE = '(inside the string or comment opened at line 2: """Reconcile the ledger against the bank statement.'
@@ -68,3 +72,32 @@ def test_a_hit_begun_inside_a_docstring_says_where_it_opens(web_env: Path) -> No
         page = http.get("/search", params={"q": QUESTION, "k": "1"}).text
     said = "inside the string or comment opened at line 2"
     assert said in page and page.index(said) < page.index('class="snippet"')
+
+
+def test_the_search_page_shows_where_the_hit_opens_above_its_lines(
+    web_env: Path, browser: Browser, shots: Path
+) -> None:
+    """In the browser: the search form submitted as it stands, the first hit's note on the opening line is
+    on screen, between the hit's location and its first lines."""
+    root = web_env / "books"
+    root.mkdir()
+    (root / "ledger.py").write_text(ledger())
+    db = web_env / "aintern.db"
+    ws = Workspace(root, db)
+    assert ws.build_index().success
+    ws.close()
+    with WebServer(db, workspace=root, watch=False) as server:
+        page = new_page(browser)
+        page.goto(server.url + "/search")
+        page.fill("#q", QUESTION)
+        page.press("#q", "Enter")
+        hit = page.locator(".hit").first
+        expect(hit.locator(".snippet")).to_contain_text("zebra")
+        note = hit.locator(".note.opened")
+        expect(note).to_be_visible()
+        expect(note).to_contain_text("opened at line 2")
+        page.screenshot(path=shots / "search-inside-string.png")
+        where, said, lines = (hit.locator(s).bounding_box() for s in ("a.loc", ".note.opened", ".snippet"))
+        assert where and said and lines and where["y"] < said["y"] < lines["y"], (where, said, lines)
+        start = int(hit.locator("a.loc").inner_text().rsplit(":", 1)[1].split("-")[0])
+        assert start > 2  # (the hit begins past the line that opens it)
