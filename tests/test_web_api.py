@@ -75,6 +75,24 @@ def test_status_has_the_index_size_and_an_error_page_the_current_workspace(serve
             assert "not indexed" not in r.text and 'data-state="not_indexed"' not in r.text, url
 
 
+def test_a_summarys_index_size_follows_the_index(tmp_path: Path) -> None:
+    """The size a summary shows (kept per index generation, as the badge asks at every change) is the
+    index's now: a file added and indexed makes it larger, the same one asked again is the same."""
+    from aintern.states import summarize
+
+    root = make_workspace(tmp_path / "project")
+    ws = Workspace(root, tmp_path / "k.db")
+    assert ws.build_index().success
+    index = ws.require_index()
+    before = summarize(ws.store, index).index_bytes
+    assert before and summarize(ws.store, index).index_bytes == before
+    (root / "added.py").write_text("".join(f"def added_{i}(x):\n    return x * {i}\n\n" for i in range(200)))
+    assert ws.build_index().success
+    after = summarize(ws.store, ws.require_index()).index_bytes
+    assert after and after > before
+    ws.close()
+
+
 def test_pages_and_their_json_twins(server: WebServer, indexed: tuple[Path, Path]) -> None:
     root, _ = indexed
     with server.client() as c:

@@ -66,6 +66,21 @@ def tier_dict(t: VectorTier | None) -> dict[str, object] | None:
                                    "complete": t.complete}  # fmt: skip
 
 
+#: Each index's size by (database, generation): reading it sums every chunk's text, and the web app's badge
+#: asks for a summary at every change, so it is read again only when the index's content has changed.
+_SIZES: dict[tuple[str, tuple[object, ...]], int] = {}
+
+
+def _index_bytes(store: SqliteStore, index: VectorIndex) -> int:
+    key = (str(store.path), store.generation(index.id))
+    size = _SIZES.get(key)
+    if size is None:
+        if len(_SIZES) >= 64:
+            _SIZES.clear()
+        size = _SIZES[key] = store.statistics(index.id).index_size_bytes
+    return size
+
+
 def summarize(
     store: SqliteStore, index: VectorIndex, runs: dict[str, IndexRun] | None = None, size: bool = True
 ) -> WorkspaceSummary:
@@ -77,7 +92,7 @@ def summarize(
 
     run = (runs if runs is not None else active_runs(store)).get(index.workspace_path)
     root = Path(index.workspace_path)
-    index_bytes = store.statistics(index.id).index_size_bytes if size else None
+    index_bytes = _index_bytes(store, index) if size else None
     tier = store.vector_tier(index.id)
     if not root.is_dir():
         return WorkspaceSummary(index, "indexing" if run else "missing", 0, None, index_bytes, run, tier=tier)
