@@ -35,13 +35,19 @@ def ledger() -> str:
     return f'def reconcile(ledger, statement):\n    """Reconcile the ledger against the bank statement.\n\n{body}\n    """\n    return ledger\n'
 
 
-def test_a_hit_begun_inside_a_docstring_says_where_it_opens(web_env: Path) -> None:
+def indexed_ledger(web_env: Path) -> tuple[Path, Path, Workspace]:
+    """A workspace holding ledger.py, indexed: its folder, its database and the open workspace."""
     root = web_env / "books"
     root.mkdir()
     (root / "ledger.py").write_text(ledger())
     db = web_env / "aintern.db"
     ws = Workspace(root, db)
     assert ws.build_index().success
+    return root, db, ws
+
+
+def test_a_hit_begun_inside_a_docstring_says_where_it_opens(web_env: Path) -> None:
+    root, db, ws = indexed_ledger(web_env)
     options = KnowledgeQueryOptions(workspace_path=str(root), max_results=3, min_relevance=0.0)
     top = ws.knowledge.query(QUESTION, options).chunks[0]
     assert top.start_line > 20 and "zebra" in top.content
@@ -79,12 +85,7 @@ def test_the_search_page_shows_where_the_hit_opens_above_its_lines(
 ) -> None:
     """In the browser: the search form submitted as it stands, the first hit's note on the opening line is
     on screen, between the hit's location and its first lines."""
-    root = web_env / "books"
-    root.mkdir()
-    (root / "ledger.py").write_text(ledger())
-    db = web_env / "aintern.db"
-    ws = Workspace(root, db)
-    assert ws.build_index().success
+    root, db, ws = indexed_ledger(web_env)
     ws.close()
     with WebServer(db, workspace=root, watch=False) as server:
         page = new_page(browser)
