@@ -224,3 +224,45 @@ def _is_aintern_db(db: Path) -> bool:
         return bool(conn.execute("SELECT count(*) FROM indexes").fetchone()[0])
     finally:
         conn.close()
+
+
+def test_a_database_is_checked_again_only_once_it_changed(
+    template: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A small database that passed ``quick_check`` is not checked again by the next process while it is as
+    it was (15–30 ms of every one-shot search); once written, touched or damaged in place (its mtime set
+    back, as a copy with ``cp -p`` would), it is checked again, and a damaged one is refused."""
+    from aintern.errors import CorruptDatabaseError
+    from aintern.store import db as store_db
+
+    root, template_db = template
+    env = {"XDG_CACHE_HOME": str(tmp_path / "cache")}
+    monkeypatch.setenv("XDG_CACHE_HOME", env["XDG_CACHE_HOME"])
+    db = tmp_path / "a.db"
+    shutil.copyfile(template_db, db)
+    checks: list[Path] = []
+    check = store_db._check_pages
+    monkeypatch.setattr(store_db, "_check_pages", lambda path: (checks.append(path), check(path))[1])
+
+    def open_as_a_new_process() -> None:
+        store_db._OPENED.discard(str(db.resolve()))
+        store_db.connect(db, readonly=True).close()
+
+    open_as_a_new_process()
+    open_as_a_new_process()
+    assert len(checks) == 1
+    os.utime(db)  # (any change of the file's times or content)
+    open_as_a_new_process()
+    open_as_a_new_process()
+    assert len(checks) == 2
+    # As a user runs it: the search checks nothing new, then the file is damaged in place with its mtime put
+    # back, and the next search refuses it.
+    python = sys.executable
+    assert _run(["search", "database connection"], root, db, None, python, env).returncode in (0, 3)
+    st = db.stat()
+    _corrupt_page(db)
+    os.utime(db, ns=(st.st_atime_ns, st.st_mtime_ns))
+    out = _run(["search", "database connection"], root, db, None, python, env)
+    assert out.returncode == 1 and "damaged" in out.stderr and str(db) in out.stderr
+    with pytest.raises(CorruptDatabaseError):
+        open_as_a_new_process()

@@ -13,6 +13,7 @@ from typing import Any
 
 from aintern.errors import CorruptDatabaseError, NoDatabaseError, StoreError
 from aintern.sql import now as now
+from aintern.store import checked
 from aintern.store.schema import APPLICATION_ID as APPLICATION_ID
 from aintern.store.schema import MIGRATIONS as MIGRATIONS
 from aintern.store.schema import PRE_RELEASE_VERSIONS as PRE_RELEASE_VERSIONS
@@ -261,7 +262,12 @@ def connect(path: str | Path, create: bool = True, readonly: bool = False) -> An
     create = create and not readonly
     fresh = _check_file(path, create)
     if not fresh and str(path.resolve()) not in _OPENED and path.stat().st_size <= CHECK_AT_OPEN_BYTES:
-        _check_pages(path)  # (once per process: a server's threads and a store's reconnections are not checked again)
+        # Once per process (a server's threads and a store's reconnections are not checked again), and not
+        # again while the file is as it was when it passed (store.checked).
+        facts = checked.database_facts(path)
+        if not checked.passed_as_it_is(path, facts):
+            _check_pages(path)
+            checked.remember_passed(path, facts)
     db = driver()
     try:
         if readonly:

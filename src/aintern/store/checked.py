@@ -1,0 +1,82 @@
+"""Which database files passed ``PRAGMA quick_check`` as they are now, remembered between processes.
+
+A small database is checked when a process first opens it (store.db.CHECK_AT_OPEN_BYTES): 15–30 ms of
+every one-shot `aintern search` of a small repository, for a file that has not changed since the last
+search checked it. The check is skipped while the file and its WAL have the identity, size and change times
+they had when it passed: any write, truncation, copy over it or replacement changes one of them (the change
+time cannot be set back). Damage that changes none of them (a failing disk) is met as a SQLite error when
+the page is read, as it is for a larger database.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from pathlib import Path
+
+#: Databases remembered at most (the least recently checked go first).
+REMEMBERED = 64
+
+
+def _record() -> Path:
+    from platformdirs import user_cache_dir
+
+    return Path(user_cache_dir("aintern", appauthor=False)) / "checked-databases.json"
+
+
+def database_facts(path: Path) -> list[int] | None:
+    """The database's and its WAL's identity, size and change times (None: it cannot be read). Taken
+    before a check, so that a write during the check is not taken as checked."""
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    facts = [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
+    try:
+        wal = os.stat(f"{path}-wal")
+    except FileNotFoundError:
+        return facts
+    except OSError:
+        return None
+    # An empty WAL is none (a reader's open leaves one); not its change time: SQLite running as root gives
+    # the WAL its database's owner at every open.
+    return [*facts, wal.st_ino, wal.st_size, wal.st_mtime_ns] if wal.st_size else facts
+
+
+def _load() -> dict[str, list[int]]:
+    with contextlib.suppress(OSError, ValueError):
+        found = json.loads(_record().read_text(encoding="utf-8"))
+        if isinstance(found, dict):
+            return found
+    return {}
+
+
+def passed_as_it_is(path: Path, facts: list[int] | None) -> bool:
+    """Whether ``path`` passed a check when its ``database_facts`` were these."""
+    return facts is not None and _load().get(str(path.resolve())) == facts
+
+
+def remember_passed(path: Path, facts: list[int] | None) -> None:
+    """Record that ``path`` passed a check with these facts (an unwritable cache: nothing is recorded)."""
+    if facts is None:
+        return
+    import tempfile  # (only when a check ran: a search of an unchanged database never loads it)
+
+    known = _load()
+    known.pop(str(path.resolve()), None)
+    known[str(path.resolve())] = facts
+    for stale in list(known)[: max(0, len(known) - REMEMBERED)]:
+        del known[stale]
+    record = _record()
+    with contextlib.suppress(OSError):
+        record.parent.mkdir(parents=True, exist_ok=True)
+        # (written whole, then moved: a process reading it meanwhile sees the old record or the new one)
+        fd, tmp = tempfile.mkstemp(dir=record.parent, prefix=".checked-")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as out:
+                json.dump(known, out)
+            os.replace(tmp, record)
+        except OSError:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
