@@ -242,8 +242,8 @@ def _loaded(argv: list[str], heavy: list[str], cwd: Path, db: Path) -> tuple[str
 def test_a_search_loads_only_what_it_needs(ws: Path, tmp_path: Path) -> None:
     """`aintern search --json` answers without numpy, the Rust tokenizer, tree-sitter, the indexing
     pipeline, the transformer, the LLM stack, rich's console, Typer, Milvus, logging or the scan (issues 14
-    and 49: each of them costs a one-shot search its start-up), file vectors and all; an update that finds
-    nothing changed loads neither numpy nor the chunker."""
+    and 49: each of them costs a one-shot search its start-up), file vectors and all, and its plain form into
+    pipes without Rich either; an update that finds nothing changed loads neither numpy nor the chunker."""
     db = tmp_path / "k.db"
     assert run("index", cwd=ws, db=db).returncode == 0
     with sqlite3.connect(db) as conn:  # (the search below ranks files by them: docs section 43)
@@ -254,6 +254,9 @@ def test_a_search_loads_only_what_it_needs(ws: Path, tmp_path: Path) -> None:
              "aintern.scan"]  # fmt: skip
     out, loaded = _loaded(["search", "Where is the HTTP server started?", "--json"], heavy, ws, db)
     assert json.loads(out)[0]["path"] and loaded == []
+    # Its plain form into pipes (an agent reading both streams) gets the same lines without Rich at all.
+    out, loaded = _loaded(["search", "Where is the HTTP server started?"], [*heavy, "rich"], ws, db)
+    assert out.split("\n")[0].startswith("src/") and loaded == []
     out, loaded = _loaded(["update"], ["numpy", "tokenizers", "tree_sitter", "aintern.chunk.chunker"], ws, db)
     assert "0 files" in " ".join(out.split()) and loaded == []  # (the console wraps long lines anywhere)
 

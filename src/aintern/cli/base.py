@@ -59,9 +59,21 @@ console: Any = LazyConsole(plain_when_piped=True)
 err: Any = LazyConsole(stderr=True, soft_wrap=True)
 
 
+def tell(plain: str, style: str = "", highlight: bool = False, lead: str = "") -> None:
+    """One line on stderr, ``lead`` then ``plain``: on a terminal in Rich's ``style`` (the lead's alone when
+    there is one), elsewhere as it is: a pipe or a file gets the same text, and the process never loads Rich
+    for it (an agent that runs `aintern search` reads both streams from pipes)."""
+    if not sys.stderr.isatty():
+        print(lead + plain, file=sys.stderr, flush=True)
+    elif lead:
+        err.print(f"[{style}]{esc(lead)}[/]{esc(plain)}", highlight=highlight)
+    else:
+        err.print(f"[{style}]{esc(plain)}[/]" if style else esc(plain), highlight=highlight)
+
+
 def say_error(message: object) -> None:
     """One line on stderr: ``error: MESSAGE`` (the message printed as it is, brackets and all)."""
-    err.print(f"[bold red]error:[/] {esc(message)}", highlight=False)
+    tell(str(message), "bold red", lead="error: ")
 
 
 def fail(message: str, code: int = 1) -> SystemExit:

@@ -22,10 +22,10 @@ from aintern.cli.base import (
     checked_question,
     checked_relevance,
     console,
-    err,
     esc,
     open_scope,
     piped,
+    tell,
 )
 from aintern.config import RANKED_MIN_RELEVANCE
 from aintern.knowledge import KnowledgeQueryOptions, scope_options
@@ -118,22 +118,25 @@ def run_search(
     )  # fmt: skip
     result = ws.knowledge.query(question, options)
     for note in result.notes:
-        err.print(f"[yellow]note:[/] {esc(note)}", highlight=False)
+        tell(note, "yellow", lead="note: ")
     if as_json:
         print(json.dumps([c.search_result() for c in result.chunks], indent=2))
         raise SystemExit(0 if result.chunks else 3)
     if not result.chunks:
-        err.print("no results" + (f" above relevance {min_relevance}" if min_relevance else ""))
+        tell("no results" + (f" above relevance {min_relevance}" if min_relevance else ""), highlight=True)
         raise SystemExit(3)
     for c in result.chunks:
         symbol = f"{c.parent_symbol + '.' if c.parent_symbol else ''}{c.symbol_name}" if c.symbol_name else ""
         if c.symbol_start_line:
             symbol += f" (lines {c.symbol_start_line}-{c.symbol_end_line})"
-        console.print(
-            f"[bold cyan]{esc(c.display_path)}:{c.start_line}-{c.end_line}[/] [magenta]{esc(symbol)}[/] "
-            f"[dim]{c.relevance:.2f}[/]",
-            highlight=False,
-        )
+        if piped():  # (the same line as Rich prints it to a pipe, without loading Rich)
+            print(f"{c.display_path}:{c.start_line}-{c.end_line} {symbol} {c.relevance:.2f}")
+        else:
+            console.print(
+                f"[bold cyan]{esc(c.display_path)}:{c.start_line}-{c.end_line}[/] [magenta]{esc(symbol)}[/] "
+                f"[dim]{c.relevance:.2f}[/]",
+                highlight=False,
+            )
         lines = c.content.split("\n")
         # Its first lines, unless nothing the question is about is there (a licence header); all with --full.
         first, shown = (0, len(lines)) if full else (focus_window(c, PREVIEW_LINES, keep_start=True), PREVIEW_LINES)
@@ -162,10 +165,11 @@ def run_search(
         if len(lines) > last:
             console.print(f"[dim]    ... {count(len(lines) - last, 'more line')}[/]")
     reranked = f", reranked by {result.reranking_applied.value}" if result.was_reranked else ""
-    err.print(
-        f"[dim]{count(len(result.chunks), 'result')} from {count(result.total_chunks_searched, 'chunk')} "
-        f"in {result.query_time * 1000:.0f} ms{reranked}[/]"
+    summary = (
+        f"{count(len(result.chunks), 'result')} from {count(result.total_chunks_searched, 'chunk')} "
+        f"in {result.query_time * 1000:.0f} ms{reranked}"
     )
+    tell(summary, "dim", highlight=True)
     if min_relevance > 0 and len(result.chunks) < k:
         # Short of what was asked: say whether the threshold is why (a small index may hold no more).
         everything = ws.knowledge.query(question, replace(options, min_relevance=0.0))
@@ -186,4 +190,4 @@ def _print_plain_lines(lines: list[str], first: int, last: int, number: int) -> 
 
 def say_short(found: int, noun: str, min_relevance: float, how: str) -> None:
     """One line on stderr: a list is shorter than asked because of the relevance threshold."""
-    err.print(f"{count(found, noun)} above relevance {min_relevance:g} ({how})", highlight=False)
+    tell(f"{count(found, noun)} above relevance {min_relevance:g} ({how})")
