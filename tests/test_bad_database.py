@@ -266,3 +266,51 @@ def test_a_database_is_checked_again_only_once_it_changed(
     assert out.returncode == 1 and "damaged" in out.stderr and str(db) in out.stderr
     with pytest.raises(CorruptDatabaseError):
         open_as_a_new_process()
+
+
+def test_a_run_vouches_for_what_it_wrote_unless_the_file_changed_after(
+    template: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run that found its database sound vouches for what it wrote (store.checked): the next `aintern
+    update` reads the whole file for no check (seconds on a large index). A store open long after its check
+    does not vouch, and damage between two runs is refused by the next."""
+    from aintern.errors import CorruptDatabaseError
+    from aintern.store import database, integrity
+
+    root, _ = template
+    env = {"XDG_CACHE_HOME": str(tmp_path / "cache")}
+    monkeypatch.setenv("XDG_CACHE_HOME", env["XDG_CACHE_HOME"])
+    project = tmp_path / "project"
+    shutil.copytree(root, project)
+    db = tmp_path / "a.db"
+    checks: list[object] = []
+    real = integrity.quick_check
+    monkeypatch.setattr(integrity, "quick_check", lambda *a: (checks.append(a), real(*a))[1])
+
+    def update(change: str) -> None:
+        with (project / "notes.py").open("a") as out:
+            out.write(f"\ndef {change}():\n    return '{change}'\n")
+        ws = Workspace(project, db)
+        try:
+            assert ws.build_index().success
+        finally:
+            ws.close()
+
+    update("first")  # (a new database: checked before its first write)
+    update("second")
+    update("third")
+    assert len(checks) == 1
+    # A store open long after its check (a server's, a watcher's) does not vouch: the next run checks again.
+    monkeypatch.setattr(database, "VOUCH_SECONDS", 0.0)
+    update("fourth")
+    monkeypatch.setattr(database, "VOUCH_SECONDS", 600.0)
+    update("fifth")
+    assert len(checks) == 2
+    # Damaged between two runs, its mtime put back: the next run refuses it, as a user runs it.
+    st = db.stat()
+    _corrupt_page(db)
+    os.utime(db, ns=(st.st_atime_ns, st.st_mtime_ns))
+    out = _run(["update"], project, db, None, sys.executable, env)
+    assert out.returncode == 1 and "damaged" in out.stderr, out.stderr
+    with pytest.raises(CorruptDatabaseError):
+        update("sixth")

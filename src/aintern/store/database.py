@@ -8,16 +8,21 @@ from __future__ import annotations
 import contextlib
 import json
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from aintern.errors import StoreError
+from aintern.store import checked
 from aintern.store.db import connect, default_db_path
 from aintern.store.engine import SearchEngine
 from aintern.store.integrity import IntegrityCheck
 from aintern.store.keywords import Vocabulary
 from aintern.store.sqlite_engine import SqliteEngine
+
+#: How long after its check a store may vouch for what it wrote (store.checked; ``Database.close``).
+VOUCH_SECONDS = 600.0
 
 if TYPE_CHECKING:
     from aintern.store.memory import InMemorySearch
@@ -42,6 +47,8 @@ class Database:
         self._connections_lock = threading.Lock()
         self.vocabulary = Vocabulary(lambda: self.conn)
         self.integrity = IntegrityCheck(self.path)
+        #: Whether a transaction of this store changed the database.
+        self._wrote = False
         #: Each index's search engine, once opened (sqlite-vec and FTS5 in this file, or Milvus).
         self._engines: dict[int, SearchEngine] = {}
         self._sqlite = SqliteEngine(self)
@@ -82,7 +89,12 @@ class Database:
         self.engine(index_id).preload(index_id, tier)
 
     def close(self) -> None:
-        """Close every thread's connection, and the engines."""
+        """Close every thread's connection, and the engines. A store that checked its database (or found it as
+        it passed: store.checked) less than VOUCH_SECONDS ago and wrote to it since, a run of `index` or
+        `update`, vouches for what it wrote: the next process need not read the whole file again. A server's or
+        a watcher's store, open for hours, does not (anything may have happened to the file meanwhile)."""
+        since = self.integrity.verified_at
+        vouch = self._wrote and since is not None and time.monotonic() - since < VOUCH_SECONDS
         self._closed = True
         engines = list(self._engines.values())
         for engine in engines:
@@ -96,6 +108,8 @@ class Database:
                     conn.close()
             self._connections = []
         self._local = threading.local()
+        if vouch:  # (after the last connection's checkpoint: the file as this process leaves it)
+            checked.remember_passed(self.path, checked.database_facts(self.path))
 
     @contextlib.contextmanager
     def snapshot(self) -> Iterator[None]:
@@ -137,6 +151,7 @@ class Database:
         finally:
             self._local.writing = False
         self.conn.execute("COMMIT")
+        self._wrote = self._wrote or self.conn.total_changes != changes
         for engine in list(self._engines.values()):
             engine.after_commit()
 

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import contextlib
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
+from aintern.store import checked
 from aintern.store.db import damaged, quick_check
 
 #: Held while a store checks its database (rarely: once per store, before its first write).
@@ -22,6 +24,8 @@ class IntegrityCheck:
     _checking: list[Any] | None = None
     _damage: str | None = None
     _interrupted = False
+    #: When the database was found sound (``time.monotonic``; None: not yet).
+    verified_at: float | None = None
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -30,6 +34,10 @@ class IntegrityCheck:
         """Begin ``verify``'s check in a background thread: SQLite runs it outside the GIL, beside a scan
         (it reads the whole file: over a second at 100k chunks). ``cancel_verify`` stops it."""
         if self._verified or self._check is not None:
+            return
+        facts = checked.database_facts(self.path)
+        if checked.passed_as_it_is(self.path, facts):  # (as it was when it last passed: store.checked)
+            self._verified, self.verified_at = True, time.monotonic()
             return
         self._damage = None
         self._interrupted = False
@@ -40,6 +48,9 @@ class IntegrityCheck:
                 self._damage = quick_check(self.path, checking.append)
             except Exception:  # interrupted: nothing was checked
                 self._interrupted = True
+                return
+            if self._damage is None:
+                checked.remember_passed(self.path, facts)
 
         self._checking = checking
         self._check = threading.Thread(target=check, name="aintern-quick-check", daemon=True)
@@ -69,7 +80,8 @@ class IntegrityCheck:
         if self._verified:
             return
         self.start_verify()
-        assert self._check is not None
+        if self._check is None:  # (passed as it is: nothing to wait for)
+            return
         self._check.join()
         self._check = None
         if self._interrupted:  # (by nobody but cancel_verify, which clears _check first: check again)
@@ -77,7 +89,7 @@ class IntegrityCheck:
             return
         if self._damage:
             raise damaged(self.path, self._damage)
-        self._verified = True
+        self._verified, self.verified_at = True, time.monotonic()
 
     @property
     def verified(self) -> bool:
