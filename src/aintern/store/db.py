@@ -300,6 +300,8 @@ def connect(path: str | Path, create: bool = True, readonly: bool = False) -> An
                 connect(path).close()  # an older schema of ours: upgraded by a writing connection
         else:
             conn.execute("PRAGMA foreign_keys = ON")
+            if not tables:  # (possible only before the first table and WAL: an older database keeps its own)
+                conn.execute("PRAGMA auto_vacuum = INCREMENTAL")  # (reclaim_free_pages gives pages back)
             if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
                 conn.execute("PRAGMA journal_mode = WAL")
             conn.execute("PRAGMA synchronous = NORMAL")
@@ -311,6 +313,23 @@ def connect(path: str | Path, create: bool = True, readonly: bool = False) -> An
         conn.close()
         raise
     return conn
+
+
+#: Free pages past this share of a database's pages go back to the file system after a run (reclaim_free_pages).
+RECLAIM_SHARE = 0.1
+
+
+def reclaim_free_pages(conn: Any, share: float = RECLAIM_SHARE) -> int:
+    """Give the database's free pages back to the file system when they are ``share`` of its pages or more
+    (a re-index frees most of what the last one wrote, and the file would keep every page it ever had): the
+    pages given back. 0 for a database made before aintern set ``auto_vacuum`` (it reuses its free pages)."""
+    free = conn.execute("PRAGMA freelist_count").fetchone()[0]
+    if not free or free < conn.execute("PRAGMA page_count").fetchone()[0] * share:
+        return 0
+    if conn.execute("PRAGMA auto_vacuum").fetchone()[0] != 2:  # (2: incremental)
+        return 0
+    conn.executescript("PRAGMA incremental_vacuum")  # (execute() would take one step of it: one page)
+    return int(free)
 
 
 def explain(exc: BaseException, path: str | Path) -> StoreError:
