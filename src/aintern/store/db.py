@@ -145,9 +145,14 @@ def _check_file(path: Path, create: bool) -> bool:
         try:
             parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            raise StoreError(f"cannot create the folder {parent} for the database: {exc.strerror or exc}") from exc
+            error = read_only(path, parent) or StoreError(
+                f"cannot create the folder {parent} for the database: {exc.strerror or exc}"
+            )
+            raise error from exc
         if not os.access(parent, os.W_OK | os.X_OK):
-            raise StoreError(f"cannot create {path}: permission denied on the folder {parent}")
+            raise read_only(path, parent) or StoreError(
+                f"cannot create {path}: permission denied on the folder {parent}"
+            )
         return True
     if stat.S_ISDIR(st.st_mode):
         raise StoreError(
@@ -203,9 +208,28 @@ def _wal_bytes(path: Path) -> int:
         return 0
 
 
+def read_only(path: Path, where: Path) -> StoreError | None:
+    """The error for a database ``path`` that cannot be written because ``where`` (the file or its folder) is on
+    a read-only file system (EROFS: a mounted image, a read-only bind, a locked-down container); None when it
+    is not (this user's permissions are then why)."""
+    try:
+        while not where.exists() and where != where.parent:  # (a folder still to make: the one it is made in)
+            where = where.parent
+        if not os.statvfs(where).f_flag & os.ST_RDONLY:
+            return None
+    except (OSError, AttributeError):  # (gone meanwhile; no statvfs on Windows)
+        return None
+    return StoreError(
+        f"cannot write to {path}: {'it' if where == path else where} is on a read-only file system; "
+        + elsewhere(path, "keep the database on a writable disk: pass --db PATH (or set AINTERN_DB)")
+    )
+
+
 def _check_writable(path: Path) -> None:
     if not (os.access(path, os.W_OK) and os.access(path.parent, os.W_OK | os.X_OK)):
         where = path if not os.access(path, os.W_OK) else path.parent
+        if error := read_only(path, where):
+            raise error
         raise StoreError(
             f"cannot write to {path}: permission denied on {where} (SQLite also keeps {path.name}-wal and -shm "
             "beside it); check the owner and mode, or set AINTERN_DB to a writable place"
@@ -343,7 +367,7 @@ def explain(exc: BaseException, path: str | Path) -> StoreError:
     if "readonly" in low or "read-only" in low or "permission" in low or "unable to open" in low:
         for where in (path, path.parent):
             if where.exists() and not os.access(where, os.W_OK):
-                return StoreError(
+                return read_only(path, where) or StoreError(
                     f"cannot write to {path}: permission denied on {where} (SQLite also keeps {path.name}-wal and "
                     "-shm beside the database); check the owner and mode, or set AINTERN_DB to a writable place"
                 )
