@@ -230,13 +230,12 @@ class Workspace(Filling):
             self._compact(result)
             return result
 
-    def _compact(self, result: IndexingResult | None) -> None:
+    def _compact(self, result: IndexingResult) -> None:
         """Keep the database from growing run after run: a run that rewrote a quarter of the index's files or
-        more merges its keyword table, and many free pages go back to the file system (store.compact); so do
-        those of a removed index (no ``result``). A failure (the database busy past its timeout) leaves the
-        file as large as it was; what was done stands."""
+        more merges its keyword table, and many free pages go back to the file system (store.compact). A
+        failure (the database busy past its timeout) leaves the file as large as it was; the run stands."""
         merge = None
-        if result is not None and (rewrote := result.files_indexed + result.files_removed):
+        if rewrote := result.files_indexed + result.files_removed:
             merge = result.index_id if rewrote * 4 >= rewrote + result.files_unchanged else None
         with contextlib.suppress(StoreError, driver().Error):
             self.store.compact(merge)
@@ -414,5 +413,4 @@ class Workspace(Filling):
         if index is None:
             return False
         self.store.delete_index(index.id)
-        self._compact(None)
         return True

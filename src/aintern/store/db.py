@@ -347,6 +347,8 @@ def reclaim_free_pages(conn: Any, share: float = RECLAIM_SHARE) -> int:
     """Give the database's free pages back to the file system when they are ``share`` of its pages or more
     (a re-index frees most of what the last one wrote, and the file would keep every page it ever had): the
     pages given back. 0 for a database made before aintern set ``auto_vacuum`` (it reuses its free pages)."""
+    if conn.in_transaction:  # (executescript would commit it)
+        return 0
     free = conn.execute("PRAGMA freelist_count").fetchone()[0]
     if not free or free < conn.execute("PRAGMA page_count").fetchone()[0] * share:
         return 0

@@ -159,6 +159,7 @@ class SqliteStore(Database):
             tiers.drop_vector_tier(self.conn, index_id)
             self.conn.execute(f"DROP TABLE IF EXISTS fts_{int(index_id)}")
         self.prune_cache()
+        self.compact()  # (the pages of a whole index: the file need not stay the size it had with it)
 
     def compact(self, rewritten: int | None = None) -> int:
         """After a run: the keyword table of the index ``rewritten`` (one a run replaced much of) merged, then
