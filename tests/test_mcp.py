@@ -476,6 +476,7 @@ def test_a_hit_whose_file_changed_or_went_since_indexing_says_so_wherever_it_is_
     ws = Workspace(root, db)
     assert ws.build_index().success
     question, options = "invoice", KnowledgeQueryOptions(workspace_path=str(root), max_results=3, min_relevance=0.0)
+    ws.knowledge.in_memory = False  # (held in memory, its keyword statistics come in the background: a new revision)
     before = ws.knowledge.query(question, options).chunks
     assert len(before) == 3 and not any(c.stale for c in before)
     with (root / "invoices.py").open("a") as f:
