@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import shutil
 import sqlite3
 import stat
@@ -314,3 +315,33 @@ def test_a_run_vouches_for_what_it_wrote_unless_the_file_changed_after(
     assert out.returncode == 1 and "damaged" in out.stderr, out.stderr
     with pytest.raises(CorruptDatabaseError):
         update("sixth")
+
+
+def test_a_database_on_a_read_only_file_system_says_so(tmp_path: Path) -> None:
+    """A database on a read-only file system (a real one: a tmpfs mounted read-only in a user namespace of
+    its own, as unprivileged as the tests are) is not a permissions problem: the commands that write say
+    "read-only file system" and where to keep the database instead, in one line (exit 1), whether the
+    database is there already or would be made there; searching it goes on as usual."""
+    if shutil.which("unshare") is None or subprocess.run(["unshare", "-rm", "true"], capture_output=True).returncode:
+        pytest.skip("no user namespaces here to mount a read-only file system in")
+    root = open_workspace(tmp_path / "project")
+    mounted, out = tmp_path / "mounted", tmp_path / "out"
+    mounted.mkdir()
+    out.mkdir()
+    aintern = f"{sys.executable} -m aintern"
+    script = f"""
+        mount -t tmpfs tmpfs {mounted} && {aintern} index {root} --db {mounted}/aintern.db > /dev/null || exit 9
+        mount -o remount,ro {mounted} || exit 9
+        {aintern} index {root} --db {mounted}/aintern.db 2> {out}/index; echo $? >> {out}/index
+        {aintern} index {root} --db {mounted}/new/aintern.db 2> {out}/create; echo $? >> {out}/create
+        {aintern} clear {root} --yes --db {mounted}/aintern.db 2> {out}/clear; echo $? >> {out}/clear
+        {aintern} search 'database connection' -k 1 --db {mounted}/aintern.db > {out}/search; echo $? >> {out}/search
+    """
+    ran = subprocess.run(["unshare", "-rm", "sh", "-c", script], cwd=root, capture_output=True, text=True, timeout=600)
+    assert ran.returncode == 0, ran.stderr
+    for name in ("index", "create", "clear"):
+        said, code = (out / name).read_text().rstrip("\n").rsplit("\n", 1)
+        assert code == "1" and "\n" not in said, (name, said)
+        assert "read-only file system" in said and "--db" in said and "permission" not in said, (name, said)
+    found, code = (out / "search").read_text().rstrip("\n").rsplit("\n", 1)
+    assert code == "0" and re.match(r"src/\S+:\d+-\d+ ", found), found  # (one hit, its lines)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import select
 import signal
 import sqlite3
@@ -440,6 +441,15 @@ def test_extractive_answer_without_llm(indexed) -> None:  # type: ignore[no-unty
     assert answer.mode == "extractive" and text.startswith("Extractive answer (no LLM)")
     assert "src/python/app.py:" in text and "--endpoint" in text
     assert answer.sources and all(f"{s.path}:{s.start_line}-{s.end_line}" in text for s in answer.sources)
+    # Each quoted line is the file's line as it stands, its indentation kept (nested code shows its nesting).
+    quoted, path = [], ""
+    for line in text.split("\n"):
+        if located := re.match(r"\d+\. (\S+):\d+-\d+", line):
+            path = located[1]
+        elif numbered := re.match(r" {3} *(\d+) \| (.*)$", line):
+            quoted.append((path, int(numbered[1]), numbered[2]))
+    assert quoted and any(q[2].startswith("    ") for q in quoted), text
+    assert all((ws / p).read_text().split("\n")[n - 1].rstrip() == q for p, n, q in quoted), text
 
 
 def test_context_overflow_at_the_server_is_retried_smaller(indexed, server: LlamaServer) -> None:  # type: ignore[no-untyped-def]

@@ -517,3 +517,43 @@ def test_the_chunker_tokenisation_is_the_tokenizers_with_each_tokens_line(static
                     on = (doc.token_lines >= first) & (doc.token_lines <= last)
                     assert doc.ids_of(first, last).tolist() == ids[on].tolist(), (text[:80], first, last)
                     assert doc.tokens(first, last) == int(on.sum()), (text[:80], first, last)
+
+
+def test_repeated_reindexes_do_not_grow_the_database(tmp_path: Path) -> None:
+    """A forced re-index replaces every row: the pages of those it replaced, and the keyword table's entries of
+    them, are given back, so the file stays the size of one index however often it is rebuilt. A database made
+    before aintern set auto_vacuum keeps working (its free pages are reused, as before)."""
+    import sqlite3
+
+    from aintern.knowledge import KnowledgeQueryOptions
+    from aintern.workspace import Workspace
+
+    root = tmp_path / "ledger"
+    write_files(root, {
+        f"posting_{i}.py": "".join(f"def post_{i}_{j}(order_{j}, ledger):\n    return ledger.entry_{i * j}(order_{j}.total)"
+                                   f" + fee_{j}_{i}\n\n" for j in range(30))
+        for i in range(40)
+    })  # fmt: skip
+    db = tmp_path / "aintern.db"
+    sizes = []
+    for force in (False, True, True, True):
+        ws = Workspace(root, db)
+        assert ws.build_index(force=force).success
+        ws.close()  # (the last connection's checkpoint writes the WAL back: the file is its size)
+        sizes.append(db.stat().st_size)
+    assert all(size <= sizes[0] * 1.02 for size in sizes[1:]), sizes  # (without: +8 %, +12 %, +15 %)
+    ws = Workspace(root, db)
+    assert ws.clear()
+    ws.close()
+    assert db.stat().st_size < sizes[0] / 2, (db.stat().st_size, sizes)  # (a removed index's pages too)
+
+    conn = sqlite3.connect(db, isolation_level=None)  # the database as an older aintern made it
+    conn.execute("PRAGMA auto_vacuum = NONE")
+    conn.execute("VACUUM")
+    assert conn.execute("PRAGMA auto_vacuum").fetchone()[0] == 0
+    conn.close()
+    ws = Workspace(root, db)
+    assert ws.build_index(force=True).success
+    found = ws.knowledge.query("post_7_3", KnowledgeQueryOptions(workspace_path=str(root), max_results=1))
+    assert found.chunks and found.chunks[0].file_path == "posting_7.py"
+    ws.close()

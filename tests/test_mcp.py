@@ -18,7 +18,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from web_server import WebServer
-from workspaces import edit_until_seen, make_workspace, many_files
+from workspaces import edit_until_seen, make_workspace, many_files, write_files
 
 from aintern.knowledge import KnowledgeQueryOptions, KnowledgeService
 from aintern.mcp import AinternMcp, McpConfig
@@ -459,3 +459,66 @@ def test_find_related_takes_a_name_defined_in_the_same_file_as_its_definition(we
         assert "requests/api.py" not in definitions, related  # api.py's namesake calls it; it does not define it
     # At its definition, api.py's `request` is a caller of Session.request.
     assert ("requests/api.py", "usage") in [(r["path"], r["reason"]) for r in on_def], on_def
+
+
+def test_a_hit_whose_file_changed_or_went_since_indexing_says_so_wherever_it_is_shown(web_env: Path) -> None:
+    """`aintern status` says a file changed since indexing; its hits, whose lines are the indexed ones, say so
+    too (a deleted file's likewise): the Python API (a cached answer too), the CLI's text piped and its JSON,
+    the context block, the MCP server's search (text and structured) and the search page. A file as indexed is
+    not marked, and nothing is re-indexed by asking."""
+    root = web_env / "shop"
+    write_files(root, {
+        "invoices.py": "def invoice_total(invoice):\n    return sum(line.amount for line in invoice.lines)\n",
+        "reminders.py": "def send_invoice_reminder(invoice):\n    mail(invoice.customer, 'invoice overdue')\n",
+        "forecast.py": "def invoice_forecast(invoices):\n    return [i.total for i in invoices if i.open]\n",
+    })  # fmt: skip
+    db = web_env / "aintern.db"
+    ws = Workspace(root, db)
+    assert ws.build_index().success
+    question, options = "invoice", KnowledgeQueryOptions(workspace_path=str(root), max_results=3, min_relevance=0.0)
+    ws.knowledge.in_memory = False  # (held in memory, its keyword statistics come in the background: a new revision)
+    before = ws.knowledge.query(question, options).chunks
+    assert len(before) == 3 and not any(c.stale for c in before)
+    with (root / "invoices.py").open("a") as f:
+        f.write("# edited after indexing\n")
+    (root / "reminders.py").unlink()
+    after = ws.knowledge.query(question, options)
+    assert after.cache_hit and {c.file_path: c.stale for c in after.chunks} == {
+        "invoices.py": "changed", "reminders.py": "deleted", "forecast.py": None}  # fmt: skip
+    assert not any(c.stale for c in before)  # (the cached answer itself is left as it was)
+    ws.close()
+    changed, deleted = "changed since indexed — run `aintern update`", "deleted since indexed — run `aintern update`"
+
+    def cli(*args: str) -> str:
+        out = subprocess.run([sys.executable, "-m", "aintern", *args, "--min-relevance", "0"], cwd=root,
+                             env={**os.environ, "AINTERN_DB": str(db)}, capture_output=True, text=True, timeout=300)  # fmt: skip
+        assert out.returncode == 0, out.stderr
+        return out.stdout
+
+    hits = {h["path"]: h for h in json.loads(cli("search", question, "-k", "3", "--json"))}
+    assert hits["invoices.py"]["stale"] is True and hits["invoices.py"]["stale_note"] == changed
+    assert hits["reminders.py"]["stale"] is True and hits["reminders.py"]["stale_note"] == deleted
+    assert "stale" not in hits["forecast.py"] and "stale_note" not in hits["forecast.py"]
+    printed = cli("search", question, "-k", "3")
+    for path, note in (("invoices.py", changed), ("reminders.py", deleted), ("forecast.py", None)):
+        block = printed.split(f"{path}:", 1)[1].split(".py:", 1)[0]  # (its header's line, up to the next hit)
+        assert (f"({note})" in block.split("\n")[1]) if note else "since indexed" not in block, block
+    context = cli("context", question)
+    assert f"### invoices.py\nLines 1-2\n\n({changed})\n```python" in context and f"({deleted})" in context
+    assert context.count("since indexed") == 2
+    assert "edited after indexing" not in printed + context  # (nothing was re-indexed: the indexed lines)
+
+    async def search() -> Any:
+        async with Client(AinternMcp(McpConfig(db=db, workspace=root, watch=False)).server) as client:
+            return await client.call_tool("search", {"query": question, "k": 3, "min_relevance": 0})
+
+    found = asyncio.run(search())
+    marks = {h["path"]: h["stale"] for h in found.structured_content["hits"]}
+    assert marks == {"invoices.py": True, "reminders.py": True, "forecast.py": None}
+    assert "changed since indexed — the `index` tool re-indexes it" in text(found)
+    assert "deleted since indexed — the `index` tool re-indexes it" in text(found)
+    with WebServer(db, workspace=root, watch=False) as server, server.client() as http:
+        page = http.get("/search", params={"q": question, "k": "3", "min_relevance": "0"}).text
+        api = http.get("/api/search", params={"q": question, "k": "3", "min_relevance": "0"}).json()
+    assert page.count('class="note stale"') == 2 and changed in page and deleted in page
+    assert {r["path"]: r.get("stale") for r in api["results"]} == marks

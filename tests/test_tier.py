@@ -109,6 +109,44 @@ def test_cancelled_fill_resumes_and_cache_serves_copies(ws: Workspace, monkeypat
     assert rebuilt is not None and rebuilt.complete and rebuilt.chunks_embedded == 0
 
 
+def test_the_watchers_fill_is_a_recorded_run_that_steps_aside_for_its_reindexes(ws: Workspace) -> None:
+    """`aintern watch` fills the full tier as `aintern update` does, in a run of its own (workspace_fill.TierFill):
+    while it fills, `aintern status` shows it and an `aintern update` is refused, saying why. A file saved
+    meanwhile is re-indexed at once: the fill stops after its batch (its run ends), and goes on after."""
+    from aintern.index.runs import TIER_RUN, active_run
+    from aintern.workspace_fill import TierFill
+
+    ws.set_tier("full")
+    held, release, finished, failed = threading.Event(), threading.Event(), [], []
+
+    def hold_the_first_batch(done: int, total: int) -> None:  # (the run is recorded once its first batch is)
+        if not held.is_set():
+            held.set()
+            release.wait(120)
+
+    fill = TierFill(ws, threading.Event(), finished.append, failed.append, hold_the_first_batch)
+    fill.start()
+    assert held.wait(120)
+    run_now = active_run(ws.store, ws.root)
+    assert run_now is not None and run_now.kind == TIER_RUN
+    db = ws.store.path
+    status = json.loads(run("status", "--json", cwd=ws.root, db=db).stdout)
+    assert status["run"]["kind"] == TIER_RUN, status
+    refused = run("update", cwd=ws.root, db=db)
+    assert refused.returncode == 1 and "being indexed already: filling the full tier" in refused.stderr, refused.stderr
+    release.set()
+
+    (ws.root / "src" / "python" / "saved.py").write_text("def saved_meanwhile():\n    return 7\n")
+    with fill.paused():
+        assert active_run(ws.store, ws.root) is None  # (stepped aside: its run ended)
+        assert ws.index_files(["src/python/saved.py"]).files_indexed == 1
+    fill.join()
+    assert not failed and finished and finished[-1].complete
+    tier = ws.tier
+    assert tier is not None and tier.complete and tier.vector_count == tier.chunk_count
+    assert active_run(ws.store, ws.root) is None
+
+
 def test_tier_vectors_of_a_chunk_replaced_meanwhile_are_dropped(ws: Workspace) -> None:
     ws.set_tier("full")
     index = ws.require_index()

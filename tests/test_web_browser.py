@@ -329,11 +329,20 @@ def test_a_changed_file_is_reported_when_auto_index_is_off(
         edit_until_seen(root / "src" / "python" / "app.py", "def open_connection():\n    return 'changed'\n",
                         lambda: bool(heard))  # fmt: skip
         expect(page.locator("#badge")).to_contain_text("1 file changed")
+        # Until it is updated, a search shows the file's indexed lines, marked on its card; the others are not.
+        page.goto(server.url + "/search?q=Store&min_relevance=0")
+        changed = page.locator(".hit", has=page.locator("a.loc", has_text="src/python/app.py"))
+        expect(changed.first.locator(".note.stale")).to_have_text("changed since indexed — run `aintern update`")
+        expect(page.locator(".hit").nth(1)).to_be_visible()  # (another file's card, unmarked)
+        expect(page.locator(".note.stale")).to_have_count(changed.count())
         page.locator("#badge").click()
         expect(page).to_have_url(re.compile(r"/progress$"))
         page.get_by_role("button", name="Update changed").click()
         expect(page.locator("#phase")).to_have_text("complete", timeout=RUN_MS)
         expect(page.locator("#badge")).to_contain_text("up to date")
+        page.goto(server.url + "/search?q=Store&min_relevance=0")
+        expect(page.locator(".hit").first).to_be_visible()
+        expect(page.locator(".note.stale")).to_have_count(0)
         no_script_errors(page)
 
 

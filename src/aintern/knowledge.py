@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from aintern.assemble.context import ContextBuildOptions, ContextBuildResult, KnowledgeChunk, assemble
 from aintern.assemble.expand import FileContextExpander
 from aintern.assemble.files import RelevantFile, relevant_files
-from aintern.assemble.hits import merged_hits, shown_hits
+from aintern.assemble.hits import marked_stale, merged_hits, shown_hits
 from aintern.chunk.models import SymbolType
 from aintern.config import FILES_MARK_RELEVANCE, Settings
 from aintern.embed import Embedder, embedder_for_model_id
@@ -332,10 +332,9 @@ class KnowledgeService:
         strategy = RerankingStrategy(options.reranking or Settings.load(index.workspace_path).search_rerank)
         key = (q.text, options, strategy, index.id, self.store.generation(index.id))
         cached = self.cache.get(key)
-        if cached is not None:
-            return KnowledgeQueryResult(
-                **{**cached.__dict__, "cache_hit": True, "query_time": time.perf_counter() - started}
-            )
+        if cached is not None:  # (whether a hit's file changed since is the disk's now, not the cached answer's)
+            chunks = marked_stale(cached.chunks, index.workspace_path)
+            return replace(cached, chunks=chunks, cache_hit=True, query_time=time.perf_counter() - started)
         tier = self._tier(self.store, index)
         embedder = self.embedder(tier.model_id if tier else index.embedding_model)
         try:
@@ -381,7 +380,7 @@ class KnowledgeService:
         )  # fmt: skip
         if not notes:  # (a rerank that timed out is tried again next time)
             self.cache.set(key, result)
-        return result
+        return replace(result, chunks=marked_stale(chunks, index.workspace_path))
 
     def _query_many(self, q: Question, options: KnowledgeQueryOptions) -> KnowledgeQueryResult:
         """One ranking over several workspaces. Each index answers as it would alone; a hit's relevance

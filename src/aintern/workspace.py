@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 from collections.abc import Callable, Iterable
@@ -26,6 +27,7 @@ from aintern.states import reindex_reason
 from aintern.states import summarize as summarize
 from aintern.states import tier_dict as tier_dict
 from aintern.store import IndexStatistics, SqliteStore, VectorIndex, default_db_path
+from aintern.store.db import driver
 from aintern.workspace_fill import Filling
 
 # The indexing pipeline (tree-sitter, the scanner) and the LLM stack are imported by the methods that use
@@ -225,7 +227,18 @@ class Workspace(Filling):
                 self._record_error(str(exc))
                 raise
             self._record_error(None if result.success or result.cancelled else result.error_message)
+            self._compact(result)
             return result
+
+    def _compact(self, result: IndexingResult) -> None:
+        """Keep the database from growing run after run: a run that rewrote a quarter of the index's files or
+        more merges its keyword table, and many free pages go back to the file system (store.compact). A
+        failure (the database busy past its timeout) leaves the file as large as it was; the run stands."""
+        merge = None
+        if rewrote := result.files_indexed + result.files_removed:
+            merge = result.index_id if rewrote * 4 >= rewrote + result.files_unchanged else None
+        with contextlib.suppress(StoreError, driver().Error):
+            self.store.compact(merge)
 
     def _record_error(self, error: str | None) -> None:
         """Keep the last run's failure on the index (written only when it changes: a no-op run writes nothing)."""

@@ -4,14 +4,15 @@ the work that may run in the background (a server's job, the watcher's thread) h
 
 from __future__ import annotations
 
+import contextlib
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from aintern.config import Settings
 from aintern.embed import Embedder, get_embedder
-from aintern.errors import AinternError
+from aintern.errors import AinternError, IndexingBusyError
 from aintern.store import SqliteStore, VectorIndex, VectorTier
 
 if TYPE_CHECKING:
@@ -102,12 +103,11 @@ class Filling:
         cancel: threading.Event | None = None,
         paths: list[str] | None = None,
         wait: float = 0.0,
-        record: bool = True,
     ) -> TierResult | None:
         """Compute the full tier's missing vectors (of ``paths`` only, when given); None without a tier.
-        Each batch commits, so searches go on meanwhile and use the tier once it is complete. With
-        ``record`` (not for ``paths``: a run of those files holds the workspace) a run of its own that
-        ``aintern status`` shows; IndexingBusyError while another run holds the workspace (after ``wait``)."""
+        Each batch commits, so searches go on meanwhile and use the tier once it is complete. A run of its own
+        that ``aintern status`` shows (not for ``paths``: a run of those files holds the workspace);
+        IndexingBusyError while another run holds the workspace (after ``wait``)."""
         from aintern.index.models import IndexingPhase, IndexingProgress
         from aintern.index.runs import TIER_RUN, RunRecorder
         from aintern.index.tier import fill_tier
@@ -116,7 +116,7 @@ class Filling:
         tier = self.tier
         if index is None or tier is None:
             return None
-        if paths is not None or not record or tier.complete:
+        if paths is not None or tier.complete:
             return fill_tier(self.store, index.id, self.tier_embedder, progress, cancel, paths)
         with RunRecorder(self.store, self.root, TIER_RUN, wait) as recorder:
             self.store.verify()  # (the run's row is written once the database is checked; the tier writes anyway)
@@ -165,3 +165,68 @@ class Filling:
         if run is not None:
             return "pending"
         return f"{have:,} of {of:,} files; `aintern index` computes the rest (searches rank without them)"
+
+
+class TierFill:
+    """The full tier filled in a thread (`aintern watch`'s), as the run of its own ``fill_tier`` records: `aintern
+    status` shows it, and an `aintern update` meanwhile is refused (or, with --wait, waits for it). It steps
+    aside for the watcher's re-indexes of saved files (``paused``) instead of keeping them waiting, and waits
+    for another run that holds the workspace (the file vectors', another process's) to end."""
+
+    def __init__(
+        self,
+        ws: Filling,
+        stop: threading.Event,
+        on_done: Callable[[TierResult], None],
+        on_error: Callable[[Exception], None],
+        progress: Callable[[int, int], None] | None = None,
+    ) -> None:
+        """``stop``: set, the fill stops after its batch, for good; ``on_done``: the fill completed the tier;
+        ``on_error``: it stopped on an error (the tier stays as far as it got; the next run goes on)."""
+        self.ws, self.stop, self.on_done, self.on_error, self.progress = ws, stop, on_done, on_error, progress
+        self._cancel = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        """Fill what the tier lacks, in the background (nothing without a tier, or with it complete)."""
+        tier = self.ws.tier
+        if self.stop.is_set() or tier is None or tier.complete:
+            return
+        self._cancel = threading.Event()
+        self._thread = threading.Thread(target=self._fill, args=(self._cancel,), name="aintern-tier", daemon=True)
+        self._thread.start()
+
+    def _fill(self, cancel: threading.Event) -> None:
+        def on_batch(done: int, total: int) -> None:
+            if self.stop.is_set():
+                cancel.set()  # (fill_tier stops before its next batch)
+            if self.progress is not None:
+                self.progress(done, total)
+
+        while not (cancel.is_set() or self.stop.is_set()):
+            try:
+                done = self.ws.fill_tier(on_batch, cancel)
+            except IndexingBusyError:  # (another run holds the workspace: the fill goes on once it ends)
+                cancel.wait(1.0)
+                continue
+            except Exception as exc:  # e.g. a GPU that fails mid-run: the fast index keeps serving
+                self.on_error(exc)
+                return
+            if done is not None and done.complete:
+                self.on_done(done)
+            return
+
+    @contextlib.contextmanager
+    def paused(self) -> Iterator[None]:
+        """Stop the fill after its batch (its run ends; what it finished is kept), and start it again after."""
+        self._cancel.set()
+        self.join()
+        try:
+            yield
+        finally:
+            self.start()
+
+    def join(self) -> None:
+        """Wait for the fill to end (complete, paused, or stopped after its batch)."""
+        if self._thread is not None:
+            self._thread.join()

@@ -25,6 +25,12 @@ def matching_lines(chunk: KnowledgeChunk, limit: int = 3) -> list[tuple[int, str
     return [(chunk.start_line + r, lines[r].rstrip()) for r in sorted(rows[:limit]) if r < len(lines)]
 
 
+def _quoted(line: str) -> str:
+    """A code line as the answer quotes it: its indentation kept (it shows the nesting), its text cut at 160."""
+    text = line.lstrip()
+    return line[: len(line) - len(text)] + text[:160]
+
+
 #: Calibrated relevance (docs/benchmarks.md): from 0.5 a hit is more likely than not in a file that answers.
 LIKELY = 0.5
 
@@ -50,6 +56,6 @@ def extractive_answer(
         kind = f" ({c.symbol_type.value})" if c.symbol_type and symbol else ""
         named = f" `{symbol}`{kind}" if symbol else ""
         out.append(f"{i}. {c.file_path}:{c.start_line}-{c.end_line}{named} — relevance {c.relevance:.2f}")
-        out += [f"   {n:>5} | {text.strip()[:160]}" for n, text in matching_lines(c)]
+        out += [f"   {n:>5} | {_quoted(text)}" for n, text in matching_lines(c)]
     out += ["", CONFIGURE_HINT]
     return "\n".join(out) + "\n", [*confident, *others]

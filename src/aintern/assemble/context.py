@@ -54,6 +54,10 @@ class KnowledgeChunk:
     #: When the chunk begins inside a multi-line string or comment: the line it opens on and its text
     #: (chunk.openings).
     inside: tuple[int, str] | None = None
+    #: "changed" or "deleted" when its file is no longer as indexed (the text is the indexed one); else None.
+    stale: str | None = None
+    #: The file's (size, mtime_ns) when indexed: what ``stale`` is judged by (assemble.hits.marked_stale).
+    indexed_stat: tuple[int, int] | None = field(default=None, repr=False, compare=False)
 
     @property
     def display_path(self) -> str:
@@ -70,7 +74,18 @@ class KnowledgeChunk:
             "parent_symbol": self.parent_symbol,
             "symbol_lines": [self.symbol_start_line, self.symbol_end_line] if self.symbol_start_line else None,
             "language": self.language, "content": self.content,
-        } | ({"inside": {"line": self.inside[0], "text": self.inside[1]}} if self.inside else {})  # fmt: skip
+        } | ({"inside": {"line": self.inside[0], "text": self.inside[1]}} if self.inside else {}) | self._stale()  # fmt: skip
+
+    def stale_note(self, update: str = "run `aintern update`") -> str | None:
+        """One line saying the file changed (or was deleted) since it was indexed, and what brings it up to
+        date (``update``); None while it is as indexed."""
+        if self.stale is None:
+            return None
+        return f"{self.stale} since indexed — {update}"
+
+    def _stale(self) -> dict[str, object]:
+        """The JSON twins' fields of a stale hit (none for a hit whose file is as indexed)."""
+        return {"stale": True, "stale_note": self.stale_note()} if self.stale else {}
 
     @property
     def shown_lines(self) -> tuple[int, int]:
@@ -99,7 +114,7 @@ class KnowledgeChunk:
             "content": self.content, "expanded_context": self.expanded_context,
             "expanded_start": self.expanded_start, "expanded_end": self.expanded_end,
             "highlights": [{"start": h.start, "length": h.length, "keyword": h.matched_keyword} for h in self.highlights],
-        }  # fmt: skip
+        } | self._stale()  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -180,12 +195,15 @@ def _format(chunk: KnowledgeChunk, o: ContextBuildOptions) -> str:
     lo, hi = chunk.shown_lines
     text = chunk.shown_text
     note = chunk.opened_above(lo)
+    stale = chunk.stale_note()  # (the text is the indexed one: the file changed or is gone)
     if o.format is ContextFormat.XML:
         attrs = [f'file="{escape(chunk.display_path, {chr(34): "&quot;"})}"']
         if o.include_line_numbers:
             attrs.append(f'lines="{lo}-{hi}"')
         if note and chunk.inside:
             attrs.append(f'inside="{escape(f"line {chunk.inside[0]}: {chunk.inside[1]}", {chr(34): "&quot;"})}"')
+        if chunk.stale:
+            attrs.append(f'stale="{chunk.stale}"')
         if chunk.language:
             attrs.append(f'language="{chunk.language}"')
         if o.include_scores:
@@ -201,6 +219,8 @@ def _format(chunk: KnowledgeChunk, o: ContextBuildOptions) -> str:
             obj["relevance"] = round(chunk.relevance, 4)
         if note and chunk.inside:
             obj["inside"] = {"line": chunk.inside[0], "text": chunk.inside[1]}
+        if stale:
+            obj["stale"], obj["staleNote"] = True, stale
         return json.dumps(obj, indent=2, ensure_ascii=False)
     if o.format is ContextFormat.PLAIN:
         out = ""
@@ -209,7 +229,7 @@ def _format(chunk: KnowledgeChunk, o: ContextBuildOptions) -> str:
             if o.include_line_numbers:
                 out += f" (lines {lo}-{hi})"
             out += "\n" + "-" * 40 + "\n"
-        return out + (note + "\n" if note else "") + text + "\n"
+        return out + (f"({stale})\n" if stale else "") + (note + "\n" if note else "") + text + "\n"
     out = ""
     if o.include_file_headers:
         out += f"### {chunk.display_path}\n"
@@ -218,6 +238,8 @@ def _format(chunk: KnowledgeChunk, o: ContextBuildOptions) -> str:
         if o.include_scores:
             out += f"Relevance: {chunk.relevance:.0%}\n"
         out += "\n"
+    if stale:
+        out += f"({stale})\n"
     if note:
         out += note + "\n"
     fence = "```" if "```" not in text else "````"

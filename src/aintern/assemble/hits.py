@@ -4,6 +4,7 @@ hits returned only."""
 
 from __future__ import annotations
 
+import os
 from dataclasses import replace
 
 from aintern.assemble.context import KnowledgeChunk
@@ -37,6 +38,7 @@ def shown_hits(
             relevance=r.score, language=c.language, symbol_name=c.symbol_name, symbol_type=c.symbol_type,
             parent_symbol=c.parent_symbol, original_score=r.original_score, chunk_id=r.chunk_id,
             file_hash=version.content_hash if version else None, inside=inside(c.metadata),
+            indexed_stat=version.stat if version else None,
         )  # fmt: skip
         nested = _nested_definition(c, question)
         if nested is not None:
@@ -52,6 +54,32 @@ def shown_hits(
             k.highlights = highlights(c.content, question.highlight_keywords, question.quoted_phrases)
         out.append(k)
     return out
+
+
+def marked_stale(chunks: list[KnowledgeChunk], root: str) -> list[KnowledgeChunk]:
+    """``chunks`` each marked ``stale`` as its file under ``root`` stands now: "changed" when its size or
+    mtime differ from the indexed ones (as `aintern status` judges), "deleted" when it is gone. One stat per
+    file, nothing read; a chunk whose mark changes is a copy (a cached answer's chunks are never altered)."""
+    now: dict[str, str | None] = {}
+    out = []
+    for c in chunks:
+        if c.file_path not in now:
+            now[c.file_path] = _staleness(os.path.join(root, c.file_path), c.indexed_stat)
+        stale = now[c.file_path]
+        out.append(c if c.stale == stale else replace(c, stale=stale))
+    return out
+
+
+def _staleness(path: str, indexed: tuple[int, int] | None) -> str | None:
+    if indexed is None:
+        return None  # (not known: an index from another store)
+    try:
+        st = os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return "deleted"
+    except (OSError, ValueError):  # (unreadable now: not said to have changed)
+        return None
+    return "changed" if (st.st_size, st.st_mtime_ns) != indexed else None
 
 
 def _nested_definition(chunk: TextChunk, question: Question) -> tuple[str, str, int, int, str | None] | None:

@@ -47,6 +47,7 @@ from aintern.plural import count
 from aintern.scan import NO_KNOWN_TYPE
 from aintern.store import VectorTier
 from aintern.workspace import Workspace, tier_dict
+from aintern.workspace_fill import TierFill
 
 WaitOption = Annotated[
     bool, typer.Option("--wait", help="If another run is indexing this workspace, wait for it instead of failing.")
@@ -421,11 +422,14 @@ def trust(
     console.print(f"{'no longer trusted' if revoke else 'trusted'}: {esc(root / CONFIG_FILE)}", highlight=False)
 
 
-def _fill_file_vectors(ws: Workspace) -> None:
+def _fill_file_vectors(ws: Workspace, pending: bool, then: TierFill) -> None:
+    """`aintern watch`'s file vectors (when ``pending``), then its full tier's fill: runs of their own, one at a time."""
     try:
-        ws.fill_file_vectors()
+        if pending:
+            ws.fill_file_vectors()
     except Exception as exc:  # (optional: searches rank without them; the next run computes them)
         err.print(f"[yellow]file vectors: {type(exc).__name__}: {esc(exc)}; `aintern update` computes them[/]")
+    then.start()
 
 
 @app.command()
@@ -436,35 +440,22 @@ def watch(path: PathArg = None, db: DbOption = None) -> None:
 
     ws = open_workspace(path, db, create=True)
     stop = threading.Event()
+    # The full tier fills in once the fast index is searchable, a run of its own that steps aside while saved
+    # files are re-indexed (workspace_fill.TierFill).
+    filler = TierFill(ws, stop, lambda _: console.print(f"[dim]{time.strftime('%H:%M:%S')}[/] full tier complete: searches use it"),
+                      _tier_stopped)  # fmt: skip
     signal.signal(signal.SIGINT, lambda *_: stop.set())
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     new = ws.index is None
     first = ws.build_index(cancel=stop, file_vectors_later=True)
     console.print(f"{count(first.files_indexed, 'file')} indexed, {first.files_unchanged} up to date", highlight=False)
-    # The index is searchable now; its file vectors are computed meanwhile, in a run of their own that the
-    # first re-index waits for.
-    vectors = threading.Thread(target=_fill_file_vectors, args=(ws,), name="aintern-file-vectors", daemon=True)
-    if first.file_vectors_pending:
-        vectors.start()
     if first.success:
         ws.settle_tier(new=new)
-    if ws.tier is not None and not ws.tier.complete:
-        # The fast index is searchable now; the full tier fills in meanwhile, on a connection of its own.
-        def fill() -> None:
-            try:
-                # (the store gives this thread a connection of its own; not a run of its own, which would keep
-                # the watcher's re-indexes of saved files waiting for minutes)
-                done = ws.fill_tier(cancel=stop, record=False)
-                if done is not None and done.complete:
-                    console.print(f"[dim]{time.strftime('%H:%M:%S')}[/] full tier complete: searches use it")
-            except AinternError as exc:
-                err.print(f"[yellow]full tier: {esc(exc)}[/]")
-            except Exception as exc:  # e.g. a GPU that fails mid-run: the fast index keeps serving
-                err.print(
-                    f"[yellow]full tier stopped: {type(exc).__name__}: {esc(exc)}; `aintern update` continues it[/]"
-                )
-
-        threading.Thread(target=fill, name="aintern-tier", daemon=True).start()
+    # The index is searchable now; its file vectors are computed meanwhile, in a run of their own that the
+    # first re-index waits for, then the full tier's.
+    args = (ws, first.file_vectors_pending, filler)
+    vectors = threading.Thread(target=_fill_file_vectors, args=args, name="aintern-file-vectors", daemon=True)
+    vectors.start()
 
     def on_result(result: IndexingResult, paths: set[str]) -> None:
         stamp = time.strftime("%H:%M:%S")
@@ -479,7 +470,8 @@ def watch(path: PathArg = None, db: DbOption = None) -> None:
     def reindex(paths: set[str]) -> IndexingResult:
         if vectors.is_alive():
             vectors.join()
-        return ws.index_files(paths, cancel=stop)
+        with filler.paused():
+            return ws.index_files(paths, cancel=stop)
 
     try:
         watch_workspace(
@@ -492,4 +484,12 @@ def watch(path: PathArg = None, db: DbOption = None) -> None:
     if vectors.is_alive():  # (a thread left inside the model as the process exits would abort it)
         console.print("finishing the file vectors")
         vectors.join()
+    filler.join()  # (stopped after its batch: a thread left inside the model as the process exits would abort it)
     console.print("stopped")
+
+
+def _tier_stopped(exc: Exception) -> None:
+    if isinstance(exc, AinternError):
+        err.print(f"[yellow]full tier: {esc(exc)}[/]")
+    else:  # e.g. a GPU that fails mid-run: the fast index keeps serving
+        err.print(f"[yellow]full tier stopped: {type(exc).__name__}: {esc(exc)}; `aintern update` continues it[/]")

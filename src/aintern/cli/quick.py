@@ -141,7 +141,10 @@ def run_search(
         # Its first lines, unless nothing the question is about is there (a licence header); all with --full.
         first, shown = (0, len(lines)) if full else (focus_window(c, PREVIEW_LINES, keep_start=True), PREVIEW_LINES)
         last = min(len(lines), first + shown)
+        stale = c.stale_note()  # (its lines are the indexed ones, not the file's now)
         if piped():  # each line whole, numbered, nothing padded: what a file or a pipe reads best
+            if stale:
+                print(f"    ({stale})")
             if opened := c.opened_above(c.start_line + first):
                 print(opened)
             _print_plain_lines(lines, first, last, c.start_line + first)
@@ -157,6 +160,8 @@ def run_search(
             if first <= row < last:
                 col = h.start - (c.content.rfind("\n", 0, h.start) + 1)
                 syntax.stylize_range("bold reverse", (row - first + 1, col), (row - first + 1, col + h.length))
+        if stale:
+            console.print(f"[dim yellow]    ({esc(stale)})[/]", highlight=False)
         if first:
             console.print(f"[dim]    ... {count(first, 'line')} above[/]")
         if opened := c.opened_above(c.start_line + first):

@@ -60,6 +60,9 @@ class Hit(BaseModel):
     relevance: float = Field(description="Calibrated 0-1: the chance this is what the question is after")
     code: str = Field(description="The chunk's code; long chunks trimmed to the matching lines, '…' marks cuts")
     trimmed: bool = False
+    stale: bool | None = Field(
+        None, description="True when the file changed or was deleted since it was indexed: `code` is the indexed text"
+    )
 
 
 class SearchResult(BaseModel):

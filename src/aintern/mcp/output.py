@@ -44,9 +44,11 @@ def hits(chunks: list[KnowledgeChunk], several: bool, max_tokens: int) -> tuple[
         code, cut = trim(c)
         hit = Hit(repo=c.repo if several else None, path=c.file_path, start_line=c.start_line, end_line=c.end_line,
                   symbol=c.symbol_name, symbol_type=c.symbol_type.value if c.symbol_type else None,
-                  relevance=round(c.relevance, 3), code=code, trimmed=cut)  # fmt: skip
+                  relevance=round(c.relevance, 3), code=code, trimmed=cut, stale=bool(c.stale) or None)  # fmt: skip
         where = f"{c.display_path}:{c.start_line}-{c.end_line}"
         head = f"{where}  {c.symbol_name or ''}{' (' + hit.symbol_type + ')' if hit.symbol_type else ''}  {hit.relevance:.2f}"
+        if stale := c.stale_note("the `index` tool re-indexes it"):  # (the code shown is the indexed text)
+            head += f"\n({stale})"
         if note := c.opened_above(c.start_line):  # (the code begins inside a string or comment)
             head += f"\n{note}"
         part = f"{head}\n```{c.language or ''}\n{code}\n```"

@@ -146,9 +146,14 @@ def _check_file(path: Path, create: bool) -> bool:
         try:
             parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            raise StoreError(f"cannot create the folder {parent} for the database: {exc.strerror or exc}") from exc
+            error = read_only(path, parent) or StoreError(
+                f"cannot create the folder {parent} for the database: {exc.strerror or exc}"
+            )
+            raise error from exc
         if not os.access(parent, os.W_OK | os.X_OK):
-            raise StoreError(f"cannot create {path}: permission denied on the folder {parent}")
+            raise read_only(path, parent) or StoreError(
+                f"cannot create {path}: permission denied on the folder {parent}"
+            )
         return True
     if stat.S_ISDIR(st.st_mode):
         raise StoreError(
@@ -204,9 +209,28 @@ def _wal_bytes(path: Path) -> int:
         return 0
 
 
+def read_only(path: Path, where: Path) -> StoreError | None:
+    """The error for a database ``path`` that cannot be written because ``where`` (the file or its folder) is on
+    a read-only file system (EROFS: a mounted image, a read-only bind, a locked-down container); None when it
+    is not (this user's permissions are then why)."""
+    try:
+        while not where.exists() and where != where.parent:  # (a folder still to make: the one it is made in)
+            where = where.parent
+        if not os.statvfs(where).f_flag & os.ST_RDONLY:
+            return None
+    except (OSError, AttributeError):  # (gone meanwhile; no statvfs on Windows)
+        return None
+    return StoreError(
+        f"cannot write to {path}: {'it' if where == path else where} is on a read-only file system; "
+        + elsewhere(path, "keep the database on a writable disk: pass --db PATH (or set AINTERN_DB)")
+    )
+
+
 def _check_writable(path: Path) -> None:
     if not (os.access(path, os.W_OK) and os.access(path.parent, os.W_OK | os.X_OK)):
         where = path if not os.access(path, os.W_OK) else path.parent
+        if error := read_only(path, where):
+            raise error
         raise StoreError(
             f"cannot write to {path}: permission denied on {where} (SQLite also keeps {path.name}-wal and -shm "
             "beside it); check the owner and mode, or set AINTERN_DB to a writable place"
@@ -306,6 +330,8 @@ def connect(path: str | Path, create: bool = True, readonly: bool = False) -> An
                 connect(path).close()  # an older schema of ours: upgraded by a writing connection
         else:
             conn.execute("PRAGMA foreign_keys = ON")
+            if not tables:  # (possible only before the first table and WAL: an older database keeps its own)
+                conn.execute("PRAGMA auto_vacuum = INCREMENTAL")  # (reclaim_free_pages gives pages back)
             if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
                 conn.execute("PRAGMA journal_mode = WAL")
             conn.execute("PRAGMA synchronous = NORMAL")
@@ -319,6 +345,25 @@ def connect(path: str | Path, create: bool = True, readonly: bool = False) -> An
     return conn
 
 
+#: Free pages past this share of a database's pages go back to the file system after a run (reclaim_free_pages).
+RECLAIM_SHARE = 0.1
+
+
+def reclaim_free_pages(conn: Any, share: float = RECLAIM_SHARE) -> int:
+    """Give the database's free pages back to the file system when they are ``share`` of its pages or more
+    (a re-index frees most of what the last one wrote, and the file would keep every page it ever had): the
+    pages given back. 0 for a database made before aintern set ``auto_vacuum`` (it reuses its free pages)."""
+    if conn.in_transaction:  # (executescript would commit it)
+        return 0
+    free = conn.execute("PRAGMA freelist_count").fetchone()[0]
+    if not free or free < conn.execute("PRAGMA page_count").fetchone()[0] * share:
+        return 0
+    if conn.execute("PRAGMA auto_vacuum").fetchone()[0] != 2:  # (2: incremental)
+        return 0
+    conn.executescript("PRAGMA incremental_vacuum")  # (execute() would take one step of it: one page)
+    return int(free)
+
+
 def explain(exc: BaseException, path: str | Path) -> StoreError:
     """A SQLite error turned into what the user should know: permissions, corruption, or the error itself.
 
@@ -330,7 +375,7 @@ def explain(exc: BaseException, path: str | Path) -> StoreError:
     if "readonly" in low or "read-only" in low or "permission" in low or "unable to open" in low:
         for where in (path, path.parent):
             if where.exists() and not os.access(where, os.W_OK):
-                return StoreError(
+                return read_only(path, where) or StoreError(
                     f"cannot write to {path}: permission denied on {where} (SQLite also keeps {path.name}-wal and "
                     "-shm beside the database); check the owner and mode, or set AINTERN_DB to a writable place"
                 )

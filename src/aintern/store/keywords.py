@@ -293,6 +293,14 @@ def create_keyword_table(conn: Any, index_id: int) -> None:
     )
 
 
+def optimize_keyword_table(conn: Any, index_id: int) -> None:
+    """Merge the index's keyword table into one segment, which drops the entries of deleted rows: FTS5 keeps
+    them until their segments merge, so a run that replaced much of the index leaves the table twice its size.
+    What a search finds is the same."""
+    table = f"fts_{int(index_id)}"
+    conn.execute(f"INSERT INTO {table} ({table}) VALUES ('optimize')")
+
+
 def rebuild_keyword_tables(conn: Any) -> None:
     """Recreate every index's keyword table from its chunks (schema 5; inside the migration's transaction)."""
     for (index_id,) in conn.execute("SELECT id FROM indexes").fetchall():

@@ -25,6 +25,8 @@ class FileVersion:
 
     content_hash: str
     masks: Masks | None = None
+    #: The file's size and mtime when indexed (None: not read): a hit's file that differs now changed since.
+    stat: tuple[int, int] | None = None
 
 
 def encode_masks(masks: Masks | None) -> str | None:
@@ -54,8 +56,9 @@ def decode_masks(text: str | None) -> Masks | None:
 
 def file_versions(conn: Any, index_id: int, paths: list[str]) -> dict[str, FileVersion]:
     """The hash and the secrets' masks of these files, of those the index holds."""
-    sql = "SELECT path, content_hash, secret_masks FROM files WHERE index_id = ? AND path IN ({marks})"
-    return {path: FileVersion(h, decode_masks(m)) for path, h, m in rows_in(conn, sql, paths, [index_id])}
+    sql = "SELECT path, content_hash, secret_masks, size, mtime_ns FROM files WHERE index_id = ? AND path IN ({marks})"
+    rows = rows_in(conn, sql, paths, [index_id])
+    return {path: FileVersion(h, decode_masks(m), (size, mtime)) for path, h, m, size, mtime in rows}
 
 
 def files_without_masks(conn: Any, index_id: int) -> list[tuple[str, str]]:

@@ -16,12 +16,14 @@ from aintern.embed.cache import EmbeddingCache
 from aintern.errors import ModelMismatchError, StoreError
 from aintern.store import files, lookups, masks, models, records, tiers
 from aintern.store.database import Database
+from aintern.store.db import reclaim_free_pages
 from aintern.store.engine import FileChunks
 from aintern.store.keywords import (
     BM25_WEIGHTS,
     create_keyword_table,
     keeps_keyword_stats,
     keyword_columns,
+    optimize_keyword_table,
     update_keyword_stats,
 )
 from aintern.store.memory import InMemorySearch
@@ -157,6 +159,16 @@ class SqliteStore(Database):
             tiers.drop_vector_tier(self.conn, index_id)
             self.conn.execute(f"DROP TABLE IF EXISTS fts_{int(index_id)}")
         self.prune_cache()
+        self.compact()  # (the pages of a whole index: the file need not stay the size it had with it)
+
+    def compact(self, rewritten: int | None = None) -> int:
+        """After a run: the keyword table of the index ``rewritten`` (one a run replaced much of) merged, then
+        the free pages given back to the file system: all of them after such a run, else when there are many
+        (store.db.reclaim_free_pages). The pages given back."""
+        if rewritten is None or self.get_index(rewritten) is None:
+            return reclaim_free_pages(self.conn)
+        optimize_keyword_table(self.conn, rewritten)
+        return reclaim_free_pages(self.conn, share=0.0)
 
     def update_index(
         self, index_id: int, git_commit: str | None = None, settings: dict[str, object] | None = None
