@@ -12,9 +12,10 @@ aintern searches the code of indexed repositories by meaning and by name and ans
 locations. Start with `search` (a question or a name), then read what it points to. `context` gives one
 block of the most relevant code within a token budget; `files` lists the files that matter for a
 question; `find_related` shows the definitions, usages and look-alikes of the code at a location;
-`symbols` finds definitions by the start of their name. Results are fresh: files edited since the last
-index are re-indexed before a search answers. `index` and `status` build and inspect indexes. The server
-serves the repositories it was started for (its folder, --repo ones, or every index with --all-repos)."""
+`symbols` finds definitions by the start of their name. Results are fresh: the server watches its
+repositories and re-indexes edited files before a search answers (started with --no-watch it does not, and a
+hit whose file changed since it was indexed says so). `index` and `status` build and inspect indexes. The
+server serves the repositories it was started for (its folder, --repo ones, or every index with --all-repos)."""
 
 SEARCH_HELP = (
     "Find code by meaning or by name across the indexed repositories: ranked path:start-end hits with the "
