@@ -213,6 +213,8 @@ class Workspace(Filling):
         from aintern.index.runs import RunRecorder
 
         with RunRecorder(self.store, self.root, kind, wait) as recorder:
+            before = self.index  # (a first run replaces nothing: its keyword table has no deleted rows to drop)
+            had_files = before is not None and before.file_count > 0
 
             def on_progress(p: IndexingProgress) -> None:
                 recorder.record(p)
@@ -227,15 +229,15 @@ class Workspace(Filling):
                 self._record_error(str(exc))
                 raise
             self._record_error(None if result.success or result.cancelled else result.error_message)
-            self._compact(result)
+            self._compact(result, had_files)
             return result
 
-    def _compact(self, result: IndexingResult) -> None:
-        """Keep the database from growing run after run: a run that rewrote a quarter of the index's files or
-        more merges its keyword table, and many free pages go back to the file system (store.compact). A
-        failure (the database busy past its timeout) leaves the file as large as it was; the run stands."""
+    def _compact(self, result: IndexingResult, had_files: bool) -> None:
+        """Keep the database from growing run after run: a run that rewrote a quarter of the files of an index
+        that had some merges its keyword table, and many free pages go back to the file system (store.compact).
+        A failure (the database busy past its timeout) leaves the file as large as it was; the run stands."""
         merge = None
-        if rewrote := result.files_indexed + result.files_removed:
+        if had_files and (rewrote := result.files_indexed + result.files_removed):
             merge = result.index_id if rewrote * 4 >= rewrote + result.files_unchanged else None
         with contextlib.suppress(StoreError, driver().Error):
             self.store.compact(merge)
