@@ -103,13 +103,13 @@ def main() -> None:
 
             sys.exit(_typer(app))
     except NotIndexedError as exc:
-        say_error(exc)
+        _failed(exc)
         sys.exit(4)
     except KeyboardInterrupt:
         say_error("aborted")
         sys.exit(130)
     except AinternError as exc:
-        say_error(exc)
+        _failed(exc)
         sys.exit(1)
     except Exception as exc:
         if os.environ.get("AINTERN_DEBUG"):
@@ -117,7 +117,17 @@ def main() -> None:
         from aintern.store import db as store_db
 
         if store_db.is_database_error(exc):  # damage, permissions, a full disk: say what it means for the database
-            say_error(store_db.explain(exc, store_db.LAST_OPENED or store_db.default_db_path()))
+            _failed(store_db.explain(exc, store_db.LAST_OPENED or store_db.default_db_path()))
             sys.exit(1)
         say_error(f"{type(exc).__name__}: {exc} (AINTERN_DEBUG=1 shows where)")
         sys.exit(1)
+
+
+def _failed(exc: Exception) -> None:
+    """The error that ended the command in one line on stderr; with ``--json``, also as the JSON object
+    ``{"error": ...}`` on stdout: a reader of JSON gets JSON (the exit code says it failed)."""
+    say_error(exc)
+    if "--json" in sys.argv[1:]:
+        import json
+
+        print(json.dumps({"error": str(exc)}, indent=2))

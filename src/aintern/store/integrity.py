@@ -7,6 +7,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from aintern.store import damage
 from aintern.store.db import damaged, quick_check
 
 #: Held while a store checks its database (rarely: once per store, before its first write).
@@ -77,6 +78,7 @@ class IntegrityCheck:
             return
         if self._damage:
             raise damaged(self.path, self._damage)
+        damage.forget(self.path)
         self._verified = True
 
     @property
