@@ -73,3 +73,15 @@ def test_the_progress_total_is_the_files_the_run_indexes(tmp_path: Path) -> None
         ws.close()
     assert result.success and result.files_indexed == len(changed)
     assert totals - {0} == {len(changed)}, totals
+
+
+def test_ctrl_c_between_phases_of_a_run_started_with_sigint_ignored(tmp_path: Path) -> None:
+    """`aintern index &` from a script: the shell starts it with SIGINT ignored. A SIGINT between the index and
+    its full tier (outside the run's own handler) still stops it: exit 130, not a run that goes on to exit 0."""
+    root = make_workspace(tmp_path / "project")
+    env = {**os.environ, "AINTERN_DB": str(tmp_path / "aintern.db"), "AINTERN_CONFIG": str(tmp_path / "c.toml"),
+           "HF_HUB_OFFLINE": "1"}  # fmt: skip
+    driver = "import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)  # (as the shell leaves it)\n" + DRIVER
+    run = subprocess.run([sys.executable, "-c", driver, "aintern.workspace:Workspace.settle_tier"], cwd=root, env=env,
+                         stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=600)  # fmt: skip
+    assert run.returncode == 130, (run.returncode, run.stdout, run.stderr)

@@ -96,6 +96,7 @@ def main() -> None:
     """Console entry point: errors end in one clear line (AINTERN_DEBUG=1 shows the traceback)."""
     import os
 
+    _honour_interrupts(sys.argv[1:])
     try:
         if not _quick(sys.argv[1:]):
             load_commands(sys.argv[1:])
@@ -131,3 +132,17 @@ def _failed(exc: Exception) -> None:
         import json
 
         print(json.dumps({"error": str(exc)}, indent=2))
+
+
+#: Commands that index: Ctrl-C (SIGINT) stops them, from their first moment to their last.
+INDEXING = {"index", "update", "watch"}
+
+
+def _honour_interrupts(argv: list[str]) -> None:
+    """A shell without job control starts ``aintern index &`` with SIGINT ignored, and Python keeps it so: a
+    ``kill -INT`` before the run's own handler, between its phases or after, was lost and the run went on to
+    exit 0. An indexing command takes SIGINT as Ctrl-C whatever it inherited (its run stops after the batch)."""
+    import signal
+
+    if argv[:1] and argv[0] in INDEXING and signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
