@@ -171,3 +171,22 @@ def test_damaged_at_start_serve_status_and_mcp_say_it(copy: tuple[Path, Path]) -
 
     for line in asyncio.run(agent()):
         assert "damaged" in line and "aintern index" in line and "\n" not in line, line
+
+
+def test_a_database_restored_in_place_is_served_again(copy: tuple[Path, Path]) -> None:
+    """The damage a process found is not held against the file once it was written again (restored)."""
+    from aintern.errors import CorruptDatabaseError
+    from aintern.store import SqliteStore
+
+    _, db = copy
+    sound = db.read_bytes()
+    corrupt_in_place(db)
+    for _ in range(2):  # (the second: refused from what this process remembers)
+        with pytest.raises(CorruptDatabaseError, match="damaged"):
+            SqliteStore(db)
+    db.write_bytes(sound)
+    store = SqliteStore(db)
+    try:
+        assert store.list_indexes()
+    finally:
+        store.close()

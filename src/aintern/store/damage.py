@@ -9,8 +9,8 @@ from pathlib import Path
 
 #: The one-line damage error of each damaged database, by its resolved path.
 _KNOWN: dict[str, str] = {}
-#: The identity (device, inode) of each damaged file when it was found.
-_FILES: dict[str, tuple[int, int] | None] = {}
+#: The identity (device, inode) and change time of each damaged file when it was found.
+_FILES: dict[str, tuple[int, int, int] | None] = {}
 
 
 def key(path: Path) -> str:
@@ -28,17 +28,17 @@ def record(path: Path, error: str) -> None:
     _FILES[where] = _identity(path)
 
 
-def _identity(path: Path) -> tuple[int, int] | None:
+def _identity(path: Path) -> tuple[int, int, int] | None:
     try:
         st = path.stat()
     except OSError:
         return None
-    return st.st_dev, st.st_ino
+    return st.st_dev, st.st_ino, st.st_ctime_ns  # (a change time cannot be set back: the file was written since)
 
 
 def recheck(path: Path) -> None:
-    """Forget the damage of ``path`` when another file took its place (the user moved the damaged one away):
-    a store opened on it checks it as any other."""
+    """Forget the damage of ``path`` when another file took its place (the user moved the damaged one away) or
+    it was written since (restored): a store opened on it checks it as any other."""
     where = key(path)
     if where in _KNOWN and _identity(path) != _FILES.get(where):
         forget(path)
