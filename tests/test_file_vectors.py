@@ -5,6 +5,7 @@ static model, the real MiniLM and the shipped map."""
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -166,9 +167,11 @@ def test_a_runs_summaries_are_embedded_while_it_goes_on(static, tmp_path: Path, 
     handed: list[tuple[set[str], list[str]]] = []  # (the texts added during the run, those asked for at its end)
     vectors = file_vectors.SummaryVectors.vectors
 
-    def spy(self: file_vectors.SummaryVectors, texts: list[str], batch: int = 256) -> np.ndarray:
+    def spy(
+        self: file_vectors.SummaryVectors, texts: list[str], batch: int = 256, cancel: threading.Event | None = None
+    ) -> np.ndarray | None:
         handed.append((set(self._seen), list(texts)))
-        return vectors(self, texts, batch)
+        return vectors(self, texts, batch, cancel)
 
     monkeypatch.setattr(file_vectors.SummaryVectors, "vectors", spy)
     ws = tmp_path / "ws"

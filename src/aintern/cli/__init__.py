@@ -96,6 +96,7 @@ def main() -> None:
     """Console entry point: errors end in one clear line (AINTERN_DEBUG=1 shows the traceback)."""
     import os
 
+    _honour_interrupts(sys.argv[1:])
     try:
         if not _quick(sys.argv[1:]):
             load_commands(sys.argv[1:])
@@ -103,13 +104,13 @@ def main() -> None:
 
             sys.exit(_typer(app))
     except NotIndexedError as exc:
-        say_error(exc)
+        _failed(exc)
         sys.exit(4)
     except KeyboardInterrupt:
         say_error("aborted")
         sys.exit(130)
     except AinternError as exc:
-        say_error(exc)
+        _failed(exc)
         sys.exit(1)
     except Exception as exc:
         if os.environ.get("AINTERN_DEBUG"):
@@ -117,7 +118,31 @@ def main() -> None:
         from aintern.store import db as store_db
 
         if store_db.is_database_error(exc):  # damage, permissions, a full disk: say what it means for the database
-            say_error(store_db.explain(exc, store_db.LAST_OPENED or store_db.default_db_path()))
+            _failed(store_db.explain(exc, store_db.LAST_OPENED or store_db.default_db_path()))
             sys.exit(1)
         say_error(f"{type(exc).__name__}: {exc} (AINTERN_DEBUG=1 shows where)")
         sys.exit(1)
+
+
+def _failed(exc: Exception) -> None:
+    """The error that ended the command in one line on stderr; with ``--json``, also as the JSON object
+    ``{"error": ...}`` on stdout: a reader of JSON gets JSON (the exit code says it failed)."""
+    say_error(exc)
+    if "--json" in sys.argv[1:]:
+        import json
+
+        print(json.dumps({"error": str(exc)}, indent=2))
+
+
+#: Commands that index: Ctrl-C (SIGINT) stops them, from their first moment to their last.
+INDEXING = {"index", "update", "watch"}
+
+
+def _honour_interrupts(argv: list[str]) -> None:
+    """A shell without job control starts ``aintern index &`` with SIGINT ignored, and Python keeps it so: a
+    ``kill -INT`` before the run's own handler, between its phases or after, was lost and the run went on to
+    exit 0. An indexing command takes SIGINT as Ctrl-C whatever it inherited (its run stops after the batch)."""
+    import signal
+
+    if argv[:1] and argv[0] in INDEXING and signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)

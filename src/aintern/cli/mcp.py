@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from aintern.cli.base import say_error
 from aintern.cli.common import DbOption, RepoOption, app
 
 
@@ -28,11 +29,18 @@ def mcp(
 
     It searches, reads, indexes and clears only those, and keeps them fresh while it runs.
     """
+    from aintern.errors import StoreError
     from aintern.mcp import AinternMcp, McpConfig
 
     repos = [str(Path(r).resolve()) if Path(r).exists() else r for r in repo or []]
-    server = AinternMcp(McpConfig(db=db, workspace=(workspace or Path.cwd()).resolve(), repos=repos,
-                                  all_repos=all_repos, watch=not no_watch))  # fmt: skip
+    config = McpConfig(db=db, workspace=(workspace or Path.cwd()).resolve(), repos=repos, all_repos=all_repos,
+                       watch=not no_watch)  # fmt: skip
+    try:
+        server = AinternMcp(config)
+    except StoreError as exc:  # (a damaged database): said here and by every tool, not by a server gone silent
+        say_error(exc)
+        AinternMcp.refusing(config, str(exc)).server.run("stdio")
+        return
     server.start_background()
     try:
         server.server.run("stdio")

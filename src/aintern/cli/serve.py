@@ -68,6 +68,7 @@ def serve(
     port = sock.getsockname()[1]  # (--port 0: the one the system chose)
     config = ServerConfig(host=host, port=port, db=db, token=token, workspace=Path.cwd(),
                           watch=not no_watch)  # fmt: skip
+    web = create_app(config)  # (opens the database: one that cannot be served is said before "serving")
     shown = f"[{host.strip('[]')}]" if ":" in host else host
     url = f"http://{'127.0.0.1' if host in ('0.0.0.0', '::') else shown}:{port}/"
     err.print(f"aintern is serving at [bold]{esc(url)}[/] (Ctrl-C stops)", highlight=False)
@@ -77,7 +78,7 @@ def serve(
         webbrowser.open(url + (f"?token={token}" if token else ""))
     # Event streams stay open as long as a page does: shutting down waits a second for them, not forever.
     server = uvicorn.Server(uvicorn.Config(
-        create_app(config), host=host, port=port, log_level=os.environ.get("AINTERN_LOG_LEVEL", "warning"),
+        web, host=host, port=port, log_level=os.environ.get("AINTERN_LOG_LEVEL", "warning"),
         timeout_graceful_shutdown=1,
     ))  # fmt: skip
     server.run(sockets=[sock])

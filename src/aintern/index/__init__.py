@@ -185,7 +185,8 @@ class Indexer:
         full: bool,
     ) -> IndexingResult:
         """Index ``files`` (those whose size or mtime changed, or all with ``force_reindex``), remove ``gone``."""
-        emit(IndexingPhase.ANALYZING, total_files=len(files))
+        # (no total yet: a progress bar's total is the files this run indexes, known once they are compared)
+        emit(IndexingPhase.ANALYZING, message=f"comparing {len(files):,} files with the index")
         # (result.skipped holds the scan's skips so far) Those recorded unchanged were said by an earlier run.
         scan_skips = sort_scan_skips(result.skipped, known, known_skipped)
         result.skipped_before |= scan_skips.said
@@ -288,9 +289,7 @@ class Indexer:
                 stop_worker(worker, prepared, cancel)
 
         if cancel.is_set():
-            result.cancelled = True
-            emit(IndexingPhase.CANCELLED, processed_files=result.files_indexed, total_files=len(todo))
-            return self._finish(result, emit.started)
+            return self._stopped(result, emit, len(todo))
 
         emit(IndexingPhase.FINALIZING, message="removing deleted files; keyword statistics of a large index")
         with self.store.transaction():
@@ -328,10 +327,20 @@ class Indexer:
         elif not cancel.is_set():
             emit(IndexingPhase.FILE_VECTORS, message="file vectors: filling")
             # (a run of a few files, the watcher's, looks only at them)
-            fill_file_vectors(self.store, index_id, result, None if full else [f.rel for f in files], self._ahead)
+            paths = None if full else [f.rel for f in files]
+            fill_file_vectors(self.store, index_id, result, paths, self._ahead, cancel)
+        if cancel.is_set():  # (Ctrl-C in the statistics or the file vectors: committed, the rest is the next run's)
+            return self._stopped(result, emit, len(todo))
         result.success = True
         emit(IndexingPhase.COMPLETE, processed_files=len(todo), total_files=len(todo))
         return self._finish(result, emit.started)
+
+    @classmethod
+    def _stopped(cls, result: IndexingResult, emit: Emitter, total: int) -> IndexingResult:
+        """End a run that Ctrl-C (its cancel event) stopped: what was committed is kept."""
+        result.cancelled = True
+        emit(IndexingPhase.CANCELLED, processed_files=result.files_indexed, total_files=total)
+        return cls._finish(result, emit.started)
 
     @staticmethod
     def _finish(result: IndexingResult, started: float) -> IndexingResult:

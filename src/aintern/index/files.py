@@ -120,6 +120,8 @@ class SummaryVectors:
         self._seen: set[str] = set()
         self._done: dict[str, np.ndarray] = {}
         self._stop = threading.Event()
+        #: The run's stop (Ctrl-C): ``vectors`` embeds no more once it is set.
+        self._cancel: threading.Event | None = None
         self._thread: threading.Thread | None = None
 
     def add(self, text: str, start: bool = True) -> None:
@@ -150,7 +152,7 @@ class SummaryVectors:
             self._drain(embedder, wait=low)
 
     def _drain(self, embedder: Embedder, wait: bool) -> None:
-        while not self._stop.is_set():
+        while not self._stop.is_set() and not self._cancelled():
             try:
                 text = self._texts.get_nowait()
             except queue.Empty:
@@ -160,11 +162,15 @@ class SummaryVectors:
                 continue
             self._done[text] = embedder.embed_batch([text])[0]
 
-    def vectors(self, texts: list[str], batch: int = 256) -> np.ndarray:
+    def _cancelled(self) -> bool:
+        return self._cancel is not None and self._cancel.is_set()
+
+    def vectors(self, texts: list[str], batch: int = 256, cancel: threading.Event | None = None) -> np.ndarray | None:
         """The vectors of ``texts`` (added now if they were not), in their order; batched ones in batches
-        of ``batch``."""
+        of ``batch``. None when ``cancel`` was set meanwhile (it stops the embedding between texts)."""
         import numpy as np
 
+        self._cancel = cancel
         for text in texts:
             self.add(text, start=False)
         embedder = file_embedder()
@@ -181,8 +187,12 @@ class SummaryVectors:
         # is waited for after, not before: it may wait long for a core).
         left = [t for t in dict.fromkeys(texts) if t not in self._done]
         for lo in range(0, len(left), batch):
+            if self._cancelled():
+                break
             self._done.update(zip(left[lo : lo + batch], embedder.embed_batch(left[lo : lo + batch])))
         self.close()
+        if self._cancelled():
+            return None
         return np.vstack([self._done[t] for t in texts]) if texts else np.zeros((0, embedder.dimension), np.float32)
 
     def close(self) -> None:
@@ -200,10 +210,12 @@ def update_file_vectors(
     paths: list[str] | None = None,
     batch: int = 256,
     ahead: SummaryVectors | None = None,
+    cancel: threading.Event | None = None,
 ) -> int:
     """Embed the files of code whose summary is new or changed, drop the vectors of files that have no
     code any more (only among ``paths`` when given); the number of files embedded. MiniLM is loaded only
-    when a file needs embedding. ``ahead``: the run's summaries embedded while it went on."""
+    when a file needs embedding. ``ahead``: the run's summaries embedded while it went on. ``cancel`` (Ctrl-C)
+    stops it with nothing written (the next run computes them)."""
     model = FILE_SPACE
     summaries = store.file_summaries(index_id, paths)
     known = store.file_vector_hashes(index_id, model)
@@ -223,7 +235,9 @@ def update_file_vectors(
         if ahead is not None:
             ahead.close()
         return 0
-    embedded = (ahead or SummaryVectors()).vectors([text for _, _, text in todo], batch)
+    embedded = (ahead or SummaryVectors()).vectors([text for _, _, text in todo], batch, cancel)
+    if embedded is None:
+        return 0
     rows: list[tuple[int, str, bytes]] = []
     for lo in range(0, len(todo), batch):  # (the map applied in batches of ``batch``, as before)
         part = todo[lo : lo + batch]
@@ -241,13 +255,14 @@ def fill_file_vectors(
     result: IndexingResult,
     paths: list[str] | None = None,
     ahead: SummaryVectors | None = None,
+    cancel: threading.Event | None = None,
 ) -> int:
     """``update_file_vectors`` after a run's index is committed (searches meanwhile rank without the new
     files' vectors), a failure recorded in ``result``: they are optional, the index is searchable without
     them. Nothing is written before the end, so a run killed meanwhile leaves the index as it was, and the
     next run computes them."""
     try:
-        return update_file_vectors(store, index_id, paths=paths, ahead=ahead)
+        return update_file_vectors(store, index_id, paths=paths, ahead=ahead, cancel=cancel)
     except Exception as exc:
         result.errors.append(
             IndexingError("(file vectors)", f"{type(exc).__name__}: {exc}", IndexingErrorType.EMBEDDING)

@@ -3,30 +3,56 @@
 from __future__ import annotations
 
 import difflib
+from collections.abc import Iterable
 from typing import Any
 
+from mcp.server.lowlevel.helper_types import ReadResourceContents
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
-from mcp.types import CallToolResult, InputRequiredResult
-from pydantic import ValidationError
+from mcp.server.mcpserver.exceptions import ResourceError, ToolError, UnexpectedToolError
+from mcp.types import CallToolResult, GetPromptResult, InputRequiredResult
+from pydantic import AnyUrl, ValidationError
+
+from aintern.errors import AinternError
 
 
 class CheckedServer(MCPServer):
     """Rejects an argument a tool does not take (an agent must learn its choice was dropped) and says a missing
     or ill-typed argument in one line (``prefix: required``) instead of pydantic's report."""
 
+    #: Set when the server cannot serve at all (its database is damaged): every tool, resource and prompt
+    #: answers this one line, so the agent learns what is wrong (a server that exited would say nothing).
+    refusal: str | None = None
+
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
     ) -> CallToolResult | InputRequiredResult:
+        if self.refusal is not None:
+            raise ToolError(self.refusal)
         tool = next((t for t in await self.list_tools() if t.name == name), None)
         if tool is not None:
             unknown_arguments(name, tool.input_schema, arguments)
         try:
             return await super().call_tool(name, arguments, context)
         except ToolError as exc:
+            if isinstance(exc.__cause__, AinternError):  # (met before the tool's work: a damaged database) one line
+                raise ToolError(str(exc.__cause__)) from exc.__cause__
             if isinstance(exc, UnexpectedToolError) or not isinstance(exc.__cause__, ValidationError):
                 raise
             raise ToolError(f"Error executing tool {name}: {plain(exc.__cause__)}") from exc.__cause__
+
+    async def read_resource(
+        self, uri: AnyUrl | str, context: Context[Any, Any] | None = None
+    ) -> Iterable[ReadResourceContents] | InputRequiredResult:
+        if self.refusal is not None:
+            raise ResourceError(self.refusal)
+        return await super().read_resource(uri, context)
+
+    async def get_prompt(
+        self, name: str, arguments: dict[str, Any] | None = None, context: Context[Any, Any] | None = None
+    ) -> GetPromptResult | InputRequiredResult:
+        if self.refusal is not None:
+            raise ValueError(self.refusal)
+        return await super().get_prompt(name, arguments, context)
 
 
 def unknown_arguments(tool: str, schema: dict[str, Any], arguments: dict[str, Any]) -> None:

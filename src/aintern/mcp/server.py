@@ -85,6 +85,17 @@ class AinternMcp:
         self.server = CheckedServer("aintern", instructions=INSTRUCTIONS, version=__version__, log_level="WARNING")
         self._register()
 
+    @classmethod
+    def refusing(cls, config: McpConfig, error: str) -> AinternMcp:
+        """A server that cannot open its database (damaged, another application's): it starts, lists its tools,
+        and every call answers ``error``, so the agent learns what to do instead of meeting a dead server."""
+        self = cls.__new__(cls)
+        self.config = config
+        self.server = CheckedServer("aintern", instructions=INSTRUCTIONS, version=__version__, log_level="WARNING")
+        self.server.refusal = error
+        self._register()
+        return self
+
     # -- workspaces ---------------------------------------------------------------------------------
 
     @property

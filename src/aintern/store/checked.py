@@ -44,6 +44,13 @@ def database_facts(path: Path) -> list[int] | None:
     return [*facts, wal.st_ino, wal.st_size, wal.st_mtime_ns] if wal.st_size else facts
 
 
+def _key(path: Path) -> str:
+    try:
+        return str(path.resolve())
+    except (OSError, RuntimeError):  # (a symlink loop)
+        return str(path)
+
+
 def _load() -> dict[str, list[int]]:
     with contextlib.suppress(OSError, ValueError):
         found = json.loads(_record().read_text(encoding="utf-8"))
@@ -54,20 +61,25 @@ def _load() -> dict[str, list[int]]:
 
 def passed_as_it_is(path: Path, facts: list[int] | None) -> bool:
     """Whether ``path`` passed a check when its ``database_facts`` were these."""
-    return facts is not None and _load().get(str(path.resolve())) == facts
+    return facts is not None and _load().get(_key(path)) == facts
 
 
 def remember_passed(path: Path, facts: list[int] | None) -> None:
     """Record that ``path`` passed a check with these facts (an unwritable cache: nothing is recorded)."""
     if facts is None:
         return
-    import tempfile  # (only when a check ran: a search of an unchanged database never loads it)
-
     known = _load()
-    known.pop(str(path.resolve()), None)
-    known[str(path.resolve())] = facts
+    where = _key(path)
+    known.pop(where, None)
+    known[where] = facts
     for stale in list(known)[: max(0, len(known) - REMEMBERED)]:
         del known[stale]
+    _save(known)
+
+
+def _save(known: dict[str, list[int]]) -> None:
+    import tempfile  # (only when a check ran: a search of an unchanged database never loads it)
+
     record = _record()
     with contextlib.suppress(OSError):
         record.parent.mkdir(parents=True, exist_ok=True)
@@ -80,3 +92,10 @@ def remember_passed(path: Path, facts: list[int] | None) -> None:
         except OSError:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
+
+
+def forget(path: Path) -> None:
+    """Drop what is remembered of ``path`` (found damaged: every later process checks it)."""
+    known = _load()
+    if known.pop(_key(path), None) is not None:
+        _save(known)

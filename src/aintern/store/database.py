@@ -13,8 +13,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from aintern.errors import StoreError
-from aintern.store import checked
+from aintern.errors import CorruptDatabaseError, StoreError
+from aintern.store import checked, damage
 from aintern.store.db import connect, default_db_path
 from aintern.store.engine import SearchEngine
 from aintern.store.integrity import IntegrityCheck
@@ -40,6 +40,7 @@ class Database:
         self.path = Path(path) if path else default_db_path()
         self.readonly = readonly
         self.create = create
+        self._key = damage.key(self.path)
         # One connection per thread: a connection's statements and temp tables are not shared between
         # threads, so a service answering queries on several threads needs no lock around SQL.
         self._local = threading.local()
@@ -55,11 +56,15 @@ class Database:
         #: What a long-running process holds in memory to search faster (None: everything from the file).
         self.memory: InMemorySearch | None = None
         self._closed = False
+        damage.recheck(self.path)
         _ = self.conn  # open now: a bad database is reported at once, not at the first query
 
     @property
     def conn(self) -> Any:
         """This thread's connection to the database (opened at its first use)."""
+        known = damage.known(self._key)
+        if known is not None:  # (found by a run of this process: nothing more is read from it either)
+            raise CorruptDatabaseError(known)
         conn = getattr(self._local, "conn", None)
         if conn is None:
             if self._closed:
@@ -131,27 +136,28 @@ class Database:
         """One atomic write: everything in it is committed together or not at all. The first that changes
         anything checks the database before it commits (``verify``): nothing is written into a damaged one,
         and a transaction that changed nothing (a run with nothing to do) costs no check."""
-        self.conn.execute("BEGIN IMMEDIATE")
-        changes = self.conn.total_changes
+        conn = self.conn  # (one connection throughout: a damage found inside, refused from then on, rolls back)
+        conn.execute("BEGIN IMMEDIATE")
+        changes = conn.total_changes
         # The highest chunk id committed: an engine outside the file gives the transaction's chunks ids above
         # it, so a rolled-back write can never have overwritten its row of a chunk that is still here.
-        floor = self._local.chunk_floor = self.conn.execute("SELECT max(id) FROM chunks").fetchone()[0] or 0
+        floor = self._local.chunk_floor = conn.execute("SELECT max(id) FROM chunks").fetchone()[0] or 0
         self._local.writing = True
         try:
             yield
-            if self.conn.total_changes != changes:
+            if conn.total_changes != changes:
                 self.verify()
             for engine in list(self._engines.values()):  # (what the engines queued, before the commit)
                 engine.before_commit(floor)
         except BaseException:
-            self.conn.execute("ROLLBACK")
+            conn.execute("ROLLBACK")
             for engine in list(self._engines.values()):
                 engine.after_rollback()
             raise
         finally:
             self._local.writing = False
-        self.conn.execute("COMMIT")
-        self._wrote = self._wrote or self.conn.total_changes != changes
+        conn.execute("COMMIT")
+        self._wrote = self._wrote or conn.total_changes != changes
         for engine in list(self._engines.values()):
             engine.after_commit()
 

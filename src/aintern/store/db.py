@@ -13,7 +13,7 @@ from typing import Any
 
 from aintern.errors import CorruptDatabaseError, NoDatabaseError, StoreError
 from aintern.sql import now as now
-from aintern.store import checked
+from aintern.store import checked, damage
 from aintern.store.schema import APPLICATION_ID as APPLICATION_ID
 from aintern.store.schema import MIGRATIONS as MIGRATIONS
 from aintern.store.schema import PRE_RELEASE_VERSIONS as PRE_RELEASE_VERSIONS
@@ -95,11 +95,23 @@ _MAGIC = b"SQLite format 3\x00"
 def damaged(path: Path, what: str) -> CorruptDatabaseError:
     """The one-line error of a damaged database: what is wrong and what to do."""
     what = "; ".join(line.strip() for line in what.splitlines() if line.strip() and not line.startswith("***"))
-    return CorruptDatabaseError(
-        f"{path} is damaged ({what[:160]}); nothing more was written to it. It holds only indexes (derived from your "
-        "files) and conversations: move it away (or delete it) and run `aintern index` again "
+    error = CorruptDatabaseError(
+        f"{path} is damaged ({shorten(what, 160)}); nothing more was written to it. It holds only indexes (derived "
+        "from your files) and conversations: move it away (or delete it) and run `aintern index` again "
         f"(`sqlite3 {path} .recover` may save the conversations)"
     )
+    damage.record(path, str(error))  # (every store of this process refuses it from now on)
+    checked.forget(path)  # (nor does a later process take it as it last passed)
+    return error
+
+
+def shorten(text: str, width: int) -> str:
+    """``text`` cut to ``width`` characters at a word boundary, with an ellipsis where it was cut."""
+    if len(text) <= width:
+        return text
+    cut = text[: width - 1]
+    space = cut.rfind(" ")
+    return (cut[:space] if space > width // 2 else cut).rstrip(" ;,:(") + "…"
 
 
 def newer(path: Path, version: int) -> StoreError:
@@ -259,6 +271,7 @@ def _check_pages(path: Path) -> None:
         raise explain(exc, path) from exc
     if rows != ["ok"]:
         raise damaged(path, "; ".join(rows))
+    damage.forget(path)
 
 
 def vec0_path() -> str:

@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from aintern.store import checked
+from aintern.store import checked, damage
 from aintern.store.db import damaged, quick_check
 
 #: Held while a store checks its database (rarely: once per store, before its first write).
@@ -89,6 +89,7 @@ class IntegrityCheck:
             return
         if self._damage:
             raise damaged(self.path, self._damage)
+        damage.forget(self.path)
         self._verified, self.verified_at = True, time.monotonic()
 
     @property

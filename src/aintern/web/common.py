@@ -15,7 +15,13 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.templating import Jinja2Templates
 
-from aintern.errors import AinternError, FileNotIndexedError, IndexingBusyError, NotIndexedError
+from aintern.errors import (
+    AinternError,
+    CorruptDatabaseError,
+    FileNotIndexedError,
+    IndexingBusyError,
+    NotIndexedError,
+)
 from aintern.jobs import Jobs
 from aintern.knowledge import KnowledgeService
 from aintern.store import SqliteStore, VectorIndex
@@ -170,7 +176,8 @@ def handler(fn: Callable[[Request], Awaitable[Response]]) -> Callable[[Request],
             return error_response(request, 400, "the request is nested too deeply")
         except AinternError as exc:
             status = (
-                409 if isinstance(exc, IndexingBusyError)
+                503 if isinstance(exc, CorruptDatabaseError)
+                else 409 if isinstance(exc, IndexingBusyError)
                 else 404 if isinstance(exc, (NotIndexedError, FileNotIndexedError)) else 400
             )  # fmt: skip
             return error_response(request, status, str(exc))

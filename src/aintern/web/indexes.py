@@ -14,7 +14,7 @@ from starlette.responses import JSONResponse, RedirectResponse, Response, Stream
 from starlette.routing import Route
 
 from aintern.config import Settings
-from aintern.errors import SettingsError
+from aintern.errors import CorruptDatabaseError, SettingsError
 from aintern.index.runs import active_run, active_runs
 from aintern.jobs import Event
 from aintern.store import VectorIndex
@@ -284,7 +284,10 @@ async def run_json(request: Request) -> Response:
 async def status_json(request: Request) -> Response:
     """The badge: the state of the current workspace."""
     web = state(request)
-    index = web.index(request, required=False)
+    try:
+        index = web.index(request, required=False)
+    except CorruptDatabaseError as exc:  # (the badge says it, and what to do, in its title)
+        return JSONResponse({"state": "error", "label": "database damaged", "name": "aintern", "last_error": str(exc)})
     if index is None:
         return JSONResponse({"state": "not_indexed", "label": "not indexed"})
     summary = await asyncio.to_thread(_summary, web, index.id)  # (with its size, as /api/indexes)

@@ -1,0 +1,192 @@
+"""What a running server, `aintern mcp` and `aintern status --json` say when the database is damaged: damaged
+under a running `aintern serve` (found by its next run), or damaged before they start. Real processes on
+127.0.0.1, the MCP SDK client, a real index damaged in place as a disk or a stray `dd` would (mtime set back).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import shutil
+import sqlite3
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import httpx2
+import pytest
+from mcp import Client, StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+from workspaces import make_workspace
+
+from aintern.workspace import Workspace
+
+
+@pytest.fixture(scope="module")
+def template(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """A small indexed workspace and its database, closed: (workspace, db)."""
+    base = tmp_path_factory.mktemp("damaged")
+    root = make_workspace(base / "project")
+    db = base / "template.db"
+    ws = Workspace(root, db)
+    assert ws.build_index().success
+    ws.close()
+    return root, db
+
+
+def corrupt_in_place(db: Path) -> None:
+    """Overwrite part of a b-tree page of the chunks (an index page) and set the mtime back: the header and the
+    schema still read, searches may still answer, PRAGMA quick_check fails."""
+    st = db.stat()
+    conn = sqlite3.connect(db)
+    page_size = conn.execute("PRAGMA page_size").fetchone()[0]
+    root_page = conn.execute("SELECT rootpage FROM sqlite_master WHERE name = 'chunks_by_file'").fetchone()[0]
+    conn.close()
+    with open(db, "r+b") as f:
+        f.seek((root_page - 1) * page_size + 8)
+        f.write(b"\xff\x13" * 96)
+    os.utime(db, ns=(st.st_atime_ns, st.st_mtime_ns))
+
+
+def env_for(db: Path, config: Path) -> dict[str, str]:
+    return {**os.environ, "AINTERN_DB": str(db), "AINTERN_CONFIG": str(config), "HF_HUB_OFFLINE": "1", "COLUMNS": "200"}
+
+
+@pytest.fixture
+def copy(template: tuple[Path, Path], tmp_path: Path) -> tuple[Path, Path]:
+    """A fresh copy of the template's workspace and database: (workspace, db)."""
+    root, db = template
+    mine = tmp_path / "project"
+    shutil.copytree(root, mine)
+    target = tmp_path / "aintern.db"
+    shutil.copyfile(db, target)
+    conn = sqlite3.connect(target)  # (the index is of the template's folder: point it at the copy)
+    conn.execute("UPDATE indexes SET workspace_path = ?", (str(mine.resolve()),))
+    conn.commit()
+    conn.close()
+    return mine, target
+
+
+def serve(root: Path, db: Path, *flags: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "aintern", "serve", "--port", "0", *flags], cwd=root, env=env_for(db, root.parent / "c.toml"),
+        stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True,
+    )  # fmt: skip
+
+
+@pytest.fixture
+def served(copy: tuple[Path, Path]) -> Iterator[tuple[Path, Path, str, subprocess.Popen[str]]]:
+    """`aintern serve` (no watcher: the run is started as the watcher starts one) over the copy."""
+    root, db = copy
+    proc = serve(root, db, "--no-watch")
+    assert proc.stderr is not None
+    line = proc.stderr.readline()
+    found = re.search(r"http://127\.0\.0\.1:\d+/", line)
+    assert found, line + proc.stderr.read()
+    try:
+        yield root, db, found.group(0).rstrip("/"), proc
+    finally:
+        proc.terminate()
+        proc.wait(timeout=60)
+
+
+def test_a_running_server_says_its_database_is_damaged(served: tuple[Path, Path, str, subprocess.Popen[str]]) -> None:
+    root, db, url, _ = served
+    with httpx.Client(base_url=url, timeout=120) as http:
+        csrf = http.get("/api/csrf").json()["token"]
+        http.headers["X-CSRF-Token"] = csrf
+        assert http.get("/api/search", params={"q": "database connection"}).status_code == 200
+        assert http.get("/api/status").json()["last_error"] is None
+        index_id = http.get("/api/indexes").json()["indexes"][0]["id"]
+        corrupt_in_place(db)
+        (root / "src" / "python" / "added.py").write_text("def added_later():\n    return 'a change to index'\n")
+        assert http.post(f"/api/indexes/{index_id}/update").status_code < 300
+        deadline = time.monotonic() + 300
+        while True:  # until the run ends (refused: from then on the server answers with the damage)
+            run = http.get(f"/api/indexes/{index_id}/run")
+            if run.status_code != 200 or run.json()["job"]["done"]:
+                break
+            assert time.monotonic() < deadline, run.text
+            time.sleep(0.1)
+        assert run.status_code == 503 and "damaged" in run.json()["error"], run.text
+
+        status = http.get("/api/status").json()
+        assert (
+            status["state"] == "error" and "damaged" in status["last_error"] and "aintern index" in status["last_error"]
+        )
+        found = http.get("/api/search", params={"q": "database connection"})
+        assert found.status_code == 503 and "damaged" in found.json()["error"], found.text
+        page = http.get("/search", params={"q": "database connection"})
+        assert "damaged" in page.text and "aintern index" in page.text
+        listing = http.get("/api/indexes")
+        assert listing.status_code == 503 and "damaged" in listing.json()["error"]
+
+    async def agent() -> str:
+        async with Client(streamable_http_client(url + "/mcp", http_client=httpx2.AsyncClient(timeout=60))) as c:
+            result = await c.call_tool("status", {})
+            assert result.is_error
+            return str(result.content[0].text)
+
+    assert "damaged" in asyncio.run(agent())
+
+
+def test_damaged_at_start_serve_status_and_mcp_say_it(copy: tuple[Path, Path]) -> None:
+    root, db = copy
+    corrupt_in_place(db)
+    env = env_for(db, root.parent / "c.toml")
+
+    proc = serve(root, db)  # refused before it says "serving"
+    _, said = proc.communicate(timeout=300)
+    assert proc.returncode == 1 and "serving" not in said and "damaged" in said, said
+    (detail,) = re.findall(r"is damaged \((.*?)\); nothing more", said)
+    conn = sqlite3.connect(db)
+    full = "; ".join(r[0] for r in conn.execute("PRAGMA quick_check(5)"))
+    conn.close()
+    assert len(full) > len(detail) and detail.endswith("…"), (detail, full)
+    last = detail.removesuffix("…").split()[-1]  # cut between words, not inside one (SQLite versions word it apart)
+    assert re.search(rf"(^|\s){re.escape(last)}(\s|$)", full), (detail, full)
+
+    status = subprocess.run([sys.executable, "-m", "aintern", "status", "--json"], cwd=root, env=env,
+                            capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert status.returncode == 1, status
+    assert "damaged" in json.loads(status.stdout)["error"]
+
+    params = StdioServerParameters(command=sys.executable, args=["-m", "aintern", "mcp"], cwd=str(root), env=env)
+
+    async def agent() -> list[str]:
+        async with Client(params) as c:
+            tools = [t.name for t in (await c.list_tools()).tools]
+            said = []
+            for name, arguments in [("status", {}), ("search", {"query": "database connection"}), ("index", {})]:
+                assert name in tools
+                result = await c.call_tool(name, arguments)
+                assert result.is_error
+                said.append(str(result.content[0].text))
+            return said
+
+    for line in asyncio.run(agent()):
+        assert "damaged" in line and "aintern index" in line and "\n" not in line, line
+
+
+def test_a_database_restored_in_place_is_served_again(copy: tuple[Path, Path]) -> None:
+    """The damage a process found is not held against the file once it was written again (restored)."""
+    from aintern.errors import CorruptDatabaseError
+    from aintern.store import SqliteStore
+
+    _, db = copy
+    sound = db.read_bytes()
+    corrupt_in_place(db)
+    for _ in range(2):  # (the second: refused from what this process remembers)
+        with pytest.raises(CorruptDatabaseError, match="damaged"):
+            SqliteStore(db)
+    db.write_bytes(sound)
+    store = SqliteStore(db)
+    try:
+        assert store.list_indexes()
+    finally:
+        store.close()

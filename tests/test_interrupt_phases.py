@@ -1,0 +1,87 @@
+"""Ctrl-C (SIGINT) honoured in every phase of `aintern index` run without a terminal (stdin and stdout not a
+tty, as `aintern index > log &`): the run stops after the current step, says it stopped, exits 130. The signal
+is sent by the process to itself at a known point (as a phase begins), never on a timer."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from workspaces import make_workspace
+
+#: `aintern index --json` in this process, SIGINT sent to itself as ``argv[1]`` (module:Class.method) is called.
+DRIVER = """
+import importlib, os, signal, sys
+where, name = sys.argv[1].split(":")
+owner, method = name.split(".")
+cls = getattr(importlib.import_module(where), owner)
+real = getattr(cls, method)
+
+def interrupted(*args, **kwargs):
+    os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C as the phase begins
+    return real(*args, **kwargs)
+
+setattr(cls, method, interrupted)
+from aintern.cli import main
+sys.argv = ["aintern", "index", "--json"]
+main()
+"""
+
+#: Where the run is interrupted: the keyword statistics and the file vectors, after the chunks are committed.
+PHASES = {
+    "keyword statistics": "aintern.store.sqlite:SqliteStore.update_keyword_stats",
+    "file vectors": "aintern.index.files:SummaryVectors.vectors",
+}
+
+
+@pytest.mark.parametrize("phase", PHASES)
+def test_ctrl_c_without_a_terminal_stops_every_phase(phase: str, tmp_path: Path) -> None:
+    root = make_workspace(tmp_path / "project")
+    env = {**os.environ, "AINTERN_DB": str(tmp_path / "aintern.db"), "AINTERN_CONFIG": str(tmp_path / "c.toml"),
+           "HF_HUB_OFFLINE": "1"}  # fmt: skip
+    run = subprocess.run([sys.executable, "-c", DRIVER, PHASES[phase]], cwd=root, env=env, stdin=subprocess.DEVNULL,
+                         capture_output=True, text=True, timeout=600)  # fmt: skip
+    assert run.returncode == 130, (run.returncode, run.stdout, run.stderr)
+    said = json.loads(run.stdout)
+    assert said["cancelled"] and not said["success"], said
+    assert "stopping after the current batch" in run.stderr
+    status = subprocess.run([sys.executable, "-m", "aintern", "status", "--json"], cwd=root, env=env,
+                            capture_output=True, text=True, timeout=300)  # fmt: skip
+    state = json.loads(status.stdout)
+    assert state["files"] == said["files_indexed"] > 0  # what was finished is kept
+    assert "aintern index" in state["file_vectors"]  # the file vectors are left for the next run, and it says so
+
+
+def test_the_progress_total_is_the_files_the_run_indexes(tmp_path: Path) -> None:
+    """A progress bar's total is the files this run indexes (the changed ones), never all the files scanned."""
+    from aintern.workspace import Workspace
+
+    root = make_workspace(tmp_path / "project")
+    ws = Workspace(root, tmp_path / "aintern.db")
+    try:
+        assert ws.build_index().success
+        changed = sorted(p for p in (root / "src").rglob("*") if p.is_file())[:2]
+        for path in changed:
+            path.write_text(path.read_text() + "\n# changed\n")
+        totals: set[int] = set()
+        result = ws.build_index(progress=lambda p: totals.add(p.total_files))
+    finally:
+        ws.close()
+    assert result.success and result.files_indexed == len(changed)
+    assert totals - {0} == {len(changed)}, totals
+
+
+def test_ctrl_c_between_phases_of_a_run_started_with_sigint_ignored(tmp_path: Path) -> None:
+    """`aintern index &` from a script: the shell starts it with SIGINT ignored. A SIGINT between the index and
+    its full tier (outside the run's own handler) still stops it: exit 130, not a run that goes on to exit 0."""
+    root = make_workspace(tmp_path / "project")
+    env = {**os.environ, "AINTERN_DB": str(tmp_path / "aintern.db"), "AINTERN_CONFIG": str(tmp_path / "c.toml"),
+           "HF_HUB_OFFLINE": "1"}  # fmt: skip
+    driver = "import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)  # (as the shell leaves it)\n" + DRIVER
+    run = subprocess.run([sys.executable, "-c", driver, "aintern.workspace:Workspace.settle_tier"], cwd=root, env=env,
+                         stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=600)  # fmt: skip
+    assert run.returncode == 130, (run.returncode, run.stdout, run.stderr)
