@@ -26,6 +26,32 @@ class SearchOptionError(ValueError):
     the web app answers those with a 400.)"""
 
 
+class RerankNeedsLLM(SearchOptionError):
+    """A search asked its LLM to rerank, and no LLM is configured. Each layer names the option as it spells
+    it (:meth:`said_as`); a rerank only the `rerank` setting chose is dropped with :meth:`setting_note`."""
+
+    FIX = (
+        "set llm_endpoint (an OpenAI-compatible server) and llm_model, "
+        "e.g. `aintern config set llm_endpoint http://127.0.0.1:11434/v1`"
+    )
+
+    def __init__(self) -> None:
+        super().__init__(self.said_as("LLM reranking"))
+
+    def said_as(self, option: str) -> str:
+        """The error, naming the option that asked for it as the layer spells it (``--rerank llm``)."""
+        return f"{option} needs an LLM: {self.FIX}"
+
+    def setting_note(self, workspace: str | None) -> str:
+        """What a search whose rerank came from the setting says, having run without it. ``workspace``: the
+        folder whose .aintern.toml sets it (None: the user's config.toml does)."""
+        unset = f"aintern config unset rerank -w {workspace}" if workspace else "aintern config unset rerank"
+        return (
+            f'the `rerank = "llm"` setting needs an LLM and none is configured, so the results are not reranked: '
+            f"{self.FIX}, or `{unset}`"
+        )
+
+
 def result_count(value: float, name: str = "k") -> int:
     """A number of results: a whole number from 1 to :data:`MAX_RESULTS`."""
     if isinstance(value, bool) or not (isinstance(value, int) or float(value).is_integer()):

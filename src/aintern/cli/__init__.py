@@ -9,6 +9,7 @@ from typing import Any
 
 from aintern.cli.base import say_error
 from aintern.errors import AinternError, NotIndexedError
+from aintern.search_checks import RerankNeedsLLM
 
 #: Where each command is defined: a run imports only its command's module (and what that needs), so
 #: `aintern search` does not load the indexing pipeline or the LLM stack. Help lists them all.
@@ -105,6 +106,9 @@ def main() -> None:
     except NotIndexedError as exc:
         say_error(exc)
         sys.exit(4)
+    except RerankNeedsLLM as exc:  # (the Python API names no option: the CLI's is --rerank)
+        say_error(exc.said_as("--rerank llm"))
+        sys.exit(2)
     except KeyboardInterrupt:
         say_error("aborted")
         sys.exit(130)

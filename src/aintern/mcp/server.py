@@ -56,6 +56,7 @@ from aintern.mcp.output import call, scope_of
 from aintern.mcp.scope import McpConfig, Scope
 from aintern.plural import count
 from aintern.retrieve.rerank import RerankingStrategy
+from aintern.search_checks import RerankNeedsLLM
 from aintern.store import SqliteStore, VectorIndex
 from aintern.workspace import knowledge_service
 
@@ -188,7 +189,10 @@ class AinternMcp:
 
         def run() -> KnowledgeQueryResult:
             self.fresh(indexes)
-            return self.knowledge.query(query, options)
+            try:
+                return self.knowledge.query(query, options)
+            except RerankNeedsLLM as exc:  # (the Python API names no option: the tool's is rerank)
+                raise ToolError(exc.said_as('rerank "llm"')) from exc
 
         answer = await call(run)
         hits, text, tokens, truncated = output.hits(answer.chunks, several, max_tokens)

@@ -20,7 +20,7 @@ from aintern.config import CONTEXT_MIN_RELEVANCE, FILES_MARK_RELEVANCE, RANKED_M
 from aintern.knowledge import KnowledgeQueryOptions, scope_options
 from aintern.plural import count
 from aintern.retrieve.rerank import RerankingStrategy
-from aintern.search_checks import globs, languages, relevance, result_count
+from aintern.search_checks import RerankNeedsLLM, globs, languages, relevance, result_count
 from aintern.web.common import HTTPError, handler, page, state, wants_json
 from aintern.words import clean_user_text
 from aintern.workspace import read_indexed_file
@@ -116,7 +116,10 @@ async def search_page(request: Request) -> Response:
             expand_context=True, context_lines=5, languages=filters["lang"], file_patterns=filters["path"],
             directory_filters=filters["dir"], symbol_types=symbol_types,
         )  # fmt: skip
-        result = await asyncio.to_thread(web.knowledge.query, question, options)
+        try:
+            result = await asyncio.to_thread(web.knowledge.query, question, options)
+        except RerankNeedsLLM as exc:  # (the Python API names no option: the web's is rerank=llm)
+            raise HTTPError(400, exc.said_as("rerank=llm")) from exc
         data["results"] = [
             {**c.search_result(), "html": marked(c), "expanded": c.expanded_context,
              "expanded_lines": [c.expanded_start, c.expanded_end] if c.expanded_context else None,
