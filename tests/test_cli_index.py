@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import sqlite3
 import subprocess
@@ -314,6 +315,37 @@ def test_every_file_the_scan_leaves_out_is_counted_and_said_under_one_size_limit
     (ws / "blob2.bin").write_bytes(bytes(range(256)) * 4)
     out = run("index", ".", cwd=ws, db=db)
     assert "skipped 1 file of no known type" in out.stdout and "blob2.bin" not in out.stdout, out.stdout
+
+
+def test_chunk_skips_what_the_index_skips_with_its_reason(tmp_path: Path) -> None:
+    """``aintern chunk FILE`` chunked files the index leaves out (a 600 KB minified line gave 64 MB of output, a
+    .env its secrets): it says why, in the words of ``index -v``, and ``--force`` chunks it all the same with
+    each chunk's names shortened."""
+    ws = tmp_path / "project"
+    ws.mkdir()
+    (ws / "app.js").write_text(";".join(f"function name_{i}(a){{return a+{i}}}" for i in range(3000)) + "\n")
+    (ws / ".env").write_text("API_TOKEN=hunter2hunter2\n")
+    (ws / ".gitignore").write_text("scratch.py\n")
+    (ws / "scratch.py").write_text("x = 1\n")
+    (ws / "main.py").write_text("def main() -> None:\n    print('hi')\n")
+    db = tmp_path / "cli.db"
+    indexed = run("index", ".", "-v", cwd=ws, db=db)
+    said = dict(re.findall(r"^  skipped (\S+): (.+)$", indexed.stdout, re.M))
+    assert set(said) == {"app.js", ".env"}, indexed.stdout
+    for name, reason in said.items():
+        for args in ((), ("--json",)):
+            out = run("chunk", name, *args, cwd=ws, db=db)
+            assert out.returncode == 3 and "hunter2" not in out.stdout + out.stderr, out.stdout
+            shown = json.loads(out.stdout)["skipped_reason"] if args else out.stderr
+            assert reason in shown and "--force" in shown, (name, shown)
+    ignored = run("chunk", "scratch.py", cwd=ws, db=db)
+    assert ignored.returncode == 3 and "ignored (.gitignore" in ignored.stderr
+    assert run("chunk", "main.py", cwd=ws, db=db).returncode == 0
+    forced = run("chunk", "app.js", "--force", cwd=ws, db=db)
+    assert forced.returncode == 0 and "name_0, name_1" in forced.stdout and " more" in forced.stdout
+    assert max(len(line) for line in forced.stdout.splitlines()) < 300
+    as_json = json.loads(run("chunk", "app.js", "--force", "--json", cwd=ws, db=db).stdout)
+    assert all(len(json.dumps(c["metadata"])) < 1000 for c in as_json["chunks"])
 
 
 def test_chunk_content_is_masked_as_the_index_masks_it(tmp_path: Path) -> None:

@@ -51,6 +51,8 @@ _SECRET_NAME = re.compile("|".join(fnmatch.translate(p) for p in SECRET_PATTERNS
 IGNORE_FILES = (".gitignore", ".ainternignore")
 #: Why a file of no language or text type aintern knows (an image, ``blob.bin``) is left out.
 NO_KNOWN_TYPE = "not a source or text file type aintern knows"
+#: Why a file that a scan passes over without a word is not indexed (``index -v`` does not list those).
+PASSED_OVER = "ignored (.gitignore, .ainternignore), hidden, or not a file type aintern knows"
 
 
 @dataclass
@@ -210,6 +212,24 @@ class Scanner:
             else:
                 files.append(ScannedFile(str(path), rel, st.st_size, st.st_mtime_ns))
         return files, skipped, missing
+
+    def left_out(self, rel: str) -> str | None:
+        """Why indexing leaves out the file at ``rel``, in the words of ``index -v`` (or :data:`PASSED_OVER`),
+        or None when it would index it: the scan's rules, then the indexer's reading of its content."""
+        checked = self.check([rel])
+        if checked is None:
+            return "a folder, not a file"
+        files, skipped, _ = checked
+        if skipped:
+            return skipped[0].reason
+        if not files:
+            return PASSED_OVER
+        try:
+            data = read_regular_file(files[0].location, self.options.max_file_bytes)
+        except (OSError, FileReadError) as exc:
+            return f"unreadable: {exc.strerror or exc}" if isinstance(exc, OSError) else str(exc)
+        reason = source_text(rel, data)[2]
+        return PASSED_OVER if reason == "" else reason
 
     def accepts(self, rel: str, is_dir: bool = False) -> bool:
         """Would a scan take the file (or enter the directory) at ``rel``? Ignore files of every level apply."""
