@@ -348,6 +348,30 @@ def test_chunk_skips_what_the_index_skips_with_its_reason(tmp_path: Path) -> Non
     assert all(len(json.dumps(c["metadata"])) < 1000 for c in as_json["chunks"])
 
 
+def test_documentation_named_like_a_credentials_file_is_indexed_and_masked(tmp_path: Path) -> None:
+    """docs/secrets.md was left out whole ("skipped: secret"): a page about secrets is documentation, indexed
+    with its secrets masked line by line; a .env and a secrets.yml stay out."""
+    ws = tmp_path / "project"
+    token = "ghp_" + "aB3dE5gH7jK9mN1pQ3rS5tU7vW9xY1zA3bC5"
+    (ws / "docs").mkdir(parents=True)
+    (ws / "docs" / "secrets.md").write_text(
+        f'# Secrets\n\nRotate the deploy token in the vault.\n\nGITHUB_TOKEN = "{token}"\n'
+    )
+    (ws / "docs" / "credentials.rst").write_text("Credentials\n===========\n\nAsk the ops team for vault access.\n")
+    (ws / ".env").write_text(f"GITHUB_TOKEN={token}\n")
+    (ws / "secrets.yml").write_text(f"token: {token}\n")
+    (ws / "app.py").write_text("def deploy() -> None:\n    pass\n")
+    db = tmp_path / "cli.db"
+    indexed = run("index", ".", "-v", cwd=ws, db=db)
+    said = dict(re.findall(r"^  skipped (\S+): (.+)$", indexed.stdout, re.M))
+    assert set(said) == {".env", "secrets.yml"} and all(r.startswith("secret") for r in said.values()), indexed.stdout
+    found = run("search", "rotate the deploy token in the vault", "--json", cwd=ws, db=db)
+    hits = {h["path"]: h for h in json.loads(found.stdout)}
+    assert "docs/secrets.md" in hits and token not in found.stdout, found.stdout
+    shown = run("chunk", "docs/secrets.md", "--content", cwd=ws, db=db)
+    assert shown.returncode == 0 and 'GITHUB_TOKEN = "[REDACTED]"' in shown.stdout and token not in shown.stdout
+
+
 def test_chunk_content_is_masked_as_the_index_masks_it(tmp_path: Path) -> None:
     """``aintern chunk FILE --content`` printed secrets the index never stores; ``--include-secrets`` shows them."""
     ws = tmp_path / "project"

@@ -270,7 +270,7 @@ class Scanner:
             return ""
         if is_dir:  # (a build/ here is one the settings took back: it is indexed whatever it holds)
             return "" if name != "build" and self._output_folder(name, rel) else None
-        if _SECRET_NAME.match(os.path.normcase(name.lower())) and not _source_code(name):
+        if _SECRET_NAME.match(os.path.normcase(name.lower())) and not _code_or_docs(name):
             # Reported even when hidden: the user should know why .env is not searchable.
             return (
                 None
@@ -419,10 +419,15 @@ def printable(path: str) -> str:
     return path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
-def _source_code(name: str) -> bool:
-    """Is a file so named source code? OkHttp's ``Credentials.kt`` or a ``secrets.py`` module is code named
-    like a credentials file: it is indexed, and a key written in it is masked as in any other code."""
-    return chunk_type_for(detect_language(name)) is ChunkType.CODE
+#: Documentation: a docs/secrets.md or a credentials.rst explains secrets, it does not hold them.
+_DOC_SUFFIXES = (".md", ".rst", ".txt", ".adoc")
+
+
+def _code_or_docs(name: str) -> bool:
+    """Is a file so named source code or documentation? OkHttp's ``Credentials.kt``, a ``secrets.py`` module
+    or a ``docs/secrets.md`` page is named like a credentials file but is not one: it is indexed, and a key
+    written in it is masked line by line as in any other file."""
+    return name.lower().endswith(_DOC_SUFFIXES) or chunk_type_for(detect_language(name)) is ChunkType.CODE
 
 
 def _has_shebang_candidate(name: str) -> bool:
