@@ -82,7 +82,14 @@ def _typer(app: Any) -> int:
         return int(exc.exit_code)
     except usage_error as exc:
         command = exc.ctx.command_path if exc.ctx else "aintern"
-        say_error(f"{exc.format_message()} (`{command} --help` lists what it takes)")
+        # `aintern search "-x"`: the shell drops the quotes, so a question that starts with '-' reads as an option.
+        asks = (
+            exc.ctx
+            and type(exc).__name__ == "NoSuchOption"
+            and any(p.name == "question" for p in exc.ctx.command.params)
+        )
+        dash = "; put `--` before a question that starts with '-'" if asks else ""
+        say_error(f"{exc.format_message()} (`{command} --help` lists what it takes{dash})")
         return int(exc.exit_code)
     except click_error as exc:  # (one a command raised: a file it cannot open)
         say_error(exc.format_message())
