@@ -328,9 +328,12 @@ def test_chunk_skips_what_the_index_skips_with_its_reason(tmp_path: Path) -> Non
     (ws / ".gitignore").write_text("scratch.py\n")
     (ws / "scratch.py").write_text("x = 1\n")
     (ws / "main.py").write_text("def main() -> None:\n    print('hi')\n")
+    (ws / "gone.py").symlink_to(ws / "moved_away.py")  # (it said "unreadable: No such file or directory")
     db = tmp_path / "cli.db"
     indexed = run("index", ".", "-v", cwd=ws, db=db)
     said = dict(re.findall(r"^  skipped (\S+): (.+)$", indexed.stdout, re.M))
+    assert said.pop("gone.py") == "broken symlink (what it points to does not exist)", indexed.stdout
+    assert "broken symlink" in run("chunk", "gone.py", cwd=ws, db=db).stderr
     assert set(said) == {"app.js", ".env"}, indexed.stdout
     for name, reason in said.items():
         for args in ((), ("--json",)):

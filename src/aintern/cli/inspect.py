@@ -27,6 +27,7 @@ from aintern.config import Settings
 from aintern.embed import DEFAULT_MODEL, get_embedder
 from aintern.locate import find_workspace
 from aintern.plural import count
+from aintern.source_files import BROKEN_SYMLINK
 
 
 @app.command()
@@ -48,7 +49,7 @@ def chunk(
     """Show how FILE is chunked: lines, symbol, type and tokens of every chunk, as the index would chunk it
     (with the settings of the workspace FILE is in); a file the index leaves out is said so, with why."""
     if not file.is_file():
-        raise fail(f"{file}: no such file")
+        raise fail(f"{file}: {BROKEN_SYMLINK if file.is_symlink() else 'no such file'}")
     embedder = get_embedder(model)
     if target < 8:
         raise fail("--target must be at least 8 tokens")

@@ -17,7 +17,7 @@ from aintern.scan.generated import alnum_share as alnum_share
 from aintern.scan.generated import generated_reason
 from aintern.scan.generated import marked_generated as marked_generated
 from aintern.scan.output import OUTPUT_DIR_NAMES, build_output, nuget_packages
-from aintern.source_files import MAX_FILE_BYTES, file_kind, too_large
+from aintern.source_files import MAX_FILE_BYTES, file_kind, too_large, unreadable
 from aintern.source_files import FileReadError as FileReadError
 from aintern.source_files import decode_source as decode_source
 from aintern.source_files import read_regular_file as read_regular_file
@@ -137,7 +137,7 @@ class Scanner:
                     st = os.stat(entry.path)  # follows symlinks
                 except OSError as exc:
                     # A dangling symlink, or a file deleted while we were looking.
-                    skipped.append(SkippedFile(rel, f"unreadable: {exc.strerror or exc}"))
+                    skipped.append(SkippedFile(rel, unreadable(entry.path, exc)))
                     continue
                 is_dir = stat.S_ISDIR(st.st_mode)
                 reason = self._excluded(entry.name, rel, is_dir, specs)
