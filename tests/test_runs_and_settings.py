@@ -157,6 +157,15 @@ def test_config_set_get_unset_keep_the_files_comments(env: Path) -> None:
     root = make_workspace(env / "project")
     assert cli("config", "set", "include_hidden", "true", "-w", str(root)).returncode == 0
     assert Settings.load(root).include_hidden is True and Settings.load(root).origin["include_hidden"] == "workspace"
+    # Its last setting removed, the file goes (it was left empty, 0 bytes); one with a comment stays.
+    unset = cli("config", "unset", "include_hidden", "-w", str(root))
+    assert unset.returncode == 0 and "include_hidden removed from" in unset.stdout, unset.stderr
+    assert not (root / ".aintern.toml").exists() and Settings.load(root).include_hidden is False
+    assert cli("config", "unset", "include_hidden", "-w", str(root)).returncode == 0  # (no file: nothing to do)
+    assert not (root / ".aintern.toml").exists()
+    (root / ".aintern.toml").write_text("# kept for later\nmodel = 'static'\n")
+    assert cli("config", "unset", "model", "-w", str(root)).returncode == 0
+    assert (root / ".aintern.toml").read_text() == "# kept for later\n"
 
 
 def test_settings_are_validated_when_read_and_a_trusted_file_stays_trusted(env: Path) -> None:
