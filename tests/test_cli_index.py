@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import sqlite3
 import subprocess
@@ -212,8 +213,8 @@ def test_search_context_files_suggest(ws: Path, tmp_path: Path) -> None:
         assert marker in out.stdout
         used = int(out.stderr.split()[0])
         assert used <= 400
-    out = run("context", "HTTP server", "--max-tokens", "5", cwd=ws, db=db)
-    assert out.returncode == 3 and "fits in 5 tokens" in out.stderr
+    out = run("context", "HTTP server", "--max-tokens", "5", cwd=ws, db=db)  # (the least budget is 50)
+    assert out.returncode == 2 and "--max-tokens: between 50 and 1,000,000, not 5" in out.stderr, out.stderr
 
     out = run("files", "HTTP server listen address", "--json", cwd=ws, db=db)
     files = json.loads(out.stdout)
@@ -314,6 +315,64 @@ def test_every_file_the_scan_leaves_out_is_counted_and_said_under_one_size_limit
     (ws / "blob2.bin").write_bytes(bytes(range(256)) * 4)
     out = run("index", ".", cwd=ws, db=db)
     assert "skipped 1 file of no known type" in out.stdout and "blob2.bin" not in out.stdout, out.stdout
+
+
+def test_chunk_skips_what_the_index_skips_with_its_reason(tmp_path: Path) -> None:
+    """``aintern chunk FILE`` chunked files the index leaves out (a 600 KB minified line gave 64 MB of output, a
+    .env its secrets): it says why, in the words of ``index -v``, and ``--force`` chunks it all the same with
+    each chunk's names shortened."""
+    ws = tmp_path / "project"
+    ws.mkdir()
+    (ws / "app.js").write_text(";".join(f"function name_{i}(a){{return a+{i}}}" for i in range(3000)) + "\n")
+    (ws / ".env").write_text("API_TOKEN=hunter2hunter2\n")
+    (ws / ".gitignore").write_text("scratch.py\n")
+    (ws / "scratch.py").write_text("x = 1\n")
+    (ws / "main.py").write_text("def main() -> None:\n    print('hi')\n")
+    (ws / "gone.py").symlink_to(ws / "moved_away.py")  # (it said "unreadable: No such file or directory")
+    db = tmp_path / "cli.db"
+    indexed = run("index", ".", "-v", cwd=ws, db=db)
+    said = dict(re.findall(r"^  skipped (\S+): (.+)$", indexed.stdout, re.M))
+    assert said.pop("gone.py") == "broken symlink (what it points to does not exist)", indexed.stdout
+    assert "broken symlink" in run("chunk", "gone.py", cwd=ws, db=db).stderr
+    assert set(said) == {"app.js", ".env"}, indexed.stdout
+    for name, reason in said.items():
+        for args in ((), ("--json",)):
+            out = run("chunk", name, *args, cwd=ws, db=db)
+            assert out.returncode == 3 and "hunter2" not in out.stdout + out.stderr, out.stdout
+            shown = json.loads(out.stdout)["skipped_reason"] if args else out.stderr
+            assert reason in shown and "--force" in shown, (name, shown)
+    ignored = run("chunk", "scratch.py", cwd=ws, db=db)
+    assert ignored.returncode == 3 and "ignored (.gitignore" in ignored.stderr
+    assert run("chunk", "main.py", cwd=ws, db=db).returncode == 0
+    forced = run("chunk", "app.js", "--force", cwd=ws, db=db)
+    assert forced.returncode == 0 and "name_0, name_1" in forced.stdout and " more" in forced.stdout
+    assert max(len(line) for line in forced.stdout.splitlines()) < 300
+    as_json = json.loads(run("chunk", "app.js", "--force", "--json", cwd=ws, db=db).stdout)
+    assert all(len(json.dumps(c["metadata"])) < 1000 for c in as_json["chunks"])
+
+
+def test_documentation_named_like_a_credentials_file_is_indexed_and_masked(tmp_path: Path) -> None:
+    """docs/secrets.md was left out whole ("skipped: secret"): a page about secrets is documentation, indexed
+    with its secrets masked line by line; a .env and a secrets.yml stay out."""
+    ws = tmp_path / "project"
+    token = "ghp_" + "aB3dE5gH7jK9mN1pQ3rS5tU7vW9xY1zA3bC5"
+    (ws / "docs").mkdir(parents=True)
+    (ws / "docs" / "secrets.md").write_text(
+        f'# Secrets\n\nRotate the deploy token in the vault.\n\nGITHUB_TOKEN = "{token}"\n'
+    )
+    (ws / "docs" / "credentials.rst").write_text("Credentials\n===========\n\nAsk the ops team for vault access.\n")
+    (ws / ".env").write_text(f"GITHUB_TOKEN={token}\n")
+    (ws / "secrets.yml").write_text(f"token: {token}\n")
+    (ws / "app.py").write_text("def deploy() -> None:\n    pass\n")
+    db = tmp_path / "cli.db"
+    indexed = run("index", ".", "-v", cwd=ws, db=db)
+    said = dict(re.findall(r"^  skipped (\S+): (.+)$", indexed.stdout, re.M))
+    assert set(said) == {".env", "secrets.yml"} and all(r.startswith("secret") for r in said.values()), indexed.stdout
+    found = run("search", "rotate the deploy token in the vault", "--json", cwd=ws, db=db)
+    hits = {h["path"]: h for h in json.loads(found.stdout)}
+    assert "docs/secrets.md" in hits and token not in found.stdout, found.stdout
+    shown = run("chunk", "docs/secrets.md", "--content", cwd=ws, db=db)
+    assert shown.returncode == 0 and 'GITHUB_TOKEN = "[REDACTED]"' in shown.stdout and token not in shown.stdout
 
 
 def test_chunk_content_is_masked_as_the_index_masks_it(tmp_path: Path) -> None:

@@ -29,6 +29,9 @@ DEEP = "accounting/reconciliation/strategies/end_of_month_ledger_reconciler.py"
 #: A file whose one code line is far wider than any terminal.
 LONG = "wide/long_line.py"
 LONG_LINE = "VERY_LONG_TABLE = [" + ", ".join(f"'entry_number_{i:03d}'" for i in range(40)) + "]"
+#: A file whose chunk defines nothing: its hits have no symbol.
+NOTES = "notes/audit.txt"
+NOTES_TEXT = "Minutes of the quarterly zeppelin hangar inspection, in plain words.\n"
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07")
 
 
@@ -38,7 +41,7 @@ def odd(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]
     base = tmp_path_factory.mktemp("terminal")
     root = base / "project"
     deep = "def reconcile_month(ledger):\n    return ledger.balance\n"
-    for rel, text in {**ODD, LONG: LONG_LINE + "\n", DEEP: deep}.items():
+    for rel, text in {**ODD, LONG: LONG_LINE + "\n", DEEP: deep, NOTES: NOTES_TEXT}.items():
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text(text, encoding="utf-8")
     env = {**os.environ, "AINTERN_DB": str(base / "cli.db"), "AINTERN_CONFIG": str(base / "config.toml")}
@@ -135,6 +138,18 @@ def test_piped_output_is_never_wrapped(odd: tuple[Path, dict[str, str]]) -> None
     # On a terminal it is the terminal's width that counts: nothing runs past it.
     shown = on_terminal(odd, "search", "VERY_LONG_TABLE entry_number", "-k", "1", columns=100)
     assert max(len(line) for line in shown.splitlines()) <= 100
+
+
+def test_a_hit_without_a_symbol_has_one_space_in_its_header_piped_and_on_a_terminal(
+    odd: tuple[Path, dict[str, str]],
+) -> None:
+    """`latin1.py:1-1  0.52`: a hit without a symbol printed two spaces where the symbol would be."""
+    out = piped(odd, "search", "zeppelin hangar inspection", "-k", "1", "--min-relevance", "0")
+    assert out.returncode == 0, out.stderr
+    head = out.stdout.splitlines()[0]
+    assert re.fullmatch(rf"{re.escape(NOTES)}:1-1 \d\.\d\d", head), out.stdout
+    shown = on_terminal(odd, "search", "zeppelin hangar inspection", "-k", "1", "--min-relevance", "0")
+    assert head in shown.splitlines(), shown
 
 
 def test_text_that_looks_like_markup_is_printed_as_it_is(odd: tuple[Path, dict[str, str]]) -> None:

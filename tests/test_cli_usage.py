@@ -65,6 +65,15 @@ def test_counts_relevances_and_languages_out_of_range_are_usage_errors(indexed: 
         (("search", "server", "--lang", "klingon"), "error: --lang: 'klingon' is not a language aintern knows"),
         (("search", "server", "--rerank", "none", "--lang", "klingon"), "'klingon' is not a language aintern"),
         (("context", "server", "--lang", "klingon"), "error: --lang: 'klingon' is not a language aintern knows"),
+        (("context", "server", "--max-tokens", "0"), "error: --max-tokens: between 50 and 1,000,000, not 0"),
+        (("context", "server", "--max-tokens", "-5"), "error: --max-tokens: between 50 and 1,000,000, not -5"),
+        (("context", "server", "--context-lines", "-3"), "error: --context-lines: between 0 and 100, not -3"),
+        (("context", "server", "--max-chunks", "0"), "error: --max-chunks: between 1 and 100, not 0"),
+        # A question that starts with '-' reads as an option (the shell drops the quotes): say how to ask it.
+        (
+            ("search", "-x"),
+            "error: No such option: -x (`python -m aintern search --help` lists what it takes; put `--`",
+        ),
         # What only Typer reads is said the same way: one line, not a box.
         (("search", "server", "-k", "abc"), "error: Invalid value for '-k': 'abc' is not a valid int"),
         (("search", "server", "--bogus"), "error: No such option: --bogus"),

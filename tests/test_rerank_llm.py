@@ -23,6 +23,7 @@ from aintern.answer.rerank import ListwiseReranker, parse_order
 from aintern.chunk.models import ChunkType, TextChunk
 from aintern.knowledge import KnowledgeQueryError, KnowledgeQueryOptions, KnowledgeService
 from aintern.retrieve.rerank import Ranked, RerankingStrategy
+from aintern.search_checks import RerankNeedsLLM
 from aintern.store import SqliteStore
 from aintern.workspace import knowledge_service
 
@@ -200,7 +201,7 @@ def test_search_through_the_configured_endpoint(project, tmp_path: Path) -> None
     root, store = project
     service = knowledge_service(store)
     options = KnowledgeQueryOptions(workspace_path=str(root), min_relevance=0.0, reranking=RerankingStrategy.LLM)
-    with pytest.raises(KnowledgeQueryError, match="needs an LLM: set llm_endpoint"):
+    with pytest.raises(RerankNeedsLLM, match="needs an LLM: set llm_endpoint"):
         service.query("database connection", options)
     with pytest.raises(KnowledgeQueryError, match=r"make the service with aintern\.workspace\.knowledge_service"):
         KnowledgeService(store).query("database connection", options)  # (a bare service has no LLM to ask)
@@ -295,3 +296,62 @@ def test_the_rerank_setting_and_the_mcp_and_web_options(indexed: tuple[Path, Pat
             page = c.get("/search", params={"ws": wid, "q": "HTTP server again", "min_relevance": 0}).text
             assert "kept the search&#39;s order" in page or "kept the search's order" in page
     assert len(server.requests) == 6
+
+
+def test_the_rerank_setting_without_an_llm_keeps_the_order(indexed: tuple[Path, Path], web_env: Path) -> None:
+    """`rerank = "llm"` with no LLM configured: a search that chose no reranking runs unreranked, with a note
+    naming the setting and its fix (CLI rc 0, the web's JSON, the MCP tool); one that asks for it is an error
+    naming the option as its layer spells it."""
+    import asyncio
+
+    from mcp import Client
+    from web_server import WebServer
+
+    from aintern.config import trust
+    from aintern.mcp import AinternMcp, McpConfig
+
+    root, db = indexed
+    (web_env / "config.toml").write_text('rerank = "llm"\n')
+    env = {**os.environ, "AINTERN_DB": str(db), "AINTERN_CONFIG": str(web_env / "config.toml")}
+    for name in ("AINTERN_LLM_MODEL", "AINTERN_LLM_ENDPOINT"):
+        env.pop(name, None)
+
+    def search(*extra: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "aintern", "search", "HTTP server", "--min-relevance", "0", *extra],
+                              cwd=root, env=env, capture_output=True, text=True, timeout=300)  # fmt: skip
+
+    plain = search()
+    assert plain.returncode == 0 and plain.stdout.strip(), plain.stderr
+    assert re.search(r'note: the `rerank = "llm"` setting needs an LLM.*not reranked: set llm_endpoint.*'
+                     r"`aintern config unset rerank`", plain.stderr), plain.stderr  # fmt: skip
+    asked = search("--rerank", "llm")
+    assert asked.returncode == 2 and not asked.stdout
+    assert asked.stderr.strip().splitlines() == ["error: --rerank llm needs an LLM: " + RerankNeedsLLM.FIX], (
+        asked.stderr
+    )
+    # A trusted repository's own .aintern.toml sets it: the note says which file to unset it in.
+    (web_env / "config.toml").write_text("")
+    (root / ".aintern.toml").write_text('rerank = "llm"\n')
+    trust(root)
+    by_repo = search()
+    assert by_repo.returncode == 0 and f"`aintern config unset rerank -w {root}`" in by_repo.stderr, by_repo.stderr
+
+    async def mcp() -> tuple[Any, Any]:
+        async with Client(AinternMcp(McpConfig(db=db, workspace=root, watch=False)).server) as client:
+            query = {"query": "HTTP server", "min_relevance": 0.0}
+            return await client.call_tool("search", query), await client.call_tool("search", {**query, "rerank": "llm"})
+
+    found, refused = asyncio.run(mcp())
+    assert not found.is_error and found.structured_content["hits"]
+    assert "setting needs an LLM" in found.structured_content["notes"][0]
+    said = refused.content[0].text
+    assert refused.is_error and 'rerank "llm" needs an LLM: set llm_endpoint' in said and "--rerank" not in said
+    with WebServer(db, workspace=root) as web, web.client() as c:
+        wid = c.get("/api/indexes").json()["indexes"][0]["id"]
+        query = {"ws": wid, "q": "HTTP server", "min_relevance": 0}
+        kept = c.get("/api/search", params=query)
+        assert kept.status_code == 200 and kept.json()["results"] and kept.json()["stats"]["reranked"] is None
+        assert "setting needs an LLM" in kept.json()["notes"][0]
+        bad = c.get("/api/search", params={**query, "rerank": "llm"})
+        assert bad.status_code == 400 and "rerank=llm needs an LLM: set llm_endpoint" in bad.text
+        assert "--rerank" not in bad.text

@@ -50,6 +50,8 @@ def test_search_options_are_checked_as_the_cli_and_the_mcp_tools_check_them(serv
             ("/api/files", {"min_relevance": "1.5"}, "min_relevance: between 0 and 1, not 1.5"),
             ("/api/files", {"n": "101"}, "n: between 1 and 100, not 101"),
             ("/api/context", {"min_relevance": "-0.5"}, "min_relevance: between 0 and 1, not -0.5"),
+            ("/api/context", {"max_tokens": "0"}, "max_tokens: between 50 and 1,000,000, not 0"),
+            ("/api/context", {"max_tokens": "-5"}, "max_tokens: between 50 and 1,000,000, not -5"),
         ):
             r = c.get(endpoint, params={"ws": wid, "q": "server", **params})
             assert r.status_code == 400 and said in r.json()["error"], (endpoint, params, r.text)

@@ -352,10 +352,14 @@ def set_settings(values: dict[str, Any], workspace: str | Path | None = None) ->
         setattr(probe, k, check_value(k, v))
     if probe.chunk_overlap >= probe.chunk_size:
         raise SettingsError(f"chunk_overlap ({probe.chunk_overlap}) must be less than chunk_size ({probe.chunk_size})")
+    text = tomlkit.dumps(doc)
     try:
+        if not text.strip():  # (the last setting removed: no file is left, not an empty one)
+            path.unlink(missing_ok=True)
+            return path
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(tomlkit.dumps(doc), encoding="utf-8")
+        tmp.write_text(text, encoding="utf-8")
         os.replace(tmp, path)
     except OSError as exc:
         raise SettingsError(f"cannot write {path}: {exc.strerror or exc}") from exc

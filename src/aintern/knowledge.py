@@ -357,9 +357,9 @@ class KnowledgeService:
         model = "full" if tier else "fast"
         ranked = ranked_by_relevance(hits, cosines, coverage, model)
         was_reranked, notes = False, list[str]()
-        try:  # (the LLM's: an error or a timeout keeps the order, with a note)
+        try:  # (the LLM's: an error, a timeout or no LLM for the setting's keeps the order, with a note)
             if strategy is RerankingStrategy.LLM:
-                ranked, was_reranked, notes = self.llm_rerankers.rerank(index.workspace_path, ranked, q.text)
+                ranked, was_reranked, notes = self.llm_rerankers.rerank(index.workspace_path, ranked, q.text, options)
             elif reranker := rerank.create(strategy, {h.chunk_id: h.keyword_rank for h in hits if h.keyword_rank}):
                 ranked, was_reranked = reranker.rerank(ranked, q), True
         except AinternError as exc:

@@ -14,6 +14,13 @@ from functools import cache
 MAX_RESULTS = 100
 #: Longest path glob (a long run of wildcards makes matching slow).
 MAX_GLOB_CHARS = 500
+#: A context's token budget (``--max-tokens``, ``max_tokens``); an MCP tool's answer stops lower, at its own
+#: most (mcp/args.py): it lands in the agent's window.
+CONTEXT_TOKENS = (50, 1_000_000)
+#: Chunks a context holds (``--max-chunks``).
+CONTEXT_CHUNKS = (1, MAX_RESULTS)
+#: Lines shown around each chunk of a context (``--context-lines``; 0: none).
+CONTEXT_LINES = (0, 100)
 #: Names people give languages that are neither aintern's name nor an extension.
 LANGUAGE_NAMES = {
     "golang": "go", "c#": "csharp", "f#": "fsharp", "shell": "bash", "sh": "bash", "objective-c": "objc",
@@ -26,13 +33,45 @@ class SearchOptionError(ValueError):
     the web app answers those with a 400.)"""
 
 
+class RerankNeedsLLM(SearchOptionError):
+    """A search asked its LLM to rerank, and no LLM is configured. Each layer names the option as it spells
+    it (:meth:`said_as`); a rerank only the `rerank` setting chose is dropped with :meth:`setting_note`."""
+
+    FIX = (
+        "set llm_endpoint (an OpenAI-compatible server) and llm_model, "
+        "e.g. `aintern config set llm_endpoint http://127.0.0.1:11434/v1`"
+    )
+
+    def __init__(self) -> None:
+        super().__init__(self.said_as("LLM reranking"))
+
+    def said_as(self, option: str) -> str:
+        """The error, naming the option that asked for it as the layer spells it (``--rerank llm``)."""
+        return f"{option} needs an LLM: {self.FIX}"
+
+    def setting_note(self, workspace: str | None) -> str:
+        """What a search whose rerank came from the setting says, having run without it. ``workspace``: the
+        folder whose .aintern.toml sets it (None: the user's config.toml does)."""
+        unset = f"aintern config unset rerank -w {workspace}" if workspace else "aintern config unset rerank"
+        return (
+            f'the `rerank = "llm"` setting needs an LLM and none is configured, so the results are not reranked: '
+            f"{self.FIX}, or `{unset}`"
+        )
+
+
+def whole_number(value: float, name: str, bounds: tuple[int, int]) -> int:
+    """A whole number from ``bounds[0]`` to ``bounds[1]`` (one of the ranges above)."""
+    low, high = bounds
+    if isinstance(value, bool) or not (isinstance(value, int) or float(value).is_integer()):
+        raise SearchOptionError(f"{name}: a whole number between {low:,} and {high:,}, not {value}")
+    if not low <= value <= high:
+        raise SearchOptionError(f"{name}: between {low:,} and {high:,}, not {value:g}")
+    return int(value)
+
+
 def result_count(value: float, name: str = "k") -> int:
     """A number of results: a whole number from 1 to :data:`MAX_RESULTS`."""
-    if isinstance(value, bool) or not (isinstance(value, int) or float(value).is_integer()):
-        raise SearchOptionError(f"{name}: a whole number between 1 and {MAX_RESULTS}, not {value}")
-    if not 1 <= value <= MAX_RESULTS:
-        raise SearchOptionError(f"{name}: between 1 and {MAX_RESULTS}, not {value:g}")
-    return int(value)
+    return whole_number(value, name, (1, MAX_RESULTS))
 
 
 def relevance(value: float, name: str = "min_relevance") -> float:

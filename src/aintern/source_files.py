@@ -3,6 +3,7 @@ shown around a hit share (below all of them: it imports nothing of aintern)."""
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from pathlib import Path
@@ -17,6 +18,18 @@ _BINARY_PROBE = 8192
 #: The largest file indexed or chunked, unless the ``max_file_kb`` setting says otherwise (one limit for the
 #: scanner and ``aintern chunk``: they disagreed, 1,048,576 and 2,000,000).
 MAX_FILE_BYTES = 1024 * 1024
+
+
+#: Why a symlink to nothing is left out (its target was deleted or moved).
+BROKEN_SYMLINK = "broken symlink (what it points to does not exist)"
+
+
+def unreadable(path: str | Path, exc: OSError) -> str:
+    """Why the file at ``path`` could not be looked at, in a few words: a link to nothing is a broken symlink,
+    not a file missing."""
+    if exc.errno in (errno.ENOENT, errno.ELOOP) and os.path.islink(path):
+        return BROKEN_SYMLINK if exc.errno == errno.ENOENT else "symlink loop"
+    return f"unreadable: {exc.strerror or exc}"
 
 
 def too_large(size: int, limit: int) -> str:

@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING
 
 from aintern.config import Settings
 from aintern.embed import RETIRED_MODELS, model_id
-from aintern.knowledge import REINDEX_STALE_SHARE
 from aintern.plural import count
 from aintern.store import SqliteStore, VectorIndex, VectorTier
 
@@ -110,8 +109,8 @@ def summarize(
 
 def reindex_reason(index: VectorIndex, settings: Settings, stale_files: int) -> str | None:
     """Why only a full re-index (``aintern index --force``) brings ``index`` in line, or None: its model
-    was retired or is not the one the settings name, its chunk sizes are not the settings', or most of
-    its files changed (not those an interrupted first run left: ``aintern update`` continues it)."""
+    was retired or is not the one the settings name, or its chunk sizes are not the settings'. Changed
+    files, however many, are not a reason: ``aintern update`` redoes those and only those."""
     if index.embedding_model in RETIRED_MODELS:
         return "its embedding model was retired"
     wanted = model_id(settings.model) if settings.model else None  # unset: an index keeps its own model
@@ -120,8 +119,6 @@ def reindex_reason(index: VectorIndex, settings: Settings, stale_files: int) -> 
     built = {k: index.settings[k] for k in ("chunk_size", "chunk_overlap") if k in index.settings}
     if built and built != settings.chunking():
         return "the chunk size settings changed"
-    if index.file_count and stale_files > index.file_count * REINDEX_STALE_SHARE and not index.interrupted:
-        return f"{stale_files:,} of {count(index.file_count, 'file')} changed"
     return None
 
 

@@ -19,7 +19,7 @@ from aintern.locate import existing_path as existing_path
 from aintern.locate import find_workspace as find_workspace
 from aintern.locate import read_indexed_file as read_indexed_file
 from aintern.locate import resolve_workspaces as resolve_workspaces
-from aintern.retrieve.rerank import ListwiseReranking, Ranked
+from aintern.retrieve.rerank import ListwiseReranking, Ranked, RerankChoice
 from aintern.states import STATES as STATES
 from aintern.states import WorkspaceSummary as WorkspaceSummary
 from aintern.states import list_workspaces as list_workspaces
@@ -65,12 +65,14 @@ class _LLMRerankers:
     def __init__(self) -> None:
         self._made: ListwiseReranking | None = None
 
-    def rerank(self, workspace: str, results: list[Ranked], query: str) -> tuple[list[Ranked], bool, list[str]]:
+    def rerank(
+        self, workspace: str, results: list[Ranked], query: str, choice: RerankChoice
+    ) -> tuple[list[Ranked], bool, list[str]]:
         if self._made is None:
             from aintern.answer.rerank import LLMRerankers
 
             self._made = LLMRerankers()
-        return self._made.rerank(workspace, results, query)
+        return self._made.rerank(workspace, results, query, choice)
 
 
 def knowledge_service(store: SqliteStore, in_memory: bool = True) -> KnowledgeService:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from aintern.retrieve.rerank import Ranked
+from aintern.retrieve.rerank import Ranked, RerankChoice
 
 if TYPE_CHECKING:  # (aintern.answer is loaded only by a search that asks for this reranker)
     from aintern.answer.llm.base import LLM, ChatMessage
@@ -129,10 +129,20 @@ class LLMRerankers:
     _made: dict[tuple[str, ...], tuple[ListwiseReranker, list[str]]] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def rerank(self, workspace: str, results: list[Ranked], query: str) -> tuple[list[Ranked], bool, list[str]]:
+    def rerank(
+        self, workspace: str, results: list[Ranked], query: str, choice: RerankChoice
+    ) -> tuple[list[Ranked], bool, list[str]]:
         """``results`` in the order the workspace's LLM gives them; whether they were reordered; what the
-        user should be told. LLMError when no LLM is configured."""
-        reranker, notices = self.for_workspace(workspace)
+        user should be told. With no LLM configured: RerankNeedsLLM when the search asked for this rerank,
+        the results as they were and a note when the `rerank` setting chose it."""
+        from aintern.search_checks import RerankNeedsLLM
+
+        try:
+            reranker, notices = self.for_workspace(workspace)
+        except RerankNeedsLLM as exc:
+            if choice.reranking is not None:
+                raise
+            return results, False, [exc.setting_note(workspace if self._set_by_workspace(workspace) else None)]
         ordered, note = reranker.rerank_with_note(results, query)
         return ordered, note is None, [*notices, *([note] if note else [])]
 
@@ -140,7 +150,7 @@ class LLMRerankers:
         """The workspace's reranker, and what its settings' LLM tells the user (a key withheld)."""
         from aintern.answer.llm.configured import configured_llm
         from aintern.config import Settings
-        from aintern.errors import LLMError
+        from aintern.search_checks import RerankNeedsLLM
 
         settings = Settings.load(Path(workspace))
         chosen = (workspace, str(settings.llm_model), str(settings.llm_endpoint), str(settings.llm_api_key_env),
@@ -151,12 +161,16 @@ class LLMRerankers:
                 notices: list[str] = []
                 llm = configured_llm(settings, Path(workspace), notices)
                 if llm is None:
-                    raise LLMError(
-                        "--rerank llm needs an LLM: set llm_endpoint (an OpenAI-compatible server) and llm_model, "
-                        "e.g. `aintern config set llm_endpoint http://127.0.0.1:11434/v1`"
-                    )
+                    raise RerankNeedsLLM()
                 made = self._made[chosen] = (ListwiseReranker(llm), notices)
         return made
+
+    @staticmethod
+    def _set_by_workspace(workspace: str) -> bool:
+        """Whether the workspace's own .aintern.toml sets `rerank` (else the user's config.toml does)."""
+        from aintern.config import Settings
+
+        return Settings.load(Path(workspace)).from_workspace("rerank")
 
 
 def parse_order(answer: str, n: int) -> list[int]:

@@ -87,6 +87,11 @@ class ChunkingOptions:
         )
 
 
+#: Most names of a chunk shown (``aintern chunk``), and the longest name shown whole.
+SHOWN_SYMBOLS = 8
+SHOWN_NAME_CHARS = 60
+
+
 @dataclass
 class TextChunk:
     """A piece of a file, with where it came from and what it is (lines are 1-based, inclusive)."""
@@ -107,7 +112,24 @@ class TextChunk:
     #: The content's token ids, when the chunker has them (lets an embedder skip re-tokenising).
     token_ids: Any = field(default=None, repr=False, compare=False)
 
+    @property
+    def shown_symbols(self) -> str:
+        """The names the chunk defines, as shown to a person: the first :data:`SHOWN_SYMBOLS`, each cut to
+        :data:`SHOWN_NAME_CHARS`, then how many more (a minified file's chunk names hundreds)."""
+        names = self.metadata["symbols"].split(", ") if "symbols" in self.metadata else [self.symbol_name or ""]
+        shown = ", ".join(
+            n if len(n) <= SHOWN_NAME_CHARS else n[: SHOWN_NAME_CHARS - 1] + "…" for n in names[:SHOWN_SYMBOLS]
+        )
+        return shown + (f" … and {len(names) - SHOWN_SYMBOLS} more" if len(names) > SHOWN_SYMBOLS else "")
+
     def to_dict(self) -> dict[str, object]:
+        """The chunk as JSON shows it: its names shortened as :attr:`shown_symbols`, its nested definitions
+        the first :data:`SHOWN_SYMBOLS` (and how many more)."""
+        metadata = {**self.metadata, "symbols": self.shown_symbols} if "symbols" in self.metadata else self.metadata
+        definitions = chunk_definitions(self)
+        if len(definitions) > SHOWN_SYMBOLS:
+            metadata = {**metadata, "definitions": json.dumps(definitions[:SHOWN_SYMBOLS]),
+                        "more_definitions": str(len(definitions) - SHOWN_SYMBOLS)}  # fmt: skip
         return {
             "file_path": self.file_path,
             "start_line": self.start_line,
@@ -120,7 +142,7 @@ class TextChunk:
             "symbol_type": self.symbol_type.value if self.symbol_type else None,
             "parent_symbol": self.parent_symbol,
             "token_count": self.token_count,
-            "metadata": dict(self.metadata),
+            "metadata": dict(metadata),
             "content": self.content,
         }
 

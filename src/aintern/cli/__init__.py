@@ -9,6 +9,7 @@ from typing import Any
 
 from aintern.cli.base import say_error
 from aintern.errors import AinternError, NotIndexedError
+from aintern.search_checks import RerankNeedsLLM
 
 #: Where each command is defined: a run imports only its command's module (and what that needs), so
 #: `aintern search` does not load the indexing pipeline or the LLM stack. Help lists them all.
@@ -81,7 +82,14 @@ def _typer(app: Any) -> int:
         return int(exc.exit_code)
     except usage_error as exc:
         command = exc.ctx.command_path if exc.ctx else "aintern"
-        say_error(f"{exc.format_message()} (`{command} --help` lists what it takes)")
+        # `aintern search "-x"`: the shell drops the quotes, so a question that starts with '-' reads as an option.
+        asks = (
+            exc.ctx
+            and type(exc).__name__ == "NoSuchOption"
+            and any(p.name == "question" for p in exc.ctx.command.params)
+        )
+        dash = "; put `--` before a question that starts with '-'" if asks else ""
+        say_error(f"{exc.format_message()} (`{command} --help` lists what it takes{dash})")
         return int(exc.exit_code)
     except click_error as exc:  # (one a command raised: a file it cannot open)
         say_error(exc.format_message())
@@ -106,6 +114,9 @@ def main() -> None:
     except NotIndexedError as exc:
         _failed(exc)
         sys.exit(4)
+    except RerankNeedsLLM as exc:  # (the Python API names no option: the CLI's is --rerank)
+        say_error(exc.said_as("--rerank llm"))
+        sys.exit(2)
     except KeyboardInterrupt:
         say_error("aborted")
         sys.exit(130)

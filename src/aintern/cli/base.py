@@ -148,6 +148,13 @@ def checked_count(option: str, value: int) -> int:
     return usage(result_count, value, option)
 
 
+def checked_number(option: str, value: int, bounds: tuple[int, int]) -> int:
+    """A whole number within ``bounds`` (a range of aintern.search_checks), else a usage error."""
+    from aintern.search_checks import whole_number
+
+    return usage(lambda v, name: whole_number(v, name, bounds), value, option)
+
+
 def checked_positive(option: str, value: int) -> int:
     """A count with no upper bound (conversations listed): zero or less is a usage error."""
     if value < 1:

@@ -15,6 +15,7 @@ import typer
 from aintern.cli.base import checked_count as checked_count
 from aintern.cli.base import checked_globs as checked_globs
 from aintern.cli.base import checked_languages as checked_languages
+from aintern.cli.base import checked_number as checked_number
 from aintern.cli.base import checked_positive as checked_positive
 from aintern.cli.base import checked_question as checked_question
 from aintern.cli.base import checked_relevance as checked_relevance

@@ -12,6 +12,7 @@ import typer
 from rich.table import Table
 
 from aintern.chunk import Chunker, ChunkingOptions
+from aintern.chunk.models import ChunkResult
 from aintern.cli.common import (
     JsonOption,
     ModelOption,
@@ -26,6 +27,7 @@ from aintern.config import Settings
 from aintern.embed import DEFAULT_MODEL, get_embedder
 from aintern.locate import find_workspace
 from aintern.plural import count
+from aintern.source_files import BROKEN_SYMLINK
 
 
 @app.command()
@@ -40,11 +42,14 @@ def chunk(
     include_secrets: Annotated[
         bool, typer.Option("--include-secrets", help="Show secrets' values unmasked (the index masks them).")
     ] = False,
+    force: Annotated[
+        bool, typer.Option("--force", help="Chunk the file even if the index leaves it out (minified, a secret...).")
+    ] = False,
 ) -> None:
     """Show how FILE is chunked: lines, symbol, type and tokens of every chunk, as the index would chunk it
-    (with the max_file_kb and include_secrets settings of the workspace FILE is in)."""
+    (with the settings of the workspace FILE is in); a file the index leaves out is said so, with why."""
     if not file.is_file():
-        raise fail(f"{file}: no such file")
+        raise fail(f"{file}: {BROKEN_SYMLINK if file.is_symlink() else 'no such file'}")
     embedder = get_embedder(model)
     if target < 8:
         raise fail("--target must be at least 8 tokens")
@@ -55,10 +60,15 @@ def chunk(
         min_chunk_size=min(defaults.min_chunk_size, target),
         max_chunk_size=max(target, defaults.max_chunk_size),
     )
-    settings = Settings.load(find_workspace(file.resolve().parent))
+    workspace = find_workspace(file.resolve().parent)
+    settings = Settings.load(workspace)
+    left_out = None if force else _left_out(file, workspace, settings)
     mask = None if include_secrets or settings.include_secrets else _masked
     chunker = Chunker(embedder.tokenizer, embedder.max_tokens, options)
-    result = chunker.chunk_file(file, file.as_posix(), settings.max_file_kb * 1024, mask)
+    if left_out:  # (said as `index -v` says it; --force chunks it all the same)
+        result = ChunkResult(file.as_posix(), [], skipped_reason=f"{left_out} (--force chunks it anyway)")
+    else:
+        result = chunker.chunk_file(file, file.as_posix(), settings.max_file_kb * 1024, mask)
     if as_json:
         print(
             json.dumps(
@@ -82,13 +92,10 @@ def chunk(
     for col in ("#", "lines", "symbol", "type", "parent", "tokens"):
         table.add_column(col, justify="right" if col in ("#", "tokens") else "left")
     for i, c in enumerate(result.chunks, 1):
-        symbol = c.symbol_name or ""
-        if "symbols" in c.metadata:
-            symbol = c.metadata["symbols"]
         table.add_row(
             str(i),
             f"{c.start_line}-{c.end_line}",
-            esc(symbol),
+            esc(c.shown_symbols),
             c.symbol_type.value if c.symbol_type else c.chunk_type.value,
             esc(c.parent_symbol or c.metadata.get("heading_path", "")),
             str(c.token_count),
@@ -100,6 +107,16 @@ def chunk(
         for i, c in enumerate(result.chunks, 1):
             console.rule(esc(f"#{i} {c.file_path}:{c.start_line}-{c.end_line}"))
             console.print(c.content, markup=False, highlight=False)
+
+
+def _left_out(file: Path, workspace: Path | None, settings: Settings) -> str | None:
+    """Why indexing would leave ``file`` out, or None: by the rules of its workspace (else of the git
+    repository it is in, else of its folder)."""
+    from aintern.scan import Scanner
+
+    path = file.parent.resolve() / file.name  # (a link keeps its name: the scan judges where it leads)
+    root = workspace or next((d for d in path.parents if (d / ".git").exists()), path.parent)
+    return Scanner(root, settings.scan_options()).left_out(path.relative_to(root).as_posix())
 
 
 def _masked(text: str, path: str) -> str:

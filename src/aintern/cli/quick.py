@@ -129,11 +129,12 @@ def run_search(
         symbol = f"{c.parent_symbol + '.' if c.parent_symbol else ''}{c.symbol_name}" if c.symbol_name else ""
         if c.symbol_start_line:
             symbol += f" (lines {c.symbol_start_line}-{c.symbol_end_line})"
+        symbol = f" {symbol}" if symbol else ""  # (none: one space before the relevance, not two)
         if piped():  # (the same line as Rich prints it to a pipe, without loading Rich)
-            print(f"{c.display_path}:{c.start_line}-{c.end_line} {symbol} {c.relevance:.2f}")
+            print(f"{c.display_path}:{c.start_line}-{c.end_line}{symbol} {c.relevance:.2f}")
         else:
             console.print(
-                f"[bold cyan]{esc(c.display_path)}:{c.start_line}-{c.end_line}[/] [magenta]{esc(symbol)}[/] "
+                f"[bold cyan]{esc(c.display_path)}:{c.start_line}-{c.end_line}[/][magenta]{esc(symbol)}[/] "
                 f"[dim]{c.relevance:.2f}[/]",
                 highlight=False,
             )

@@ -23,6 +23,7 @@ from aintern.cli.common import (
     checked_count,
     checked_globs,
     checked_languages,
+    checked_number,
     checked_question,
     checked_relevance,
     err,
@@ -35,6 +36,7 @@ from aintern.cli.quick import run_search, say_short
 from aintern.config import CONTEXT_MIN_RELEVANCE, FILES_MARK_RELEVANCE, RANKED_MIN_RELEVANCE
 from aintern.plural import count
 from aintern.retrieve.rerank import RerankingStrategy
+from aintern.search_checks import CONTEXT_CHUNKS, CONTEXT_LINES, CONTEXT_TOKENS
 
 
 @app.command()
@@ -94,6 +96,9 @@ def context(
     question = checked_question(question)
     languages = checked_languages(lang)
     min_relevance = checked_relevance("--min-relevance", min_relevance)
+    max_tokens = checked_number("--max-tokens", max_tokens, CONTEXT_TOKENS)
+    max_chunks = checked_number("--max-chunks", max_chunks, CONTEXT_CHUNKS)
+    context_lines = checked_number("--context-lines", context_lines, CONTEXT_LINES)
     ws, where = open_scope(workspace, db, repo, all_repos)
     options = ContextBuildOptions(
         max_tokens=max_tokens, max_chunks=max_chunks, min_relevance=min_relevance, format=fmt,

@@ -47,9 +47,8 @@ def count(value: int, name: str = "k") -> int:
 
 
 def between(value: int, name: str, low: int, high: int) -> int:
-    if not low <= value <= high:
-        raise ToolError(f"{name}: between {low} and {high}, not {value}")
-    return value
+    """A whole number from ``low`` to ``high`` (a range of aintern.search_checks, or the tool's own)."""
+    return _tool_error(lambda v, n: search_checks.whole_number(v, n, (low, high)), value, name)
 
 
 def relevance(value: float | None) -> float | None:

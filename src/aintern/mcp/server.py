@@ -56,6 +56,7 @@ from aintern.mcp.output import call, scope_of
 from aintern.mcp.scope import McpConfig, Scope
 from aintern.plural import count
 from aintern.retrieve.rerank import RerankingStrategy
+from aintern.search_checks import CONTEXT_TOKENS, RerankNeedsLLM
 from aintern.store import SqliteStore, VectorIndex
 from aintern.workspace import knowledge_service
 
@@ -199,7 +200,10 @@ class AinternMcp:
 
         def run() -> KnowledgeQueryResult:
             self.fresh(indexes)
-            return self.knowledge.query(query, options)
+            try:
+                return self.knowledge.query(query, options)
+            except RerankNeedsLLM as exc:  # (the Python API names no option: the tool's is rerank)
+                raise ToolError(exc.said_as('rerank "llm"')) from exc
 
         answer = await call(run)
         hits, text, tokens, truncated = output.hits(answer.chunks, several, max_tokens)
@@ -212,14 +216,14 @@ class AinternMcp:
     async def context(
         self,
         query: Annotated[str, Field(description="What the code is needed for")],
-        max_tokens: Annotated[int, Field(description="Token budget of the block (100-100000)")] = 4000,
+        max_tokens: Annotated[int, Field(description="Token budget of the block (50-100000)")] = 4000,
         format: Annotated[
             Literal["markdown", "xml", "json", "plain"], Field(description="Layout of the block")
         ] = "markdown",
         repos: Repos = None,
     ) -> Annotated[CallToolResult, ContextResult]:
         query = args.query(query)
-        max_tokens = args.between(max_tokens, "max_tokens", 100, args.MAX_TOKENS)
+        max_tokens = args.between(max_tokens, "max_tokens", CONTEXT_TOKENS[0], args.MAX_TOKENS)
         indexes = self.indexes(repos)
         options = ContextBuildOptions(
             max_tokens=max_tokens, format=ContextFormat(format), max_chunks=20, min_relevance=CONTEXT_MIN_RELEVANCE

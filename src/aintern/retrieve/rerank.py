@@ -226,17 +226,28 @@ def is_supported(strategy: RerankingStrategy | str) -> bool:
     return True
 
 
+class RerankChoice(Protocol):
+    """What a search chose (its options): ``reranking`` None when the `rerank` setting chose for it."""
+
+    @property
+    def reranking(self) -> RerankingStrategy | None: ...
+
+
 class ListwiseReranking(Protocol):
     """Orders a workspace's results by its LLM (answer.rerank.LLMRerankers): the results, whether they were
     reordered, and what the user should be told."""
 
-    def rerank(self, workspace: str, results: list[Ranked], query: str) -> tuple[list[Ranked], bool, list[str]]: ...
+    def rerank(
+        self, workspace: str, results: list[Ranked], query: str, choice: RerankChoice
+    ) -> tuple[list[Ranked], bool, list[str]]: ...
 
 
 class NoListwiseReranking:
     """A knowledge service's without an LLM to rank with (its owner gave none)."""
 
-    def rerank(self, workspace: str, results: list[Ranked], query: str) -> tuple[list[Ranked], bool, list[str]]:
+    def rerank(
+        self, workspace: str, results: list[Ranked], query: str, choice: RerankChoice
+    ) -> tuple[list[Ranked], bool, list[str]]:
         raise LLMError(
-            "--rerank llm needs the workspace's LLM: make the service with aintern.workspace.knowledge_service"
+            "LLM reranking needs the workspace's LLM: make the service with aintern.workspace.knowledge_service"
         )

@@ -17,7 +17,7 @@ from aintern.scan.generated import alnum_share as alnum_share
 from aintern.scan.generated import generated_reason
 from aintern.scan.generated import marked_generated as marked_generated
 from aintern.scan.output import OUTPUT_DIR_NAMES, build_output, nuget_packages
-from aintern.source_files import MAX_FILE_BYTES, file_kind, too_large
+from aintern.source_files import MAX_FILE_BYTES, file_kind, too_large, unreadable
 from aintern.source_files import FileReadError as FileReadError
 from aintern.source_files import decode_source as decode_source
 from aintern.source_files import read_regular_file as read_regular_file
@@ -51,6 +51,8 @@ _SECRET_NAME = re.compile("|".join(fnmatch.translate(p) for p in SECRET_PATTERNS
 IGNORE_FILES = (".gitignore", ".ainternignore")
 #: Why a file of no language or text type aintern knows (an image, ``blob.bin``) is left out.
 NO_KNOWN_TYPE = "not a source or text file type aintern knows"
+#: Why a file that a scan passes over without a word is not indexed (``index -v`` does not list those).
+PASSED_OVER = "ignored (.gitignore, .ainternignore), hidden, or not a file type aintern knows"
 
 
 @dataclass
@@ -135,7 +137,7 @@ class Scanner:
                     st = os.stat(entry.path)  # follows symlinks
                 except OSError as exc:
                     # A dangling symlink, or a file deleted while we were looking.
-                    skipped.append(SkippedFile(rel, f"unreadable: {exc.strerror or exc}"))
+                    skipped.append(SkippedFile(rel, unreadable(entry.path, exc)))
                     continue
                 is_dir = stat.S_ISDIR(st.st_mode)
                 reason = self._excluded(entry.name, rel, is_dir, specs)
@@ -211,6 +213,24 @@ class Scanner:
                 files.append(ScannedFile(str(path), rel, st.st_size, st.st_mtime_ns))
         return files, skipped, missing
 
+    def left_out(self, rel: str) -> str | None:
+        """Why indexing leaves out the file at ``rel``, in the words of ``index -v`` (or :data:`PASSED_OVER`),
+        or None when it would index it: the scan's rules, then the indexer's reading of its content."""
+        checked = self.check([rel])
+        if checked is None:
+            return "a folder, not a file"
+        files, skipped, _ = checked
+        if skipped:
+            return skipped[0].reason
+        if not files:
+            return PASSED_OVER
+        try:
+            data = read_regular_file(files[0].location, self.options.max_file_bytes)
+        except (OSError, FileReadError) as exc:
+            return f"unreadable: {exc.strerror or exc}" if isinstance(exc, OSError) else str(exc)
+        reason = source_text(rel, data)[2]
+        return PASSED_OVER if reason == "" else reason
+
     def accepts(self, rel: str, is_dir: bool = False) -> bool:
         """Would a scan take the file (or enter the directory) at ``rel``? Ignore files of every level apply."""
         parts = rel.split("/")
@@ -250,7 +270,7 @@ class Scanner:
             return ""
         if is_dir:  # (a build/ here is one the settings took back: it is indexed whatever it holds)
             return "" if name != "build" and self._output_folder(name, rel) else None
-        if _SECRET_NAME.match(os.path.normcase(name.lower())) and not _source_code(name):
+        if _SECRET_NAME.match(os.path.normcase(name.lower())) and not _code_or_docs(name):
             # Reported even when hidden: the user should know why .env is not searchable.
             return (
                 None
@@ -399,10 +419,15 @@ def printable(path: str) -> str:
     return path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
-def _source_code(name: str) -> bool:
-    """Is a file so named source code? OkHttp's ``Credentials.kt`` or a ``secrets.py`` module is code named
-    like a credentials file: it is indexed, and a key written in it is masked as in any other code."""
-    return chunk_type_for(detect_language(name)) is ChunkType.CODE
+#: Documentation: a docs/secrets.md or a credentials.rst explains secrets, it does not hold them.
+_DOC_SUFFIXES = (".md", ".rst", ".txt", ".adoc")
+
+
+def _code_or_docs(name: str) -> bool:
+    """Is a file so named source code or documentation? OkHttp's ``Credentials.kt``, a ``secrets.py`` module
+    or a ``docs/secrets.md`` page is named like a credentials file but is not one: it is indexed, and a key
+    written in it is masked line by line as in any other file."""
+    return name.lower().endswith(_DOC_SUFFIXES) or chunk_type_for(detect_language(name)) is ChunkType.CODE
 
 
 def _has_shebang_candidate(name: str) -> bool:

@@ -20,7 +20,15 @@ from aintern.config import CONTEXT_MIN_RELEVANCE, FILES_MARK_RELEVANCE, RANKED_M
 from aintern.knowledge import KnowledgeQueryOptions, scope_options
 from aintern.plural import count
 from aintern.retrieve.rerank import RerankingStrategy
-from aintern.search_checks import globs, languages, relevance, result_count
+from aintern.search_checks import (
+    CONTEXT_TOKENS,
+    RerankNeedsLLM,
+    globs,
+    languages,
+    relevance,
+    result_count,
+    whole_number,
+)
 from aintern.web.common import HTTPError, handler, page, state, wants_json
 from aintern.words import clean_user_text
 from aintern.workspace import read_indexed_file
@@ -116,7 +124,10 @@ async def search_page(request: Request) -> Response:
             expand_context=True, context_lines=5, languages=filters["lang"], file_patterns=filters["path"],
             directory_filters=filters["dir"], symbol_types=symbol_types,
         )  # fmt: skip
-        result = await asyncio.to_thread(web.knowledge.query, question, options)
+        try:
+            result = await asyncio.to_thread(web.knowledge.query, question, options)
+        except RerankNeedsLLM as exc:  # (the Python API names no option: the web's is rerank=llm)
+            raise HTTPError(400, exc.said_as("rerank=llm")) from exc
         data["results"] = [
             {**c.search_result(), "html": marked(c), "expanded": c.expanded_context,
              "expanded_lines": [c.expanded_start, c.expanded_end] if c.expanded_context else None,
@@ -241,7 +252,7 @@ async def context_page(request: Request) -> Response:
     question = _question(request)
     fmt = _choice(request, "format", ContextFormat, ContextFormat.MARKDOWN)
     tokens = _choice(request, "tokens", TokenEstimation, TokenEstimation.CHARACTERS)
-    max_tokens = int(_number(request, "max_tokens", 4000, 50, 1_000_000))
+    max_tokens = whole_number(_number(request, "max_tokens", 4000), "max_tokens", CONTEXT_TOKENS)
     min_relevance = relevance(_number(request, "min_relevance", CONTEXT_MIN_RELEVANCE))
     data: dict[str, Any] = {"q": question, "options": {"format": fmt.value, "tokens": tokens.value,
                                                        "max_tokens": max_tokens, "min_relevance": min_relevance}}  # fmt: skip
@@ -254,7 +265,7 @@ async def context_page(request: Request) -> Response:
             "files": result.files_included, "left_out": result.chunks_truncated, "truncated": result.was_truncated,
         }  # fmt: skip
     return page(request, "context.html", data, formats=[f.value for f in ContextFormat],
-                estimations=[t.value for t in TokenEstimation])  # fmt: skip
+                estimations=[t.value for t in TokenEstimation], token_limits=CONTEXT_TOKENS)  # fmt: skip
 
 
 def routes() -> list[Route]:
