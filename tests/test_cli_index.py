@@ -353,7 +353,7 @@ def test_chunk_skips_what_the_index_skips_with_its_reason(tmp_path: Path) -> Non
 
 def test_documentation_named_like_a_credentials_file_is_indexed_and_masked(tmp_path: Path) -> None:
     """docs/secrets.md was left out whole ("skipped: secret"): a page about secrets is documentation, indexed
-    with its secrets masked line by line; a .env and a secrets.yml stay out."""
+    with its secrets masked line by line; a .env, a secrets.yml and a credentials.txt (bare keys) stay out."""
     ws = tmp_path / "project"
     token = "ghp_" + "aB3dE5gH7jK9mN1pQ3rS5tU7vW9xY1zA3bC5"
     (ws / "docs").mkdir(parents=True)
@@ -363,11 +363,13 @@ def test_documentation_named_like_a_credentials_file_is_indexed_and_masked(tmp_p
     (ws / "docs" / "credentials.rst").write_text("Credentials\n===========\n\nAsk the ops team for vault access.\n")
     (ws / ".env").write_text(f"GITHUB_TOKEN={token}\n")
     (ws / "secrets.yml").write_text(f"token: {token}\n")
+    (ws / "credentials.txt").write_text("prod hunter2-Xk29fLq\n")  # (bare keys: no pattern would mask them)
     (ws / "app.py").write_text("def deploy() -> None:\n    pass\n")
     db = tmp_path / "cli.db"
     indexed = run("index", ".", "-v", cwd=ws, db=db)
     said = dict(re.findall(r"^  skipped (\S+): (.+)$", indexed.stdout, re.M))
-    assert set(said) == {".env", "secrets.yml"} and all(r.startswith("secret") for r in said.values()), indexed.stdout
+    assert set(said) == {".env", "secrets.yml", "credentials.txt"}, indexed.stdout
+    assert all(r.startswith("secret") for r in said.values()), indexed.stdout
     found = run("search", "rotate the deploy token in the vault", "--json", cwd=ws, db=db)
     hits = {h["path"]: h for h in json.loads(found.stdout)}
     assert "docs/secrets.md" in hits and token not in found.stdout, found.stdout

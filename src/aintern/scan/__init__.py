@@ -419,8 +419,9 @@ def printable(path: str) -> str:
     return path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
-#: Documentation: a docs/secrets.md or a credentials.rst explains secrets, it does not hold them.
-_DOC_SUFFIXES = (".md", ".rst", ".txt", ".adoc")
+#: Documentation: a docs/secrets.md or a credentials.rst explains secrets, it does not hold them. (Not .txt:
+#: a credentials.txt is as often the bare keys themselves, which no line pattern would know to mask.)
+_DOC_SUFFIXES = (".md", ".rst", ".adoc")
 
 
 def _code_or_docs(name: str) -> bool:
