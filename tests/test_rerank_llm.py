@@ -173,11 +173,14 @@ def test_a_stalled_request_ends_once_the_search_gives_up_on_it(mode: str) -> Non
         llm = OpenAIChatLLM(server.url, "ranker", context_window=4096, max_retries=0)
         out, note = ListwiseReranker(llm, timeout=0.5).rerank_with_note(candidates(4), "q")
         assert [r.chunk_id for r in out] == [0, 1, 2, 3] and note is not None and "within 0.5 s" in note
+        # The worker may have ended already (its request's own timeout is the search's): on a busy machine the
+        # test can look after it did. If it is still there, it ends.
         workers = [t for t in threading.enumerate() if t.name == "aintern-llm-rerank" and t not in before]
-        assert len(workers) == 1
+        assert len(workers) <= 1
         # Generous ceilings (far past the timeout, far short of the read timeout): what is awaited is the state.
-        workers[0].join(120)
-        assert not workers[0].is_alive(), "the reranker's request outlived the search"
+        for worker in workers:
+            worker.join(120)
+            assert not worker.is_alive(), "the reranker's request outlived the search"
         assert server.gone.wait(120), "the stalled request was never dropped"
         llm.close()
 
