@@ -56,7 +56,7 @@ def cases(project: Path, other: Path) -> Iterator[tuple[str, dict[str, Any], boo
     yield from vary("search", "path", ["\x00", "a\x00b", "*" * 1000, LONG, 1, []])
     yield from vary("search", "path", ["../../etc/*", "/etc/passwd", "é/**"], error=False)
     yield from vary("search", "symbol_type", ["spaceship", "\x00", "all", LONG, 1])
-    yield from vary("context", "max_tokens", [0, -5, 99, 100_001, 10**20, *NOT_INT[:-2]])
+    yield from vary("context", "max_tokens", [0, -5, 49, 100_001, 10**20, *NOT_INT[:-2]])
     yield from vary("context", "format", ["html", "", "\x00", LONG, 1, None])
     yield from vary("files", "n", [0, -1, 101, 10**20, *NOT_INT[:-2]])
     yield from vary(

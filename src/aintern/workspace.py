@@ -237,10 +237,12 @@ class Workspace(Filling):
     def _compact(self, result: IndexingResult, had_files: bool) -> None:
         """Keep the database from growing run after run: a run that rewrote a quarter of the files of an index
         that had some merges its keyword table, and many free pages go back to the file system (store.compact).
-        A failure (the database busy past its timeout) leaves the file as large as it was; the run stands."""
-        merge = None
-        if had_files and (rewrote := result.files_indexed + result.files_removed):
-            merge = result.index_id if rewrote * 4 >= rewrote + result.files_unchanged else None
+        A failure (the database busy past its timeout) leaves the file as large as it was; the run stands. A run
+        that indexed and removed nothing writes nothing here either (a no-op `update` leaves the file as it was)."""
+        rewrote = result.files_indexed + result.files_removed
+        if not rewrote:
+            return
+        merge = result.index_id if had_files and rewrote * 4 >= rewrote + result.files_unchanged else None
         with contextlib.suppress(StoreError, driver().Error):
             self.store.compact(merge)
 

@@ -26,6 +26,8 @@ class IntegrityCheck:
     _interrupted = False
     #: When the database was found sound (``time.monotonic``; None: not yet).
     verified_at: float | None = None
+    #: ``start_verify`` found the file as it last passed a check (store.checked): ``verify`` need not read it.
+    _as_passed = False
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -33,11 +35,11 @@ class IntegrityCheck:
     def start_verify(self) -> None:
         """Begin ``verify``'s check in a background thread: SQLite runs it outside the GIL, beside a scan
         (it reads the whole file: over a second at 100k chunks). ``cancel_verify`` stops it."""
-        if self._verified or self._check is not None:
+        if self._verified or self._check is not None or self._as_passed:
             return
         facts = checked.database_facts(self.path)
         if checked.passed_as_it_is(self.path, facts):  # (as it was when it last passed: store.checked)
-            self._verified, self.verified_at = True, time.monotonic()
+            self._as_passed = True  # (verified at the first write, not now: a run that writes nothing never is)
             return
         self._damage = None
         self._interrupted = False
@@ -58,6 +60,7 @@ class IntegrityCheck:
 
     def cancel_verify(self) -> None:
         """Stop a check begun by ``start_verify`` (a run found nothing to write): the next write checks."""
+        self._as_passed = False  # (by then the file may have changed: looked at again)
         check, self._check = self._check, None
         if check is None:
             return
@@ -80,8 +83,12 @@ class IntegrityCheck:
         if self._verified:
             return
         self.start_verify()
-        if self._check is None:  # (passed as it is: nothing to wait for)
+        if self._as_passed:  # (as it last passed: nothing to read)
+            self._as_passed = False
+            damage.forget(self.path)
+            self._verified, self.verified_at = True, time.monotonic()
             return
+        assert self._check is not None
         self._check.join()
         self._check = None
         if self._interrupted:  # (by nobody but cancel_verify, which clears _check first: check again)
