@@ -132,7 +132,8 @@ def phrases(texts: list[str], work: Path, most: int = 40000) -> list[str]:
 
 #: The teachers --teacher offers: aintern's embedder names (MiniLM, the shipped model's; e5-small, the
 #: port of multilingual-e5-small, which embeds a chunk as ``passage: <text>``, read whole in windows).
-TEACHERS = ("minilm", "e5-small")
+#: ``minilm+e5-small``: both, each vector unit length, side by side (the student fits their shared PCA).
+TEACHERS = ("minilm", "e5-small", "minilm+e5-small")
 
 
 def teacher_embedder(name: str):  # type: ignore[no-untyped-def]
@@ -181,6 +182,27 @@ def teach(
     if not parts:
         raise SystemExit(f"no part of {name} is embedded yet in {work}")
     return np.concatenate(done_rows), np.concatenate(parts)
+
+
+def taught(
+    texts: list[str],
+    work: Path,
+    name: str = "teacher",
+    part: int = 2000,
+    teacher: str = "minilm",
+    partial: bool = False,
+) -> tuple[np.ndarray, np.ndarray]:
+    """``teach`` by one teacher, or by several joined with ``+`` (the texts every one of them has done)."""
+    if "+" not in teacher:
+        return teach(texts, work, name, part, teacher, partial)
+    each = [teach(texts, work, name, part, one, partial) for one in teacher.split("+")]
+    rows = sorted(set.intersection(*(set(r.tolist()) for r, _ in each)))
+    parts = []
+    for r, vectors in each:
+        where = {row: i for i, row in enumerate(r.tolist())}
+        picked = vectors[[where[row] for row in rows]]
+        parts.append(picked / np.maximum(np.linalg.norm(picked, axis=1, keepdims=True), 1e-12))
+    return np.asarray(rows), np.hstack(parts)
 
 
 #: Where identifiers split: lower or digit then upper (getUser), and an acronym's end (HTTPResponse).
@@ -278,7 +300,13 @@ def extend(distilled: np.ndarray, tokenizer_path: Path) -> np.ndarray:
 
 
 def fit(
-    texts: list[str], teacher: np.ndarray, distilled: np.ndarray, tokenizer_path: Path, iterations: int, seed: int = 0
+    texts: list[str],
+    teacher: np.ndarray,
+    distilled: np.ndarray,
+    tokenizer_path: Path,
+    iterations: int,
+    seed: int = 0,
+    lambdas: tuple[float, ...] = LAMBDAS,
 ) -> tuple[np.ndarray, dict[str, object]]:
     distilled = extend(distilled, tokenizer_path)
     vocab = distilled.shape[0]
@@ -300,7 +328,7 @@ def fit(
         "agreement_distilled_mapped": agreement(a_held, y_held, t0),
     }
     best = None
-    for lam in LAMBDAS:
+    for lam in lambdas:
         table = solve(a_fit, y_fit, t0, lam, iterations)
         score = agreement(a_held, y_held, table)
         report[f"agreement_lam_{lam}"] = score
@@ -345,22 +373,23 @@ def main() -> None:
     ap.add_argument("--per-tree", type=int, default=MAX_PER_TREE, help="chunks per source tree at most (first run)")
     ap.add_argument("--part", type=int, default=2000, help="texts per cached part of the teacher's vectors")
     ap.add_argument("--partial", action="store_true", help="fit on the parts the teacher has done so far")
+    ap.add_argument("--lambdas", default=",".join(map(str, LAMBDAS)), help="ridge constants to choose among")
     ap.add_argument("--iterations", type=int, default=60, help="conjugate-gradient steps per fit")
     ap.add_argument("--words", type=int, default=0, help="code words to add to the vocabulary (0: MiniLM's own)")
     ap.add_argument("--whiten", type=float, default=0.5, help="soft whitening strength (0: none)")
     args = ap.parse_args()
     texts = collect(args.roots, args.work, args.per_tree)
-    rows, teacher = teach(texts, args.work, part=args.part, teacher=args.teacher, partial=args.partial)
+    rows, teacher = taught(texts, args.work, part=args.part, teacher=args.teacher, partial=args.partial)
     texts = [texts[i] for i in rows]
     for other in args.also:  # batches collected and taught earlier (each by a run with its own --work)
         more = collect([], other)
-        rows, vectors = teach(more, other, part=args.part, teacher=args.teacher, partial=args.partial)
+        rows, vectors = taught(more, other, part=args.part, teacher=args.teacher, partial=args.partial)
         texts, teacher = texts + [more[i] for i in rows], np.concatenate([teacher, vectors])
     if args.no_fit:
         return
     if args.phrases:  # measured in docs/benchmarks.md: it did not help, so the default leaves them out
         short = phrases(texts, args.work)
-        rows, vectors = teach(short, args.work, "phrases", args.part, args.teacher, args.partial)
+        rows, vectors = taught(short, args.work, "phrases", args.part, args.teacher, args.partial)
         texts, teacher = texts + [short[i] for i in rows], np.concatenate([teacher, vectors])
     print(f"fitting on {len(texts)} texts taught by {args.teacher}", flush=True)
     t0 = time.perf_counter()
@@ -372,7 +401,8 @@ def main() -> None:
     else:
         tokenizer.unlink(missing_ok=True)
         tokenizer = MODELS_DIR / "tokenizer.json"
-    table, report = fit(texts, teacher, distilled, tokenizer, args.iterations)
+    lambdas = tuple(float(x) for x in args.lambdas.split(","))
+    table, report = fit(texts, teacher, distilled, tokenizer, args.iterations, lambdas=lambdas)
     table = whiten(table, args.whiten)
     report["whiten"] = args.whiten
     report["teacher"] = args.teacher
