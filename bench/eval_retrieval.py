@@ -163,6 +163,8 @@ def config(name: str) -> HybridConfig:
 
 
 #: --table: a static token table to use instead of the installed one (an A/B of tables in the full ranking).
+#: The file vectors are in the static model's space: a file-map.npy beside the table (scripts/train_file_map.py
+#: --table) is used for them instead of the installed map (use_file_map_beside).
 TABLE: Path | None = None
 #: --tier: each static index also gets the full tier (minilm vectors), and hybrid configs search with it.
 TIER = False
@@ -176,6 +178,22 @@ STORE = "sqlite"
 #: The indexes get file vectors, as `aintern index` makes them by default, and hybrid configs search with
 #: them as KnowledgeService does (docs sections 42-43); FILE_VECTORS=0: none (`file_vectors = false`).
 FILE_VECTORS = os.environ.get("FILE_VECTORS", "1") != "0"
+
+
+def use_file_map_beside(table: Path) -> None:
+    """Index file vectors with the map fit for ``table`` (its folder's file-map.npy), if there is one: the
+    installed map reads the installed table's space, so another table's fused scores would be unfair without it."""
+    beside = table.with_name("file-map.npy")
+    if beside.exists():
+        import numpy as np
+
+        from aintern.index import files
+
+        matrix = np.load(beside)
+        files.file_map = lambda: matrix  # type: ignore[assignment]
+        print(f"file vectors mapped by {beside}", file=sys.stderr)
+    else:
+        print(f"no file map beside {table}: file vectors use the installed map", file=sys.stderr)
 
 
 def embedder_for(model: str):  # type: ignore[no-untyped-def]
@@ -438,6 +456,8 @@ if __name__ == "__main__":
     if a.bm25_k1 is not None or a.bm25_b is not None:
         BM25_PARAMS = (a.bm25_k1 or postings.K1, a.bm25_b if a.bm25_b is not None else postings.B)
     TABLE = a.table
+    if TABLE is not None:
+        use_file_map_beside(TABLE)
     TIER = a.tier
     TIER_GRAPH = a.tier_graph
     TIER_NAME = a.tier_model

@@ -19,6 +19,7 @@ on every tree.
     # the corpus: scripts/static_corpus.txt, both batches (each tree a `git archive` of the commit listed)
     python scripts/train_file_map.py --work /tmp/train/filemap /tmp/train/src/* /tmp/train/src2/*
     python scripts/train_file_map.py --work /tmp/train/filemap --install   # writes file-map.npy
+    python scripts/train_file_map.py --work /tmp/train/filemap --table DIR/static-code.npy   # DIR/file-map.npy
 """
 
 from __future__ import annotations
@@ -76,12 +77,16 @@ def collect(roots: list[Path], work: Path) -> list[dict[str, str]]:
     return rows
 
 
-def vectors(rows: list[dict[str, str]], work: Path) -> tuple[np.ndarray, np.ndarray]:
-    """Each text's static and MiniLM vectors (cached in work/static.npy, work/minilm.npy)."""
-    static_path, minilm_path = work / "static.npy", work / "minilm.npy"
+def vectors(rows: list[dict[str, str]], work: Path, table: Path | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Each text's static and MiniLM vectors (cached in work/static.npy, work/minilm.npy; another
+    ``table``'s static vectors in work/static-FOLDER-NAME.npy, beside the same MiniLM vectors)."""
+    texts = [r["text"] for r in rows]
+    static_path = work / (f"static-{table.parent.name}-{table.stem}.npy" if table else "static.npy")
+    minilm_path = work / "minilm.npy"
+    if not static_path.exists():
+        embedder = StaticEmbedder(table) if table else StaticEmbedder()
+        np.save(static_path, np.asarray(embedder.embed_batch(texts), dtype=np.float32))
     if not minilm_path.exists():
-        texts = [r["text"] for r in rows]
-        np.save(static_path, np.asarray(StaticEmbedder().embed_batch(texts), dtype=np.float32))
         teacher = OnnxEmbedder()
         parts = [np.asarray(teacher.embed_batch(texts[i : i + 512])) for i in range(0, len(texts), 512)]
         np.save(minilm_path, np.concatenate(parts).astype(np.float32))
@@ -119,9 +124,15 @@ def main() -> None:
     ap.add_argument("roots", nargs="*", type=Path, help="source trees (the first run)")
     ap.add_argument("--work", type=Path, required=True, help="cache of texts and vectors")
     ap.add_argument("--install", action="store_true", help="write the map into the package's models")
+    ap.add_argument(
+        "--table",
+        type=Path,
+        help="a static token table other than the installed one; the map is "
+        "written beside it (TABLE's folder/file-map.npy), where bench/eval_retrieval.py --table finds it",
+    )
     args = ap.parse_args()
     rows = collect(args.roots, args.work)
-    static, minilm = vectors(rows, args.work)
+    static, minilm = vectors(rows, args.work, args.table)
     held = set(held_out(rows))
     train = np.array([r["tree"] not in held for r in rows])
     print(f"{len(rows)} texts, {len(held)} trees held out; without the map {agreement(rows, static, minilm, None):.3f}")
@@ -130,8 +141,9 @@ def main() -> None:
         print(f"lam {lam}: MiniLM's {TOP} nearest files found {score:.3f}")
     lam = max(scores, key=lambda x: scores[x])
     w = fit(static, minilm, lam)
-    np.save(args.work / "file-map.npy", w)
-    print(f"lam {lam}: fit on every tree, {args.work / 'file-map.npy'}")
+    out = args.table.with_name("file-map.npy") if args.table else args.work / "file-map.npy"
+    np.save(out, w)
+    print(f"lam {lam}: fit on every tree, {out}")
     if args.install:
         np.save(MODELS_DIR / "file-map.npy", w)
         write_manifest()

