@@ -53,13 +53,6 @@ def web_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 @pytest.fixture
 def indexed(web_env: Path) -> tuple[Path, Path]:
     """A small polyglot workspace, indexed: (its folder, the database)."""
-    from workspaces import make_workspace
+    from workspaces import indexed_workspace
 
-    from aintern.workspace import Workspace
-
-    root = make_workspace(web_env / "project")
-    db = web_env / "aintern.db"
-    ws = Workspace(root, db)
-    assert ws.build_index().success
-    ws.close()
-    return root, db
+    return indexed_workspace(web_env)

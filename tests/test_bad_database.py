@@ -27,6 +27,7 @@ from pathlib import Path
 
 import pytest
 from unprivileged import open_workspace, shared_folder, unprivileged
+from workspaces import corrupt_page
 
 from aintern.answer import ConversationStore
 from aintern.workspace import Workspace
@@ -87,19 +88,6 @@ def template() -> Iterator[tuple[Path, Path]]:
         yield root, db
 
 
-def _corrupt_page(db: Path) -> None:
-    """Overwrite the cell pointers of the chunks table's root page: a b-tree page that no longer parses
-    (PRAGMA quick_check fails), while the header and the schema still read."""
-    conn = sqlite3.connect(db)
-    page_size = conn.execute("PRAGMA page_size").fetchone()[0]
-    root_page = conn.execute("SELECT rootpage FROM sqlite_master WHERE name = 'chunks_by_file'").fetchone()[0]
-    conn.close()
-    data = bytearray(db.read_bytes())
-    start = (root_page - 1) * page_size
-    data[start + 8 : start + 200] = b"\xff\x13" * 96
-    db.write_bytes(bytes(data))
-
-
 def _make(condition: str, base: Path, template_db: Path) -> Path:
     """The database file of ``condition`` (made under ``base``)."""
     folder = base / condition
@@ -113,7 +101,7 @@ def _make(condition: str, base: Path, template_db: Path) -> Path:
         db.write_bytes(data[: len(data) // 2])
     elif condition == "corrupt_page":
         shutil.copyfile(template_db, db)
-        _corrupt_page(db)
+        corrupt_page(db)
     elif condition == "foreign":
         conn = sqlite3.connect(db)  # another program's notes: a valid SQLite database
         conn.execute("CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT)")
@@ -260,9 +248,7 @@ def test_a_database_is_checked_again_only_once_it_changed(
     # back, and the next search refuses it.
     python = sys.executable
     assert _run(["search", "database connection"], root, db, None, python, env).returncode in (0, 3)
-    st = db.stat()
-    _corrupt_page(db)
-    os.utime(db, ns=(st.st_atime_ns, st.st_mtime_ns))
+    corrupt_page(db, keep_mtime=True)
     out = _run(["search", "database connection"], root, db, None, python, env)
     assert out.returncode == 1 and "damaged" in out.stderr and str(db) in out.stderr
     with pytest.raises(CorruptDatabaseError):
@@ -308,9 +294,7 @@ def test_a_run_vouches_for_what_it_wrote_unless_the_file_changed_after(
     update("fifth")
     assert len(checks) == 2
     # Damaged between two runs, its mtime put back: the next run refuses it, as a user runs it.
-    st = db.stat()
-    _corrupt_page(db)
-    os.utime(db, ns=(st.st_atime_ns, st.st_mtime_ns))
+    corrupt_page(db, keep_mtime=True)
     out = _run(["update"], project, db, None, sys.executable, env)
     assert out.returncode == 1 and "damaged" in out.stderr, out.stderr
     with pytest.raises(CorruptDatabaseError):

@@ -22,35 +22,18 @@ import httpx2
 import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
-from workspaces import make_workspace
-
-from aintern.workspace import Workspace
+from workspaces import corrupt_page, indexed_workspace
 
 
 @pytest.fixture(scope="module")
 def template(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     """A small indexed workspace and its database, closed: (workspace, db)."""
-    base = tmp_path_factory.mktemp("damaged")
-    root = make_workspace(base / "project")
-    db = base / "template.db"
-    ws = Workspace(root, db)
-    assert ws.build_index().success
-    ws.close()
-    return root, db
+    return indexed_workspace(tmp_path_factory.mktemp("damaged"), "template.db")
 
 
 def corrupt_in_place(db: Path) -> None:
-    """Overwrite part of a b-tree page of the chunks (an index page) and set the mtime back: the header and the
-    schema still read, searches may still answer, PRAGMA quick_check fails."""
-    st = db.stat()
-    conn = sqlite3.connect(db)
-    page_size = conn.execute("PRAGMA page_size").fetchone()[0]
-    root_page = conn.execute("SELECT rootpage FROM sqlite_master WHERE name = 'chunks_by_file'").fetchone()[0]
-    conn.close()
-    with open(db, "r+b") as f:
-        f.seek((root_page - 1) * page_size + 8)
-        f.write(b"\xff\x13" * 96)
-    os.utime(db, ns=(st.st_atime_ns, st.st_mtime_ns))
+    """A page of the database damaged with its mtime set back: searches may still answer, quick_check fails."""
+    corrupt_page(db, keep_mtime=True)
 
 
 def env_for(db: Path, config: Path) -> dict[str, str]:

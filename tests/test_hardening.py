@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 from local_server import JsonHandler, LocalServer
 from unprivileged import nobody_python, open_workspace, shared_folder, unprivileged
-from workspaces import make_workspace, write_files
+from workspaces import indexed_workspace, make_workspace, write_files
 
 from aintern.config import CONFIG_FILE
 from aintern.errors import StoreError
@@ -449,13 +449,7 @@ def test_unreadable_directory_and_read_only_database_folder() -> None:
 
 @pytest.fixture(scope="module")
 def indexed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    tmp = tmp_path_factory.mktemp("queries")
-    root = make_workspace(tmp / "project")
-    db = tmp / "q.db"
-    ws = Workspace(root, db)
-    ws.build_index()
-    ws.close()
-    return root, db
+    return indexed_workspace(tmp_path_factory.mktemp("queries"), "q.db")
 
 
 @pytest.mark.parametrize("text", ["\u200b", "\ufeff", "\x7f", "\x1b", " \t "])

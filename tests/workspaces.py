@@ -59,6 +59,39 @@ def make_workspace(root: Path, copies: int = 1) -> Path:
     return root
 
 
+def indexed_workspace(base: Path, db_name: str = "aintern.db") -> tuple[Path, Path]:
+    """``make_workspace`` under ``base/project``, indexed into ``base/db_name`` and closed: (its folder, the db)."""
+    from aintern.workspace import Workspace
+
+    root = make_workspace(base / "project")
+    db = base / db_name
+    ws = Workspace(root, db)
+    try:
+        assert ws.build_index().success
+    finally:
+        ws.close()
+    return root, db
+
+
+def corrupt_page(db: Path, keep_mtime: bool = False) -> None:
+    """Overwrite the cell pointers of the chunks table's root page in place: a b-tree page that no longer parses
+    (PRAGMA quick_check fails), while the header and the schema still read and searches may still answer.
+    ``keep_mtime``: the mtime set back, as a copy with ``cp -p`` would leave it (the change time moves)."""
+    import os
+    import sqlite3
+
+    st = db.stat()
+    conn = sqlite3.connect(db)
+    page_size = conn.execute("PRAGMA page_size").fetchone()[0]
+    root_page = conn.execute("SELECT rootpage FROM sqlite_master WHERE name = 'chunks_by_file'").fetchone()[0]
+    conn.close()
+    with open(db, "r+b") as f:
+        f.seek((root_page - 1) * page_size + 8)
+        f.write(b"\xff\x13" * 96)
+    if keep_mtime:
+        os.utime(db, ns=(st.st_atime_ns, st.st_mtime_ns))
+
+
 def write_files(root: Path, files: dict[str, str] | dict[str, str | bytes]) -> None:
     """Each ``path: text`` (or bytes) under ``root``, folders made as needed."""
     for rel, content in files.items():
