@@ -135,6 +135,35 @@ def children_cpu() -> float:
     return used.ru_utime + used.ru_stime
 
 
+def apart(
+    server: KnowledgeService,
+    options: KnowledgeQueryOptions,
+    semble: Callable[[str], list[object]] | None,
+    questions: list[str],
+    repeats: int,
+) -> None:
+    """The mean time per question of the server path and of semble, each asking every question in a row on
+    its own (no other path between: its caches hold its own data), the least of ``repeats`` repeats. A mean,
+    not a p50: it counts each path's slow questions too."""
+
+    def ask_server(q: str) -> None:
+        server.cache.clear()
+        server.query(q, options)
+
+    for name, ask in (("server", ask_server), ("semble", semble)):
+        if ask is None:
+            continue
+        means = []
+        for _ in range(repeats):
+            t = time.perf_counter()
+            for q in questions:
+                ask(q)
+            means.append((time.perf_counter() - t) / len(questions) * 1000)
+        print(
+            f"  {name:8s} alone: mean per question {min(means):.2f} ms (least of {repeats}; median {statistics.median(means):.2f})"
+        )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("root", type=Path)
@@ -152,6 +181,12 @@ def main() -> None:
     ap.add_argument("--no-cli", action="store_true", help="no `aintern search` processes")
     ap.add_argument("--cli-questions", type=int, default=8, help="questions asked as processes per round")
     ap.add_argument("--semble-site", type=Path, default=SEMBLE_SITE, help="site-packages of semble's venv")
+    ap.add_argument(
+        "--apart",
+        type=int,
+        default=0,
+        help="then time the server path and semble each alone: the least of N repeats of every question's mean",
+    )
     a = ap.parse_args()
     questions = a.question or QUESTIONS
     root = a.root.resolve()
@@ -255,6 +290,8 @@ def main() -> None:
             print(f"  CPU p50 ratio to semble: {ratios}")
         if profile is not None:
             profile.dump_stats(a.profile)
+        if a.apart:
+            apart(server, options, semble, questions, a.apart)
         ws.close()
 
 
