@@ -316,7 +316,7 @@ def test_an_edit_on_disk_shows_in_the_badge_and_becomes_findable(browser: Browse
 
 
 def test_a_changed_file_is_reported_when_auto_index_is_off(
-    browser: Browser, indexed: tuple[Path, Path], env: Path
+    browser: Browser, indexed: tuple[Path, Path], env: Path, shots: Path
 ) -> None:
     root, db = indexed
     (env / "config.toml").write_text("auto_index = false\n")
@@ -329,18 +329,25 @@ def test_a_changed_file_is_reported_when_auto_index_is_off(
         edit_until_seen(root / "src" / "python" / "app.py", "def open_connection():\n    return 'changed'\n",
                         lambda: bool(heard))  # fmt: skip
         expect(page.locator("#badge")).to_contain_text("1 file changed")
-        # Until it is updated, a search shows the file's indexed lines, marked on its card; the others are not.
-        page.goto(server.url + "/search?q=Store&min_relevance=0")
+        # Until it is updated, a search (the form as it stands) shows the file's indexed lines, marked on its card
+        # between the card's location and its lines; the other cards are not marked.
+        page.locator("#q").fill("Store")
+        page.keyboard.press("Enter")
         changed = page.locator(".hit", has=page.locator("a.loc", has_text="src/python/app.py"))
-        expect(changed.first.locator(".note.stale")).to_have_text("changed since indexed — run `aintern update`")
-        expect(page.locator(".hit").nth(1)).to_be_visible()  # (another file's card, unmarked)
+        note = changed.first.locator(".note.stale")
+        expect(note).to_have_text("changed since indexed — run `aintern update`")
         expect(page.locator(".note.stale")).to_have_count(changed.count())
+        page.screenshot(path=shots / "search-stale.png")
+        top = {part: changed.first.locator(part).bounding_box() for part in ("a.loc", ".note.stale", "pre.snippet")}
+        assert all(top.values()) and top["a.loc"]["y"] < top[".note.stale"]["y"] < top["pre.snippet"]["y"]  # type: ignore[index]
         page.locator("#badge").click()
         expect(page).to_have_url(re.compile(r"/progress$"))
         page.get_by_role("button", name="Update changed").click()
         expect(page.locator("#phase")).to_have_text("complete", timeout=RUN_MS)
         expect(page.locator("#badge")).to_contain_text("up to date")
-        page.goto(server.url + "/search?q=Store&min_relevance=0")
+        page.goto(server.url + "/search")
+        page.locator("#q").fill("Store")
+        page.keyboard.press("Enter")
         expect(page.locator(".hit").first).to_be_visible()
         expect(page.locator(".note.stale")).to_have_count(0)
         no_script_errors(page)
