@@ -22,6 +22,8 @@ import httpx2
 import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
+from playwright.sync_api import expect, sync_playwright
+from test_web_browser import CHROMIUM, PATIENCE_MS
 from workspaces import corrupt_page, indexed_workspace
 
 
@@ -78,8 +80,11 @@ def served(copy: tuple[Path, Path]) -> Iterator[tuple[Path, Path, str, subproces
         proc.wait(timeout=60)
 
 
-def test_a_running_server_says_its_database_is_damaged(served: tuple[Path, Path, str, subprocess.Popen[str]]) -> None:
+def test_a_running_server_says_its_database_is_damaged(
+    served: tuple[Path, Path, str, subprocess.Popen[str]], tmp_path: Path
+) -> None:
     root, db, url, _ = served
+    shots = Path(os.environ.get("AINTERN_SCREENSHOTS") or tmp_path)
     with httpx.Client(base_url=url, timeout=120) as http:
         csrf = http.get("/api/csrf").json()["token"]
         http.headers["X-CSRF-Token"] = csrf
@@ -108,6 +113,21 @@ def test_a_running_server_says_its_database_is_damaged(served: tuple[Path, Path,
         assert "damaged" in page.text and "aintern index" in page.text
         listing = http.get("/api/indexes")
         assert listing.status_code == 503 and "damaged" in listing.json()["error"]
+    # As a person sees it: the search page says the damage and what to do (in place of its form), and so
+    # does the badge, which finds no workspace to ask about (the damaged file lists none).
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-dev-shm-usage"])
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 800})
+            page.set_default_timeout(PATIENCE_MS)
+            page.goto(url + "/search")
+            expect(page.locator("#badge")).to_contain_text("database damaged", timeout=PATIENCE_MS)
+            expect(page.locator("main")).to_contain_text("damaged", timeout=PATIENCE_MS)
+            expect(page.locator("main")).to_contain_text("aintern index", timeout=PATIENCE_MS)
+            expect(page.locator(".hit")).to_have_count(0)
+            page.screenshot(path=shots / "search-damaged.png")
+        finally:
+            browser.close()
 
     async def agent() -> str:
         async with Client(streamable_http_client(url + "/mcp", http_client=httpx2.AsyncClient(timeout=60))) as c:

@@ -89,9 +89,9 @@ function showBadge(state, label) {
 }
 let badgeTimer = null;
 async function refreshBadge() {
-  if (!WS) return;
   try {
-    const s = await api("GET", `/api/status?ws=${WS}`);
+    // (no workspace on the page: the server's own state, e.g. a damaged database that lists no index)
+    const s = await api("GET", WS ? `/api/status?ws=${WS}` : "/api/status");
     const watch = s.watching ? (s.auto_index ? " · auto-index" : " · watching") : "";
     const model = s.model_state;
     if (model && model.state === "loading" && s.state !== "indexing") showBadge("indexing", "loading model");
