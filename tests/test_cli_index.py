@@ -253,6 +253,8 @@ def test_a_search_loads_only_what_it_needs(ws: Path, tmp_path: Path) -> None:
              "aintern.index", "aintern.answer", "aintern.chunk.chunker", "aintern.store.postings", "aintern.store.vectors",
              "typer", "click", "aintern.store.milvus", "aintern.store.milvus_engine", "uuid", "secrets", "logging",
              "aintern.scan"]  # fmt: skip
+    if sys.platform.startswith("linux"):  # (the XDG folders are read directly there; platformdirs costs 5-8 ms)
+        heavy.append("platformdirs")
     out, loaded = _loaded(["search", "Where is the HTTP server started?", "--json"], heavy, ws, db)
     assert json.loads(out)[0]["path"] and loaded == []
     # Its plain form into pipes (an agent reading both streams) gets the same lines without Rich at all.

@@ -555,14 +555,16 @@ def test_user_folders_are_the_ones_platformdirs_names(monkeypatch: pytest.Monkey
 
     from aintern.config import user_dir
 
-    for env in ({}, {"XDG_CONFIG_HOME": str(tmp_path / "c"), "XDG_DATA_HOME": str(tmp_path / "d")},
-                {"XDG_CONFIG_HOME": "  ", "XDG_DATA_HOME": ""}):  # fmt: skip
-        for name in ("XDG_CONFIG_HOME", "XDG_DATA_HOME"):
+    for env in ({}, {"XDG_CONFIG_HOME": str(tmp_path / "c"), "XDG_DATA_HOME": str(tmp_path / "d"),
+                     "XDG_CACHE_HOME": str(tmp_path / "k")},
+                {"XDG_CONFIG_HOME": "  ", "XDG_DATA_HOME": "", "XDG_CACHE_HOME": " "}):  # fmt: skip
+        for name in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME"):
             monkeypatch.delenv(name, raising=False)
         for name, value in env.items():
             monkeypatch.setenv(name, value)
         assert user_dir("config") == Path(platformdirs.user_config_dir("aintern", appauthor=False))
         assert user_dir("data") == Path(platformdirs.user_data_dir("aintern", appauthor=False))
+        assert user_dir("cache") == Path(platformdirs.user_cache_dir("aintern", appauthor=False))
 
 
 def test_repository_names_that_cannot_be_paths_are_names_that_match_nothing(tmp_path: Path) -> None:

@@ -376,13 +376,19 @@ def user_config_path() -> Path:
     return user_dir("config") / "config.toml"
 
 
+#: The XDG variable of each kind of folder, and its default (the XDG Base Directory specification).
+_XDG = {
+    "config": ("XDG_CONFIG_HOME", "~/.config"),
+    "data": ("XDG_DATA_HOME", "~/.local/share"),
+    "cache": ("XDG_CACHE_HOME", "~/.cache"),
+}
+
+
 def user_dir(kind: str) -> Path:
-    """aintern's folder for the user's ``config`` or ``data``: the XDG folders on Linux (read here:
-    importing platformdirs costs every one-shot search a few ms), the platform's elsewhere."""
+    """aintern's folder for the user's ``config``, ``data`` or ``cache``: the XDG folders on Linux (read
+    here: importing platformdirs costs every one-shot search 5-8 ms), the platform's elsewhere."""
     if sys.platform.startswith("linux"):
-        variable, default = {"config": ("XDG_CONFIG_HOME", "~/.config"), "data": ("XDG_DATA_HOME", "~/.local/share")}[
-            kind
-        ]
+        variable, default = _XDG[kind]
         base = os.environ.get(variable, "")
         return Path(base if base.strip() else default).expanduser() / "aintern"
     import platformdirs

