@@ -3,7 +3,6 @@ remote, a path inside a workspace (the lookups the CLI, the web app and the MCP 
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections.abc import Iterable
 from pathlib import Path
@@ -80,6 +79,8 @@ def read_indexed_file(store: SqliteStore, index: VectorIndex, rel: str) -> str:
     text = decode_source(data)[0] or data.decode("utf-8", errors="replace")
     if _includes_secrets(index.workspace_path):
         return text
+    import hashlib  # (here: a search, which never reads a whole file this way, does not load OpenSSL's hashes)
+
     from aintern.scan.secrets import masked_as_indexed
 
     same = hashlib.blake2b(data, digest_size=16).hexdigest() == version.content_hash
