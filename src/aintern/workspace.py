@@ -27,7 +27,7 @@ from aintern.states import reindex_reason
 from aintern.states import summarize as summarize
 from aintern.states import tier_dict as tier_dict
 from aintern.store import IndexStatistics, SqliteStore, VectorIndex, default_db_path
-from aintern.store.db import driver
+from aintern.store.db import check_pages, driver
 from aintern.workspace_fill import Filling
 
 # The indexing pipeline (tree-sitter, the scanner) and the LLM stack are imported by the methods that use
@@ -381,8 +381,12 @@ class Workspace(Filling):
 
         return RagChatService(self.knowledge, llm, ConversationStore(self.store))
 
-    def status(self) -> IndexStatus:
+    def status(self, on_check: Callable[[int], None] | None = None) -> IndexStatus:
+        """The index's state, after a check of the whole database for damage (CorruptDatabaseError): one the
+        size of which skipped the check at open is read now, unless it passed as it is (``on_check`` gets its
+        size first: a second or more a GB)."""
         index = self.require_index()
+        check_pages(self.store.path, on_check)
         from aintern.index.git import head_commit
         from aintern.index.status import staleness
 

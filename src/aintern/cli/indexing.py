@@ -21,6 +21,7 @@ from rich.progress import (
 )
 from rich.table import Table
 
+from aintern.cli.base import tell
 from aintern.cli.common import (
     MODEL_HELP,
     DbOption,
@@ -292,7 +293,7 @@ def status(path: PathArg = None, db: DbOption = None, as_json: JsonOption = Fals
     from aintern.index.runs import active_run
 
     ws = open_workspace(path, db, readonly=True)
-    st = ws.status()
+    st = ws.status(lambda size: tell(f"checking the database ({human_size(size)}) for damage…", "dim"))
     data = ws.status_dict(st)
     s = st.statistics
     run = active_run(ws.store, ws.root)
