@@ -15,8 +15,8 @@ from aintern.search_checks import RerankNeedsLLM
 #: `aintern search` does not load the indexing pipeline or the LLM stack. Help lists them all.
 COMMANDS = {
     "chunk": "inspect", "embed": "inspect",
-    "index": "indexing", "update": "indexing", "status": "indexing", "clear": "indexing", "trust": "indexing",
-    "watch": "indexing", "list": "indexing", "config": "settings", "serve": "serve", "mcp": "mcp",
+    "index": "indexing", "update": "indexing", "status": "status", "clear": "indexing", "trust": "indexing",
+    "watch": "indexing", "list": "status", "config": "settings", "serve": "serve", "mcp": "mcp",
     "search": "search", "context": "search", "files": "search", "suggest": "search",
     "ask": "chat", "chat": "chat", "conversations": "chat",
 }  # fmt: skip
