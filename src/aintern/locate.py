@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from aintern.config import CONFIG_FILE, Settings
-from aintern.errors import AinternError, FileNotIndexedError, NotIndexedError
+from aintern.errors import AinternError, FileNotIndexedError, InsideIndexError, NotIndexedError
 from aintern.store import SqliteStore, VectorIndex
 
 
@@ -105,3 +105,24 @@ def find_workspace(start: str | Path, store: SqliteStore | None = None) -> Path 
         if index is not None:
             return Path(index.workspace_path)
     return None
+
+
+def check_not_inside_index(store: SqliteStore, root: Path) -> None:
+    """InsideIndexError when the index of a folder above ``root`` (resolved) holds files of ``root``: a second
+    index of them would show each of them twice in a search of both. A folder that index leaves out may have its
+    own. (Asked before a folder's first index: by `aintern index`, the web app's Add and the MCP ``index`` tool.)"""
+    for above in root.parents:
+        outer = store.get_index_for_workspace(above)
+        if outer is None:
+            continue
+        rel = root.relative_to(above).as_posix()
+        if not store.holds_files_under(outer.id, rel):
+            return
+        import shlex
+
+        raise InsideIndexError(
+            f"{root} is indexed already, as part of the index {outer.name!r} of {outer.workspace_path} (a second "
+            f"index would show its files twice): `aintern update {shlex.quote(outer.workspace_path)}` keeps it "
+            f"fresh and `aintern search --dir {shlex.quote(rel)}` searches only it; to index it on its own, leave "
+            f"it out of that index first (`exclude` in {Path(outer.workspace_path) / CONFIG_FILE})"
+        )

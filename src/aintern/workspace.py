@@ -15,6 +15,7 @@ from aintern.config import Settings
 from aintern.embed import DEFAULT_MODEL, RETIRED_MODELS, Embedder, embedder_for_model_id, get_embedder
 from aintern.errors import AinternError, NoDatabaseError, NotIndexedError, SettingsError, StoreError
 from aintern.knowledge import KnowledgeService
+from aintern.locate import check_not_inside_index as check_not_inside_index
 from aintern.locate import existing_path as existing_path
 from aintern.locate import find_workspace as find_workspace
 from aintern.locate import read_indexed_file as read_indexed_file
@@ -269,6 +270,8 @@ class Workspace(Filling):
         ``file_vectors_later`` left to ``fill_file_vectors``. ``tier``: what ``settle_tier`` is asked next."""
         from aintern.index import Indexer, IndexingOptions
 
+        if self.index is None:
+            check_not_inside_index(self.store, self.root)
         self.check_models(tier)
 
         def run(on_progress: ProgressCallback) -> IndexingResult:

@@ -102,6 +102,16 @@ def get_files(conn: Any, index_id: int) -> dict[str, IndexedFile]:
     return {r[0]: IndexedFile(*r) for r in rows}
 
 
+def holds_files_under(conn: Any, index_id: int, folder: str) -> bool:
+    """Whether the index holds a file under ``folder`` (a relative path, no slash at its end)."""
+    # (a range of the (index_id, path) key: every path that starts with "folder/", and "/" + 1 is "0")
+    row = conn.execute(
+        "SELECT 1 FROM files WHERE index_id = ? AND path >= ? AND path < ? LIMIT 1",
+        (index_id, f"{folder}/", f"{folder}0"),
+    ).fetchone()
+    return row is not None
+
+
 def insert_file(conn: Any, index_id: int, file: IndexedFile, chunk_count: int) -> int:
     cur = conn.execute(
         "INSERT INTO files (index_id, path, content_hash, size, mtime_ns, indexed_at, chunk_count, language, "
