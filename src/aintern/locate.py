@@ -3,7 +3,6 @@ remote, a path inside a workspace (the lookups the CLI, the web app and the MCP 
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections.abc import Iterable
 from pathlib import Path
@@ -61,7 +60,7 @@ def read_indexed_file(store: SqliteStore, index: VectorIndex, rel: str) -> str:
     (or an index that recorded none), by a scan of the text read now. An index that includes secrets shows
     them. No ``..``, no absolute path, no symlink out of the workspace: FileNotIndexedError, as for a file
     that is not indexed."""
-    from aintern.source_files import FileReadError, decode_source, read_regular_file
+    from aintern.source_files import FileReadError, decode_source, file_digest, read_regular_file
 
     rel = rel.replace("\\", "/")
     if not rel or rel.startswith("/") or "\x00" in rel or ".." in rel.split("/"):
@@ -82,7 +81,7 @@ def read_indexed_file(store: SqliteStore, index: VectorIndex, rel: str) -> str:
         return text
     from aintern.scan.secrets import masked_as_indexed
 
-    same = hashlib.blake2b(data, digest_size=16).hexdigest() == version.content_hash
+    same = file_digest(data) == version.content_hash
     return masked_as_indexed(text, rel, version.masks if same else None)
 
 

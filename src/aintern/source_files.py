@@ -4,6 +4,7 @@ shown around a hit share (below all of them: it imports nothing of aintern)."""
 from __future__ import annotations
 
 import errno
+import hashlib
 import os
 import stat
 from pathlib import Path
@@ -75,6 +76,24 @@ def read_regular_file(path: str | Path, max_bytes: int) -> bytes:
     if len(data) > max_bytes:
         raise FileReadError(f"too large (more than {max_bytes:,} bytes)")
     return data
+
+
+def file_digest(data: bytes) -> str:
+    """The hash an index keeps of a file's bytes (its ``content_hash``)."""
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def holds(path: str | Path, digest: str | None) -> bool:
+    """Whether the file at ``path`` holds the bytes ``digest`` is the ``file_digest`` of: a file whose size or
+    mtime differ from the indexed ones was changed, or only touched (a checkout, a save without an edit). False
+    when it cannot be read as a regular file (or ``digest`` is None: not known)."""
+    if digest is None:
+        return False
+    try:
+        data = read_regular_file(path, max(os.stat(path).st_size, 0) + (1 << 20))  # (the margin: it may grow)
+    except (OSError, FileReadError, ValueError):
+        return False
+    return file_digest(data) == digest
 
 
 def file_kind(mode: int) -> str:
