@@ -27,16 +27,6 @@ def test_a_touched_file_is_not_changed_and_update_records_its_new_stat(tmp_path:
     root = tmp_path / "my project [v2]"
     write_files(root, FILES)
     db = tmp_path / "aintern.db"
-    ws = Workspace(root, db)
-    assert ws.build_index().success
-    ws.close()
-
-    later = (root / "ledger/kept.py").stat().st_mtime_ns + 5_000_000_000
-    os.utime(root / "ledger/touched.py", ns=(later, later))  # (touched: the same bytes, a new mtime)
-    edited = root / "ledger/edited.py"
-    edited.write_text(FILES["ledger/edited.py"].replace("max(", "min("))  # (the same size, other bytes)
-    os.utime(edited, ns=(later, later))
-
     env = {**os.environ, "AINTERN_DB": str(db), "AINTERN_CONFIG": str(tmp_path / "c.toml"), "HF_HUB_OFFLINE": "1"}
 
     def cli(*args: str) -> str:
@@ -44,6 +34,13 @@ def test_a_touched_file_is_not_changed_and_update_records_its_new_stat(tmp_path:
                              text=True, timeout=300)  # fmt: skip
         assert out.returncode == 0, out.stderr
         return out.stdout
+
+    cli("index")
+    later = (root / "ledger/kept.py").stat().st_mtime_ns + 5_000_000_000
+    os.utime(root / "ledger/touched.py", ns=(later, later))  # (touched: the same bytes, a new mtime)
+    edited = root / "ledger/edited.py"
+    edited.write_text(FILES["ledger/edited.py"].replace("max(", "min("))  # (the same size, other bytes)
+    os.utime(edited, ns=(later, later))
 
     state = json.loads(cli("status", "--json"))
     assert (state["changed"], state["stale_files"]) == (["ledger/edited.py"], 1), state
