@@ -197,17 +197,20 @@ def file_names(conn: Any, index_id: int, extension: str) -> set[str]:
     return {path.rsplit("/", 1)[-1] for (path,) in rows if path.endswith(extension)}
 
 
+def files_by_language(conn: Any, index_id: int) -> dict[str | None, int]:
+    """How many files of each language the index holds, most first (None: a file of no known language)."""
+    rows = conn.execute(
+        "SELECT language, count(*) FROM files WHERE index_id = ? GROUP BY 1 ORDER BY 2 DESC, 1", (index_id,)
+    )
+    return dict(rows.fetchall())
+
+
 def statistics(conn: Any, index: VectorIndex) -> IndexStatistics:
     index_id = index.id
     total_bytes, last = conn.execute(
         "SELECT coalesce(sum(size), 0), max(indexed_at) FROM files WHERE index_id = ?", (index_id,)
     ).fetchone()
-    by_language = dict(
-        conn.execute(
-            "SELECT coalesce(language, 'unknown'), count(*) FROM files WHERE index_id = ? GROUP BY 1 ORDER BY 2 DESC",
-            (index_id,),
-        ).fetchall()
-    )
+    by_language = {language or "unknown": n for language, n in files_by_language(conn, index_id).items()}
     by_type = dict(
         conn.execute(
             "SELECT chunk_type, count(*) FROM chunks WHERE index_id = ? GROUP BY 1 ORDER BY 2 DESC", (index_id,)
