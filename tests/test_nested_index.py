@@ -109,3 +109,24 @@ def test_a_folder_the_outer_index_leaves_out_gets_its_own(project: tuple[Path, d
     said = aintern(root, env, "index", "vendor")
     assert said.returncode == 0, said
     assert indexes(root, env) == sorted([str(root), str(root / "vendor")])
+
+
+def test_indexing_the_folder_around_an_index_says_that_index_is_now_doubled(tmp_path: Path) -> None:
+    """The other way round (the inner folder indexed first, then its parent): the parent is indexed, as asked, and
+    the run says which index inside it now holds the same files, and how to drop it."""
+    root = tmp_path / "project"
+    for rel, text in FILES.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text, encoding="utf-8")
+    env = {**os.environ, "AINTERN_DB": str(tmp_path / "a.db"), "AINTERN_CONFIG": str(tmp_path / "c.toml"),
+           "HF_HUB_OFFLINE": "1"}  # fmt: skip
+    assert aintern(root, env, "index", "app/[slug]").returncode == 0
+    said = aintern(root, env, "index")
+    assert said.returncode == 0, said
+    inner = root.resolve() / "app/[slug]"
+    assert (
+        f"note: the index '[slug]' of {inner} holds files this one holds too (a search of both would show them "
+        f"twice): `aintern clear '{inner}'` drops it"
+    ) in " ".join(said.stderr.split()), said.stderr
+    again = aintern(root, env, "update")  # (said once: when the index around it is made)
+    assert again.returncode == 0 and "holds files this one holds too" not in again.stderr

@@ -125,3 +125,19 @@ def check_not_inside_index(store: SqliteStore, root: Path) -> None:
             f"fresh and `aintern search --dir {shlex.quote(rel)}` searches only it; to index it on its own, leave "
             f"it out of that index first (`exclude` in {Path(outer.workspace_path) / CONFIG_FILE})"
         )
+
+
+def indexes_inside(store: SqliteStore, root: Path, index_id: int) -> list[str]:
+    """A notice for each index of a folder inside ``root`` (made before the index ``index_id`` of ``root``) whose
+    files that index holds too: a search of both would show them twice."""
+    import shlex
+
+    out = []
+    for other in store.list_indexes():
+        inner = Path(other.workspace_path)
+        if root in inner.parents and store.holds_files_under(index_id, inner.relative_to(root).as_posix()):
+            out.append(
+                f"the index {other.name!r} of {inner} holds files this one holds too (a search of both would show "
+                f"them twice): `aintern clear {shlex.quote(str(inner))}` drops it"
+            )
+    return out

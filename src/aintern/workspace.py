@@ -18,6 +18,7 @@ from aintern.knowledge import KnowledgeService
 from aintern.locate import check_not_inside_index as check_not_inside_index
 from aintern.locate import existing_path as existing_path
 from aintern.locate import find_workspace as find_workspace
+from aintern.locate import indexes_inside
 from aintern.locate import read_indexed_file as read_indexed_file
 from aintern.locate import resolve_workspaces as resolve_workspaces
 from aintern.retrieve.rerank import ListwiseReranking, Ranked, RerankChoice
@@ -270,7 +271,8 @@ class Workspace(Filling):
         ``file_vectors_later`` left to ``fill_file_vectors``. ``tier``: what ``settle_tier`` is asked next."""
         from aintern.index import Indexer, IndexingOptions
 
-        if self.index is None:
+        new = self.index is None
+        if new:
             check_not_inside_index(self.store, self.root)
         self.check_models(tier)
 
@@ -320,7 +322,10 @@ class Workspace(Filling):
                 self.set_tier("full")  # the rebuilt index keeps its full tier (settle_tier then fills it)
             return result
 
-        return self._indexing("reindex" if force else "index", progress, wait, run)
+        result = self._indexing("reindex" if force else "index", progress, wait, run)
+        if new and result.success and self.index is not None:  # (an index made before, of a folder inside this one)
+            self.notices += indexes_inside(self.store, self.root, self.index.id)
+        return result
 
     def check_models(self, tier: str | None = None) -> None:
         """Refuse a run whose model, or full tier's model (``tier`` asked, else the index's or the settings'),
