@@ -83,14 +83,17 @@ def file_digest(data: bytes) -> str:
     return hashlib.blake2b(data, digest_size=16).hexdigest()
 
 
-def holds(path: str | Path, digest: str | None) -> bool:
-    """Whether the file at ``path`` holds the bytes ``digest`` is the ``file_digest`` of: a file whose size or
-    mtime differ from the indexed ones was changed, or only touched (a checkout, a save without an edit). False
-    when it cannot be read as a regular file (or ``digest`` is None: not known)."""
-    if digest is None:
+def as_indexed(path: str | Path, now: tuple[int, int], indexed: tuple[int, int], digest: str | None) -> bool:
+    """Whether the file at ``path``, whose (size, mtime_ns) are ``now``, holds what an index holds of it, which
+    had the stat ``indexed`` and the ``file_digest`` ``digest``: the same stat, or only touched (a checkout, a
+    save without an edit: the same size, a new mtime, and then the same bytes, read to know). A file that cannot
+    be read as a regular file (or a ``digest`` not known) is not as indexed."""
+    if now == indexed:
+        return True
+    if now[0] != indexed[0] or digest is None:
         return False
     try:
-        data = read_regular_file(path, max(os.stat(path).st_size, 0) + (1 << 20))  # (the margin: it may grow)
+        data = read_regular_file(path, now[0] + (1 << 20))  # (the margin: it may grow meanwhile)
     except (OSError, FileReadError, ValueError):
         return False
     return file_digest(data) == digest

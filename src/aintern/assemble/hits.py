@@ -15,7 +15,7 @@ from aintern.chunk.openings import inside
 from aintern.retrieve.keywords import highlights
 from aintern.retrieve.question import Question
 from aintern.retrieve.rerank import Ranked
-from aintern.source_files import holds
+from aintern.source_files import as_indexed
 from aintern.store.masks import FileVersion
 
 
@@ -59,8 +59,8 @@ def shown_hits(
 
 def marked_stale(chunks: list[KnowledgeChunk], root: str) -> list[KnowledgeChunk]:
     """``chunks`` each marked ``stale`` as its file under ``root`` stands now: "changed" when its content differs
-    from the indexed one (as `aintern status` judges: read only when its size or mtime differ from the indexed
-    ones), "deleted" when it is gone. One stat per file; a chunk whose mark changes is a copy (a cached answer's
+    from the indexed one (as `aintern status` judges: read only when its size is the indexed one and its mtime
+    is not), "deleted" when it is gone. One stat per file; a chunk whose mark changes is a copy (a cached answer's
     chunks are never altered)."""
     now: dict[str, str | None] = {}
     out = []
@@ -81,7 +81,7 @@ def _staleness(path: str, indexed: tuple[int, int] | None, digest: str | None) -
         return "deleted"
     except (OSError, ValueError):  # (unreadable now: not said to have changed)
         return None
-    return "changed" if (st.st_size, st.st_mtime_ns) != indexed and not holds(path, digest) else None
+    return None if as_indexed(path, (st.st_size, st.st_mtime_ns), indexed, digest) else "changed"
 
 
 def _nested_definition(chunk: TextChunk, question: Question) -> tuple[str, str, int, int, str | None] | None:
