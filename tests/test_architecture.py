@@ -1,4 +1,5 @@
-"""The shape of src/aintern, read from its source: no import loop between its modules, none past 500 lines.
+"""The shape of src/aintern, read from its source: no import loop between its modules, none past 500 lines, no SQL
+in the layers over the Python API.
 
 Every import counts, wherever it stands (inside a function, under ``TYPE_CHECKING``): a loop that only a
 function-level import keeps from failing at start-up is still two modules that each need the other.
@@ -7,6 +8,7 @@ function-level import keeps from failing at start-up is still two modules that e
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "aintern"
@@ -125,3 +127,17 @@ def test_no_module_is_over_500_lines() -> None:
         if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES
     }
     assert long == {}, "split these by responsibility"
+
+
+def test_the_cli_web_and_mcp_layers_run_no_sql() -> None:
+    """They stay thin over the Python API: what one of them needs of the database is a function of the store (or
+    the workspace), which the others can call too, not a query of its own against the store's connection."""
+    sql = re.compile(r"\.conn\b|\bexecute(many|script)?\(|\b(SELECT|INSERT|UPDATE|DELETE)\s")
+    found = [
+        f"{path.relative_to(SRC)}:{n}: {line.strip()}"
+        for layer in ("cli", "web", "mcp")
+        for path in sorted((SRC / layer).rglob("*.py"))
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if sql.search(line)
+    ]
+    assert found == [], "give the store (or the workspace) a function for it"

@@ -193,3 +193,60 @@ def test_a_database_restored_in_place_is_served_again(copy: tuple[Path, Path]) -
         assert store.list_indexes()
     finally:
         store.close()
+
+
+def pad_past_the_open_check(db: Path) -> None:
+    """The database grown past the size checked at open (store.db.CHECK_AT_OPEN_BYTES) with free pages: a blob
+    written, then dropped (the file keeps its pages: auto_vacuum is incremental), every table as it was."""
+    from aintern.store.db import CHECK_AT_OPEN_BYTES
+
+    conn = sqlite3.connect(db)
+    conn.execute("CREATE TABLE pad (b BLOB)")
+    conn.execute("INSERT INTO pad VALUES (zeroblob(?))", (CHECK_AT_OPEN_BYTES + (1 << 20),))
+    conn.commit()
+    conn.execute("DROP TABLE pad")
+    conn.commit()
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+    assert db.stat().st_size > CHECK_AT_OPEN_BYTES
+
+
+def test_status_finds_damage_in_a_database_too_big_to_check_at_open(copy: tuple[Path, Path]) -> None:
+    """`aintern status` is what a person runs to ask whether the index is all right: a big database is read
+    whole for it (said while it runs, once: a sound file is not read again while it is as it was), and its
+    damage is said as every command says it, on a terminal, piped and in JSON, and by the Python API."""
+    from test_cli_terminal import on_terminal
+
+    from aintern.errors import CorruptDatabaseError
+    from aintern.workspace import Workspace
+
+    root, db = copy
+    pad_past_the_open_check(db)
+    env = env_for(db, root.parent / "c.toml")
+
+    def status(*flags: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "aintern", "status", *flags], cwd=root, env=env,
+                              capture_output=True, text=True, timeout=300)  # fmt: skip
+
+    shown = on_terminal((root, env), "status")
+    note = rf"checking the database \({db.stat().st_size / (1 << 20):.1f} MB\) for damage…\n"
+    assert re.match(note, shown) and "up to date" in shown, shown
+    again = status()
+    assert again.returncode == 0 and "up to date" in again.stdout and again.stderr == "", again
+
+    corrupt_in_place(db)
+    said = status()
+    assert said.returncode == 1 and "up to date" not in said.stdout, said
+    assert re.match(note + "error: ", said.stderr), said.stderr
+    (error,) = said.stderr.splitlines()[1:]
+    assert f"{db} is damaged (" in error and "nothing more was written to it" in error, error
+    assert "run `aintern index` again" in error, error
+    as_json = status("--json")
+    assert as_json.returncode == 1 and json.loads(as_json.stdout)["error"] == error.removeprefix("error: ")
+
+    ws = Workspace(root, db, readonly=True)
+    try:
+        with pytest.raises(CorruptDatabaseError, match="is damaged"):
+            ws.status()
+    finally:
+        ws.close()

@@ -85,3 +85,44 @@ def test_ctrl_c_between_phases_of_a_run_started_with_sigint_ignored(tmp_path: Pa
     run = subprocess.run([sys.executable, "-c", driver, "aintern.workspace:Workspace.settle_tier"], cwd=root, env=env,
                          stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=600)  # fmt: skip
     assert run.returncode == 130, (run.returncode, run.stdout, run.stderr)
+
+
+#: Loaded by Python at start-up (a ``sitecustomize`` on PYTHONPATH): as the first module of aintern past its entry
+#: point (``aintern``, ``aintern.cli``) is imported, the process says so and sends itself SIGINT: the moment a
+#: `kill -INT` can first reach the command's own code. (No timer: the signal is sent at that import.)
+AT_FIRST_IMPORT = """
+import os, signal, sys
+ENTRY = {"aintern", "aintern._lazy", "aintern.cli", "aintern.__main__"}
+
+class Interrupt:
+    sent = False
+
+    def find_spec(self, name, path=None, target=None):
+        if not Interrupt.sent and name.startswith("aintern.") and name not in ENTRY:
+            Interrupt.sent = True
+            print(f"SIGINT as {name} is imported", file=sys.stderr, flush=True)
+            os.kill(os.getpid(), signal.SIGINT)
+        return None
+
+sys.meta_path.insert(0, Interrupt())
+"""
+
+
+def test_ctrl_c_as_the_command_starts_stops_a_run_started_with_sigint_ignored(tmp_path: Path) -> None:
+    """`aintern index &` from a script (SIGINT ignored, as such a shell leaves it), sent SIGINT as soon as anything
+    past its entry point loads (the imports of the workspace and the pipeline take ~0.4 s): it stops there, exit
+    130, and indexes nothing; the handler was installed first thing, not after those imports."""
+    import signal
+
+    root = make_workspace(tmp_path / "project")
+    hook = tmp_path / "hook"
+    hook.mkdir()
+    (hook / "sitecustomize.py").write_text(AT_FIRST_IMPORT)
+    env = {**os.environ, "AINTERN_DB": str(tmp_path / "aintern.db"), "AINTERN_CONFIG": str(tmp_path / "c.toml"),
+           "HF_HUB_OFFLINE": "1", "PYTHONPATH": os.pathsep.join([str(hook), os.environ.get("PYTHONPATH", "")])}  # fmt: skip
+    run = subprocess.run([sys.executable, "-m", "aintern", "index"], cwd=root, env=env, stdin=subprocess.DEVNULL,
+                         capture_output=True, text=True, timeout=600,
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))  # fmt: skip
+    assert run.stderr.startswith("SIGINT as aintern."), run.stderr
+    assert run.returncode == 130 and run.stderr.splitlines()[-1] == "error: aborted", (run.returncode, run.stderr)
+    assert not (tmp_path / "aintern.db").exists()  # (stopped before it opened anything)

@@ -166,8 +166,21 @@ def test_query_cache_lru_ttl_threads(monkeypatch: pytest.MonkeyPatch) -> None:
     assert not errors and len(cache) == 3
 
 
-def test_find_relevant_files_health_and_suggestions(indexed) -> None:  # type: ignore[no-untyped-def]
-    ws, _, ks = indexed
+def test_find_relevant_files_health_and_suggestions(indexed, web_env: Path) -> None:  # type: ignore[no-untyped-def]
+    """...and the health of an index says what `aintern status` says: changed files, however many, want an
+    update; a model the settings name (or chunk sizes) wants a full re-index."""
+    from aintern.config import set_settings
+    from aintern.workspace import Workspace
+
+    ws, store, ks = indexed
+
+    def status() -> dict[str, Any]:
+        w = Workspace(ws, store.path, readonly=True)
+        try:
+            return w.status_dict()
+        finally:
+            w.close()
+
     files = ks.find_relevant_files("HTTP server listen address", str(ws), max_files=3, min_relevance=0.0)
     assert files[0].file_path == "src/go/server.go" and files[0].match_count >= 1 and files[0].match_lines
     assert [f.relevance for f in files] == sorted((f.relevance for f in files), reverse=True)
@@ -177,7 +190,13 @@ def test_find_relevant_files_health_and_suggestions(indexed) -> None:  # type: i
     for f in [f for f in sorted((ws / "src").rglob("*")) if f.is_file()][:10]:
         f.write_text(f.read_text() + "\n// changed\n")
     stale = ks.index_health(str(ws))
-    assert stale.needs_reindex and stale.status_message.startswith("Needs reindex")
+    assert (stale.state, stale.stale_files, stale.needs_reindex, stale.reindex_reason) == ("stale", 10, False, None)
+    assert stale.status_message == "10 files changed: run `aintern update`"
+    assert (status()["stale_files"], status()["reindex_reason"]) == (10, None)
+    set_settings({"model": "minilm"}, ws)
+    due = ks.index_health(str(ws))
+    assert due.needs_reindex and due.state == "needs_reindex" and due.reindex_reason == status()["reindex_reason"]
+    assert due.status_message == "Needs reindex (the settings name the minilm model): run `aintern index --force`"
     assert ks.index_health(str(ws / "nope")).status_message == "Not indexed"
     assert ks.query_suggestions("NewSer", str(ws)) == ["NewServer"]
     assert ks.query_suggestions("", str(ws)) == []

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import time
 from collections.abc import Iterator
@@ -16,6 +17,7 @@ from web_server import WebServer
 from workspaces import make_workspace, many_files
 
 from aintern.chunk.models import CHUNKER_VERSION
+from aintern.store import SqliteStore
 from aintern.workspace import Workspace
 
 #: Seconds a wait on the server may take on a busy 2-core machine (it ends as soon as what it waits for is met).
@@ -61,6 +63,18 @@ def test_search_options_are_checked_as_the_cli_and_the_mcp_tools_check_them(serv
             r = c.get("/api/search", params={"ws": wid, "q": "server", "lang": short, "min_relevance": "0"})
             assert r.status_code == 200 and {x["language"] for x in r.json()["results"]} == {language}, r.text
             assert r.json()["options"]["lang"] == [language]
+        # The page offers the languages of the index's files (as `aintern status` counts them), in order.
+        page = c.get("/search", params={"ws": wid, "q": "server", "lang": "go"}, headers={"Accept": "text/html"})
+        offered = re.findall(
+            r"<option (?:selected)?\s*>([^<]+)</option>", page.text.split('name="lang"')[1].split("</select>")[0]
+        )
+        store = SqliteStore(server.config.db, readonly=True)
+        try:
+            known = store.statistics(wid).by_language
+        finally:
+            store.close()
+        assert offered == sorted(set(known) - {"unknown"}) and "go" in offered, (offered, known)
+        assert re.search(r"<option selected\s*>go</option>", page.text), "the language asked is the one selected"
 
 
 def test_status_has_the_index_size_and_an_error_page_the_current_workspace(server: WebServer) -> None:

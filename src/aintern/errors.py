@@ -39,6 +39,10 @@ class ModelMismatchError(AinternError):
     """An index was built with another embedding model than the one asked for."""
 
 
+class InsideIndexError(AinternError):
+    """A folder whose files the index of a folder above it holds already: a second index would show them twice."""
+
+
 class IndexingBusyError(AinternError):
     """Another run is indexing the same workspace (in this process or another)."""
 

@@ -8,8 +8,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from aintern.assemble.context import ContextBuildOptions, ContextBuildResult, KnowledgeChunk, assemble
 from aintern.assemble.expand import FileContextExpander
@@ -35,7 +34,7 @@ from aintern.retrieve.relevance import (
     repository_likelihood,
 )
 from aintern.retrieve.rerank import RerankingStrategy
-from aintern.store import Store, VectorIndex, VectorSearchOptions, VectorTier
+from aintern.store import SqliteStore, Store, VectorIndex, VectorSearchOptions, VectorTier
 from aintern.words import clean_user_text
 
 if TYPE_CHECKING:
@@ -118,7 +117,11 @@ class KnowledgeIndexHealth:
     last_updated: str | None = None
     created_at: str | None = None
     stale_files: int = 0
+    #: Only `aintern index --force` brings it in line, for ``reindex_reason`` (changed files are never one).
     needs_reindex: bool = False
+    reindex_reason: str | None = None
+    #: One of states.STATES, as `aintern status` and the Indexes page judge it (None: not indexed).
+    state: str | None = None
     embedding_model: str | None = None
     embedding_dimension: int = 0
     index_size_bytes: int = 0
@@ -147,14 +150,11 @@ class KnowledgeIndexHealth:
         if not self.is_indexed:
             return "Not indexed"
         if self.needs_reindex:
-            return f"Needs reindex ({count(self.stale_files, 'stale file')})"
+            return f"Needs reindex ({self.reindex_reason}): run `aintern index --force`"
         if self.stale_files:
-            return f"Up to date ({count(self.stale_files, 'file')} changed)"
+            return f"{count(self.stale_files, 'file')} changed: run `aintern update`"
         return "Up to date"
 
-
-#: More than this share of an index's files changed: a full re-index serves better (seed: NeedsReindex).
-REINDEX_STALE_SHARE = 0.3
 
 #: How strongly a repository's weaker evidence (its best hits' evidence plus REPO_LIKELIHOOD times how
 #: well its words explain the question) discounts its hits in a query over several, in logits per unit:
@@ -477,16 +477,16 @@ class KnowledgeService:
         index = self._index(workspace)
         if index is None:
             return KnowledgeIndexHealth()
-        from aintern.index.status import staleness  # the scanner: not loaded by a process that only searches
+        from aintern.states import summarize  # (the scanner: not loaded by a process that only searches)
 
         stats = self.store.statistics(index.id)
-        scan = Settings.load(index.workspace_path).scan_options()
-        stale = staleness(self.store, index.id, Path(index.workspace_path), scan).count
+        now = summarize(cast(SqliteStore, self.store), index, size=False)  # (as status and the Indexes page judge)
         return KnowledgeIndexHealth(
             is_indexed=True, index_id=index.id, index_name=index.name, total_files=stats.file_count,
             total_chunks=stats.chunk_count, last_updated=index.updated_at, created_at=index.created_at,
-            stale_files=stale, needs_reindex=not index.interrupted and stale > stats.file_count * REINDEX_STALE_SHARE, embedding_model=index.embedding_model,
-            embedding_dimension=index.embedding_dimension, index_size_bytes=stats.index_size_bytes,
+            stale_files=now.stale_files, needs_reindex=now.reindex_reason is not None, reindex_reason=now.reindex_reason,
+            state=now.state, embedding_model=index.embedding_model, embedding_dimension=index.embedding_dimension,
+            index_size_bytes=stats.index_size_bytes,
         )  # fmt: skip
 
     def query_suggestions(self, partial: str, workspace: str, max_suggestions: int = 5) -> list[str]:

@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from aintern.config import CONFIG_FILE, Settings
-from aintern.errors import AinternError, FileNotIndexedError, NotIndexedError
+from aintern.errors import AinternError, FileNotIndexedError, InsideIndexError, NotIndexedError
 from aintern.store import SqliteStore, VectorIndex
 
 
@@ -60,7 +60,7 @@ def read_indexed_file(store: SqliteStore, index: VectorIndex, rel: str) -> str:
     (or an index that recorded none), by a scan of the text read now. An index that includes secrets shows
     them. No ``..``, no absolute path, no symlink out of the workspace: FileNotIndexedError, as for a file
     that is not indexed."""
-    from aintern.source_files import FileReadError, decode_source, read_regular_file
+    from aintern.source_files import FileReadError, decode_source, file_digest, read_regular_file
 
     rel = rel.replace("\\", "/")
     if not rel or rel.startswith("/") or "\x00" in rel or ".." in rel.split("/"):
@@ -83,7 +83,7 @@ def read_indexed_file(store: SqliteStore, index: VectorIndex, rel: str) -> str:
 
     from aintern.scan.secrets import masked_as_indexed
 
-    same = hashlib.blake2b(data, digest_size=16).hexdigest() == version.content_hash
+    same = file_digest(data) == version.content_hash
     return masked_as_indexed(text, rel, version.masks if same else None)
 
 
@@ -106,3 +106,40 @@ def find_workspace(start: str | Path, store: SqliteStore | None = None) -> Path 
         if index is not None:
             return Path(index.workspace_path)
     return None
+
+
+def check_not_inside_index(store: SqliteStore, root: Path) -> None:
+    """InsideIndexError when the index of a folder above ``root`` (resolved) holds files of ``root``: a second
+    index of them would show each of them twice in a search of both. A folder that index leaves out may have its
+    own. (Asked before a folder's first index: by `aintern index`, the web app's Add and the MCP ``index`` tool.)"""
+    for above in root.parents:
+        outer = store.get_index_for_workspace(above)
+        if outer is None:
+            continue
+        rel = root.relative_to(above).as_posix()
+        if not store.holds_files_under(outer.id, rel):
+            return
+        import shlex
+
+        raise InsideIndexError(
+            f"{root} is indexed already, as part of the index {outer.name!r} of {outer.workspace_path} (a second "
+            f"index would show its files twice): `aintern update {shlex.quote(outer.workspace_path)}` keeps it "
+            f"fresh and `aintern search --dir {shlex.quote(rel)}` searches only it; to index it on its own, leave "
+            f"it out of that index first (`exclude` in {Path(outer.workspace_path) / CONFIG_FILE})"
+        )
+
+
+def indexes_inside(store: SqliteStore, root: Path, index_id: int) -> list[str]:
+    """A notice for each index of a folder inside ``root`` (made before the index ``index_id`` of ``root``) whose
+    files that index holds too: a search of both would show them twice."""
+    import shlex
+
+    out = []
+    for other in store.list_indexes():
+        inner = Path(other.workspace_path)
+        if root in inner.parents and store.holds_files_under(index_id, inner.relative_to(root).as_posix()):
+            out.append(
+                f"the index {other.name!r} of {inner} holds files this one holds too (a search of both would show "
+                f"them twice): `aintern clear {shlex.quote(str(inner))}` drops it"
+            )
+    return out

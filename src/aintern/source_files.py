@@ -4,6 +4,7 @@ shown around a hit share (below all of them: it imports nothing of aintern)."""
 from __future__ import annotations
 
 import errno
+import hashlib
 import os
 import stat
 from pathlib import Path
@@ -75,6 +76,27 @@ def read_regular_file(path: str | Path, max_bytes: int) -> bytes:
     if len(data) > max_bytes:
         raise FileReadError(f"too large (more than {max_bytes:,} bytes)")
     return data
+
+
+def file_digest(data: bytes) -> str:
+    """The hash an index keeps of a file's bytes (its ``content_hash``)."""
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def as_indexed(path: str | Path, now: tuple[int, int], indexed: tuple[int, int], digest: str | None) -> bool:
+    """Whether the file at ``path``, whose (size, mtime_ns) are ``now``, holds what an index holds of it, which
+    had the stat ``indexed`` and the ``file_digest`` ``digest``: the same stat, or only touched (a checkout, a
+    save without an edit: the same size, a new mtime, and then the same bytes, read to know). A file that cannot
+    be read as a regular file (or a ``digest`` not known) is not as indexed."""
+    if now == indexed:
+        return True
+    if now[0] != indexed[0] or digest is None:
+        return False
+    try:
+        data = read_regular_file(path, now[0] + (1 << 20))  # (the margin: it may grow meanwhile)
+    except (OSError, FileReadError, ValueError):
+        return False
+    return file_digest(data) == digest
 
 
 def file_kind(mode: int) -> str:

@@ -15,8 +15,10 @@ from aintern.config import Settings
 from aintern.embed import DEFAULT_MODEL, RETIRED_MODELS, Embedder, embedder_for_model_id, get_embedder
 from aintern.errors import AinternError, NoDatabaseError, NotIndexedError, SettingsError, StoreError
 from aintern.knowledge import KnowledgeService
+from aintern.locate import check_not_inside_index as check_not_inside_index
 from aintern.locate import existing_path as existing_path
 from aintern.locate import find_workspace as find_workspace
+from aintern.locate import indexes_inside
 from aintern.locate import read_indexed_file as read_indexed_file
 from aintern.locate import resolve_workspaces as resolve_workspaces
 from aintern.retrieve.rerank import ListwiseReranking, Ranked, RerankChoice
@@ -27,7 +29,7 @@ from aintern.states import reindex_reason
 from aintern.states import summarize as summarize
 from aintern.states import tier_dict as tier_dict
 from aintern.store import IndexStatistics, SqliteStore, VectorIndex, default_db_path
-from aintern.store.db import driver
+from aintern.store.db import check_pages, driver
 from aintern.workspace_fill import Filling
 
 # The indexing pipeline (tree-sitter, the scanner) and the LLM stack are imported by the methods that use
@@ -269,6 +271,9 @@ class Workspace(Filling):
         ``file_vectors_later`` left to ``fill_file_vectors``. ``tier``: what ``settle_tier`` is asked next."""
         from aintern.index import Indexer, IndexingOptions
 
+        new = self.index is None
+        if new:
+            check_not_inside_index(self.store, self.root)
         self.check_models(tier)
 
         def run(on_progress: ProgressCallback) -> IndexingResult:
@@ -317,7 +322,10 @@ class Workspace(Filling):
                 self.set_tier("full")  # the rebuilt index keeps its full tier (settle_tier then fills it)
             return result
 
-        return self._indexing("reindex" if force else "index", progress, wait, run)
+        result = self._indexing("reindex" if force else "index", progress, wait, run)
+        if new and result.success and self.index is not None:  # (an index made before, of a folder inside this one)
+            self.notices += indexes_inside(self.store, self.root, self.index.id)
+        return result
 
     def check_models(self, tier: str | None = None) -> None:
         """Refuse a run whose model, or full tier's model (``tier`` asked, else the index's or the settings'),
@@ -381,8 +389,12 @@ class Workspace(Filling):
 
         return RagChatService(self.knowledge, llm, ConversationStore(self.store))
 
-    def status(self) -> IndexStatus:
+    def status(self, on_check: Callable[[int], None] | None = None) -> IndexStatus:
+        """The index's state, after a check of the whole database for damage (CorruptDatabaseError): one the
+        size of which skipped the check at open is read now, unless it passed as it is (``on_check`` gets its
+        size first: a second or more a GB)."""
         index = self.require_index()
+        check_pages(self.store.path, on_check)
         from aintern.index.git import head_commit
         from aintern.index.status import staleness
 

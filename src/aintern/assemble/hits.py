@@ -15,6 +15,7 @@ from aintern.chunk.openings import inside
 from aintern.retrieve.keywords import highlights
 from aintern.retrieve.question import Question
 from aintern.retrieve.rerank import Ranked
+from aintern.source_files import as_indexed
 from aintern.store.masks import FileVersion
 
 
@@ -57,20 +58,21 @@ def shown_hits(
 
 
 def marked_stale(chunks: list[KnowledgeChunk], root: str) -> list[KnowledgeChunk]:
-    """``chunks`` each marked ``stale`` as its file under ``root`` stands now: "changed" when its size or
-    mtime differ from the indexed ones (as `aintern status` judges), "deleted" when it is gone. One stat per
-    file, nothing read; a chunk whose mark changes is a copy (a cached answer's chunks are never altered)."""
+    """``chunks`` each marked ``stale`` as its file under ``root`` stands now: "changed" when its content differs
+    from the indexed one (as `aintern status` judges: read only when its size is the indexed one and its mtime
+    is not), "deleted" when it is gone. One stat per file; a chunk whose mark changes is a copy (a cached answer's
+    chunks are never altered)."""
     now: dict[str, str | None] = {}
     out = []
     for c in chunks:
         if c.file_path not in now:
-            now[c.file_path] = _staleness(os.path.join(root, c.file_path), c.indexed_stat)
+            now[c.file_path] = _staleness(os.path.join(root, c.file_path), c.indexed_stat, c.file_hash)
         stale = now[c.file_path]
         out.append(c if c.stale == stale else replace(c, stale=stale))
     return out
 
 
-def _staleness(path: str, indexed: tuple[int, int] | None) -> str | None:
+def _staleness(path: str, indexed: tuple[int, int] | None, digest: str | None) -> str | None:
     if indexed is None:
         return None  # (not known: an index from another store)
     try:
@@ -79,7 +81,7 @@ def _staleness(path: str, indexed: tuple[int, int] | None) -> str | None:
         return "deleted"
     except (OSError, ValueError):  # (unreadable now: not said to have changed)
         return None
-    return "changed" if (st.st_size, st.st_mtime_ns) != indexed else None
+    return None if as_indexed(path, (st.st_size, st.st_mtime_ns), indexed, digest) else "changed"
 
 
 def _nested_definition(chunk: TextChunk, question: Question) -> tuple[str, str, int, int, str | None] | None:

@@ -7,16 +7,14 @@ Exit codes: 0 success, 1 error, 2 usage error, 3 nothing to show (file skipped, 
 import sys
 from typing import Any
 
-from aintern.cli.base import say_error
-from aintern.errors import AinternError, NotIndexedError
-from aintern.search_checks import RerankNeedsLLM
+# (Nothing else is imported here: `main` takes SIGINT before the imports, 0.4 s of them, see _honour_interrupts.)
 
 #: Where each command is defined: a run imports only its command's module (and what that needs), so
 #: `aintern search` does not load the indexing pipeline or the LLM stack. Help lists them all.
 COMMANDS = {
     "chunk": "inspect", "embed": "inspect",
-    "index": "indexing", "update": "indexing", "status": "indexing", "clear": "indexing", "trust": "indexing",
-    "watch": "indexing", "list": "indexing", "config": "settings", "serve": "serve", "mcp": "mcp",
+    "index": "indexing", "update": "indexing", "status": "status", "clear": "indexing", "trust": "indexing",
+    "watch": "indexing", "list": "status", "config": "settings", "serve": "serve", "mcp": "mcp",
     "search": "search", "context": "search", "files": "search", "suggest": "search",
     "ask": "chat", "chat": "chat", "conversations": "chat",
 }  # fmt: skip
@@ -70,6 +68,8 @@ def _typer(app: Any) -> int:
     """Run the Typer app; its usage errors (a bad value, an unknown option) in one line, as ours, rc 2."""
     import typer
 
+    from aintern.cli.base import say_error
+
     # (Typer 0.28 carries its own click and exports only BadParameter of its errors: the others are its bases.)
     bases = {c.__name__: c for c in typer.BadParameter.__mro__}
     usage_error: Any = bases["UsageError"]
@@ -102,9 +102,25 @@ def _typer(app: Any) -> int:
 
 def main() -> None:
     """Console entry point: errors end in one clear line (AINTERN_DEBUG=1 shows the traceback)."""
+    _honour_interrupts(sys.argv[1:])  # (first: a SIGINT during the imports below counts)
+    try:
+        _main()
+    except KeyboardInterrupt:
+        base = sys.modules.get("aintern.cli.base")  # (a Ctrl-C during its import: said as it says it into a pipe)
+        if base is not None and hasattr(base, "say_error"):
+            base.say_error("aborted")
+        else:
+            print("error: aborted", file=sys.stderr, flush=True)
+        sys.exit(130)
+
+
+def _main() -> None:
     import os
 
-    _honour_interrupts(sys.argv[1:])
+    from aintern.cli.base import say_error
+    from aintern.errors import AinternError, NotIndexedError
+    from aintern.search_checks import RerankNeedsLLM
+
     try:
         if not _quick(sys.argv[1:]):
             load_commands(sys.argv[1:])
@@ -117,9 +133,6 @@ def main() -> None:
     except RerankNeedsLLM as exc:  # (the Python API names no option: the CLI's is --rerank)
         say_error(exc.said_as("--rerank llm"))
         sys.exit(2)
-    except KeyboardInterrupt:
-        say_error("aborted")
-        sys.exit(130)
     except AinternError as exc:
         _failed(exc)
         sys.exit(1)
@@ -138,6 +151,8 @@ def main() -> None:
 def _failed(exc: Exception) -> None:
     """The error that ended the command in one line on stderr; with ``--json``, also as the JSON object
     ``{"error": ...}`` on stdout: a reader of JSON gets JSON (the exit code says it failed)."""
+    from aintern.cli.base import say_error
+
     say_error(exc)
     if "--json" in sys.argv[1:]:
         import json

@@ -19,7 +19,6 @@ from rich.progress import (
     TimeElapsedColumn,
     TimeRemainingColumn,
 )
-from rich.table import Table
 
 from aintern.cli.common import (
     MODEL_HELP,
@@ -32,20 +31,17 @@ from aintern.cli.common import (
     err,
     esc,
     fail,
-    human_size,
     interruptible,
     open_workspace,
     say_error,
-    show_table,
 )
+from aintern.cli.status import tier_line
 from aintern.embed import MODELS
 from aintern.errors import AinternError
 from aintern.index import IndexingProgress, IndexingResult
-from aintern.index.runs import TIER_RUN, IndexRun
 from aintern.index.tier import TIERS, TierResult
 from aintern.plural import count
 from aintern.scan import NO_KNOWN_TYPE
-from aintern.store import VectorTier
 from aintern.workspace import Workspace, tier_dict
 from aintern.workspace_fill import TierFill
 
@@ -107,32 +103,6 @@ def _run_tier(ws: Workspace, tier: str | None, quiet: bool, new: bool, wait: boo
         )
 
 
-def _tier_mark(tier: VectorTier | None) -> str:
-    """``+ full tier`` (with how far it is, while incomplete) for `aintern list`."""
-    if tier is None:
-        return ""
-    done = "" if tier.complete else f" {tier.vector_count / max(tier.chunk_count, 1):.0%}"
-    return f"\n[dim]+ full tier{done}[/]"
-
-
-def _tier_line(ws: Workspace, run: IndexRun | None = None) -> str | None:
-    """The full tier's line of a summary and of `aintern status` (``run``: the workspace's run now)."""
-    t = ws.tier
-    if t is None:
-        return None
-    if t.complete:
-        return f"full tier: {t.model_id}, {count(t.vector_count, 'chunk')} (searches use it)"
-    going = (
-        f"being filled ({run.description})"
-        if run is not None and run.kind == TIER_RUN
-        else "`aintern update` continues it"
-    )
-    return (
-        f"full tier: {t.model_id}, {t.vector_count:,} of {count(t.chunk_count, 'chunk')}; {going} "
-        "(searches use the fast vectors until it is complete)"
-    )
-
-
 def _searchable(result: IndexingResult) -> str:
     """`` (searchable after 3.1s)`` when the file vectors took a while after that."""
     at = result.searchable_s
@@ -172,7 +142,7 @@ def _print_summary(
     )
     if result.cancelled:
         console.print("what was finished is kept; run `aintern update` to continue")
-    line = _tier_line(ws)
+    line = tier_line(ws)
     if line:
         console.print(esc(line), highlight=False)
     if result.secrets_redacted:
@@ -284,97 +254,6 @@ def _index_and_tier(
     if tiered is not None and tiered.cancelled:
         raise typer.Exit(130)
     raise typer.Exit(0 if result.success else 130 if result.cancelled else 1)
-
-
-@app.command()
-def status(path: PathArg = None, db: DbOption = None, as_json: JsonOption = False) -> None:
-    """Show what is indexed: files, chunks, size, model, freshness and git commit."""
-    from aintern.index.runs import active_run
-
-    ws = open_workspace(path, db, readonly=True)
-    st = ws.status()
-    data = ws.status_dict(st)
-    s = st.statistics
-    run = active_run(ws.store, ws.root)
-    if as_json:
-        print(json.dumps(data, indent=2))
-        return
-    table = Table(show_header=False, box=None)
-    table.add_row("workspace", esc(f"{ws.root} ({st.index.name})"))
-    if run is not None:
-        table.add_row("running", f"[cyan]{esc(run.description)}[/], {esc(run.phase)}, started {run.started_at}")
-    if st.index.last_error:
-        table.add_row("last run", f"[red]failed: {esc(st.index.last_error)}[/]")
-    table.add_row("database", esc(ws.store.path))
-    table.add_row("files", f"{s.file_count:,} ({human_size(s.total_bytes)})")
-    table.add_row("chunks", f"{s.chunk_count:,}")
-    table.add_row("index size", human_size(s.index_size_bytes))
-    table.add_row("model", esc(f"{s.embedding_model} ({s.embedding_dimension}-d)"))
-    milvus = data["milvus"]
-    if isinstance(milvus, dict):
-        kind = "Milvus Lite" if milvus["lite"] else "Milvus"
-        table.add_row("search engine", esc(f"{kind} at {milvus['uri']}, collection {milvus['collection']}"))
-    else:
-        table.add_row("search engine", "SQLite (this database)")
-    line = _tier_line(ws, run)
-    if line:
-        table.add_row("full tier", esc(line.removeprefix("full tier: ")))
-    table.add_row("file vectors", esc(data["file_vectors"]))
-    table.add_row("last updated", st.index.updated_at)
-    table.add_row("languages", esc(", ".join(f"{k} {v}" for k, v in list(s.by_language.items())[:8])))
-    fresh = (
-        f"[cyan]being indexed now[/] ({esc(run.description)}): `aintern status` again once it ends"
-        if run is not None and run.kind != TIER_RUN
-        else f"[yellow]needs a re-index[/] ({esc(data['reindex_reason'])}): run `aintern index --force`"
-        if data["reindex_reason"]
-        else f"[yellow]incomplete[/] (interrupted: {s.file_count:,} of {s.file_count + len(st.new_files):,} files "
-        "indexed): `aintern update` continues it"
-        if data["interrupted"]
-        else "[green]up to date[/]"
-        if not st.stale_files
-        else (
-            f"[yellow]{st.stale_files} stale[/] ({len(st.changed_files)} changed, {len(st.new_files)} new, "
-            f"{len(st.deleted_files)} deleted): run `aintern update`"
-        )
-    )
-    table.add_row("freshness", fresh)
-    if s.git_commit or st.current_commit:
-        git = f"indexed {(s.git_commit or '-')[:12]}, now {(st.current_commit or '-')[:12]}"
-        table.add_row("git", git + (" [yellow](index is behind)[/]" if st.behind_git else ""))
-    show_table(table)
-
-
-@app.command(name="list")
-def list_indexes(db: DbOption = None, as_json: JsonOption = False) -> None:
-    """Every index in the application database: state, files, chunks, size, model, last update."""
-    from aintern.store import SqliteStore
-    from aintern.workspace import list_workspaces
-
-    store = SqliteStore(db, readonly=True)
-    found = list_workspaces(store)
-    if as_json:
-        print(json.dumps([w.to_dict() for w in found], indent=2))
-        return
-    if not found:
-        err.print("nothing is indexed yet; run `aintern index` in a workspace")
-        raise typer.Exit(3)
-    table = Table("index")
-    table.add_column("state", no_wrap=True)
-    for column in ("files", "chunks", "size"):
-        table.add_column(column, justify="right", no_wrap=True)
-    table.add_column("model")
-    table.add_column("updated")
-    colour = {"up_to_date": "green", "indexing": "cyan", "stale": "yellow", "behind_git": "yellow"}
-    for w in found:
-        table.add_row(
-            f"[bold]{esc(w.index.name)}[/]\n[dim]{esc(w.index.workspace_path)}[/]",
-            f"[{colour.get(w.state, 'red')}]{esc(w.label)}[/]",
-            f"{w.index.file_count:,}", f"{w.index.chunk_count:,}", human_size(w.index_bytes or 0),
-            esc(w.index.embedding_model.rsplit("/", 1)[-1])
-            + (" [cyan]milvus[/]" if store.engine_of(w.index.id) == "milvus" else "") + _tier_mark(w.tier),
-            w.index.updated_at[:16].replace("T", " "),
-        )  # fmt: skip
-    show_table(table)
 
 
 @app.command()

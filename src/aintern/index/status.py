@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from aintern.scan import Scanner, ScanOptions
+from aintern.source_files import as_indexed
 from aintern.store import Store
 
 
@@ -21,11 +22,17 @@ class Staleness:
 
 
 def staleness(store: Store, index_id: int, root: str | Path, options: ScanOptions | None = None) -> Staleness:
-    """Files changed (size or mtime), added or deleted since the index was last brought up to date."""
+    """Files changed, added or deleted since the index was last brought up to date. A file of the indexed size
+    and another mtime is read: "changed" when its bytes differ (only touched, it is not; `aintern update` records
+    its new mtime, and it is not read again)."""
     known = store.get_files(index_id)
     skipped = store.get_skipped(index_id)
     seen = {f.rel: f for f in Scanner(root, options).scan().files}
-    changed = [r for r, f in seen.items() if r in known and (known[r].size, known[r].mtime_ns) != (f.size, f.mtime_ns)]
+    changed = []
+    for r, f in seen.items():
+        k = known.get(r)
+        if k is not None and not as_indexed(f.location, (f.size, f.mtime_ns), (k.size, k.mtime_ns), k.content_hash):
+            changed.append(r)
     new = [r for r, f in seen.items() if r not in known and skipped.get(r, (None, None))[:2] != (f.size, f.mtime_ns)]
     deleted = [r for r in known if r not in seen]
     return Staleness(changed, new, deleted)

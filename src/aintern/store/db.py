@@ -258,8 +258,21 @@ def read_only_uri(path: Path) -> str:
     return uri
 
 
+def check_pages(path: Path, on_long: Callable[[int], None] | None = None) -> None:
+    """Raise CorruptDatabaseError when ``PRAGMA quick_check`` finds ``path`` damaged; not read again while
+    the file is as it was when it passed (store.checked). ``on_long`` gets the file's size first when the
+    check reads more than CHECK_AT_OPEN_BYTES (a second or more: the caller may say so)."""
+    facts = checked.database_facts(path)
+    if checked.passed_as_it_is(path, facts):
+        return
+    if on_long is not None and facts is not None and facts[2] > CHECK_AT_OPEN_BYTES:
+        on_long(facts[2])
+    _check_pages(path)
+    checked.remember_passed(path, facts)
+
+
 def _check_pages(path: Path) -> None:
-    """``PRAGMA quick_check`` of a database small enough to check at open (CHECK_AT_OPEN_BYTES)."""
+    """``PRAGMA quick_check`` of the database now."""
     db = driver()
     try:
         conn = db.connect(read_only_uri(path), uri=True, timeout=30.0)
@@ -299,12 +312,7 @@ def connect(path: str | Path, create: bool = True, readonly: bool = False) -> An
     create = create and not readonly
     fresh = _check_file(path, create)
     if not fresh and str(path.resolve()) not in _OPENED and path.stat().st_size <= CHECK_AT_OPEN_BYTES:
-        # Once per process (a server's threads and a store's reconnections are not checked again), and not
-        # again while the file is as it was when it passed (store.checked).
-        facts = checked.database_facts(path)
-        if not checked.passed_as_it_is(path, facts):
-            _check_pages(path)
-            checked.remember_passed(path, facts)
+        check_pages(path)  # (once per process: a server's threads and a store's reconnections are not checked again)
     db = driver()
     try:
         if readonly:
@@ -455,8 +463,7 @@ def _migrate(conn: Any, path: Path) -> None:
         )
     from aintern.store.migrations import PYTHON_MIGRATIONS
 
-    if path.stat().st_size > CHECK_AT_OPEN_BYTES:
-        _check_pages(path)  # (a smaller one was checked at open) an upgrade writes: never into a damaged file
+    check_pages(path)  # an upgrade writes: never into a damaged file (a small one was checked at open)
     conn.execute("BEGIN IMMEDIATE")
     try:
         version = conn.execute("PRAGMA user_version").fetchone()[0]  # another process may have migrated

@@ -102,6 +102,16 @@ def get_files(conn: Any, index_id: int) -> dict[str, IndexedFile]:
     return {r[0]: IndexedFile(*r) for r in rows}
 
 
+def holds_files_under(conn: Any, index_id: int, folder: str) -> bool:
+    """Whether the index holds a file under ``folder`` (a relative path, no slash at its end)."""
+    # (a range of the (index_id, path) key: every path that starts with "folder/", and "/" + 1 is "0")
+    row = conn.execute(
+        "SELECT 1 FROM files WHERE index_id = ? AND path >= ? AND path < ? LIMIT 1",
+        (index_id, f"{folder}/", f"{folder}0"),
+    ).fetchone()
+    return row is not None
+
+
 def insert_file(conn: Any, index_id: int, file: IndexedFile, chunk_count: int) -> int:
     cur = conn.execute(
         "INSERT INTO files (index_id, path, content_hash, size, mtime_ns, indexed_at, chunk_count, language, "
@@ -187,17 +197,20 @@ def file_names(conn: Any, index_id: int, extension: str) -> set[str]:
     return {path.rsplit("/", 1)[-1] for (path,) in rows if path.endswith(extension)}
 
 
+def files_by_language(conn: Any, index_id: int) -> dict[str | None, int]:
+    """How many files of each language the index holds, most first (None: a file of no known language)."""
+    rows = conn.execute(
+        "SELECT language, count(*) FROM files WHERE index_id = ? GROUP BY 1 ORDER BY 2 DESC, 1", (index_id,)
+    )
+    return dict(rows.fetchall())
+
+
 def statistics(conn: Any, index: VectorIndex) -> IndexStatistics:
     index_id = index.id
     total_bytes, last = conn.execute(
         "SELECT coalesce(sum(size), 0), max(indexed_at) FROM files WHERE index_id = ?", (index_id,)
     ).fetchone()
-    by_language = dict(
-        conn.execute(
-            "SELECT coalesce(language, 'unknown'), count(*) FROM files WHERE index_id = ? GROUP BY 1 ORDER BY 2 DESC",
-            (index_id,),
-        ).fetchall()
-    )
+    by_language = {language or "unknown": n for language, n in files_by_language(conn, index_id).items()}
     by_type = dict(
         conn.execute(
             "SELECT chunk_type, count(*) FROM chunks WHERE index_id = ? GROUP BY 1 ORDER BY 2 DESC", (index_id,)

@@ -195,6 +195,12 @@ class SqliteStore(Database):
     def get_files(self, index_id: int) -> dict[str, IndexedFile]:
         return records.get_files(self.conn, index_id)
 
+    def files_by_language(self, index_id: int) -> dict[str | None, int]:
+        return records.files_by_language(self.conn, index_id)
+
+    def holds_files_under(self, index_id: int, folder: str) -> bool:
+        return records.holds_files_under(self.conn, index_id, folder)
+
     def upsert_file(
         self,
         index_id: int,

@@ -20,6 +20,7 @@ from aintern.errors import (
     CorruptDatabaseError,
     FileNotIndexedError,
     IndexingBusyError,
+    InsideIndexError,
     NotIndexedError,
 )
 from aintern.jobs import Jobs
@@ -177,7 +178,7 @@ def handler(fn: Callable[[Request], Awaitable[Response]]) -> Callable[[Request],
         except AinternError as exc:
             status = (
                 503 if isinstance(exc, CorruptDatabaseError)
-                else 409 if isinstance(exc, IndexingBusyError)
+                else 409 if isinstance(exc, (IndexingBusyError, InsideIndexError))
                 else 404 if isinstance(exc, (NotIndexedError, FileNotIndexedError)) else 400
             )  # fmt: skip
             return error_response(request, status, str(exc))

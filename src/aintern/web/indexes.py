@@ -20,7 +20,7 @@ from aintern.jobs import Event
 from aintern.store import VectorIndex
 from aintern.web.common import HTTPError, WebState, handler, page, read_json, sse, state, text_field
 from aintern.web.settings import listing, parse_form
-from aintern.workspace import WorkspaceSummary, list_workspaces, summarize
+from aintern.workspace import WorkspaceSummary, check_not_inside_index, list_workspaces, summarize
 
 #: How often an events stream looks at runs of other processes (the CLI): they raise no events here.
 FOREIGN_POLL_S = 1.0
@@ -171,6 +171,7 @@ async def add_index(request: Request) -> Response:
     chosen = parse_form({k: v for k, v in options.items() if v is not None and v != ""})
     if web.store.get_index_for_workspace(root) is not None:
         raise HTTPError(409, f"{root} has an index already: update it on the Indexes page")
+    check_not_inside_index(web.store, root)
     current = Settings.load(root)
     changed = {k: v for k, v in chosen.items() if getattr(current, k) != v}
 

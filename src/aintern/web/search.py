@@ -157,16 +157,9 @@ async def search_page(request: Request) -> Response:
                  "shown_path": f"{f.repo}/{f.file_path}" if f.repo else f.file_path}
                 for f in files
             ]  # fmt: skip
-    data["languages"] = sorted(_languages(web, index.id)) if index is not None else []
+    data["languages"] = sorted(filter(None, web.store.files_by_language(index.id))) if index is not None else []
     return page(request, "search.html", data, symbol_types=[s.value for s in SymbolType],
                 strategies=[r.value for r in RerankingStrategy])  # fmt: skip
-
-
-def _languages(web: Any, index_id: int) -> list[str]:
-    rows = web.store.conn.execute(
-        "SELECT DISTINCT language FROM files WHERE index_id = ? AND language IS NOT NULL", (index_id,)
-    ).fetchall()
-    return [r[0] for r in rows]
 
 
 @handler

@@ -1,0 +1,132 @@
+"""A folder inside an indexed folder is not indexed a second time: `aintern index app/[slug]` (the web app's Add,
+the MCP ``index`` tool, the Python API) says which index holds it already and how to search only it, and makes no
+second index, so a search of every repository shows each file once. A folder the outer index leaves out may have
+its own. Real files with odd names, real subprocesses, a real server on 127.0.0.1, the MCP SDK client."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from mcp import Client, StdioServerParameters
+from web_server import WebServer
+
+from aintern.errors import InsideIndexError
+from aintern.store import SqliteStore
+from aintern.workspace import Workspace
+
+FILES = {
+    "app/[slug]/page.tsx": "export default function SlugPage() {\n  return renderBlogPostBySlug(params.slug);\n}\n",
+    "my docs/café/notes.py": "def brew_the_cafe_notes():\n    return 'naïve'\n",
+    "vendor/lib.py": "def vendored_helper_function():\n    return 42\n",
+    ".aintern.toml": 'exclude = ["vendor/**"]\n',
+}
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
+    """The project indexed by `aintern index` (its vendor/ left out): (its folder, the environment)."""
+    base = tmp_path_factory.mktemp("nested")
+    root = base / "project"
+    for rel, text in FILES.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text, encoding="utf-8")
+    env = {
+        **os.environ,
+        "AINTERN_DB": str(base / "a.db"),
+        "AINTERN_CONFIG": str(base / "c.toml"),
+        "HF_HUB_OFFLINE": "1",
+    }
+    assert aintern(root, env, "index").returncode == 0
+    return root.resolve(), env
+
+
+def aintern(cwd: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "aintern", *args], cwd=cwd, env=env, capture_output=True, text=True,
+                          timeout=300)  # fmt: skip
+
+
+def indexes(root: Path, env: dict[str, str]) -> list[str]:
+    return sorted(i["workspace"] for i in json.loads(aintern(root, env, "list", "--json").stdout))
+
+
+def test_indexing_a_folder_inside_an_index_says_which_holds_it_and_makes_none(
+    project: tuple[Path, dict[str, str]],
+) -> None:
+    root, env = project
+    for folder, quoted in (("app/[slug]", "'app/[slug]'"), ("my docs/café", "'my docs/café'")):
+        said = aintern(root, env, "index", folder)
+        assert said.returncode == 1 and said.stdout == "", said
+        (line,) = said.stderr.splitlines()
+        assert line.startswith(f"error: {root / folder} is indexed already, as part of the index 'project' of {root} ")
+        assert f"`aintern search --dir {quoted}` searches only it" in line and f"`aintern update {root}`" in line
+        as_json = aintern(root / folder, env, "index", ".", "--json")  # (from inside it, named as ".")
+        assert as_json.returncode == 1 and "is indexed already" in json.loads(as_json.stdout)["error"]
+    assert indexes(root, env) == [str(root)]
+
+    found = aintern(root, env, "search", "SlugPage render blog post", "--all-repos")
+    assert found.returncode == 0 and found.stdout.count("page.tsx") == 1, found.stdout
+
+    with pytest.raises(InsideIndexError, match="is indexed already"):
+        Workspace(root / "app/[slug]", env["AINTERN_DB"]).build_index()
+    store = SqliteStore(env["AINTERN_DB"], readonly=True)
+    try:
+        assert store.get_index_for_workspace(root / "app/[slug]") is None
+    finally:
+        store.close()
+
+
+def test_the_web_app_and_mcp_refuse_it_as_the_cli_does(project: tuple[Path, dict[str, str]]) -> None:
+    root, env = project
+    inside = root / "app/[slug]"
+    with WebServer(Path(env["AINTERN_DB"]), workspace=root, watch=False) as server, server.client() as c:
+        r = c.post("/api/indexes", json={"path": str(inside)})
+        assert r.status_code == 409 and r.json()["error"].startswith(f"{inside} is indexed already"), r.text
+    assert not (inside / ".aintern.toml").exists()  # (nothing was written for it)
+
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "aintern", "mcp", "--repo", str(inside)], cwd=str(root), env=env
+    )
+
+    async def agent() -> str:
+        async with Client(params) as c:
+            result = await c.call_tool("index", {"path": str(inside)})
+            assert result.is_error
+            return str(result.content[0].text)
+
+    said = asyncio.run(agent())
+    assert f"{inside} is indexed already, as part of the index 'project'" in said, said
+    assert indexes(root, env) == [str(root)]
+
+
+def test_a_folder_the_outer_index_leaves_out_gets_its_own(project: tuple[Path, dict[str, str]]) -> None:
+    root, env = project
+    said = aintern(root, env, "index", "vendor")
+    assert said.returncode == 0, said
+    assert indexes(root, env) == sorted([str(root), str(root / "vendor")])
+
+
+def test_indexing_the_folder_around_an_index_says_that_index_is_now_doubled(tmp_path: Path) -> None:
+    """The other way round (the inner folder indexed first, then its parent): the parent is indexed, as asked, and
+    the run says which index inside it now holds the same files, and how to drop it."""
+    root = tmp_path / "project"
+    for rel, text in FILES.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text, encoding="utf-8")
+    env = {**os.environ, "AINTERN_DB": str(tmp_path / "a.db"), "AINTERN_CONFIG": str(tmp_path / "c.toml"),
+           "HF_HUB_OFFLINE": "1"}  # fmt: skip
+    assert aintern(root, env, "index", "app/[slug]").returncode == 0
+    said = aintern(root, env, "index")
+    assert said.returncode == 0, said
+    inner = root.resolve() / "app/[slug]"
+    assert (
+        f"note: the index '[slug]' of {inner} holds files this one holds too (a search of both would show them "
+        f"twice): `aintern clear '{inner}'` drops it"
+    ) in " ".join(said.stderr.split()), said.stderr
+    again = aintern(root, env, "update")  # (said once: when the index around it is made)
+    assert again.returncode == 0 and "holds files this one holds too" not in again.stderr
