@@ -253,6 +253,7 @@ def test_a_search_loads_only_what_it_needs(ws: Path, tmp_path: Path) -> None:
              "aintern.index", "aintern.answer", "aintern.chunk.chunker", "aintern.store.postings", "aintern.store.vectors",
              "typer", "click", "aintern.store.milvus", "aintern.store.milvus_engine", "uuid", "secrets", "logging",
              "aintern.scan"]  # fmt: skip
+    heavy.append("hashlib")  # (OpenSSL's hashes, 3-4 ms: a search hashes a file only when one was touched)
     if sys.platform.startswith("linux"):  # (the XDG folders are read directly there; platformdirs costs 5-8 ms)
         heavy.append("platformdirs")
     out, loaded = _loaded(["search", "Where is the HTTP server started?", "--json"], heavy, ws, db)

@@ -553,7 +553,7 @@ def test_user_folders_are_the_ones_platformdirs_names(monkeypatch: pytest.Monkey
     """The database and the user's settings stay where platformdirs puts them (aintern reads XDG itself)."""
     import platformdirs
 
-    from aintern.config import user_dir
+    from aintern.folders import user_dir
 
     for env in ({}, {"XDG_CONFIG_HOME": str(tmp_path / "c"), "XDG_DATA_HOME": str(tmp_path / "d"),
                      "XDG_CACHE_HOME": str(tmp_path / "k")},

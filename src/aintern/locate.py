@@ -79,8 +79,6 @@ def read_indexed_file(store: SqliteStore, index: VectorIndex, rel: str) -> str:
     text = decode_source(data)[0] or data.decode("utf-8", errors="replace")
     if _includes_secrets(index.workspace_path):
         return text
-    import hashlib  # (here: a search, which never reads a whole file this way, does not load OpenSSL's hashes)
-
     from aintern.scan.secrets import masked_as_indexed
 
     same = file_digest(data) == version.content_hash

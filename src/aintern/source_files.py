@@ -4,7 +4,6 @@ shown around a hit share (below all of them: it imports nothing of aintern)."""
 from __future__ import annotations
 
 import errno
-import hashlib
 import os
 import stat
 from pathlib import Path
@@ -80,6 +79,8 @@ def read_regular_file(path: str | Path, max_bytes: int) -> bytes:
 
 def file_digest(data: bytes) -> str:
     """The hash an index keeps of a file's bytes (its ``content_hash``)."""
+    import hashlib  # (here: a search, which hashes no file unless one was touched, does not load OpenSSL's)
+
     return hashlib.blake2b(data, digest_size=16).hexdigest()
 
 

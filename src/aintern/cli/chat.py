@@ -31,8 +31,9 @@ from aintern.cli.common import (
     say_error,
     show_table,
 )
-from aintern.config import CONTEXT_MIN_RELEVANCE, Settings, user_dir
+from aintern.config import CONTEXT_MIN_RELEVANCE, Settings
 from aintern.errors import AinternError, NoDatabaseError, NotIndexedError
+from aintern.folders import user_dir
 from aintern.plural import count
 from aintern.store import SqliteStore
 from aintern.workspace import Workspace

@@ -38,7 +38,7 @@ def graph_path() -> Path:
 
     folder = os.environ.get("AINTERN_MODELS_CACHE")
     if not folder:
-        from aintern.config import user_dir
+        from aintern.folders import user_dir
 
         folder = str(user_dir("cache") / "models")
     return Path(folder) / f"multilingual-e5-small.v{GRAPH_VERSION}.int8.onnx"

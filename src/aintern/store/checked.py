@@ -15,7 +15,7 @@ import json
 import os
 from pathlib import Path
 
-from aintern.config import user_dir
+from aintern.folders import user_dir
 
 #: Databases remembered at most (the least recently checked go first).
 REMEMBERED = 64

@@ -27,7 +27,7 @@ def default_db_path() -> Path:
     env = os.environ.get("AINTERN_DB")
     if env:
         return Path(env).expanduser()
-    from aintern.config import user_dir
+    from aintern.folders import user_dir
 
     return user_dir("data") / "aintern.db"
 

@@ -24,7 +24,7 @@ def packaged_model_path(name: str) -> Path:
     """The GGUF file of a model shipped by a PyPI package, assembled once into the user cache."""
     import importlib
 
-    from aintern.config import user_dir
+    from aintern.folders import user_dir
 
     try:
         package: Any = importlib.import_module(PACKAGED_MODELS[name])
