@@ -130,3 +130,8 @@ def test_indexing_the_folder_around_an_index_says_that_index_is_now_doubled(tmp_
     ) in " ".join(said.stderr.split()), said.stderr
     again = aintern(root, env, "update")  # (said once: when the index around it is made)
     assert again.returncode == 0 and "holds files this one holds too" not in again.stderr
+    # Until it is dropped, a search of both shows each of their files once (from the index it ranks best in).
+    both = aintern(root, env, "search", "render the blog post by its slug", "--all-repos", "--json", "-k", "10")
+    assert both.returncode == 0, both.stderr
+    pages = [h for h in json.loads(both.stdout) if h["path"].endswith("page.tsx")]
+    assert len(pages) == 1, both.stdout

@@ -99,11 +99,20 @@ def merged_hits(
     answers: list[tuple[str, str, list[KnowledgeChunk], float]], min_relevance: float, limit: int
 ) -> list[KnowledgeChunk]:
     """One ranking of the hits of several repositories, each given as (its workspace, its name in the
-    results, its hits, the factor of their relevance): by discounted relevance, then by rank in their own."""
+    results, its hits, the factor of their relevance): by discounted relevance, then by rank in their own; a
+    chunk two nested indexes both hold, once."""
     merged: list[tuple[float, int, KnowledgeChunk]] = []
     for workspace, repo, chunks, discount in answers:
         for rank, c in enumerate(chunks):
             merged.append((c.relevance * discount, rank,
                            replace(c, relevance=c.relevance * discount, workspace=workspace, repo=repo)))  # fmt: skip
     merged.sort(key=lambda m: (-m[0], m[1]))
-    return [c for score, _, c in merged if score >= min_relevance][:limit]
+    out: list[KnowledgeChunk] = []
+    seen: set[tuple[str, int, int]] = set()
+    for score, _, c in merged:
+        # An index inside another's folder holds the same files: each chunk is shown once, where it ranks best.
+        where = (os.path.join(c.workspace or "", c.file_path), c.start_line, c.end_line)
+        if score >= min_relevance and where not in seen:
+            seen.add(where)
+            out.append(c)
+    return out[:limit]
