@@ -243,10 +243,17 @@ def test_status_finds_damage_in_a_database_too_big_to_check_at_open(copy: tuple[
     assert "run `aintern index` again" in error, error
     as_json = status("--json")
     assert as_json.returncode == 1 and json.loads(as_json.stdout)["error"] == error.removeprefix("error: ")
+    assert as_json.stderr == error + "\n", as_json.stderr  # (found damaged as it is: not read again)
+    # Too big to be checked at open, it is still refused by every later command: the verdict is remembered.
+    for flags in ((), ("--json",)):
+        found = subprocess.run([sys.executable, "-m", "aintern", "search", "database connection", *flags], cwd=root,
+                               env=env, capture_output=True, text=True, timeout=300)  # fmt: skip
+        assert found.returncode == 1 and found.stderr == error + "\n", found
+        assert not flags or json.loads(found.stdout) == {"error": error.removeprefix("error: ")}, found.stdout
 
-    ws = Workspace(root, db, readonly=True)
-    try:
-        with pytest.raises(CorruptDatabaseError, match="is damaged"):
+    with pytest.raises(CorruptDatabaseError, match="is damaged"):  # (by the Python API too: at open, or its status)
+        ws = Workspace(root, db, readonly=True)
+        try:
             ws.status()
-    finally:
-        ws.close()
+        finally:
+            ws.close()
