@@ -246,11 +246,14 @@ def _index_and_tier(
     wait: bool = False,
     new: bool = False,
 ) -> None:
-    result = _run_indexing(ws, force, include_secrets, quiet=as_json, wait=wait, tier=tier)
-    for notice in ws.notices:
-        err.print(f"[yellow]note:[/] {esc(notice)}", highlight=False)
-    tiered = _run_tier(ws, tier, quiet=as_json, new=new, wait=wait) if result.success else None
-    _print_summary(result, ws, as_json, verbose, tiered)
+    try:
+        result = _run_indexing(ws, force, include_secrets, quiet=as_json, wait=wait, tier=tier)
+        for notice in ws.notices:
+            err.print(f"[yellow]note:[/] {esc(notice)}", highlight=False)
+        tiered = _run_tier(ws, tier, quiet=as_json, new=new, wait=wait) if result.success else None
+        _print_summary(result, ws, as_json, verbose, tiered)
+    finally:
+        ws.close()  # (a run that found the database sound vouches for what it wrote: `status` need not read it)
     if tiered is not None and tiered.cancelled:
         raise typer.Exit(130)
     raise typer.Exit(0 if result.success else 130 if result.cancelled else 1)
