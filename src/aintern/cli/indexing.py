@@ -38,7 +38,7 @@ from aintern.cli.common import (
 from aintern.cli.status import tier_line
 from aintern.embed import MODELS
 from aintern.errors import AinternError
-from aintern.index import IndexingProgress, IndexingResult
+from aintern.index import IndexingErrorType, IndexingProgress, IndexingResult
 from aintern.index.tier import TIERS, TierResult
 from aintern.plural import count
 from aintern.scan import NO_KNOWN_TYPE
@@ -179,7 +179,8 @@ def _print_summary(
     if len(shown) < len(others):
         console.print(f"  [dim]... and {len(others) - len(shown)} more skipped (--verbose lists all)[/]")
     for e in result.errors:
-        console.print(f"  [yellow]{e.type.value}[/] {esc(e.file_path)}: {esc(e.error)}", highlight=False)
+        kind = "error" if e.type == IndexingErrorType.FILE_READ else e.type.value  # (plain words, not the enum's)
+        console.print(f"  [yellow]{kind}[/] {esc(e.file_path)}: {esc(e.error)}", highlight=False)
     if result.error_message:
         say_error(result.error_message)
 
