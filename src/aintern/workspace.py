@@ -335,6 +335,11 @@ class Workspace(Filling):
         self.embedder  # noqa: B018 (made here: a model whose package is missing says so)
         if tier == "full" or (tier is None and (self.tier is not None or self.settings.tier == "full")):
             self.tier_embedder  # noqa: B018
+        if tier == "full" and self.embedder.model_id == self.tier_embedder.model_id:  # (before the run, not after)
+            raise AinternError(
+                f"{self.embedder.model_id} is the full tier's own model: an index built with it has no full tier to "
+                "add; index with the static model (the default) for a full tier, or leave the full tier out"
+            )
 
     def index_files(
         self,
