@@ -249,9 +249,9 @@ class Indexer:
         if todo or gone or fresh_skips:
             try:
                 self.store.verify()
-                if not known and self.options.index_settings is not None:  # a first run (models.INTERRUPTED)
+                if not known and (built := self.options.index_settings) is not None:  # a first run (models.INTERRUPTED)
                     with self.store.transaction():
-                        self.store.update_index(index_id, settings={**self.options.index_settings, INTERRUPTED: True})
+                        self.store.update_index(index_id, settings={**built, INTERRUPTED: len(todo)})
             except BaseException:
                 stop_worker(worker, prepared, cancel)
                 raise
