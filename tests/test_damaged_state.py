@@ -195,17 +195,19 @@ def test_a_database_restored_in_place_is_served_again(copy: tuple[Path, Path]) -
         store.close()
 
 
-def pad_past_the_open_check(db: Path) -> None:
+def pad_past_the_open_check(db: Path, keep: bool = False) -> None:
     """The database grown past the size checked at open (store.db.CHECK_AT_OPEN_BYTES) with free pages: a blob
-    written, then dropped (the file keeps its pages: auto_vacuum is incremental), every table as it was."""
+    written, then dropped (the file keeps its pages: auto_vacuum is incremental), every table as it was.
+    ``keep``: the blob kept, in a table of its own (a run that writes gives free pages back, not those)."""
     from aintern.store.db import CHECK_AT_OPEN_BYTES
 
     conn = sqlite3.connect(db)
     conn.execute("CREATE TABLE pad (b BLOB)")
     conn.execute("INSERT INTO pad VALUES (zeroblob(?))", (CHECK_AT_OPEN_BYTES + (1 << 20),))
     conn.commit()
-    conn.execute("DROP TABLE pad")
-    conn.commit()
+    if not keep:
+        conn.execute("DROP TABLE pad")
+        conn.commit()
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     conn.close()
     assert db.stat().st_size > CHECK_AT_OPEN_BYTES
@@ -243,10 +245,40 @@ def test_status_finds_damage_in_a_database_too_big_to_check_at_open(copy: tuple[
     assert "run `aintern index` again" in error, error
     as_json = status("--json")
     assert as_json.returncode == 1 and json.loads(as_json.stdout)["error"] == error.removeprefix("error: ")
+    assert as_json.stderr == error + "\n", as_json.stderr  # (found damaged as it is: not read again)
+    # Too big to be checked at open, it is still refused by every later command: the verdict is remembered.
+    for flags in ((), ("--json",)):
+        found = subprocess.run([sys.executable, "-m", "aintern", "search", "database connection", *flags], cwd=root,
+                               env=env, capture_output=True, text=True, timeout=300)  # fmt: skip
+        assert found.returncode == 1 and found.stderr == error + "\n", found
+        assert not flags or json.loads(found.stdout) == {"error": error.removeprefix("error: ")}, found.stdout
 
-    ws = Workspace(root, db, readonly=True)
-    try:
-        with pytest.raises(CorruptDatabaseError, match="is damaged"):
+    with pytest.raises(CorruptDatabaseError, match="is damaged"):  # (by the Python API too: at open, or its status)
+        ws = Workspace(root, db, readonly=True)
+        try:
             ws.status()
-    finally:
-        ws.close()
+        finally:
+            ws.close()
+
+
+def test_a_run_that_wrote_vouches_for_a_big_database(copy: tuple[Path, Path]) -> None:
+    """`aintern status` reads a big database whole once; an `aintern update` that writes to it after (found
+    as it passed, or checked) vouches for what it wrote, as a person runs them: the next `status` is not
+    slowed by a check of the whole file again."""
+    root, db = copy
+    pad_past_the_open_check(db, keep=True)
+    env = env_for(db, root.parent / "c.toml")
+
+    def aintern(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "aintern", *args], cwd=root, env=env, capture_output=True,
+                              text=True, timeout=300)  # fmt: skip
+
+    first = aintern("status")
+    assert first.returncode == 0 and first.stderr.startswith("checking the database ("), first
+    with (root / "notes.py").open("a") as out:
+        out.write("\ndef vouched():\n    return 'vouched'\n")
+    updated = aintern("update")
+    assert updated.returncode == 0 and "1 file" in updated.stdout, updated
+    assert db.stat().st_size > (16 << 20)  # (still too big to check at open)
+    again = aintern("status")
+    assert again.returncode == 0 and "up to date" in again.stdout and again.stderr == "", again

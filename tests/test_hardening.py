@@ -586,3 +586,36 @@ def test_repository_names_that_cannot_be_paths_are_names_that_match_nothing(tmp_
     )  # fmt: skip
     assert cli.returncode == 4, cli.stderr
     assert "no index matches '~nosuchuser/x'" in cli.stderr and "Traceback" not in cli.stderr
+
+
+def test_an_unreadable_file_is_skipped_not_stale_until_it_can_be_read() -> None:
+    """A file the run is denied reading (as an unprivileged user: root reads anything) is said plainly and
+    recorded as skipped: `status` says it is unreadable, not that `aintern update` is needed (no update could
+    read it). Made readable (a chmod changes neither size nor mtime), it is new: the next update indexes it."""
+    user, python, env = unprivileged()
+    with shared_folder("aintern-unreadable-") as tmp:
+        root = open_workspace(tmp / "project")
+        secret = root / "src" / "locked.py"
+        secret.write_text("def locked_away():\n    return 'locked'\n")
+        os.chmod(secret, 0o000)
+        os.chmod(tmp, 0o777)
+        env["AINTERN_DB"] = str(tmp / "u.db")
+
+        def aintern(*args: str) -> subprocess.CompletedProcess[str]:
+            return cli(*args, cwd=root, env=env, user=user, python=python)
+
+        out = aintern("index", "-v")
+        assert out.returncode == 0, out.stderr
+        said = " ".join(out.stdout.split())
+        assert "skipped src/locked.py: unreadable (permission denied)" in said and "file_read" not in said, said
+        for _ in range(2):  # (an update changes nothing: it stays said as unreadable, never as stale)
+            status = json.loads(aintern("status", "--json").stdout)
+            assert status["stale_files"] == 0 and status["unreadable"] == ["src/locked.py"], status
+            shown = " ".join(aintern("status").stdout.split())
+            assert "up to date; 1 unreadable, skipped (src/locked.py)" in shown and "stale" not in shown, shown
+            assert aintern("update").returncode == 0
+        os.chmod(secret, 0o666)
+        assert json.loads(aintern("status", "--json").stdout)["new"] == ["src/locked.py"]
+        assert "1 file" in aintern("update").stdout
+        status = json.loads(aintern("status", "--json").stdout)
+        assert status["stale_files"] == 0 and status["unreadable"] == [], status

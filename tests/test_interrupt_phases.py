@@ -126,3 +126,19 @@ def test_ctrl_c_as_the_command_starts_stops_a_run_started_with_sigint_ignored(tm
     assert run.stderr.startswith("SIGINT as aintern."), run.stderr
     assert run.returncode == 130 and run.stderr.splitlines()[-1] == "error: aborted", (run.returncode, run.stderr)
     assert not (tmp_path / "aintern.db").exists()  # (stopped before it opened anything)
+
+
+def test_the_cli_entry_imports_nothing_before_it_takes_sigint() -> None:
+    """A `kill -INT` of `aintern index &` (SIGINT ignored) is lost until ``main`` takes SIGINT: the interpreter and
+    its site, then the entry modules (aintern, aintern._lazy, aintern.cli). These import nothing more (typing,
+    with re and enum, was ~10 ms of that window), and a library importing aintern keeps the SIGINT it inherited."""
+    import signal
+
+    probe = (
+        "import sys\nbefore = set(sys.modules)\nimport aintern.cli\nprint(sorted(set(sys.modules) - before))\n"
+        "import signal\nprint(signal.getsignal(signal.SIGINT) == signal.SIG_IGN)\n"
+    )
+    run = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120,
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.splitlines() == ["['aintern', 'aintern._lazy', 'aintern.cli']", "True"], run.stdout

@@ -14,6 +14,8 @@ import pytest
 from test_cli_index import run
 from workspaces import many_files
 
+from aintern.knowledge import KnowledgeQueryOptions
+from aintern.store.models import INTERRUPTED
 from aintern.workspace import Workspace
 
 #: Runs ``argv[3]`` (``index`` or ``tier``) on workspace ``argv[2]`` in database ``argv[1]``; at its pause point
@@ -21,6 +23,8 @@ from aintern.workspace import Workspace
 DRIVER = """
 import sys, threading
 from aintern.index import IndexingPhase
+from aintern.knowledge import KnowledgeQueryOptions
+from aintern.store.models import INTERRUPTED
 from aintern.workspace import Workspace
 
 ws = Workspace(sys.argv[2], sys.argv[1])
@@ -100,6 +104,18 @@ def test_an_interrupted_first_index_is_shown_as_such_and_continued(paused_first_
     assert "--force" not in text
     listed = json.loads(run("list", "--json", db=db, cwd=root).stdout)
     assert [w["state"] for w in listed] == ["interrupted"]
+    # A search answers from what is there, and says the index is incomplete (CLI, piped and JSON, and the API).
+    note = f"the index is incomplete ({done} of {FILES} files): run `aintern update` to finish it"
+    for flags in ((), ("--json",)):
+        found = run("search", "the value of a setting", *flags, cwd=root, db=db)
+        assert found.returncode == 0 and found.stderr.startswith(f"note: {note}\n"), found
+    ws = Workspace(root, db, readonly=True)
+    try:
+        assert ws.knowledge.query("the value of a setting", KnowledgeQueryOptions(workspace_path=str(root))).notes == [
+            note
+        ]
+    finally:
+        ws.close()
 
     update = run("update", "--json", cwd=root, db=db)
     assert update.returncode == 0, update.stderr
@@ -110,6 +126,23 @@ def test_an_interrupted_first_index_is_shown_as_such_and_continued(paused_first_
     data = json.loads(run("status", "--json", cwd=root, db=db).stdout)
     assert not data["interrupted"] and data["stale_files"] == 0 and data["files"] == FILES
     assert "up to date" in run("status", cwd=root, db=db).stdout
+    assert "note:" not in run("search", "the value of a setting", cwd=root, db=db).stderr  # (complete: no note)
+
+
+def test_a_search_of_a_first_run_stopped_before_its_first_file_says_so(tmp_path: Path) -> None:
+    """The index row a first run leaves when it is killed before its first file (marked interrupted, with the
+    files it set out to index): a search says nothing is indexed yet, not a bare "no results"."""
+    root = many_files(tmp_path / "project", 3)
+    db = tmp_path / "nothing.db"
+    ws = Workspace(root, db)
+    index = ws.store.open_index(str(root), ws.embedder.model_id, ws.embedder.dimension)
+    with ws.store.transaction():
+        ws.store.update_index(index.id, settings={INTERRUPTED: 3})
+    ws.close()
+    for flags in ((), ("--json",)):
+        found = run("search", "the value of a setting", *flags, cwd=root, db=db)
+        assert found.returncode == 3 and found.stderr.startswith("note: nothing is indexed yet"), found
+        assert "no results" not in found.stderr and "`aintern update`" in found.stderr, found
 
 
 def test_the_full_tier_fill_is_a_run_other_processes_see_and_wait_for(tmp_path: Path) -> None:

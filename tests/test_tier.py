@@ -195,6 +195,22 @@ def test_full_tier_refused_on_an_index_of_the_transformer(tmp_path: Path) -> Non
     w.close()
 
 
+def test_a_full_tier_for_an_index_of_the_transformer_is_refused_before_the_run(tmp_path: Path) -> None:
+    """`aintern index --tier full --model minilm` in a folder never indexed: the full tier is that model's vectors,
+    so an index of it has none to add. Refused in one line before anything is indexed (it built the index, then
+    failed); the `tier = "full"` setting with `--model minilm` builds the index, without a tier."""
+    root = make_workspace(tmp_path / "project")
+    db = tmp_path / "cli.db"
+    for flags in ((), ("--json",)):
+        out = run("index", "--tier", "full", "--model", "minilm", *flags, cwd=root, db=db)
+        assert out.returncode == 1 and out.stderr.count("\n") == 1 and "full tier's own model" in out.stderr, out
+        assert not flags or "full tier's own model" in json.loads(out.stdout)["error"]
+    assert run("status", cwd=root, db=db).returncode == 4  # (nothing was indexed)
+    (root / ".aintern.toml").write_text('tier = "full"\n')
+    out = run("index", "--model", "minilm", "--json", cwd=root, db=db)
+    assert out.returncode == 0 and json.loads(out.stdout)["tier"] is None, out
+
+
 def test_windows_read_a_long_text_whole(minilm: OnnxEmbedder) -> None:
     short = "def open_connection(url):\n    return connect(url)"
     np.testing.assert_allclose(minilm.embed_windows([short])[0], minilm.embed_batch([short])[0], atol=1e-6)

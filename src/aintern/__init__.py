@@ -7,12 +7,10 @@
 >>> vectors = embedder.embed_batch([aintern.embedding_text(c) for c in result.chunks])
 """
 
-from __future__ import annotations
-
-from typing import TYPE_CHECKING
-
 from aintern._lazy import lazy_exports
 
+# (Not typing's: it imports re, ~10 ms before the CLI takes SIGINT, cli.main. Type checkers know the name.)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from aintern.chunk import Chunker, ChunkingOptions, ChunkResult, ChunkType, SymbolType, TextChunk, detect_language
     from aintern.embed import DEFAULT_MODEL, Embedder, EmbeddingProgress, embedding_text, get_embedder

@@ -34,6 +34,7 @@ from aintern.retrieve.relevance import (
     repository_likelihood,
 )
 from aintern.retrieve.rerank import RerankingStrategy
+from aintern.search_notes import index_notes
 from aintern.store import SqliteStore, Store, VectorIndex, VectorSearchOptions, VectorTier
 from aintern.words import clean_user_text
 
@@ -330,7 +331,7 @@ class KnowledgeService:
         if index is None:
             return KnowledgeQueryResult()
         strategy = RerankingStrategy(options.reranking or Settings.load(index.workspace_path).search_rerank)
-        key = (q.text, options, strategy, index.id, self.store.generation(index.id))
+        key = (q.text, options, strategy, index.id, self.store.generation(index.id), index.interrupted)
         cached = self.cache.get(key)
         if cached is not None:  # (whether a hit's file changed since is the disk's now, not the cached answer's)
             chunks = marked_stale(cached.chunks, index.workspace_path)
@@ -376,7 +377,7 @@ class KnowledgeService:
             chunks=chunks, relevant_files=list(dict.fromkeys(c.file_path for c in chunks)),
             query_time=time.perf_counter() - started, total_chunks_searched=index.chunk_count,
             chunks_above_threshold=len(above), query_embedding=query_vector, was_reranked=was_reranked,
-            reranking_applied=strategy, vector_model=embedder.model_id, notes=notes,
+            reranking_applied=strategy, vector_model=embedder.model_id, notes=[*index_notes(index), *notes],
         )  # fmt: skip
         if not notes:  # (a rerank that timed out is tried again next time)
             self.cache.set(key, result)

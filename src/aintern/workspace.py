@@ -6,7 +6,7 @@ import contextlib
 import os
 import threading
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -50,6 +50,8 @@ class IndexStatus:
     new_files: list[str]
     deleted_files: list[str]
     current_commit: str | None
+    #: Files no run could read (permission denied), unchanged since: skipped, not stale.
+    unreadable_files: list[str] = field(default_factory=list)
 
     @property
     def stale_files(self) -> int:
@@ -333,6 +335,11 @@ class Workspace(Filling):
         self.embedder  # noqa: B018 (made here: a model whose package is missing says so)
         if tier == "full" or (tier is None and (self.tier is not None or self.settings.tier == "full")):
             self.tier_embedder  # noqa: B018
+        if tier == "full" and self.embedder.model_id == self.tier_embedder.model_id:  # (before the run, not after)
+            raise AinternError(
+                f"{self.embedder.model_id} is the full tier's own model: an index built with it has no full tier to "
+                "add; index with the static model (the default) for a full tier, or leave the full tier out"
+            )
 
     def index_files(
         self,
@@ -400,8 +407,9 @@ class Workspace(Filling):
 
         stale = staleness(self.store, index.id, self.root, self.scan_options())
         return IndexStatus(
-            index, self.store.statistics(index.id), stale.changed, stale.new, stale.deleted, head_commit(self.root)
-        )
+            index, self.store.statistics(index.id), stale.changed, stale.new, stale.deleted, head_commit(self.root),
+            stale.unreadable,
+        )  # fmt: skip
 
     def status_dict(self, st: IndexStatus | None = None) -> dict[str, object]:
         """The index's state as ``aintern status --json`` prints it (and the MCP ``status`` tool returns it)."""
@@ -417,7 +425,7 @@ class Workspace(Filling):
             "source_bytes": s.total_bytes, "index_bytes": s.index_size_bytes, "model": s.embedding_model,
             "dimension": s.embedding_dimension, "last_updated": st.index.updated_at, "by_language": s.by_language,
             "by_chunk_type": s.by_chunk_type, "stale_files": st.stale_files, "changed": st.changed_files,
-            "new": st.new_files, "deleted": st.deleted_files, "git_commit_indexed": s.git_commit,
+            "new": st.new_files, "deleted": st.deleted_files, "unreadable": st.unreadable_files, "git_commit_indexed": s.git_commit,
             "git_commit_current": st.current_commit, "behind_git": st.behind_git, "tier": tier_dict(self.tier),
             "name": st.index.name, "last_error": st.index.last_error, "run": run.to_dict() if run else None,
             "file_vectors": self.file_vector_state(run),

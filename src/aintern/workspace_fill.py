@@ -71,6 +71,9 @@ class Filling:
         tier = self.tier
         if asked is None and tier is None:
             asked = self.tier_for_new_index() if new else self.settings.tier
+            index = self.index
+            if asked == "full" and index is not None and index.embedding_model == self.tier_embedder.model_id:
+                asked = None  # (an index of the tier's own model: its tier would hold the same vectors again)
         elif asked is None and tier is not None and tier.model_id != self.tier_embedder.model_id:
             asked = "full"  # the tier_model setting changed: the tier is refilled with the model it names
         return self.set_tier(asked) if asked else tier

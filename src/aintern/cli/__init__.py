@@ -5,9 +5,12 @@ Exit codes: 0 success, 1 error, 2 usage error, 3 nothing to show (file skipped, 
 """
 
 import sys
-from typing import Any
 
-# (Nothing else is imported here: `main` takes SIGINT before the imports, 0.4 s of them, see _honour_interrupts.)
+# (Nothing else is imported here, nor in aintern/__init__.py, typing included: `main` takes SIGINT before the
+# imports, 0.4 s of them, see _honour_interrupts.)
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 #: Where each command is defined: a run imports only its command's module (and what that needs), so
 #: `aintern search` does not load the indexing pipeline or the LLM stack. Help lists them all.
@@ -64,7 +67,7 @@ def _quick(argv: list[str]) -> bool:
     return True
 
 
-def _typer(app: Any) -> int:
+def _typer(app: "Any") -> int:
     """Run the Typer app; its usage errors (a bad value, an unknown option) in one line, as ours, rc 2."""
     import typer
 
@@ -168,7 +171,8 @@ def _honour_interrupts(argv: list[str]) -> None:
     """A shell without job control starts ``aintern index &`` with SIGINT ignored, and Python keeps it so: a
     ``kill -INT`` before the run's own handler, between its phases or after, was lost and the run went on to
     exit 0. An indexing command takes SIGINT as Ctrl-C whatever it inherited (its run stops after the batch)."""
-    import signal
+    # (The interpreter's own module: `signal` wraps it in enums, and imports enum for them.)
+    import _signal
 
-    if argv[:1] and argv[0] in INDEXING and signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
-        signal.signal(signal.SIGINT, signal.default_int_handler)
+    if argv[:1] and argv[0] in INDEXING and _signal.getsignal(_signal.SIGINT) == _signal.SIG_IGN:
+        _signal.signal(_signal.SIGINT, _signal.default_int_handler)

@@ -38,7 +38,7 @@ from aintern.cli.common import (
 from aintern.cli.status import tier_line
 from aintern.embed import MODELS
 from aintern.errors import AinternError
-from aintern.index import IndexingProgress, IndexingResult
+from aintern.index import IndexingErrorType, IndexingProgress, IndexingResult
 from aintern.index.tier import TIERS, TierResult
 from aintern.plural import count
 from aintern.scan import NO_KNOWN_TYPE
@@ -179,7 +179,8 @@ def _print_summary(
     if len(shown) < len(others):
         console.print(f"  [dim]... and {len(others) - len(shown)} more skipped (--verbose lists all)[/]")
     for e in result.errors:
-        console.print(f"  [yellow]{e.type.value}[/] {esc(e.file_path)}: {esc(e.error)}", highlight=False)
+        kind = "error" if e.type == IndexingErrorType.FILE_READ else e.type.value  # (plain words, not the enum's)
+        console.print(f"  [yellow]{kind}[/] {esc(e.file_path)}: {esc(e.error)}", highlight=False)
     if result.error_message:
         say_error(result.error_message)
 
@@ -246,11 +247,14 @@ def _index_and_tier(
     wait: bool = False,
     new: bool = False,
 ) -> None:
-    result = _run_indexing(ws, force, include_secrets, quiet=as_json, wait=wait, tier=tier)
-    for notice in ws.notices:
-        err.print(f"[yellow]note:[/] {esc(notice)}", highlight=False)
-    tiered = _run_tier(ws, tier, quiet=as_json, new=new, wait=wait) if result.success else None
-    _print_summary(result, ws, as_json, verbose, tiered)
+    try:
+        result = _run_indexing(ws, force, include_secrets, quiet=as_json, wait=wait, tier=tier)
+        for notice in ws.notices:
+            err.print(f"[yellow]note:[/] {esc(notice)}", highlight=False)
+        tiered = _run_tier(ws, tier, quiet=as_json, new=new, wait=wait) if result.success else None
+        _print_summary(result, ws, as_json, verbose, tiered)
+    finally:
+        ws.close()  # (a run that found the database sound vouches for what it wrote: `status` need not read it)
     if tiered is not None and tiered.cancelled:
         raise typer.Exit(130)
     raise typer.Exit(0 if result.success else 130 if result.cancelled else 1)

@@ -123,7 +123,8 @@ def run_search(
         print(json.dumps([c.search_result() for c in result.chunks], indent=2))
         raise SystemExit(0 if result.chunks else 3)
     if not result.chunks:
-        tell("no results" + (f" above relevance {min_relevance}" if min_relevance else ""), highlight=True)
+        if result.total_chunks_searched or not result.notes:  # (an empty index's note says why: search_notes)
+            tell("no results" + (f" above relevance {min_relevance}" if min_relevance else ""), highlight=True)
         raise SystemExit(3)
     for c in result.chunks:
         symbol = f"{c.parent_symbol + '.' if c.parent_symbol else ''}{c.symbol_name}" if c.symbol_name else ""

@@ -33,7 +33,7 @@ from aintern.index.models import (
     IndexingResult,
 )
 from aintern.index.progress import Emitter, ProgressCallback, stop_worker
-from aintern.index.skips import scan_record, sort_scan_skips
+from aintern.index.skips import scan_record, skipped_as_it_is, sort_scan_skips, unreadable
 from aintern.scan import (
     FileReadError,
     ScannedFile,
@@ -199,7 +199,7 @@ class Indexer:
                 todo.append(f)
             elif old is not None and old.size == f.size and old.mtime_ns == f.mtime_ns:
                 result.files_unchanged += 1
-            elif was_skipped is not None and was_skipped[:2] == (f.size, f.mtime_ns):
+            elif was_skipped is not None and skipped_as_it_is(was_skipped, f):
                 if was_skipped[2]:
                     result.skipped.append(SkippedFile(f.rel, was_skipped[2]))
                     result.skipped_before.add(f.rel)
@@ -249,9 +249,9 @@ class Indexer:
         if todo or gone or fresh_skips:
             try:
                 self.store.verify()
-                if not known and self.options.index_settings is not None:  # a first run (models.INTERRUPTED)
+                if not known and (built := self.options.index_settings) is not None:  # a first run (models.INTERRUPTED)
                     with self.store.transaction():
-                        self.store.update_index(index_id, settings={**self.options.index_settings, INTERRUPTED: True})
+                        self.store.update_index(index_id, settings={**built, INTERRUPTED: len(todo)})
             except BaseException:
                 stop_worker(worker, prepared, cancel)
                 raise
@@ -364,7 +364,11 @@ class Indexer:
                     return
                 try:
                     data = read_regular_file(f.path, self.options.scan.max_file_bytes)
-                except OSError as exc:  # deleted or made unreadable since the scan
+                except PermissionError as exc:  # (skipped as it is, not new again at every `status`: index.skips)
+                    result.skipped.append(skip := unreadable(f.rel, exc))
+                    out.put(_Prepared(f, "", None, None, skip_reason=skip.reason))
+                    continue
+                except OSError as exc:  # deleted since the scan
                     result.errors.append(
                         IndexingError(f.rel, f"cannot read: {exc.strerror or exc}", IndexingErrorType.FILE_READ)
                     )

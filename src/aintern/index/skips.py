@@ -4,10 +4,37 @@ run tells which of its skipped files an earlier run already reported unchanged."
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
-from aintern.scan import SkippedFile
+from aintern.scan import ScannedFile, SkippedFile
 from aintern.store import IndexedFile
+
+#: How the reason of a file the run could not read (permission denied) begins. It is recorded as skipped, with
+#: its size and mtime, not left unrecorded (new at every `aintern status`, which no update could clear),
+#: until it changes or becomes readable (a chmod changes neither: ``readable_again``).
+UNREADABLE = "unreadable"
+
+
+def unreadable(rel: str, exc: OSError) -> SkippedFile:
+    """The skip of a file the run was denied reading."""
+    return SkippedFile(rel, f"{UNREADABLE} ({(exc.strerror or 'permission denied').lower()}): fix its permissions")
+
+
+def is_unreadable(reason: str) -> bool:
+    """Whether a file was skipped for ``reason`` because the run could not read it."""
+    return reason.startswith(UNREADABLE + " (")
+
+
+def readable_again(reason: str, location: str) -> bool:
+    """Whether a file skipped as unreadable may be read now: new again."""
+    return is_unreadable(reason) and os.access(location, os.R_OK)
+
+
+def skipped_as_it_is(record: tuple[int, int, str], f: ScannedFile) -> bool:
+    """Whether ``f`` is as it was when a run skipped it (``record``: Store.get_skipped's), an unreadable one
+    still unreadable: the run need not read it again."""
+    return record[:2] == (f.size, f.mtime_ns) and not readable_again(record[2], f.location)
 
 
 def scan_record(s: SkippedFile) -> tuple[int, int, str]:

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from aintern.index.skips import is_unreadable, skipped_as_it_is
 from aintern.scan import Scanner, ScanOptions
 from aintern.source_files import as_indexed
 from aintern.store import Store
@@ -15,6 +16,8 @@ class Staleness:
     changed: list[str]
     new: list[str]
     deleted: list[str]
+    #: Files a run could not read (permission denied), as they were then: skipped, not stale (index.skips).
+    unreadable: list[str] = field(default_factory=list)
 
     @property
     def count(self) -> int:
@@ -33,6 +36,14 @@ def staleness(store: Store, index_id: int, root: str | Path, options: ScanOption
         k = known.get(r)
         if k is not None and not as_indexed(f.location, (f.size, f.mtime_ns), (k.size, k.mtime_ns), k.content_hash):
             changed.append(r)
-    new = [r for r, f in seen.items() if r not in known and skipped.get(r, (None, None))[:2] != (f.size, f.mtime_ns)]
+    new, unreadable = [], []
+    for r, f in seen.items():
+        was = skipped.get(r)
+        if r in known:
+            continue
+        if was is None or not skipped_as_it_is(was, f):
+            new.append(r)
+        elif is_unreadable(was[2]):
+            unreadable.append(r)
     deleted = [r for r in known if r not in seen]
-    return Staleness(changed, new, deleted)
+    return Staleness(changed, new, deleted, unreadable)

@@ -6,6 +6,10 @@ search checked it. The check is skipped while the file and its WAL have the iden
 they had when it passed: any write, truncation, copy over it or replacement changes one of them (the change
 time cannot be set back). Damage that changes none of them (a failing disk) is met as a SQLite error when
 the page is read, as it is for a larger database.
+
+A database found damaged is remembered the same way, with its one-line error: a larger one is not read at
+open, so without it a search would go on reading the file that `aintern status` (or a run) found damaged.
+While the file is as it was when found, every process refuses it with that error (store.damage.refuse_known).
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ import contextlib
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 from aintern.folders import user_dir
 
@@ -51,7 +56,7 @@ def _key(path: Path) -> str:
         return str(path)
 
 
-def _load() -> dict[str, list[int]]:
+def _load() -> dict[str, Any]:
     with contextlib.suppress(OSError, ValueError):
         found = json.loads(_record().read_text(encoding="utf-8"))
         if isinstance(found, dict):
@@ -64,20 +69,40 @@ def passed_as_it_is(path: Path, facts: list[int] | None) -> bool:
     return facts is not None and _load().get(_key(path)) == facts
 
 
+def damage_as_it_is(path: Path, facts: list[int] | None) -> str | None:
+    """The one-line error ``path`` was found damaged with, when its ``database_facts`` are still these."""
+    found = _load().get(_key(path)) if facts is not None else None
+    if isinstance(found, dict) and found.get("facts") == facts and isinstance(found.get("damaged"), str):
+        return str(found["damaged"])
+    return None
+
+
 def remember_passed(path: Path, facts: list[int] | None) -> None:
     """Record that ``path`` passed a check with these facts (an unwritable cache: nothing is recorded)."""
-    if facts is None:
-        return
+    if facts is not None:
+        _remember(path, facts)
+
+
+def remember_damaged(path: Path, error: str) -> None:
+    """Record that ``path``, as it is now, is damaged: ``error`` says so (what it held before is forgotten)."""
+    facts = database_facts(path)
+    _remember(path, {"facts": facts, "damaged": error} if facts is not None else None)
+
+
+def _remember(path: Path, verdict: object) -> None:
+    """Record ``verdict`` on ``path`` (None: forget what was recorded, a file that cannot be looked at)."""
     known = _load()
     where = _key(path)
-    known.pop(where, None)
-    known[where] = facts
+    if known.pop(where, None) is None and verdict is None:
+        return
+    if verdict is not None:
+        known[where] = verdict  # (last: the least recently checked go first)
     for stale in list(known)[: max(0, len(known) - REMEMBERED)]:
         del known[stale]
     _save(known)
 
 
-def _save(known: dict[str, list[int]]) -> None:
+def _save(known: dict[str, Any]) -> None:
     import tempfile  # (only when a check ran: a search of an unchanged database never loads it)
 
     record = _record()
@@ -92,10 +117,3 @@ def _save(known: dict[str, list[int]]) -> None:
         except OSError:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
-
-
-def forget(path: Path) -> None:
-    """Drop what is remembered of ``path`` (found damaged: every later process checks it)."""
-    known = _load()
-    if known.pop(_key(path), None) is not None:
-        _save(known)

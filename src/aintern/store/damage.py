@@ -1,11 +1,15 @@
 """The databases this process found damaged: a long-running server (or MCP server) keeps its connections
 open, so a damage one of its runs found (their check before writing) would otherwise go unsaid while its
 reads go on from the damaged file. Nothing can be written into the file to say so: it is kept here, and
-every store of the process refuses the file with the one-line error from then on (Database.conn)."""
+every store of the process refuses the file with the one-line error from then on (Database.conn). Later
+processes learn it from store.checked, while the file is as it was found (``refuse_known``)."""
 
 from __future__ import annotations
 
 from pathlib import Path
+
+from aintern.errors import CorruptDatabaseError
+from aintern.store import checked
 
 #: The one-line damage error of each damaged database, by its resolved path.
 _KNOWN: dict[str, str] = {}
@@ -26,6 +30,15 @@ def record(path: Path, error: str) -> None:
     where = key(path)
     _KNOWN[where] = error
     _FILES[where] = _identity(path)
+
+
+def refuse_known(path: Path, facts: list[int] | None) -> None:
+    """Raise the damage error a process recorded for ``path`` (store.checked) while the file is as it was found
+    damaged: a database too large to check at open is not read by a search that another command found damaged."""
+    error = checked.damage_as_it_is(path, facts)
+    if error is not None:
+        record(path, error)
+        raise CorruptDatabaseError(error)
 
 
 def _identity(path: Path) -> tuple[int, int, int] | None:

@@ -115,6 +115,8 @@ class Database:
         self._local = threading.local()
         if vouch:  # (after the last connection's checkpoint: the file as this process leaves it)
             checked.remember_passed(self.path, checked.database_facts(self.path))
+        elif (error := damage.known(self._key)) is not None:  # (as this process leaves it, checkpointed)
+            checked.remember_damaged(self.path, error)
 
     @contextlib.contextmanager
     def snapshot(self) -> Iterator[None]:

@@ -101,7 +101,7 @@ def damaged(path: Path, what: str) -> CorruptDatabaseError:
         f"(`sqlite3 {path} .recover` may save the conversations)"
     )
     damage.record(path, str(error))  # (every store of this process refuses it from now on)
-    checked.forget(path)  # (nor does a later process take it as it last passed)
+    checked.remember_damaged(path, str(error))  # (and every later process, while the file is as it is now)
     return error
 
 
@@ -265,6 +265,7 @@ def check_pages(path: Path, on_long: Callable[[int], None] | None = None) -> Non
     facts = checked.database_facts(path)
     if checked.passed_as_it_is(path, facts):
         return
+    damage.refuse_known(path, facts)  # (found damaged as it is: not read again)
     if on_long is not None and facts is not None and facts[2] > CHECK_AT_OPEN_BYTES:
         on_long(facts[2])
     _check_pages(path)
@@ -311,8 +312,11 @@ def connect(path: str | Path, create: bool = True, readonly: bool = False) -> An
     LAST_OPENED = path
     create = create and not readonly
     fresh = _check_file(path, create)
-    if not fresh and str(path.resolve()) not in _OPENED and path.stat().st_size <= CHECK_AT_OPEN_BYTES:
-        check_pages(path)  # (once per process: a server's threads and a store's reconnections are not checked again)
+    if not fresh and str(path.resolve()) not in _OPENED:  # (once per process: not a server's threads again)
+        if path.stat().st_size <= CHECK_AT_OPEN_BYTES:
+            check_pages(path)
+        else:  # (not read whole: refused only when a check found it damaged as it is)
+            damage.refuse_known(path, checked.database_facts(path))
     db = driver()
     try:
         if readonly:

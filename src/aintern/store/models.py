@@ -15,7 +15,8 @@ Weights = tuple[float, float, float]
 
 
 #: An index's settings hold this key from its first run's first write until a full run completes it:
-#: Ctrl-C leaves an index that ``aintern status`` calls interrupted and the next run continues.
+#: Ctrl-C leaves an index that ``aintern status`` calls interrupted and the next run continues. Its value: how
+#: many files the first run set out to index (a search says how far it got: search_notes).
 INTERRUPTED = "interrupted"
 
 
