@@ -148,15 +148,15 @@ async def search_page(request: Request) -> Response:
             data["threshold_note"] = (
                 f"{count(shown, 'result')} above relevance {min_relevance:g}; lower the minimum relevance to see more"
             )
-        if not wants_json(request):
-            files = await asyncio.to_thread(web.knowledge.find_relevant_files, question, scope, 10,
-                                            FILES_MIN_RELEVANCE, True)  # fmt: skip
-            data["files_min_relevance"] = FILES_MIN_RELEVANCE
-            data["files"] = [
-                {**f.to_dict(), "ws_id": ids.get(f.workspace or "", index.id),
-                 "shown_path": f"{f.repo}/{f.file_path}" if f.repo else f.file_path}
-                for f in files
-            ]  # fmt: skip
+        # The hits' own options: the panel (and its JSON twin) obeys every filter the hits obey.
+        files = await asyncio.to_thread(web.knowledge.find_relevant_files, question, scope, 10,
+                                        FILES_MIN_RELEVANCE, True, options)  # fmt: skip
+        data["files_min_relevance"] = FILES_MIN_RELEVANCE
+        data["files"] = [
+            {**f.to_dict(), "ws_id": ids.get(f.workspace or "", index.id),
+             "shown_path": f"{f.repo}/{f.file_path}" if f.repo else f.file_path}
+            for f in files
+        ]  # fmt: skip
     data["languages"] = sorted(filter(None, web.store.files_by_language(index.id))) if index is not None else []
     return page(request, "search.html", data, symbol_types=[s.value for s in SymbolType],
                 strategies=[r.value for r in RerankingStrategy])  # fmt: skip
