@@ -87,20 +87,41 @@ def test_the_web_app_and_mcp_refuse_it_as_the_cli_does(project: tuple[Path, dict
     with WebServer(Path(env["AINTERN_DB"]), workspace=root, watch=False) as server, server.client() as c:
         r = c.post("/api/indexes", json={"path": str(inside)})
         assert r.status_code == 409 and r.json()["error"].startswith(f"{inside} is indexed already"), r.text
+        # (said for a web user: what to do in the web app, not in a terminal)
+        said_web = r.json()["error"]
+        assert "on the Indexes page" in said_web and "Directory filter 'app/[slug]'" in said_web, said_web
+        assert "`aintern" not in said_web, said_web
     assert not (inside / ".aintern.toml").exists()  # (nothing was written for it)
 
     params = StdioServerParameters(
         command=sys.executable, args=["-m", "aintern", "mcp", "--repo", str(inside)], cwd=str(root), env=env
     )
 
-    async def agent() -> str:
-        async with Client(params) as c:
-            result = await c.call_tool("index", {"path": str(inside)})
-            assert result.is_error
-            return str(result.content[0].text)
+    every = StdioServerParameters(
+        command=sys.executable, args=["-m", "aintern", "mcp", "--all-repos"], cwd=str(root), env=env
+    )
+    elsewhere = root.parent / "odd repo"
+    elsewhere.mkdir(exist_ok=True)
 
-    said = asyncio.run(agent())
-    assert f"{inside} is indexed already, as part of the index 'project'" in said, said
+    async def agent() -> list[str]:
+        said = []
+        async with Client(params) as c:
+            said.append(await refused(c, inside))
+        async with Client(every) as c:  # (the trial: --all-repos, told to start the server with --all-repos)
+            said += [await refused(c, inside), await refused(c, elsewhere)]
+        return said
+
+    async def refused(c: Client, folder: Path) -> str:
+        result = await c.call_tool("index", {"path": str(folder)})
+        assert result.is_error
+        return str(result.content[0].text)
+
+    with_repo, all_repos, outside = asyncio.run(agent())
+    for said in (with_repo, all_repos):
+        assert f"{inside} is indexed already, as part of the index 'project'" in said, said
+        assert "`aintern search --dir 'app/[slug]'` searches only it" in said, said
+    # A folder in no index: the command it suggests quotes the path, and --all-repos is not asked for again.
+    assert f"`aintern index '{elsewhere}'`" in outside and "start the server" not in outside, outside
     assert indexes(root, env) == [str(root)]
 
 
