@@ -117,11 +117,13 @@ def check_not_inside_index(store: SqliteStore, root: Path) -> None:
         rel = root.relative_to(above).as_posix()
         if not store.holds_files_under(outer.id, rel):
             return
+        import json
         import shlex
 
         said = f"{root} is indexed already, as part of the index {outer.name!r} of {outer.workspace_path} (a second "
         toml = Path(outer.workspace_path) / CONFIG_FILE
-        leave_out = f"to index it on its own, leave it out of that index first (`exclude` in {toml}"
+        pattern = json.dumps(f"{rel}/**", ensure_ascii=False)  # (a TOML string; its brackets work: scan/)
+        leave_out = f"to index it on its own, leave it out of that index first (add {pattern} to `exclude` in {toml}"
         raise InsideIndexError(
             f"{said}index would show its files twice): `aintern update {shlex.quote(outer.workspace_path)}` keeps it "
             f"fresh and `aintern search --dir {shlex.quote(rel)}` searches only it; {leave_out})",
