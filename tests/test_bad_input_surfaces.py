@@ -41,11 +41,15 @@ def test_an_empty_question_and_a_count_that_is_no_number_are_said_alike(web_env:
                              ({"q": ""}, f"q: {EMPTY}")):  # fmt: skip
             r = c.get("/api/search", params=params)
             assert r.status_code == 400 and r.json() == {"error": said}, (params, r.text)
+        r = c.get("/api/context", params={"q": " "})
+        assert r.status_code == 400 and r.json() == {"error": f"q: {EMPTY}"}, r.text
         r = c.get("/api/files", params={"q": "invoice", "n": "ten"})
         assert r.status_code == 400 and r.json() == {"error": f"n: {NOT_A_COUNT}"}, r.text
         page = c.get("/search", params={"q": ""}, headers={"Accept": "text/html"})
         assert page.status_code == 400 and f"{EMPTY}: type a question or a name" in page.text, page.text
         assert 'id="q"' in page.text  # (the form, to ask again)
+        page = c.get("/context", params={"q": ""}, headers={"Accept": "text/html"})
+        assert page.status_code == 400 and f"{EMPTY}: type a question." in page.text, page.text
         assert c.get("/search", headers={"Accept": "text/html"}).status_code == 200  # (no q: the empty form)
 
     async def body(c: Client) -> list[tuple[bool, str]]:

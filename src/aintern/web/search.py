@@ -102,6 +102,13 @@ def _asked(request: Request) -> tuple[str, str | None]:
     return question, EMPTY_QUESTION
 
 
+def _page(request: Request, template: str, data: dict[str, Any], **extra: Any) -> Response:
+    """``page``; a 400 when the question was empty (``data["error"]``, which the page shows above its form)."""
+    response = page(request, template, data, **extra)
+    response.status_code = 400 if data.get("error") else response.status_code
+    return response
+
+
 def marked(chunk: KnowledgeChunk) -> str:
     """The chunk's code as HTML, the words that matched the question in ``<mark>``."""
     text = chunk.content
@@ -184,10 +191,8 @@ async def search_page(request: Request) -> Response:
             for f in files
         ]  # fmt: skip
     data["languages"] = sorted(filter(None, web.store.files_by_language(index.id))) if index is not None else []
-    response = page(request, "search.html", data, symbol_types=[s.value for s in SymbolType],
-                    strategies=[r.value for r in RerankingStrategy])  # fmt: skip
-    response.status_code = 400 if wrong else response.status_code
-    return response
+    return _page(request, "search.html", data, symbol_types=[s.value for s in SymbolType],
+                 strategies=[r.value for r in RerankingStrategy])  # fmt: skip
 
 
 @handler
@@ -270,13 +275,13 @@ def _highlight(path: str, text: str, lines: tuple[int, int] | None) -> str:
 async def context_page(request: Request) -> Response:
     web = state(request)
     index = web.index(request, required=not request.url.path.startswith("/context"))
-    question = _question(request)
+    question, wrong = _asked(request)
     fmt = _choice(request, "format", ContextFormat, ContextFormat.MARKDOWN)
     tokens = _choice(request, "tokens", TokenEstimation, TokenEstimation.CHARACTERS)
     max_tokens = _whole(request, "max_tokens", 4000, CONTEXT_TOKENS)
     min_relevance = relevance(_number(request, "min_relevance", CONTEXT_MIN_RELEVANCE))
-    data: dict[str, Any] = {"q": question, "options": {"format": fmt.value, "tokens": tokens.value,
-                                                       "max_tokens": max_tokens, "min_relevance": min_relevance}}  # fmt: skip
+    data: dict[str, Any] = {"q": question, "error": wrong, "options": {"format": fmt.value, "tokens": tokens.value,
+                                                                       "max_tokens": max_tokens, "min_relevance": min_relevance}}  # fmt: skip
     if question and index is not None:
         options = ContextBuildOptions(max_tokens=max_tokens, min_relevance=min_relevance, format=fmt,
                                       token_estimation=tokens)  # fmt: skip
@@ -285,8 +290,8 @@ async def context_page(request: Request) -> Response:
             "context": result.context, "tokens": result.estimated_tokens, "chunks": result.chunks_included,
             "files": result.files_included, "left_out": result.chunks_truncated, "truncated": result.was_truncated,
         }  # fmt: skip
-    return page(request, "context.html", data, formats=[f.value for f in ContextFormat],
-                estimations=[t.value for t in TokenEstimation], token_limits=CONTEXT_TOKENS)  # fmt: skip
+    return _page(request, "context.html", data, formats=[f.value for f in ContextFormat],
+                 estimations=[t.value for t in TokenEstimation], token_limits=CONTEXT_TOKENS)  # fmt: skip
 
 
 def routes() -> list[Route]:
