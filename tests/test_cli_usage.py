@@ -74,8 +74,14 @@ def test_counts_relevances_and_languages_out_of_range_are_usage_errors(indexed: 
             ("search", "-x"),
             "error: No such option: -x (`python -m aintern search --help` lists what it takes; put `--`",
         ),
+        # After `--` every word is the question: an option there is said to go before it.
+        (
+            ("search", "--", "-x", "-k", "1"),
+            "(-k 1) (`python -m aintern search --help` lists what it takes; options go "
+            "before `--`: after it, every word is the question)",
+        ),
         # What only Typer reads is said the same way: one line, not a box.
-        (("search", "server", "-k", "abc"), "error: Invalid value for '-k': 'abc' is not a valid int"),
+        (("search", "server", "-k", "abc"), "error: -k: a whole number between 1 and 100, not 'abc'"),
         (("search", "server", "--bogus"), "error: No such option: --bogus"),
         (("files", "server", "--min-relevance", "high"), "error: Invalid value for '--min-relevance'"),
         (("index", "--model", "bogus"), "error: --model: choose one of static, minilm, e5-small, openai, not 'bogus'"),

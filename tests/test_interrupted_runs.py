@@ -89,7 +89,8 @@ def test_an_interrupted_first_index_is_shown_as_such_and_continued(paused_first_
     # While it runs, another process sees the run, not stale files to update.
     during = run("status", cwd=root, db=db)
     assert during.returncode == 0, during.stderr
-    assert "being indexed now" in during.stdout and "stale" not in during.stdout, during.stdout
+    assert "being indexed now (pid " in during.stdout and "stale" not in during.stdout, during.stdout
+    assert "(indexing (pid" not in during.stdout, during.stdout  # (no parentheses inside parentheses)
     data = json.loads(run("status", "--json", cwd=root, db=db).stdout)
     assert data["run"] is not None and data["reindex_reason"] is None
 
@@ -152,7 +153,8 @@ def test_the_full_tier_fill_is_a_run_other_processes_see_and_wait_for(tmp_path: 
     paused = Paused(db, root, "tier")
     try:
         text = run("status", cwd=root, db=db, columns=300).stdout
-        assert "filling the full tier (pid" in text and "being filled" in text, text
+        assert "filling the full tier (pid" in text and "being filled now (pid " in text, text
+        assert "(filling the full tier (pid" not in text and "%)) (" not in text, text  # (no nested parentheses)
         assert "`aintern update` continues it" not in text
         data = json.loads(run("status", "--json", cwd=root, db=db).stdout)
         assert data["run"]["kind"] == "full tier" and data["run"]["phase"] == "full_tier"

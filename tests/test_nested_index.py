@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -31,19 +32,20 @@ FILES = {
 @pytest.fixture(scope="module")
 def project(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
     """The project indexed by `aintern index` (its vendor/ left out): (its folder, the environment)."""
-    base = tmp_path_factory.mktemp("nested")
+    root, env = made(tmp_path_factory.mktemp("nested"))
+    assert aintern(root, env, "index").returncode == 0
+    return root.resolve(), env
+
+
+def made(base: Path) -> tuple[Path, dict[str, str]]:
+    """FILES written under ``base/project``, and an environment whose database and config are in ``base``."""
     root = base / "project"
     for rel, text in FILES.items():
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text(text, encoding="utf-8")
-    env = {
-        **os.environ,
-        "AINTERN_DB": str(base / "a.db"),
-        "AINTERN_CONFIG": str(base / "c.toml"),
-        "HF_HUB_OFFLINE": "1",
-    }
-    assert aintern(root, env, "index").returncode == 0
-    return root.resolve(), env
+    env = {**os.environ, "AINTERN_DB": str(base / "a.db"), "AINTERN_CONFIG": str(base / "c.toml"),
+           "HF_HUB_OFFLINE": "1"}  # fmt: skip
+    return root, env
 
 
 def aintern(cwd: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
@@ -87,20 +89,41 @@ def test_the_web_app_and_mcp_refuse_it_as_the_cli_does(project: tuple[Path, dict
     with WebServer(Path(env["AINTERN_DB"]), workspace=root, watch=False) as server, server.client() as c:
         r = c.post("/api/indexes", json={"path": str(inside)})
         assert r.status_code == 409 and r.json()["error"].startswith(f"{inside} is indexed already"), r.text
+        # (said for a web user: what to do in the web app, not in a terminal)
+        said_web = r.json()["error"]
+        assert "on the Indexes page" in said_web and "Directory filter 'app/[slug]'" in said_web, said_web
+        assert "`aintern" not in said_web, said_web
     assert not (inside / ".aintern.toml").exists()  # (nothing was written for it)
 
     params = StdioServerParameters(
         command=sys.executable, args=["-m", "aintern", "mcp", "--repo", str(inside)], cwd=str(root), env=env
     )
 
-    async def agent() -> str:
-        async with Client(params) as c:
-            result = await c.call_tool("index", {"path": str(inside)})
-            assert result.is_error
-            return str(result.content[0].text)
+    every = StdioServerParameters(
+        command=sys.executable, args=["-m", "aintern", "mcp", "--all-repos"], cwd=str(root), env=env
+    )
+    elsewhere = root.parent / "odd repo"
+    elsewhere.mkdir(exist_ok=True)
 
-    said = asyncio.run(agent())
-    assert f"{inside} is indexed already, as part of the index 'project'" in said, said
+    async def agent() -> list[str]:
+        said = []
+        async with Client(params) as c:
+            said.append(await refused(c, inside))
+        async with Client(every) as c:  # (the trial: --all-repos, told to start the server with --all-repos)
+            said += [await refused(c, inside), await refused(c, elsewhere)]
+        return said
+
+    async def refused(c: Client, folder: Path) -> str:
+        result = await c.call_tool("index", {"path": str(folder)})
+        assert result.is_error
+        return str(result.content[0].text)
+
+    with_repo, all_repos, outside = asyncio.run(agent())
+    for said in (with_repo, all_repos):
+        assert f"{inside} is indexed already, as part of the index 'project'" in said, said
+        assert "`aintern search --dir 'app/[slug]'` searches only it" in said, said
+    # A folder in no index: the command it suggests quotes the path, and --all-repos is not asked for again.
+    assert f"`aintern index '{elsewhere}'`" in outside and "start the server" not in outside, outside
     assert indexes(root, env) == [str(root)]
 
 
@@ -114,12 +137,7 @@ def test_a_folder_the_outer_index_leaves_out_gets_its_own(project: tuple[Path, d
 def test_indexing_the_folder_around_an_index_says_that_index_is_now_doubled(tmp_path: Path) -> None:
     """The other way round (the inner folder indexed first, then its parent): the parent is indexed, as asked, and
     the run says which index inside it now holds the same files, and how to drop it."""
-    root = tmp_path / "project"
-    for rel, text in FILES.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text, encoding="utf-8")
-    env = {**os.environ, "AINTERN_DB": str(tmp_path / "a.db"), "AINTERN_CONFIG": str(tmp_path / "c.toml"),
-           "HF_HUB_OFFLINE": "1"}  # fmt: skip
+    root, env = made(tmp_path)
     assert aintern(root, env, "index", "app/[slug]").returncode == 0
     said = aintern(root, env, "index")
     assert said.returncode == 0, said
@@ -135,3 +153,19 @@ def test_indexing_the_folder_around_an_index_says_that_index_is_now_doubled(tmp_
     assert both.returncode == 0, both.stderr
     pages = [h for h in json.loads(both.stdout) if h["path"].endswith("page.tsx")]
     assert len(pages) == 1, both.stdout
+
+
+def test_the_exclude_pattern_the_refusal_advises_leaves_the_folder_out(tmp_path: Path) -> None:
+    """`exclude` reads ``[slug]`` as --path does, a character class or else itself: the pattern the refusal
+    advises leaves app/[slug]/ out of the outer index, and the folder may then have its own."""
+    root, env = made(tmp_path)
+    assert aintern(root, env, "index").returncode == 0
+    refused = aintern(root, env, "index", "app/[slug]")
+    advice = re.search(r"add (\"[^\"]+\") to `exclude` in (\S+)\)", refused.stderr)
+    assert refused.returncode == 1 and advice, refused.stderr
+    assert advice[1] == '"app/[slug]/**"' and advice[2] == str(root.resolve() / ".aintern.toml"), advice
+    (root / ".aintern.toml").write_text(f'exclude = ["vendor/**", {advice[1]}]\n')
+    updated = aintern(root, env, "update", "--json")
+    assert updated.returncode == 0 and json.loads(updated.stdout)["files_removed"] == 1, updated
+    assert aintern(root, env, "index", "app/[slug]").returncode == 0
+    assert indexes(root, env) == sorted([str(root.resolve()), str(root.resolve() / "app/[slug]")])

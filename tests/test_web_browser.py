@@ -265,6 +265,18 @@ def test_search_and_click_through_to_the_file_at_its_lines(
         page.goto(server.url + "/search?q=database+connection")
         page.get_by_role("tab", name="Relevant files").click()
         expect(page.locator("#tab-files tbody tr").first).to_be_visible()
+        # A filter applies to the files as to the hits (the tab listed every language's files above).
+        page.locator("details.filters summary").click()
+        page.select_option("select[name=lang]", "go")
+        page.locator("#search-form button[type=submit]").click()
+        expect(page).to_have_url(re.compile(r"lang=go"))
+        page.get_by_role("tab", name="Relevant files").click()
+        shown = page.locator("#tab-files tbody tr td:nth-child(2)").all_inner_texts()
+        assert shown and all(f.startswith("src/go/") for f in shown), shown
+        for filters in ({"lang": "go"}, {"path": "src/rust/*"}, {"dir": "src/java"}):
+            twin = httpx.get(server.url + "/api/search", params={"q": "database connection", **filters}).json()
+            folder = "src/" + {"lang": "go", "path": "rust", "dir": "java"}[next(iter(filters))] + "/"
+            assert twin["files"] and all(f["path"].startswith(folder) for f in twin["files"]), (filters, twin["files"])
         page.fill("#q", "put_st")
         expect(page.locator("#suggestions option").first).to_have_attribute("value", "put_status")
         no_script_errors(page)

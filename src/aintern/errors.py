@@ -42,6 +42,11 @@ class ModelMismatchError(AinternError):
 class InsideIndexError(AinternError):
     """A folder whose files the index of a folder above it holds already: a second index would show them twice."""
 
+    def __init__(self, message: str, web: str = "") -> None:
+        super().__init__(message)
+        #: The same, with what to do in the web app rather than in a terminal.
+        self.web = web or message
+
 
 class IndexingBusyError(AinternError):
     """Another run is indexing the same workspace (in this process or another)."""

@@ -459,15 +459,17 @@ class KnowledgeService:
         max_files: int = 10,
         min_relevance: float = FILES_MARK_RELEVANCE,
         fill: bool = False,
+        filters: KnowledgeQueryOptions | None = None,
     ) -> list[RelevantFile]:
         """Files ranked by their best chunk (then by how many chunks matched), with the lines that matched.
 
-        ``fill``: when fewer than ``max_files`` reach ``min_relevance``, the next best files follow them,
-        marked ``below_threshold`` (a ranked list that does not collapse to two files when scores are modest).
+        ``fill``: if fewer than ``max_files`` reach ``min_relevance``, the next best follow, marked ``below_threshold``
+        (a list that does not collapse to two files). ``filters``: a search's options, whose filters apply too.
         """
-        result = self.query(query, KnowledgeQueryOptions(
-            **scope_options(workspace), max_results=max_files * 3, min_relevance=0.0 if fill else min_relevance,
-            include_snippets=False, expand_context=False,
+        scope = {"workspace_path": "", "workspace_paths": (), **scope_options(workspace)}
+        result = self.query(query, replace(
+            filters or KnowledgeQueryOptions(), **scope, max_results=max_files * 3, reranking=RerankingStrategy.NONE,
+            min_relevance=0.0 if fill else min_relevance, include_snippets=False, expand_context=False,
         ))  # fmt: skip
         return relevant_files(result.chunks, max_files, min_relevance)
 

@@ -117,13 +117,18 @@ def check_not_inside_index(store: SqliteStore, root: Path) -> None:
         rel = root.relative_to(above).as_posix()
         if not store.holds_files_under(outer.id, rel):
             return
+        import json
         import shlex
 
+        said = f"{root} is indexed already, as part of the index {outer.name!r} of {outer.workspace_path} (a second "
+        toml = Path(outer.workspace_path) / CONFIG_FILE
+        pattern = json.dumps(f"{rel}/**", ensure_ascii=False)  # (a TOML string; its brackets work: scan/)
+        leave_out = f"to index it on its own, leave it out of that index first (add {pattern} to `exclude` in {toml}"
         raise InsideIndexError(
-            f"{root} is indexed already, as part of the index {outer.name!r} of {outer.workspace_path} (a second "
-            f"index would show its files twice): `aintern update {shlex.quote(outer.workspace_path)}` keeps it "
-            f"fresh and `aintern search --dir {shlex.quote(rel)}` searches only it; to index it on its own, leave "
-            f"it out of that index first (`exclude` in {Path(outer.workspace_path) / CONFIG_FILE})"
+            f"{said}index would show its files twice): `aintern update {shlex.quote(outer.workspace_path)}` keeps it "
+            f"fresh and `aintern search --dir {shlex.quote(rel)}` searches only it; {leave_out})",
+            web=f"{said}index would show its files twice): update {outer.name!r} on the Indexes page to keep it fresh, "
+            f"and search only it with the Search page's Directory filter {rel!r}; {leave_out}, then update that index)",
         )
 
 

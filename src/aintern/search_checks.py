@@ -12,6 +12,10 @@ from functools import cache
 
 #: Most results a search returns.
 MAX_RESULTS = 100
+#: A number of results (``-k``, ``k``, ``n``).
+RESULTS = (1, MAX_RESULTS)
+#: What every layer says of a question with no visible characters (`aintern search ""`, ``q=``, ``query``).
+EMPTY_QUESTION = "the question is empty (no visible characters)"
 #: Longest path glob (a long run of wildcards makes matching slow).
 MAX_GLOB_CHARS = 500
 #: A context's token budget (``--max-tokens``, ``max_tokens``); an MCP tool's answer stops lower, at its own
@@ -59,11 +63,20 @@ class RerankNeedsLLM(SearchOptionError):
         )
 
 
+def not_a_number(value: object, name: str, bounds: tuple[int, int] | None = None) -> SearchOptionError:
+    """What every layer says of a value that is not the number wanted (``-k ten``, ``k=2.5``): a whole number
+    within ``bounds``, or (None) any number."""
+    wanted = f"a whole number between {bounds[0]:,} and {bounds[1]:,}" if bounds else "a number"
+    return SearchOptionError(
+        f"{name}: {wanted}, not {value[:60]!r}" if isinstance(value, str) else f"{name}: {wanted}, not {value}"
+    )
+
+
 def whole_number(value: float, name: str, bounds: tuple[int, int]) -> int:
     """A whole number from ``bounds[0]`` to ``bounds[1]`` (one of the ranges above)."""
     low, high = bounds
     if isinstance(value, bool) or not (isinstance(value, int) or float(value).is_integer()):
-        raise SearchOptionError(f"{name}: a whole number between {low:,} and {high:,}, not {value}")
+        raise not_a_number(value, name, bounds)
     if not low <= value <= high:
         raise SearchOptionError(f"{name}: between {low:,} and {high:,}, not {value:g}")
     return int(value)
@@ -71,7 +84,7 @@ def whole_number(value: float, name: str, bounds: tuple[int, int]) -> int:
 
 def result_count(value: float, name: str = "k") -> int:
     """A number of results: a whole number from 1 to :data:`MAX_RESULTS`."""
-    return whole_number(value, name, (1, MAX_RESULTS))
+    return whole_number(value, name, RESULTS)
 
 
 def relevance(value: float, name: str = "min_relevance") -> float:

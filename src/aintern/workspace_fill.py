@@ -163,10 +163,10 @@ class Filling:
         if run is not None and run.phase == "file_vectors":
             return "filling"
         have, of = self.store.file_vector_counts(self.require_index().id, FILE_SPACE)
+        if run is not None and (have < of or of == 0):  # (0 of 0: a first run that has stored no file yet)
+            return "pending"
         if have >= of:
             return "complete"
-        if run is not None:
-            return "pending"
         return f"{have:,} of {of:,} files; `aintern index` computes the rest (searches rank without them)"
 
 

@@ -91,7 +91,13 @@ def _typer(app: "Any") -> int:
             and type(exc).__name__ == "NoSuchOption"
             and any(p.name == "question" for p in exc.ctx.command.params)
         )
-        dash = "; put `--` before a question that starts with '-'" if asks else ""
+        # `aintern search -- -x -k 1`: what follows `--` is the question, options too.
+        after = "--" in sys.argv[1:] and "unexpected extra argument" in exc.format_message()
+        dash = (
+            "; put `--` before a question that starts with '-'" if asks
+            else "; options go before `--`: after it, every word is the question" if after
+            else ""
+        )  # fmt: skip
         say_error(f"{exc.format_message()} (`{command} --help` lists what it takes{dash})")
         return int(exc.exit_code)
     except click_error as exc:  # (one a command raised: a file it cannot open)

@@ -126,9 +126,29 @@ def open_scope(
 
 def checked_question(question: str) -> str:
     """The question as retrieval will read it; an empty (or only invisible) one is a usage error."""
+    from aintern.search_checks import EMPTY_QUESTION
+
     if not clean_user_text(question):
-        raise fail("the question is empty (no visible characters)", 2)
+        raise fail(EMPTY_QUESTION, 2)
     return question
+
+
+def count_parser(option: str) -> Callable[[Any], int]:
+    """Typer's ``parser=`` for a number of results: what is no number (``-k ten``) is a usage error said as the
+    web app and the MCP tools say it (not Click's "is not a valid int")."""
+
+    def parse(value: Any) -> int:
+        from aintern.search_checks import RESULTS, not_a_number
+
+        if isinstance(value, int):  # (the default)
+            return value
+        try:
+            number = float(value)
+        except ValueError:
+            raise fail(str(not_a_number(str(value), option, RESULTS)), 2) from None
+        return checked_count(option, number)
+
+    return parse
 
 
 def usage(check: Callable[[Any, str], T], value: Any, option: str) -> T:
@@ -141,7 +161,7 @@ def usage(check: Callable[[Any, str], T], value: Any, option: str) -> T:
         raise fail(str(exc), 2) from None
 
 
-def checked_count(option: str, value: int) -> int:
+def checked_count(option: str, value: float) -> int:
     """A number of results as asked: 1 to 100 (as the web app and the MCP tools take), else a usage error."""
     from aintern.search_checks import result_count
 

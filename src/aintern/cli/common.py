@@ -20,6 +20,7 @@ from aintern.cli.base import checked_positive as checked_positive
 from aintern.cli.base import checked_question as checked_question
 from aintern.cli.base import checked_relevance as checked_relevance
 from aintern.cli.base import console as console
+from aintern.cli.base import count_parser as count_parser
 from aintern.cli.base import err as err
 from aintern.cli.base import esc as esc
 from aintern.cli.base import fail as fail

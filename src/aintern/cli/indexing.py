@@ -134,18 +134,19 @@ def _print_summary(
             "tier_chunks_embedded": tier.chunks_embedded if tier else 0,
         }, indent=2))  # fmt: skip
         return
-    state = "[green]indexed[/]" if result.success else "[yellow]stopped[/]" if result.cancelled else "[red]failed[/]"
+    stopped = result.cancelled or (tier is not None and tier.cancelled)  # (Ctrl-C in the full tier's fill too)
+    state = "[yellow]stopped[/]" if stopped else "[green]indexed[/]" if result.success else "[red]failed[/]"
     console.print(
         f"{state} {esc(ws.root)}: {count(result.files_indexed, 'file')} ({count(result.chunks_created, 'chunk')}, "
         f"{result.chunks_embedded} embedded) in {result.duration:.1f}s{_searchable(result)}; {result.files_unchanged} unchanged, "
         f"{result.files_removed} removed, {result.files_skipped} skipped, {result.files_errored} with errors"
     )
-    if result.cancelled:
+    if stopped:
         console.print("what was finished is kept; run `aintern update` to continue")
     line = tier_line(ws)
     if line:
         console.print(esc(line), highlight=False)
-    if result.secrets_redacted:
+    if result.secrets_redacted and (result.files_indexed or not result.cancelled):  # (none stored: none masked)
         n = sum(len(v) for v in result.secrets_redacted.values())
         console.print(
             f"  [yellow]masked {count(n, 'secret value')} in {count(len(result.secrets_redacted), 'file')}[/] (the lines are "

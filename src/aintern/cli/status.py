@@ -31,13 +31,12 @@ def tier_line(ws: Workspace, run: IndexRun | None = None) -> str | None:
     if t.complete:
         return f"full tier: {t.model_id}, {count(t.vector_count, 'chunk')} (searches use it)"
     going = (
-        f"being filled ({run.description})"
-        if run is not None and run.kind == TIER_RUN
+        f"being filled now ({run.how_far})" if run is not None and run.kind == TIER_RUN
         else "`aintern update` continues it"
-    )
+    )  # fmt: skip
     return (
-        f"full tier: {t.model_id}, {t.vector_count:,} of {count(t.chunk_count, 'chunk')}; {going} "
-        "(searches use the fast vectors until it is complete)"
+        f"full tier: {t.model_id}, {t.vector_count:,} of {count(t.chunk_count, 'chunk')}; {going}; "
+        "searches use the fast vectors until it is complete"
     )
 
 
@@ -78,7 +77,7 @@ def status(path: PathArg = None, db: DbOption = None, as_json: JsonOption = Fals
     table.add_row("last updated", st.index.updated_at)
     table.add_row("languages", esc(", ".join(f"{k} {v}" for k, v in list(s.by_language.items())[:8])))
     fresh = (
-        f"[cyan]being indexed now[/] ({esc(run.description)}): `aintern status` again once it ends"
+        f"[cyan]being indexed now[/] ({esc(run.how_far)}): `aintern status` again once it ends"
         if run is not None and run.kind != TIER_RUN
         else f"[yellow]needs a re-index[/] ({esc(data['reindex_reason'])}): run `aintern index --force`"
         if data["reindex_reason"]

@@ -70,7 +70,12 @@ class IndexRun:
     def description(self) -> str:
         """``indexing (pid 4242, 45 %)`` (``filling the full tier (...)``): what status lines say."""
         doing = "filling the full tier" if self.kind == TIER_RUN else "indexing"
-        return f"{doing} (pid {self.pid}, {self.percent:.0f} %)"
+        return f"{doing} ({self.how_far})"
+
+    @property
+    def how_far(self) -> str:
+        """``pid 4242, 45 %``: the run's process and progress, for a line that says what it does its own way."""
+        return f"pid {self.pid}, {self.percent:.0f} %"
 
     def to_dict(self) -> dict[str, Any]:
         return {**asdict(self), "percent": round(self.percent, 1)}

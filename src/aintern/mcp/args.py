@@ -22,6 +22,9 @@ MAX_K = search_checks.MAX_RESULTS
 MAX_TOKENS = 100_000
 #: Longest symbol prefix looked up.
 MAX_PREFIX_CHARS = 200
+#: The arguments that are a number of results, in every tool: what is no number is said as the CLI and the web
+#: app say it (``k: a whole number between 1 and 100, not 'ten'``), not as pydantic does.
+COUNTS = {"k": search_checks.RESULTS, "n": search_checks.RESULTS}
 
 
 def query(text: str) -> str:
@@ -29,7 +32,7 @@ def query(text: str) -> str:
 
     cleaned = clean_user_text(text or "", MAX_QUERY_CHARS)
     if not cleaned:
-        raise ToolError("query: give a question or a name")
+        raise ToolError(f"query: {search_checks.EMPTY_QUESTION}: give a question or a name")
     return cleaned
 
 

@@ -13,6 +13,8 @@ from mcp.types import CallToolResult, GetPromptResult, InputRequiredResult
 from pydantic import AnyUrl, ValidationError
 
 from aintern.errors import AinternError
+from aintern.mcp.args import COUNTS
+from aintern.search_checks import not_a_number
 
 
 class CheckedServer(MCPServer):
@@ -34,11 +36,16 @@ class CheckedServer(MCPServer):
         try:
             return await super().call_tool(name, arguments, context)
         except ToolError as exc:
-            if isinstance(exc.__cause__, AinternError):  # (met before the tool's work: a damaged database) one line
-                raise ToolError(str(exc.__cause__)) from exc.__cause__
-            if isinstance(exc, UnexpectedToolError) or not isinstance(exc.__cause__, ValidationError):
+            # Every tool's refusal in one form, its own line (`k: between 1 and 100, not 500`), as the CLI and the
+            # web app say it: without the SDK's "Error executing tool search: ", kept for a crash alone.
+            cause = exc.__cause__
+            if isinstance(exc, UnexpectedToolError):
                 raise
-            raise ToolError(f"Error executing tool {name}: {plain(exc.__cause__)}") from exc.__cause__
+            if isinstance(cause, ValidationError):
+                raise ToolError(plain(cause)) from cause
+            if isinstance(cause, (ToolError, ResourceError, AinternError)):
+                raise ToolError(str(cause)) from cause
+            raise
 
     async def read_resource(
         self, uri: AnyUrl | str, context: Context[Any, Any] | None = None
@@ -65,10 +72,7 @@ def unknown_arguments(tool: str, schema: dict[str, Any], arguments: dict[str, An
     for key in unknown:
         close = difflib.get_close_matches(key, accepted, n=1)
         said.append(f"{key[:60]!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
-    raise ToolError(
-        f"Error executing tool {tool}: {tool} takes no argument {', '.join(said)}; "
-        f"it takes {', '.join(accepted) or 'no arguments'}"
-    )
+    raise ToolError(f"{tool} takes no argument {', '.join(said)}; it takes {', '.join(accepted) or 'no arguments'}")
 
 
 def plain(exc: ValidationError) -> str:
@@ -76,5 +80,9 @@ def plain(exc: ValidationError) -> str:
     parts = []
     for err in exc.errors():
         where = ".".join(str(p) for p in err["loc"]) or "arguments"
-        parts.append(f"{where}: {'required' if err['type'] == 'missing' else err['msg']}")
+        bounds = COUNTS.get(where)
+        if bounds is not None and err["type"].startswith(("int_", "float_")):  # (k="ten": as the CLI says it)
+            parts.append(str(not_a_number(err["input"], where, bounds)))
+        else:
+            parts.append(f"{where}: {'required' if err['type'] == 'missing' else err['msg']}")
     return "; ".join(parts)

@@ -7,12 +7,14 @@ another project's results."""
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from mcp.server.mcpserver.exceptions import ToolError
 
-from aintern.errors import AinternError
+from aintern.errors import AinternError, InsideIndexError
+from aintern.locate import check_not_inside_index
 from aintern.store import SqliteStore, VectorIndex
 
 #: What names every repository in the ``repos`` argument.
@@ -114,11 +116,22 @@ class Scope:
             path = Path(spec).expanduser()
             if path.is_absolute() and path.is_dir():
                 allowed.add(path.resolve())
-        if root not in allowed:
-            raise ToolError(
-                f"{root} is not a repository this server serves ({self._names(self.served())}): index it with "
-                f"`aintern index {root}` and start the server with --repo {root} (or --all-repos) to use it here"
-            )
+        try:  # (a folder inside an index is refused as `aintern index` refuses it: its advice is what works)
+            if self.store.get_index_for_workspace(root) is None:
+                check_not_inside_index(self.store, root)
+        except InsideIndexError as exc:
+            raise ToolError(str(exc)) from exc
+        if root in allowed:
+            return
+        quoted = shlex.quote(str(root))
+        then = (
+            "this server (--all-repos) serves it once it is indexed" if self.config.all_repos
+            else f"start the server with --repo {quoted} (or --all-repos) to use it here"
+        )  # fmt: skip
+        raise ToolError(
+            f"{root} is not a repository this server serves ({self._names(self.served())}): index it with "
+            f"`aintern index {quoted}` and {then}"
+        )
 
     def _matching(self, spec: str, served: list[VectorIndex]) -> list[VectorIndex]:
         from aintern.workspace import resolve_workspaces

@@ -105,8 +105,8 @@ class Scanner:
     def __init__(self, root: str | Path, options: ScanOptions | None = None) -> None:
         self.root = Path(root).resolve()
         self.options = options or ScanOptions()
-        self._exclude = _spec(self.options.exclude)
-        self._include = _spec(self.options.include) if self.options.include else None
+        self._exclude = _setting_spec(self.options.exclude)
+        self._include = _setting_spec(self.options.include) if self.options.include else None
         self._output: set[str] = set()  # folders found to be a build's output
 
     def scan(self) -> ScanResult:
@@ -366,10 +366,21 @@ def _spec(lines: list[str]) -> Spec:
     return Spec(pathspec.GitIgnoreSpec.from_lines(lines))
 
 
+def _setting_spec(lines: list[str]) -> Spec:
+    """The ``exclude`` or ``include`` setting's patterns. ``[..]`` is a character class (as git reads it) or else
+    itself, as ``--path`` reads it (store/lookups.py): in Next.js's ``app/[slug]/**`` it names a folder."""
+    return _spec([variant for line in lines for variant in dict.fromkeys((line, _literal(line)))])
+
+
+def _literal(line: str) -> str:
+    """``line`` with each bracket escaped (``\\[``), unless it escapes what it means itself."""
+    return re.sub(r"[][]", r"\\\g<0>", line) if "[" in line and "\\" not in line else line
+
+
 @functools.lru_cache(maxsize=256)
 def _pattern(pattern: str) -> Spec:
     """One exclude pattern as a spec of its own (to say which one left a file out)."""
-    return _spec([pattern])
+    return _setting_spec([pattern])
 
 
 def _read_spec(path: Path) -> Spec:

@@ -14,7 +14,7 @@ from starlette.responses import JSONResponse, RedirectResponse, Response, Stream
 from starlette.routing import Route
 
 from aintern.config import Settings
-from aintern.errors import CorruptDatabaseError, SettingsError
+from aintern.errors import CorruptDatabaseError, InsideIndexError, SettingsError
 from aintern.index.runs import active_run, active_runs
 from aintern.jobs import Event
 from aintern.store import VectorIndex
@@ -171,7 +171,10 @@ async def add_index(request: Request) -> Response:
     chosen = parse_form({k: v for k, v in options.items() if v is not None and v != ""})
     if web.store.get_index_for_workspace(root) is not None:
         raise HTTPError(409, f"{root} has an index already: update it on the Indexes page")
-    check_not_inside_index(web.store, root)
+    try:
+        check_not_inside_index(web.store, root)
+    except InsideIndexError as exc:  # (said with what to do here, not in a terminal)
+        raise HTTPError(409, exc.web) from exc
     current = Settings.load(root)
     changed = {k: v for k, v in chosen.items() if getattr(current, k) != v}
 

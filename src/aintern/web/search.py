@@ -22,11 +22,13 @@ from aintern.plural import count
 from aintern.retrieve.rerank import RerankingStrategy
 from aintern.search_checks import (
     CONTEXT_TOKENS,
+    EMPTY_QUESTION,
+    RESULTS,
     RerankNeedsLLM,
     globs,
     languages,
+    not_a_number,
     relevance,
-    result_count,
     whole_number,
 )
 from aintern.web.common import HTTPError, handler, page, state, wants_json
@@ -43,7 +45,15 @@ FILES_MIN_RELEVANCE = 0.4
 HIGHLIGHT_LIMIT = 512 * 1024
 
 
-def _number(request: Request, name: str, default: float, low: float = -math.inf, high: float = math.inf) -> float:
+def _number(
+    request: Request,
+    name: str,
+    default: float,
+    low: float = -math.inf,
+    high: float = math.inf,
+    whole: tuple[int, int] | None = None,
+) -> float:
+    """The number ``name`` gives (``whole``: the range of whole numbers it takes, for what the error says)."""
     text = request.query_params.get(name)
     if text is None or text == "":
         return default
@@ -52,10 +62,15 @@ def _number(request: Request, name: str, default: float, low: float = -math.inf,
             raise ValueError(text)
         value = float(text)
     except ValueError as exc:
-        raise HTTPError(400, f"{name} must be a number, not {text!r}") from exc
+        raise HTTPError(400, str(not_a_number(text, name, whole))) from exc
     if not low <= value <= high:
         raise HTTPError(400, f"{name} must be between {low:g} and {high:g}")
     return value
+
+
+def _whole(request: Request, name: str, default: int, bounds: tuple[int, int] = RESULTS) -> int:
+    """A whole number within ``bounds`` (the checks every layer asks: aintern.search_checks)."""
+    return whole_number(_number(request, name, default, whole=bounds), name, bounds)
 
 
 def _choice(request: Request, name: str, kind: Any, default: Any) -> Any:
@@ -74,6 +89,24 @@ def _list(request: Request, name: str) -> tuple[str, ...]:
 
 def _question(request: Request) -> str:
     return clean_user_text(request.query_params.get("q") or "", MAX_QUESTION_CHARS)
+
+
+def _asked(request: Request) -> tuple[str, str | None]:
+    """(the question, what is wrong with it): ``q=`` with nothing visible in it is a 400, as `aintern search ""`
+    is a usage error; the JSON twin says it as its error, the page above its form. (No ``q``: the empty form.)"""
+    question = _question(request)
+    if question or "q" not in request.query_params:
+        return question, None
+    if wants_json(request):
+        raise HTTPError(400, f"q: {EMPTY_QUESTION}")
+    return question, EMPTY_QUESTION
+
+
+def _page(request: Request, template: str, data: dict[str, Any], **extra: Any) -> Response:
+    """``page``; a 400 when the question was empty (``data["error"]``, which the page shows above its form)."""
+    response = page(request, template, data, **extra)
+    response.status_code = 400 if data.get("error") else response.status_code
+    return response
 
 
 def marked(chunk: KnowledgeChunk) -> str:
@@ -95,13 +128,13 @@ def marked(chunk: KnowledgeChunk) -> str:
 async def search_page(request: Request) -> Response:
     web = state(request)
     index = web.index(request, required=not request.url.path.startswith("/search"))
-    question = _question(request)
-    data: dict[str, Any] = {"q": question, "results": [], "files": [], "stats": None}
+    question, wrong = _asked(request)
+    data: dict[str, Any] = {"q": question, "results": [], "files": [], "stats": None, "error": wrong}
     filters = {
         "lang": languages(_list(request, "lang"), "lang"), "path": globs(_list(request, "path"), "path"),
         "dir": _list(request, "dir"), "symbol_type": _list(request, "symbol_type"),
     }  # fmt: skip
-    k = result_count(_number(request, "k", 10), "k")  # (the checks every layer asks: aintern.search_checks)
+    k = _whole(request, "k", 10)
     min_relevance = relevance(_number(request, "min_relevance", RANKED_MIN_RELEVANCE))
     rerank = _choice(request, "rerank", RerankingStrategy, None)  # (None: the `rerank` setting)
     try:
@@ -148,18 +181,18 @@ async def search_page(request: Request) -> Response:
             data["threshold_note"] = (
                 f"{count(shown, 'result')} above relevance {min_relevance:g}; lower the minimum relevance to see more"
             )
-        if not wants_json(request):
-            files = await asyncio.to_thread(web.knowledge.find_relevant_files, question, scope, 10,
-                                            FILES_MIN_RELEVANCE, True)  # fmt: skip
-            data["files_min_relevance"] = FILES_MIN_RELEVANCE
-            data["files"] = [
-                {**f.to_dict(), "ws_id": ids.get(f.workspace or "", index.id),
-                 "shown_path": f"{f.repo}/{f.file_path}" if f.repo else f.file_path}
-                for f in files
-            ]  # fmt: skip
+        # The hits' own options: the panel (and its JSON twin) obeys every filter the hits obey.
+        files = await asyncio.to_thread(web.knowledge.find_relevant_files, question, scope, 10,
+                                        FILES_MIN_RELEVANCE, True, options)  # fmt: skip
+        data["files_min_relevance"] = FILES_MIN_RELEVANCE
+        data["files"] = [
+            {**f.to_dict(), "ws_id": ids.get(f.workspace or "", index.id),
+             "shown_path": f"{f.repo}/{f.file_path}" if f.repo else f.file_path}
+            for f in files
+        ]  # fmt: skip
     data["languages"] = sorted(filter(None, web.store.files_by_language(index.id))) if index is not None else []
-    return page(request, "search.html", data, symbol_types=[s.value for s in SymbolType],
-                strategies=[r.value for r in RerankingStrategy])  # fmt: skip
+    return _page(request, "search.html", data, symbol_types=[s.value for s in SymbolType],
+                 strategies=[r.value for r in RerankingStrategy])  # fmt: skip
 
 
 @handler
@@ -169,8 +202,8 @@ async def files_json(request: Request) -> Response:
     assert index is not None
     question = _question(request)
     if not question:
-        raise HTTPError(400, "q: the question is empty")
-    n = result_count(_number(request, "n", 10), "n")
+        raise HTTPError(400, f"q: {EMPTY_QUESTION}")
+    n = _whole(request, "n", 10)
     min_relevance = relevance(_number(request, "min_relevance", FILES_MARK_RELEVANCE))
     found = await asyncio.to_thread(web.knowledge.find_relevant_files, question, index.workspace_path, n,
                                     min_relevance, True)  # fmt: skip
@@ -242,13 +275,13 @@ def _highlight(path: str, text: str, lines: tuple[int, int] | None) -> str:
 async def context_page(request: Request) -> Response:
     web = state(request)
     index = web.index(request, required=not request.url.path.startswith("/context"))
-    question = _question(request)
+    question, wrong = _asked(request)
     fmt = _choice(request, "format", ContextFormat, ContextFormat.MARKDOWN)
     tokens = _choice(request, "tokens", TokenEstimation, TokenEstimation.CHARACTERS)
-    max_tokens = whole_number(_number(request, "max_tokens", 4000), "max_tokens", CONTEXT_TOKENS)
+    max_tokens = _whole(request, "max_tokens", 4000, CONTEXT_TOKENS)
     min_relevance = relevance(_number(request, "min_relevance", CONTEXT_MIN_RELEVANCE))
-    data: dict[str, Any] = {"q": question, "options": {"format": fmt.value, "tokens": tokens.value,
-                                                       "max_tokens": max_tokens, "min_relevance": min_relevance}}  # fmt: skip
+    data: dict[str, Any] = {"q": question, "error": wrong, "options": {"format": fmt.value, "tokens": tokens.value,
+                                                                       "max_tokens": max_tokens, "min_relevance": min_relevance}}  # fmt: skip
     if question and index is not None:
         options = ContextBuildOptions(max_tokens=max_tokens, min_relevance=min_relevance, format=fmt,
                                       token_estimation=tokens)  # fmt: skip
@@ -257,8 +290,8 @@ async def context_page(request: Request) -> Response:
             "context": result.context, "tokens": result.estimated_tokens, "chunks": result.chunks_included,
             "files": result.files_included, "left_out": result.chunks_truncated, "truncated": result.was_truncated,
         }  # fmt: skip
-    return page(request, "context.html", data, formats=[f.value for f in ContextFormat],
-                estimations=[t.value for t in TokenEstimation], token_limits=CONTEXT_TOKENS)  # fmt: skip
+    return _page(request, "context.html", data, formats=[f.value for f in ContextFormat],
+                 estimations=[t.value for t in TokenEstimation], token_limits=CONTEXT_TOKENS)  # fmt: skip
 
 
 def routes() -> list[Route]:
