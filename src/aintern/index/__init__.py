@@ -9,12 +9,10 @@ indexed or absent, and the next run picks up where this one stopped.
 from __future__ import annotations
 
 import functools
-import hashlib
 import queue
 import threading
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -31,6 +29,7 @@ from aintern.index.models import (
     IndexingPhase,
     IndexingProgress,
     IndexingResult,
+    Prepared,
 )
 from aintern.index.progress import Emitter, ProgressCallback, stop_worker
 from aintern.index.skips import scan_record, sort_scan_skips
@@ -42,6 +41,7 @@ from aintern.scan import (
     read_regular_file,
     source_text,
 )
+from aintern.scan.secret_scans import MIN_FILES, SecretScans, file_digest
 from aintern.scan.secrets import Masks, apply_masks, redactor
 from aintern.store import IndexedFile, Store, VectorIndex
 from aintern.store.files import FILE_SPACE
@@ -62,21 +62,6 @@ __all__ = [
 HEADER_TOKENS = 16
 
 
-@dataclass
-class _Prepared:
-    """A file read and chunked, waiting for its vectors."""
-
-    file: ScannedFile
-    content_hash: str
-    language: str | None
-    #: None: the content is unchanged (only touched); just record the new size and mtime.
-    chunks: list[TextChunk] | None
-    #: Set when the file is left out for its content (binary, minified, ...).
-    skip_reason: str | None = None
-    #: Where its secrets were masked (None: not masked, secrets included): stored for what search shows.
-    masks: Masks | None = None
-
-
 class Indexer:
     """Indexes workspaces into a store with one embedding model."""
 
@@ -91,6 +76,8 @@ class Indexer:
         #: vector before the run (by path): a file whose summary is unchanged is not embedded again.
         self._ahead: SummaryVectors | None = None
         self._summary_hashes: dict[str, str] = {}
+        #: The run's secret scan in a process of its own (many files to index), else None.
+        self._secrets: SecretScans | None = None
 
     @functools.cached_property
     def chunker(self) -> Chunker:
@@ -218,12 +205,18 @@ class Indexer:
         # and then) made a cold index searchable later (issue 49).
         ahead = self.options.file_vectors and todo and not later
         self._ahead = SummaryVectors(background=False) if ahead else None
+        if len(todo) >= MIN_FILES and not self.options.scan.include_secrets:
+            # (it starts up while the chunking thread loads the chunker)
+            self._secrets = SecretScans(self.options.scan.max_file_bytes, [(f.path, f.rel) for f in todo])
         try:
             return self._run(root, index_id, files, todo, gone, scan_skips.fresh, known, result, emit, cancel, full)
         finally:
             if self._ahead is not None:
                 self._ahead.close()
             self._ahead, self._summary_hashes = None, {}
+            if self._secrets is not None:
+                self._secrets.close()
+            self._secrets = None
 
     def _run(
         self,
@@ -243,7 +236,7 @@ class Indexer:
         if self._ahead is not None and known:
             hashes = self.store.file_vector_hashes(index_id, FILE_SPACE)
             self._summary_hashes = {path: hashes[f.id] for path, f in known.items() if f.id in hashes}
-        prepared: queue.Queue[_Prepared | Exception | None] = queue.Queue(maxsize=64)
+        prepared: queue.Queue[Prepared | Exception | None] = queue.Queue(maxsize=64)
         worker = threading.Thread(target=self._prepare, args=(todo, known, prepared, result, cancel), daemon=True)
         worker.start()
         if todo or gone or fresh_skips:
@@ -255,7 +248,7 @@ class Indexer:
             except BaseException:
                 stop_worker(worker, prepared, cancel)
                 raise
-        batch: list[_Prepared] = []
+        batch: list[Prepared] = []
         batch_chunks = 0
         done_files = 0
         finished = False
@@ -351,7 +344,7 @@ class Indexer:
         self,
         todo: list[ScannedFile],
         known: dict[str, IndexedFile],
-        out: queue.Queue[_Prepared | Exception | None],
+        out: queue.Queue[Prepared | Exception | None],
         result: IndexingResult,
         cancel: threading.Event,
     ) -> None:
@@ -359,6 +352,8 @@ class Indexer:
         group: list[tuple[ScannedFile, str, str, str, Masks | None]] = []  # tokenised together, in parallel
         group_bytes = 0
         try:
+            if self._secrets is not None and todo:
+                self.chunker  # noqa: B018 (loaded while the secret scan's process starts up)
             for f in todo:
                 if cancel.is_set():
                     return
@@ -372,22 +367,23 @@ class Indexer:
                 except FileReadError as exc:  # replaced by a FIFO or device, or grown past the limit
                     result.skipped.append(SkippedFile(f.rel, str(exc)))
                     continue
-                digest = hashlib.blake2b(data, digest_size=16).hexdigest()
+                digest = file_digest(data)
                 old = known.get(f.rel)
                 if old is not None and old.content_hash == digest and not self.options.force_reindex:
-                    out.put(_Prepared(f, digest, old.language, None))  # touched, not changed
+                    out.put(Prepared(f, digest, old.language, None))  # touched, not changed
                     continue
                 text, language, reason = source_text(f.rel, data)
                 if reason is not None:
                     if reason:  # ("": an extension-less file without a known shebang, not ours, silently)
                         result.skipped.append(SkippedFile(f.rel, reason))
-                    out.put(_Prepared(f, digest, language, None, skip_reason=reason))
+                    out.put(Prepared(f, digest, language, None, skip_reason=reason))
                     continue
                 assert text is not None and language is not None
                 masks = None
                 if not self.options.scan.include_secrets:
                     # Keep the line, mask the value: a key in config.py must not reach the index or a prompt.
-                    masks, found = redactor().masks(text, f.rel)
+                    scanned = self._secrets.get(f.rel, digest, cancel) if self._secrets is not None else None
+                    masks, found = scanned or redactor().masks(text, f.rel)
                     text = apply_masks(text, masks)
                     if found:
                         result.secrets_redacted[f.rel] = [(s.line, s.kind) for s in found]
@@ -400,12 +396,14 @@ class Indexer:
         except Exception as exc:  # not a bad file (those are handled above) but a broken dependency or a bug:
             out.put(exc)  # the run must fail, not end early and look complete
         finally:
+            if self._secrets is not None:  # (its work is done: its process ends now, not with the run)
+                self._secrets.close()
             out.put(None)
 
     def _chunk_group(
         self,
         group: list[tuple[ScannedFile, str, str, str, Masks | None]],
-        out: queue.Queue[_Prepared | Exception | None],
+        out: queue.Queue[Prepared | Exception | None],
         result: IndexingResult,
     ) -> None:
         if not group:
@@ -419,10 +417,10 @@ class Indexer:
         for (f, digest, _, language, masks), res in zip(group, chunked):
             if res.fallback_reason:
                 result.errors.append(IndexingError(f.rel, res.fallback_reason, IndexingErrorType.PARSING))
-            out.put(_Prepared(f, digest, language, res.chunks, masks=masks))
+            out.put(Prepared(f, digest, language, res.chunks, masks=masks))
 
     def _write(
-        self, index_id: int, batch: list[_Prepared], result: IndexingResult, emit: Emitter, done: int, total: int
+        self, index_id: int, batch: list[Prepared], result: IndexingResult, emit: Emitter, done: int, total: int
     ) -> None:
         touched = [p for p in batch if p.chunks is None and p.skip_reason is None]
         left_out = [p for p in batch if p.skip_reason is not None]

@@ -1,0 +1,76 @@
+"""The secret scan in a process of its own (issue 49): the index it gives is the one the indexer's own scan
+gives, and a child that dies, stays silent or answers for other content leaves its files to the indexer."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from secret_samples import planted
+from workspaces import write_files
+
+import aintern.index as index_module
+import aintern.scan.secret_scans as secret_scans
+from aintern.index import Indexer, IndexingOptions
+from aintern.store import SqliteStore
+
+#: Children that fail each way: one that exits at once, one that answers every file with another content's
+#: digest (a file changed between its read and the indexer's), one that writes what is no answer, one silent.
+_DIES = "import sys; sys.exit(3)"
+_OTHER_CONTENT = (
+    "import sys, json\nsys.stdin.readline(); sys.stdin.readline()\nfor line in sys.stdin:\n"
+    "    print(json.dumps([json.loads(line)[1], '0' * 32, [], []]), flush=True)"
+)
+_GARBAGE = "print('not json', flush=True)"
+_SILENT = "import time; time.sleep(60)"
+
+
+@pytest.fixture(scope="module")
+def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("planted")
+    write_files(root, planted()[0])
+    return root
+
+
+def _index(workspace: Path, db: Path, static: Any) -> tuple[dict[str, Any], list[tuple[Any, ...]]]:
+    """What a run reported of secrets, and the rows it stored that hold text or masks."""
+    store = SqliteStore(db)
+    try:
+        result = Indexer(store, static, IndexingOptions(file_vectors=False)).index(workspace)
+        assert result.success, result.error_message
+        rows = store.conn.execute(
+            "SELECT f.path, f.secret_masks, c.start_line, c.content FROM chunks c JOIN files f ON f.id = c.file_id "
+            "ORDER BY f.path, c.start_line"
+        ).fetchall()
+        return result.secrets_redacted, rows
+    finally:
+        store.close()
+
+
+def _no_scan_here() -> None:
+    raise AssertionError("the indexer scanned a file itself")
+
+
+def test_the_childs_masks_are_the_indexers_own(
+    workspace: Path, static: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(index_module, "MIN_FILES", 10**9)  # (the indexer scans every file itself)
+    own = _index(workspace, tmp_path / "own.db", static)
+    assert len(own[0]) > 5 and any(r[1] for r in own[1])
+    # The child scans every file (a file the indexer scanned itself would fail the run).
+    monkeypatch.setattr(index_module, "MIN_FILES", 1)
+    monkeypatch.setattr(index_module, "redactor", _no_scan_here)
+    assert _index(workspace, tmp_path / "child.db", static) == own
+
+
+@pytest.mark.parametrize("boot", [_DIES, _OTHER_CONTENT, _GARBAGE, _SILENT], ids=["dies", "other", "garbage", "silent"])
+def test_a_child_that_fails_leaves_its_files_to_the_indexer(
+    boot: str, workspace: Path, static: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(index_module, "MIN_FILES", 10**9)
+    own = _index(workspace, tmp_path / "own.db", static)
+    monkeypatch.setattr(index_module, "MIN_FILES", 1)
+    monkeypatch.setattr(secret_scans, "_BOOT", boot)
+    monkeypatch.setattr(secret_scans, "STALL_S", 0.2)  # (the silent one: how long the indexer waits for it)
+    assert _index(workspace, tmp_path / "child.db", static) == own
