@@ -43,7 +43,8 @@ class WordPieceTokenizer:
         self._tok.no_padding()
 
     def ids(self, texts: list[str]) -> list[list[int]]:
-        return [e.ids for e in self._tok.encode_batch(texts, add_special_tokens=False)]
+        # (the fast way computes no offsets, which no caller of this reads: the same ids, a sixth less work)
+        return [e.ids for e in self._tok.encode_batch_fast(texts, add_special_tokens=False)]
 
     def count(self, text: str) -> int:
         return len(self._tok.encode(text, add_special_tokens=False).ids)

@@ -477,11 +477,12 @@ class Indexer:
         """Token ids of each chunk's embedding text, from the chunker's tokenisation (``headers`` added)."""
         import numpy as np  # (here: a run with nothing to index, a no-op update, never needs it)
 
-        header_ids = self.embedder.tokenizer.ids([h for h in headers if h])
+        # (each header once: a file's chunks of one symbol kind, its sections and its pieces share theirs)
+        unique = list(dict.fromkeys(h for h in headers if h))
+        ids = dict(zip(unique, (np.asarray(i, dtype=np.int64) for i in self.embedder.tokenizer.ids(unique))))
         out: list[np.ndarray | None] = []
-        it = iter(header_ids)
         for chunk, header in zip(chunks, headers):
-            head = np.asarray(next(it), dtype=np.int64) if header else None
+            head = ids[header] if header else None
             if chunk.token_ids is None:
                 out.append(None)
             else:
