@@ -125,7 +125,9 @@ class Scanner:
                 skipped.append(SkippedFile(rel_dir or ".", f"unreadable directory: {exc.strerror or exc}"))
                 continue
             names = {e.name for e in entries}
-            specs = specs + self._dir_specs(Path(directory), rel_dir, [n for n in IGNORE_FILES if n in names])
+            present = [n for n in IGNORE_FILES if n in names]
+            if present:  # (most folders have no ignore file: no Path made for them)
+                specs = specs + self._dir_specs(Path(directory), rel_dir, present)
             for entry in entries:
                 rel = f"{rel_dir}{entry.name}"
                 if not _encodable(entry.name):
