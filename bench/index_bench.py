@@ -102,8 +102,8 @@ def child(root: Path, model: str, n_queries: int, include_secrets: bool, file_ve
 STAGES = [
     ("scan", "aintern.scan", "Scanner", "scan"),
     ("verify", "aintern.store.integrity", "IntegrityCheck", "verify"),
-    ("read", "aintern.index", None, "read_regular_file"),
-    ("decode", "aintern.index", None, "source_text"),
+    ("read", "aintern.index.prepare", None, "read_regular_file"),
+    ("decode", "aintern.index.prepare", None, "source_text"),
     ("secrets", "aintern.scan.secrets", "SecretRedactor", "masks"),
     ("chunk", "aintern.chunk.chunker", "Chunker", "chunk_texts"),
     ("tokenize", "aintern.embed.tokenizer", "WordPieceTokenizer", "encode_many"),

@@ -11,6 +11,7 @@ from secret_samples import planted
 from workspaces import write_files
 
 import aintern.index as index_module
+import aintern.index.prepare as prepare_module
 import aintern.scan.secret_scans as secret_scans
 from aintern.index import Indexer, IndexingOptions
 from aintern.store import SqliteStore
@@ -60,7 +61,7 @@ def test_the_childs_masks_are_the_indexers_own(
     assert len(own[0]) > 5 and any(r[1] for r in own[1])
     # The child scans every file (a file the indexer scanned itself would fail the run).
     monkeypatch.setattr(index_module, "MIN_FILES", 1)
-    monkeypatch.setattr(index_module, "redactor", _no_scan_here)
+    monkeypatch.setattr(prepare_module, "redactor", _no_scan_here)
     assert _index(workspace, tmp_path / "child.db", static) == own
 
 

@@ -8,7 +8,6 @@ indexed or absent, and the next run picks up where this one stopped.
 
 from __future__ import annotations
 
-import functools
 import queue
 import threading
 import time
@@ -31,18 +30,12 @@ from aintern.index.models import (
     IndexingResult,
     Prepared,
 )
+from aintern.index.prepare import HEADER_TOKENS as HEADER_TOKENS
+from aintern.index.prepare import Preparing
 from aintern.index.progress import Emitter, ProgressCallback, stop_worker
 from aintern.index.skips import scan_record, sort_scan_skips
-from aintern.scan import (
-    FileReadError,
-    ScannedFile,
-    Scanner,
-    SkippedFile,
-    read_regular_file,
-    source_text,
-)
-from aintern.scan.secret_scans import MIN_FILES, SecretScans, file_digest
-from aintern.scan.secrets import Masks, apply_masks, redactor
+from aintern.scan import ScannedFile, Scanner, SkippedFile
+from aintern.scan.secret_scans import MIN_FILES, SecretScans
 from aintern.store import IndexedFile, Store, VectorIndex
 from aintern.store.files import FILE_SPACE
 from aintern.store.milvus import MilvusConfig
@@ -51,18 +44,14 @@ from aintern.store.models import INTERRUPTED
 if TYPE_CHECKING:
     import numpy as np
 
-    from aintern.chunk.chunker import Chunker
 
 __all__ = [
     "Indexer", "IndexingError", "IndexingErrorType", "IndexingOptions", "IndexingPhase", "IndexingProgress",
     "IndexingResult", "ProgressCallback",
 ]  # fmt: skip
 
-#: Leave room in the embedding window for the header of embedding_text() (file name, symbol).
-HEADER_TOKENS = 16
 
-
-class Indexer:
+class Indexer(Preparing):
     """Indexes workspaces into a store with one embedding model."""
 
     def __init__(self, store: Store, embedder: Embedder, options: IndexingOptions | None = None) -> None:
@@ -78,15 +67,6 @@ class Indexer:
         self._summary_hashes: dict[str, str] = {}
         #: The run's secret scan in a process of its own (many files to index), else None.
         self._secrets: SecretScans | None = None
-
-    @functools.cached_property
-    def chunker(self) -> Chunker:
-        """Made at the first file to chunk: a run with nothing to index (a no-op update) never loads the
-        tokenizer, tree-sitter or numpy."""
-        from aintern.chunk.chunker import Chunker
-
-        inner = self.embedder.inner
-        return Chunker(inner.tokenizer, inner.max_tokens - HEADER_TOKENS, self.options.chunking)
 
     def index(
         self,
@@ -339,85 +319,6 @@ class Indexer:
     def _finish(result: IndexingResult, started: float) -> IndexingResult:
         result.duration = time.perf_counter() - started
         return result
-
-    def _prepare(
-        self,
-        todo: list[ScannedFile],
-        known: dict[str, IndexedFile],
-        out: queue.Queue[Prepared | Exception | None],
-        result: IndexingResult,
-        cancel: threading.Event,
-    ) -> None:
-        """Background thread: read, hash and chunk files; hand them to the writer."""
-        group: list[tuple[ScannedFile, str, str, str, Masks | None]] = []  # tokenised together, in parallel
-        group_bytes = 0
-        try:
-            if self._secrets is not None and todo:
-                self.chunker  # noqa: B018 (loaded while the secret scan's process starts up)
-            for f in todo:
-                if cancel.is_set():
-                    return
-                try:
-                    data = read_regular_file(f.path, self.options.scan.max_file_bytes)
-                except OSError as exc:  # deleted or made unreadable since the scan
-                    result.errors.append(
-                        IndexingError(f.rel, f"cannot read: {exc.strerror or exc}", IndexingErrorType.FILE_READ)
-                    )
-                    continue
-                except FileReadError as exc:  # replaced by a FIFO or device, or grown past the limit
-                    result.skipped.append(SkippedFile(f.rel, str(exc)))
-                    continue
-                digest = file_digest(data)
-                old = known.get(f.rel)
-                if old is not None and old.content_hash == digest and not self.options.force_reindex:
-                    out.put(Prepared(f, digest, old.language, None))  # touched, not changed
-                    continue
-                text, language, reason = source_text(f.rel, data)
-                if reason is not None:
-                    if reason:  # ("": an extension-less file without a known shebang, not ours, silently)
-                        result.skipped.append(SkippedFile(f.rel, reason))
-                    out.put(Prepared(f, digest, language, None, skip_reason=reason))
-                    continue
-                assert text is not None and language is not None
-                masks = None
-                if not self.options.scan.include_secrets:
-                    # Keep the line, mask the value: a key in config.py must not reach the index or a prompt.
-                    scanned = self._secrets.get(f.rel, digest, cancel) if self._secrets is not None else None
-                    masks, found = scanned or redactor().masks(text, f.rel)
-                    text = apply_masks(text, masks)
-                    if found:
-                        result.secrets_redacted[f.rel] = [(s.line, s.kind) for s in found]
-                group.append((f, digest, text, language, masks))
-                group_bytes += len(data)
-                if len(group) >= 32 or group_bytes >= 1 << 20:
-                    self._chunk_group(group, out, result)
-                    group, group_bytes = [], 0
-            self._chunk_group(group, out, result)
-        except Exception as exc:  # not a bad file (those are handled above) but a broken dependency or a bug:
-            out.put(exc)  # the run must fail, not end early and look complete
-        finally:
-            if self._secrets is not None:  # (its work is done: its process ends now, not with the run)
-                self._secrets.close()
-            out.put(None)
-
-    def _chunk_group(
-        self,
-        group: list[tuple[ScannedFile, str, str, str, Masks | None]],
-        out: queue.Queue[Prepared | Exception | None],
-        result: IndexingResult,
-    ) -> None:
-        if not group:
-            return
-        try:
-            chunked = self.chunker.chunk_texts([(text, f.rel, language) for f, _, text, language, _ in group])
-        except Exception as exc:  # the chunker promises not to raise; if it does, record it and go on
-            for f, *_ in group:
-                result.errors.append(IndexingError(f.rel, f"{type(exc).__name__}: {exc}", IndexingErrorType.CHUNKING))
-            return
-        for (f, digest, _, language, masks), res in zip(group, chunked):
-            if res.fallback_reason:
-                result.errors.append(IndexingError(f.rel, res.fallback_reason, IndexingErrorType.PARSING))
-            out.put(Prepared(f, digest, language, res.chunks, masks=masks))
 
     def _write(
         self, index_id: int, batch: list[Prepared], result: IndexingResult, emit: Emitter, done: int, total: int
