@@ -78,6 +78,8 @@ class SecretScans:
         self._done = threading.Event()
         self._arrived = threading.Condition()
         self._last = time.monotonic()
+        #: Whether the child has answered yet: until then it is starting up, and the indexer does not wait.
+        self._heard = False
         self._proc: subprocess.Popen[bytes] | None = None
         self._threads: list[threading.Thread] = []
         if getattr(sys, "frozen", False) or not sys.executable:
@@ -102,9 +104,10 @@ class SecretScans:
 
     def get(self, rel: str, digest: str, cancel: threading.Event) -> tuple[Masks, list[SecretFinding]] | None:
         """The masks and findings of ``rel`` as the child found them in the same content (``digest``), or None:
-        scan it yourself (the child failed, stalled, read other content, or the run was stopped)."""
+        scan it yourself (the child is still starting up, failed, stalled, read other content, or the run was
+        stopped)."""
         with self._arrived:
-            while rel not in self._answers and not self._done.is_set() and not cancel.is_set():
+            while rel not in self._answers and self._heard and not self._done.is_set() and not cancel.is_set():
                 if time.monotonic() - self._last > STALL_S:
                     self._stop()
                     break
@@ -145,7 +148,7 @@ class SecretScans:
                     answer = (digest, spans, [SecretFinding(int(n), str(kind)) for n, kind in found])
                 with self._arrived:
                     self._answers[rel] = answer
-                    self._last = time.monotonic()
+                    self._last, self._heard = time.monotonic(), True
                     self._arrived.notify_all()
         except Exception:  # (a line it could not write whole: the rest is the indexer's)
             pass
