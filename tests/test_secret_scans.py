@@ -4,7 +4,6 @@ gives, and a child that dies, stays silent or answers for other content leaves i
 from __future__ import annotations
 
 import threading
-import time
 from pathlib import Path
 from typing import Any
 
@@ -61,11 +60,9 @@ def test_the_childs_masks_are_the_indexers_own(
 ) -> None:
     # What the child answers for each file is what the indexer's own scan finds in it.
     files = sorted(p for p in workspace.rglob("*") if p.is_file())
-    scans = secret_scans.SecretScans(1 << 20, [(p, p.relative_to(workspace).as_posix()) for p in files])
+    scans = secret_scans.SecretScans(1 << 20)
+    scans.feed([(p, p.relative_to(workspace).as_posix()) for p in files])
     try:
-        deadline = time.monotonic() + 120
-        while not scans._heard and time.monotonic() < deadline:  # (it answers nothing while starting up)
-            time.sleep(0.01)
         found = 0
         for path in files:
             rel, data = path.relative_to(workspace).as_posix(), path.read_bytes()
@@ -96,3 +93,22 @@ def test_a_child_that_fails_leaves_its_files_to_the_indexer(
     monkeypatch.setattr(secret_scans, "_BOOT", boot)
     monkeypatch.setattr(secret_scans, "STALL_S", 0.2)  # (the silent one: how long the indexer waits for it)
     assert _index(workspace, tmp_path / "child.db", static) == own
+
+
+def test_only_a_run_of_many_files_starts_the_process(
+    workspace: Path, static: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    started: list[int] = []
+    real = secret_scans.SecretScans
+
+    def counted(max_bytes: int) -> secret_scans.SecretScans:
+        started.append(max_bytes)
+        return real(max_bytes)
+
+    monkeypatch.setattr(index_module, "SecretScans", counted)
+    assert len(list(workspace.rglob("*"))) < index_module.MIN_FILES
+    _index(workspace, tmp_path / "few.db", static)
+    assert started == []  # (a small workspace's first index: none, not even while its tree is scanned)
+    monkeypatch.setattr(index_module, "MIN_FILES", 2)
+    _index(workspace, tmp_path / "many.db", static)
+    assert len(started) == 1  # (started by the scan, at its second file, and fed once the run knows its files)

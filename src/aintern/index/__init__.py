@@ -78,17 +78,24 @@ class Indexer(Preparing):
         root, index, result, emit, cancel, lost = self._begin(workspace, progress, cancel)
         # The database check (before any write) runs beside the scan; a run with nothing to write stops it.
         self.store.start_verify()
-        emit(IndexingPhase.SCANNING, message=f"scanning {root}")
-        scan = Scanner(root, self.options.scan).scan()
-        result.skipped.extend(scan.skipped)
-        known = self.store.get_files(index.id)
-        known_skipped = self.store.get_skipped(index.id)
-        gone = (known.keys() | known_skipped.keys()) - {f.rel for f in scan.files}
-        # Files whose rows Milvus lacks (its Milvus Lite file deleted, say) are written again, as new ones.
-        if lost:
-            emit(IndexingPhase.SCANNING, message=f"{len(lost)} files are missing from Milvus: writing them again")
-            known = {path: f for path, f in known.items() if path not in lost}
-        return self._update(root, index.id, scan.files, gone, known, known_skipped, result, emit, cancel, full=True)
+        many = None
+        if not self.options.scan.include_secrets and (index.file_count == 0 or self.options.force_reindex):
+            # (a run of many files: the secret scan's process starts up while the rest of the tree is scanned)
+            many = (MIN_FILES, self._start_secrets)
+        try:
+            emit(IndexingPhase.SCANNING, message=f"scanning {root}")
+            scan = Scanner(root, self.options.scan).scan(many)
+            result.skipped.extend(scan.skipped)
+            known = self.store.get_files(index.id)
+            known_skipped = self.store.get_skipped(index.id)
+            gone = (known.keys() | known_skipped.keys()) - {f.rel for f in scan.files}
+            # Files whose rows Milvus lacks (its Milvus Lite file deleted, say) are written again, as new ones.
+            if lost:
+                emit(IndexingPhase.SCANNING, message=f"{len(lost)} files are missing from Milvus: writing them again")
+                known = {path: f for path, f in known.items() if path not in lost}
+            return self._update(root, index.id, scan.files, gone, known, known_skipped, result, emit, cancel, True)
+        finally:
+            self._close_secrets()
 
     def index_files(
         self,
@@ -185,18 +192,27 @@ class Indexer(Preparing):
         # and then) made a cold index searchable later (issue 49).
         ahead = self.options.file_vectors and todo and not later
         self._ahead = SummaryVectors(background=False) if ahead else None
-        if len(todo) >= MIN_FILES and not self.options.scan.include_secrets:
-            # (it starts up while the chunking thread loads the chunker)
-            self._secrets = SecretScans(self.options.scan.max_file_bytes, [(f.path, f.rel) for f in todo])
+        if len(todo) < MIN_FILES or self.options.scan.include_secrets:
+            self._close_secrets()  # (the few files are scanned by the chunking thread)
+        else:
+            secrets = self._secrets or self._start_secrets()
+            secrets.feed([(f.path, f.rel) for f in todo])
         try:
             return self._run(root, index_id, files, todo, gone, scan_skips.fresh, known, result, emit, cancel, full)
         finally:
             if self._ahead is not None:
                 self._ahead.close()
             self._ahead, self._summary_hashes = None, {}
-            if self._secrets is not None:
-                self._secrets.close()
-            self._secrets = None
+            self._close_secrets()
+
+    def _start_secrets(self) -> SecretScans:
+        self._secrets = SecretScans(self.options.scan.max_file_bytes)
+        return self._secrets
+
+    def _close_secrets(self) -> None:
+        if self._secrets is not None:
+            self._secrets.close()
+        self._secrets = None
 
     def _run(
         self,

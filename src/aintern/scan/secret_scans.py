@@ -71,15 +71,13 @@ def serve(requests: IO[str], out: IO[bytes]) -> None:
 class SecretScans:
     """A child process scanning a run's files for secrets, in the order given, ahead of the indexer."""
 
-    def __init__(self, max_bytes: int, files: list[tuple[Path, str]]) -> None:
-        """Start the child on ``files`` (path, workspace-relative name), in the order ``get`` will ask for
-        them. Without a usable interpreter no child starts, and ``get`` answers None."""
+    def __init__(self, max_bytes: int) -> None:
+        """Start the child: it loads detect-secrets while the workspace is scanned, then waits for ``feed``.
+        Without a usable interpreter no child starts, and ``get`` answers None."""
         self._answers: dict[str, Answer] = {}
         self._done = threading.Event()
         self._arrived = threading.Condition()
         self._last = time.monotonic()
-        #: Whether the child has answered yet: until then it is starting up, and the indexer does not wait.
-        self._heard = False
         self._proc: subprocess.Popen[bytes] | None = None
         self._threads: list[threading.Thread] = []
         if getattr(sys, "frozen", False) or not sys.executable:
@@ -93,8 +91,14 @@ class SecretScans:
         except OSError:
             self._done.set()
             return
-        lines = [json.dumps(sys.path), json.dumps([max_bytes])]
-        lines += [json.dumps([str(path), rel]) for path, rel in files]
+        self._write([json.dumps(sys.path), json.dumps([max_bytes])])
+
+    def feed(self, files: list[tuple[Path, str]]) -> None:
+        """The files to scan (path, workspace-relative name), in the order ``get`` will ask for them."""
+        if self._proc is None:
+            return
+        self._last = time.monotonic()  # (its start-up is not a stall)
+        lines = [json.dumps([str(path), rel]) for path, rel in files]
         # (a pipe holds 64 KiB: the lines are written by a thread while the child reads them)
         feeder = threading.Thread(target=self._feed, args=(lines,), name="aintern-secret-feed", daemon=True)
         reader = threading.Thread(target=self._read, name="aintern-secret-read", daemon=True)
@@ -104,10 +108,9 @@ class SecretScans:
 
     def get(self, rel: str, digest: str, cancel: threading.Event) -> tuple[Masks, list[SecretFinding]] | None:
         """The masks and findings of ``rel`` as the child found them in the same content (``digest``), or None:
-        scan it yourself (the child is still starting up, failed, stalled, read other content, or the run was
-        stopped)."""
+        scan it yourself (the child failed, stalled, read other content, or the run was stopped)."""
         with self._arrived:
-            while rel not in self._answers and self._heard and not self._done.is_set() and not cancel.is_set():
+            while rel not in self._answers and not self._done.is_set() and not cancel.is_set():
                 if time.monotonic() - self._last > STALL_S:
                     self._stop()
                     break
@@ -130,11 +133,16 @@ class SecretScans:
                 self._proc.kill()
             self._proc.wait()
 
-    def _feed(self, lines: list[str]) -> None:
+    def _write(self, lines: list[str]) -> None:
         assert self._proc is not None and self._proc.stdin is not None
         with contextlib.suppress(OSError):  # (it died: its files are the indexer's)
             self._proc.stdin.write("".join(line + "\n" for line in lines).encode())
+            self._proc.stdin.flush()
+
+    def _feed(self, lines: list[str]) -> None:
+        self._write(lines)
         with contextlib.suppress(OSError):
+            assert self._proc is not None and self._proc.stdin is not None
             self._proc.stdin.close()
 
     def _read(self) -> None:
@@ -148,7 +156,7 @@ class SecretScans:
                     answer = (digest, spans, [SecretFinding(int(n), str(kind)) for n, kind in found])
                 with self._arrived:
                     self._answers[rel] = answer
-                    self._last, self._heard = time.monotonic(), True
+                    self._last = time.monotonic()
                     self._arrived.notify_all()
         except Exception:  # (a line it could not write whole: the rest is the indexer's)
             pass
