@@ -351,7 +351,7 @@ def test_a_project_package_named_like_the_standard_library_does_not_shadow_it(tm
 def test_a_failure_while_chunking_fails_the_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A broken install of a library the chunking thread uses (here the secret scanner, outside our
     control) used to end that thread early and the run reported success with part of the files."""
-    import aintern.index
+    import aintern.index.prepare
 
     root = make_workspace(tmp_path / "project")
     ws = Workspace(root, tmp_path / "f.db")
@@ -360,7 +360,7 @@ def test_a_failure_while_chunking_fails_the_run(tmp_path: Path, monkeypatch: pyt
         def masks(self, text: str, filename: str) -> None:
             raise ImportError("No module named 'django'")
 
-    monkeypatch.setattr(aintern.index, "redactor", Broken)
+    monkeypatch.setattr(aintern.index.prepare, "redactor", Broken)
     result = ws.build_index()
     assert not result.success and "No module named 'django'" in (result.error_message or "")
     monkeypatch.undo()

@@ -495,6 +495,12 @@ def test_the_chunker_tokenisation_is_the_tokenizers_with_each_tokens_line(static
         "para\u00b6graph\nmark\u00b6\n", "x = '[CLS]'\ny = [SEP]\n", "[cls] and [sep]\nlower\n",
         "Mixed CASE\x00nul\x7fdel\x01\nUPPER\tTAB\r\n", "ASCII \u00b6 and accents \u00e9\n", "\u00b6", "\x0c\n\x0b",
     ]  # fmt: skip
+    # Random ASCII: every character, control ones and whitespace included (the fast way's own pre-tokenizer).
+    import random
+
+    rng = random.Random(49)
+    alphabet = [chr(c) for c in range(128)] + list("aeiouxyz_ .(\n") * 8
+    texts += ["".join(rng.choice(alphabet) for _ in range(rng.randrange(1, 300))) for _ in range(400)]
     # Real files too: this repository's code, tests and docs.
     repo = Path(__file__).resolve().parent.parent
     texts += [p.read_text(encoding="utf-8") for p in sorted(repo.glob("src/aintern/**/*.py"))[:80]]

@@ -162,6 +162,9 @@ def test_keyword_text_splits_the_compound_identifiers_the_old_pattern_found() ->
         "getUserName() get_user_name HTTPServer", "_private __dunder__ _x a_ x_y", "9abc_def 1_2 v2_api x9Y",
         "\u0663abc_def \u00e9t\u00e9_ok caf\u00e9Bar \u00b2x_y", "aB AB ABc aBc", "", "plain words only",
         "snake_case snake_case again_and_again", "__init__ self.fooBar(baz_qux) URLPattern",
+        # (words with non-ASCII letters around a capital or underscore; a capital word's tail; digits first)
+        "\u00e9tat_Civil \u00e9T\u00e9 x\u00e9Y_z \u03a9mega_Beta \u00c9cole_x fooB\u00e9ta ab\u00b2C_d",
+        "lower words then Tail_words 42_x x42_Y _lead trail_ ___ A B_ C__d",
     ]  # fmt: skip
     texts += [p.read_text(encoding="utf-8") for p in sorted(Path(__file__).parent.parent.glob("src/aintern/*.py"))]
     for text in texts:

@@ -67,9 +67,12 @@ class FileContextExpander:
     ) -> tuple[list[str], str] | None:
         """The file's lines (masked as the index masked them: by ``masks``, recorded for the version whose hash
         is ``file_hash``, else by a scan) and its hash; no lines when it is not that version (it is not shown)."""
-        import hashlib
-
-        from aintern.source_files import FileReadError, decode_source, read_regular_file  # (only when a file is read)
+        from aintern.source_files import (  # (only when a file is read)
+            FileReadError,
+            decode_source,
+            file_digest,
+            read_regular_file,
+        )
 
         with self._lock:
             hit = self._cache.get(rel)
@@ -92,7 +95,7 @@ class FileContextExpander:
             data = read_regular_file(path, max(st.st_size, 0) + (1 << 20))
         except (OSError, FileReadError, ValueError):
             return None
-        digest = hashlib.blake2b(data, digest_size=16).hexdigest()
+        digest = file_digest(data)
         if file_hash is not None and digest != file_hash:
             return [], digest  # (changed since indexing: the stored text is shown, nothing here needs masking)
         text, _ = decode_source(data)

@@ -8,13 +8,10 @@ indexed or absent, and the next run picks up where this one stopped.
 
 from __future__ import annotations
 
-import functools
-import hashlib
 import queue
 import threading
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -31,18 +28,14 @@ from aintern.index.models import (
     IndexingPhase,
     IndexingProgress,
     IndexingResult,
+    Prepared,
 )
+from aintern.index.prepare import HEADER_TOKENS as HEADER_TOKENS
+from aintern.index.prepare import Preparing
 from aintern.index.progress import Emitter, ProgressCallback, stop_worker
-from aintern.index.skips import scan_record, skipped_as_it_is, sort_scan_skips, unreadable
-from aintern.scan import (
-    FileReadError,
-    ScannedFile,
-    Scanner,
-    SkippedFile,
-    read_regular_file,
-    source_text,
-)
-from aintern.scan.secrets import Masks, apply_masks, redactor
+from aintern.index.skips import scan_record, skipped_as_it_is, sort_scan_skips
+from aintern.scan import ScannedFile, Scanner, SkippedFile
+from aintern.scan.secret_scans import MIN_FILES, SecretScans
 from aintern.store import IndexedFile, Store, VectorIndex
 from aintern.store.files import FILE_SPACE
 from aintern.store.milvus import MilvusConfig
@@ -51,33 +44,14 @@ from aintern.store.models import INTERRUPTED
 if TYPE_CHECKING:
     import numpy as np
 
-    from aintern.chunk.chunker import Chunker
 
 __all__ = [
     "Indexer", "IndexingError", "IndexingErrorType", "IndexingOptions", "IndexingPhase", "IndexingProgress",
     "IndexingResult", "ProgressCallback",
 ]  # fmt: skip
 
-#: Leave room in the embedding window for the header of embedding_text() (file name, symbol).
-HEADER_TOKENS = 16
 
-
-@dataclass
-class _Prepared:
-    """A file read and chunked, waiting for its vectors."""
-
-    file: ScannedFile
-    content_hash: str
-    language: str | None
-    #: None: the content is unchanged (only touched); just record the new size and mtime.
-    chunks: list[TextChunk] | None
-    #: Set when the file is left out for its content (binary, minified, ...).
-    skip_reason: str | None = None
-    #: Where its secrets were masked (None: not masked, secrets included): stored for what search shows.
-    masks: Masks | None = None
-
-
-class Indexer:
+class Indexer(Preparing):
     """Indexes workspaces into a store with one embedding model."""
 
     def __init__(self, store: Store, embedder: Embedder, options: IndexingOptions | None = None) -> None:
@@ -91,15 +65,8 @@ class Indexer:
         #: vector before the run (by path): a file whose summary is unchanged is not embedded again.
         self._ahead: SummaryVectors | None = None
         self._summary_hashes: dict[str, str] = {}
-
-    @functools.cached_property
-    def chunker(self) -> Chunker:
-        """Made at the first file to chunk: a run with nothing to index (a no-op update) never loads the
-        tokenizer, tree-sitter or numpy."""
-        from aintern.chunk.chunker import Chunker
-
-        inner = self.embedder.inner
-        return Chunker(inner.tokenizer, inner.max_tokens - HEADER_TOKENS, self.options.chunking)
+        #: The run's secret scan in a process of its own (many files to index), else None.
+        self._secrets: SecretScans | None = None
 
     def index(
         self,
@@ -111,17 +78,24 @@ class Indexer:
         root, index, result, emit, cancel, lost = self._begin(workspace, progress, cancel)
         # The database check (before any write) runs beside the scan; a run with nothing to write stops it.
         self.store.start_verify()
-        emit(IndexingPhase.SCANNING, message=f"scanning {root}")
-        scan = Scanner(root, self.options.scan).scan()
-        result.skipped.extend(scan.skipped)
-        known = self.store.get_files(index.id)
-        known_skipped = self.store.get_skipped(index.id)
-        gone = (known.keys() | known_skipped.keys()) - {f.rel for f in scan.files}
-        # Files whose rows Milvus lacks (its Milvus Lite file deleted, say) are written again, as new ones.
-        if lost:
-            emit(IndexingPhase.SCANNING, message=f"{len(lost)} files are missing from Milvus: writing them again")
-            known = {path: f for path, f in known.items() if path not in lost}
-        return self._update(root, index.id, scan.files, gone, known, known_skipped, result, emit, cancel, full=True)
+        many = None
+        if not self.options.scan.include_secrets and (index.file_count == 0 or self.options.force_reindex):
+            # (a run of many files: the secret scan's process starts up while the rest of the tree is scanned)
+            many = (MIN_FILES, self._start_secrets)
+        try:
+            emit(IndexingPhase.SCANNING, message=f"scanning {root}")
+            scan = Scanner(root, self.options.scan).scan(many)
+            result.skipped.extend(scan.skipped)
+            known = self.store.get_files(index.id)
+            known_skipped = self.store.get_skipped(index.id)
+            gone = (known.keys() | known_skipped.keys()) - {f.rel for f in scan.files}
+            # Files whose rows Milvus lacks (its Milvus Lite file deleted, say) are written again, as new ones.
+            if lost:
+                emit(IndexingPhase.SCANNING, message=f"{len(lost)} files are missing from Milvus: writing them again")
+                known = {path: f for path, f in known.items() if path not in lost}
+            return self._update(root, index.id, scan.files, gone, known, known_skipped, result, emit, cancel, True)
+        finally:
+            self._close_secrets()
 
     def index_files(
         self,
@@ -218,12 +192,27 @@ class Indexer:
         # and then) made a cold index searchable later (issue 49).
         ahead = self.options.file_vectors and todo and not later
         self._ahead = SummaryVectors(background=False) if ahead else None
+        if len(todo) < MIN_FILES or self.options.scan.include_secrets:
+            self._close_secrets()  # (the few files are scanned by the chunking thread)
+        else:
+            secrets = self._secrets or self._start_secrets()
+            secrets.feed([(f.path, f.rel) for f in todo])
         try:
             return self._run(root, index_id, files, todo, gone, scan_skips.fresh, known, result, emit, cancel, full)
         finally:
             if self._ahead is not None:
                 self._ahead.close()
             self._ahead, self._summary_hashes = None, {}
+            self._close_secrets()
+
+    def _start_secrets(self) -> SecretScans:
+        self._secrets = SecretScans(self.options.scan.max_file_bytes)
+        return self._secrets
+
+    def _close_secrets(self) -> None:
+        if self._secrets is not None:
+            self._secrets.close()
+        self._secrets = None
 
     def _run(
         self,
@@ -243,7 +232,7 @@ class Indexer:
         if self._ahead is not None and known:
             hashes = self.store.file_vector_hashes(index_id, FILE_SPACE)
             self._summary_hashes = {path: hashes[f.id] for path, f in known.items() if f.id in hashes}
-        prepared: queue.Queue[_Prepared | Exception | None] = queue.Queue(maxsize=64)
+        prepared: queue.Queue[Prepared | Exception | None] = queue.Queue(maxsize=64)
         worker = threading.Thread(target=self._prepare, args=(todo, known, prepared, result, cancel), daemon=True)
         worker.start()
         if todo or gone or fresh_skips:
@@ -255,7 +244,7 @@ class Indexer:
             except BaseException:
                 stop_worker(worker, prepared, cancel)
                 raise
-        batch: list[_Prepared] = []
+        batch: list[Prepared] = []
         batch_chunks = 0
         done_files = 0
         finished = False
@@ -347,86 +336,8 @@ class Indexer:
         result.duration = time.perf_counter() - started
         return result
 
-    def _prepare(
-        self,
-        todo: list[ScannedFile],
-        known: dict[str, IndexedFile],
-        out: queue.Queue[_Prepared | Exception | None],
-        result: IndexingResult,
-        cancel: threading.Event,
-    ) -> None:
-        """Background thread: read, hash and chunk files; hand them to the writer."""
-        group: list[tuple[ScannedFile, str, str, str, Masks | None]] = []  # tokenised together, in parallel
-        group_bytes = 0
-        try:
-            for f in todo:
-                if cancel.is_set():
-                    return
-                try:
-                    data = read_regular_file(f.path, self.options.scan.max_file_bytes)
-                except PermissionError as exc:  # (skipped as it is, not new again at every `status`: index.skips)
-                    result.skipped.append(skip := unreadable(f.rel, exc))
-                    out.put(_Prepared(f, "", None, None, skip_reason=skip.reason))
-                    continue
-                except OSError as exc:  # deleted since the scan
-                    result.errors.append(
-                        IndexingError(f.rel, f"cannot read: {exc.strerror or exc}", IndexingErrorType.FILE_READ)
-                    )
-                    continue
-                except FileReadError as exc:  # replaced by a FIFO or device, or grown past the limit
-                    result.skipped.append(SkippedFile(f.rel, str(exc)))
-                    continue
-                digest = hashlib.blake2b(data, digest_size=16).hexdigest()
-                old = known.get(f.rel)
-                if old is not None and old.content_hash == digest and not self.options.force_reindex:
-                    out.put(_Prepared(f, digest, old.language, None))  # touched, not changed
-                    continue
-                text, language, reason = source_text(f.rel, data)
-                if reason is not None:
-                    if reason:  # ("": an extension-less file without a known shebang, not ours, silently)
-                        result.skipped.append(SkippedFile(f.rel, reason))
-                    out.put(_Prepared(f, digest, language, None, skip_reason=reason))
-                    continue
-                assert text is not None and language is not None
-                masks = None
-                if not self.options.scan.include_secrets:
-                    # Keep the line, mask the value: a key in config.py must not reach the index or a prompt.
-                    masks, found = redactor().masks(text, f.rel)
-                    text = apply_masks(text, masks)
-                    if found:
-                        result.secrets_redacted[f.rel] = [(s.line, s.kind) for s in found]
-                group.append((f, digest, text, language, masks))
-                group_bytes += len(data)
-                if len(group) >= 32 or group_bytes >= 1 << 20:
-                    self._chunk_group(group, out, result)
-                    group, group_bytes = [], 0
-            self._chunk_group(group, out, result)
-        except Exception as exc:  # not a bad file (those are handled above) but a broken dependency or a bug:
-            out.put(exc)  # the run must fail, not end early and look complete
-        finally:
-            out.put(None)
-
-    def _chunk_group(
-        self,
-        group: list[tuple[ScannedFile, str, str, str, Masks | None]],
-        out: queue.Queue[_Prepared | Exception | None],
-        result: IndexingResult,
-    ) -> None:
-        if not group:
-            return
-        try:
-            chunked = self.chunker.chunk_texts([(text, f.rel, language) for f, _, text, language, _ in group])
-        except Exception as exc:  # the chunker promises not to raise; if it does, record it and go on
-            for f, *_ in group:
-                result.errors.append(IndexingError(f.rel, f"{type(exc).__name__}: {exc}", IndexingErrorType.CHUNKING))
-            return
-        for (f, digest, _, language, masks), res in zip(group, chunked):
-            if res.fallback_reason:
-                result.errors.append(IndexingError(f.rel, res.fallback_reason, IndexingErrorType.PARSING))
-            out.put(_Prepared(f, digest, language, res.chunks, masks=masks))
-
     def _write(
-        self, index_id: int, batch: list[_Prepared], result: IndexingResult, emit: Emitter, done: int, total: int
+        self, index_id: int, batch: list[Prepared], result: IndexingResult, emit: Emitter, done: int, total: int
     ) -> None:
         touched = [p for p in batch if p.chunks is None and p.skip_reason is None]
         left_out = [p for p in batch if p.skip_reason is not None]
@@ -483,11 +394,12 @@ class Indexer:
         """Token ids of each chunk's embedding text, from the chunker's tokenisation (``headers`` added)."""
         import numpy as np  # (here: a run with nothing to index, a no-op update, never needs it)
 
-        header_ids = self.embedder.tokenizer.ids([h for h in headers if h])
+        # (each header once: a file's chunks of one symbol kind, its sections and its pieces share theirs)
+        unique = list(dict.fromkeys(h for h in headers if h))
+        ids = dict(zip(unique, (np.asarray(i, dtype=np.int64) for i in self.embedder.tokenizer.ids(unique))))
         out: list[np.ndarray | None] = []
-        it = iter(header_ids)
         for chunk, header in zip(chunks, headers):
-            head = np.asarray(next(it), dtype=np.int64) if header else None
+            head = ids[header] if header else None
             if chunk.token_ids is None:
                 out.append(None)
             else:

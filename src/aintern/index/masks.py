@@ -3,12 +3,11 @@ indexing run fills them in, once, so that a search never scans those files for s
 
 from __future__ import annotations
 
-import hashlib
 import threading
 from pathlib import Path
 
 from aintern.scan.secrets import Masks, redactor
-from aintern.source_files import FileReadError, decode_source, read_regular_file
+from aintern.source_files import FileReadError, decode_source, file_digest, read_regular_file
 from aintern.store import Store
 
 
@@ -24,7 +23,7 @@ def fill_secret_masks(store: Store, index_id: int, root: Path, max_bytes: int, c
             data = read_regular_file(root / path, max_bytes)
         except (OSError, FileReadError, ValueError):
             continue
-        if hashlib.blake2b(data, digest_size=16).hexdigest() != digest:
+        if file_digest(data) != digest:
             continue
         text, _ = decode_source(data)
         if text is not None:

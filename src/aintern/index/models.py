@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from aintern.chunk.models import ChunkingOptions
-from aintern.scan import ScanOptions, SkippedFile
+from aintern.chunk.models import ChunkingOptions, TextChunk
+from aintern.scan import ScannedFile, ScanOptions, SkippedFile
+
+if TYPE_CHECKING:
+    from aintern.scan.secrets import Masks
 
 
 class IndexingPhase(str, enum.Enum):
@@ -129,3 +133,18 @@ class IndexingResult:
     @property
     def files_errored(self) -> int:
         return len(self.errors)
+
+
+@dataclass
+class Prepared:
+    """A file read and chunked, waiting for its vectors."""
+
+    file: ScannedFile
+    content_hash: str
+    language: str | None
+    #: None: the content is unchanged (only touched); just record the new size and mtime.
+    chunks: list[TextChunk] | None
+    #: Set when the file is left out for its content (binary, minified, ...).
+    skip_reason: str | None = None
+    #: Where its secrets were masked (None: not masked, secrets included): stored for what search shows.
+    masks: Masks | None = None

@@ -23,6 +23,8 @@ from aintern.source_files import decode_source as decode_source
 from aintern.source_files import read_regular_file as read_regular_file
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from pathspec import GitIgnoreSpec
 
 #: Seed defaults plus the usual dependency, build and cache folders of other ecosystems. The seed's
@@ -109,7 +111,9 @@ class Scanner:
         self._include = _setting_spec(self.options.include) if self.options.include else None
         self._output: set[str] = set()  # folders found to be a build's output
 
-    def scan(self) -> ScanResult:
+    def scan(self, many: tuple[int, Callable[[], object]] | None = None) -> ScanResult:
+        """Every file to index, and those left out with why. ``many``: (n, f): f is called once the scan has
+        found n files (the indexer starts its secret scan's process while the scan goes on)."""
         files: list[ScannedFile] = []
         skipped: list[SkippedFile] = []
         root_specs = self._root_specs()
@@ -125,7 +129,9 @@ class Scanner:
                 skipped.append(SkippedFile(rel_dir or ".", f"unreadable directory: {exc.strerror or exc}"))
                 continue
             names = {e.name for e in entries}
-            specs = specs + self._dir_specs(Path(directory), rel_dir, [n for n in IGNORE_FILES if n in names])
+            present = [n for n in IGNORE_FILES if n in names]
+            if present:  # (most folders have no ignore file: no Path made for them)
+                specs = specs + self._dir_specs(Path(directory), rel_dir, present)
             for entry in entries:
                 rel = f"{rel_dir}{entry.name}"
                 if not _encodable(entry.name):
@@ -162,6 +168,8 @@ class Scanner:
                         skipped.append(SkippedFile.of(rel, too_large(st.st_size, self.options.max_file_bytes), st))
                         continue
                     files.append(ScannedFile(entry.path, rel, st.st_size, st.st_mtime_ns))
+                    if many is not None and len(files) == many[0]:
+                        many[1]()
                 else:
                     skipped.append(SkippedFile.of(rel, f"not a regular file ({file_kind(st.st_mode)})", st))
         files.sort(key=lambda f: f.rel)

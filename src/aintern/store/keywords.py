@@ -4,6 +4,7 @@ everywhere (the Milvus engine indexes the same tokens: ``weighted_tokens``)."""
 
 from __future__ import annotations
 
+import functools
 import json
 import struct
 from collections.abc import Callable
@@ -272,7 +273,13 @@ def keyword_columns(path: str, chunk: TextChunk) -> tuple[str, str, str]:
     what is indexed here needs a schema migration that rebuilds the keyword tables (rebuild_keyword_tables).
     """
     symbols = " ".join(filter(None, [chunk.parent_symbol, chunk.symbol_name, chunk.metadata.get("symbols")]))
-    return keyword_text(path), keyword_text(symbols), keyword_text(chunk.content)
+    return _path_keywords(path), keyword_text(symbols), keyword_text(chunk.content)
+
+
+@functools.lru_cache(maxsize=1024)
+def _path_keywords(path: str) -> str:
+    """``keyword_text`` of a path (asked once per chunk: a file's chunks share it)."""
+    return keyword_text(path)
 
 
 def keyword_row(

@@ -142,7 +142,7 @@ def insert_chunk(
             chunk_id, index_id, file_id, chunk.content, chunk.start_line, chunk.end_line, chunk.start_offset, chunk.end_offset,
             chunk.chunk_type.value, chunk.language, chunk.symbol_name,
             chunk.symbol_type.value if chunk.symbol_type else None, chunk.parent_symbol, chunk.token_count,
-            json.dumps(chunk.metadata), text_hash or content_hash(embedding_text(chunk)),
+            json.dumps(chunk.metadata) if chunk.metadata else "{}", text_hash or content_hash(embedding_text(chunk)),
         ),
     )  # fmt: skip
     new_id = int(cur.lastrowid)
