@@ -8,7 +8,7 @@ from typing import Any
 
 from mcp.server.lowlevel.helper_types import ReadResourceContents
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.mcpserver.exceptions import ResourceError, ToolError, UnexpectedToolError
+from mcp.server.mcpserver.exceptions import ResourceError, ToolError, UnexpectedResourceError, UnexpectedToolError
 from mcp.types import CallToolResult, GetPromptResult, InputRequiredResult
 from pydantic import AnyUrl, ValidationError
 
@@ -38,8 +38,9 @@ class CheckedServer(MCPServer):
         except ToolError as exc:
             # Every tool's refusal in one form, its own line (`k: between 1 and 100, not 500`), as the CLI and the
             # web app say it: without the SDK's "Error executing tool search: ", kept for a crash alone.
+            # Our own errors (a database damaged while the server runs) arrive wrapped as a crash: said all the same.
             cause = exc.__cause__
-            if isinstance(exc, UnexpectedToolError):
+            if isinstance(cause, UnexpectedToolError | UnexpectedResourceError):
                 raise
             if isinstance(cause, ValidationError):
                 raise ToolError(plain(cause)) from cause
