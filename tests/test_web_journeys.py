@@ -353,12 +353,15 @@ def test_the_add_dialog_submitted_as_it_opens_adds_nothing(server: WebServer, pa
     page.get_by_role("button", name="Add and index").click()
     expect(page.locator("#add-error")).to_contain_text("choose a folder")
     page.screenshot(path=shots / "journey-add-empty.png")
-    whole = {home: "your whole home folder", "~": "your whole home folder", "/": "the whole filesystem"}
+    whole = {"~": "your whole home folder", "/": "the whole filesystem", home: "your whole home folder"}
     for path, said in whole.items():
         page.fill("#add-path", path)
         page.get_by_role("button", name="Add and index").click()
-        # (each message names its path: the one before it, still shown, does not pass for it)
-        expect(page.locator("#add-error")).to_contain_text(f"{path}: that is {said}")
+        # (each message names its path: the one before it, still shown, does not pass for it. "~" may be named as
+        # the home folder it is: leaving the field lists it, and on a busy machine that answer can normalise the
+        # field before the click submits it)
+        named = f"(~|{re.escape(home)})" if path == "~" else re.escape(path)
+        expect(page.locator("#add-error")).to_contain_text(re.compile(f"{named}: that is {said}"))
     expect(page.locator("#add-dialog")).to_be_visible()
     sent = "p => api('POST', '/api/indexes', { path: p }).then(() => 'added', e => e.message)"
     assert "that is your whole home folder: choose a project folder" in page.evaluate(sent, home)
