@@ -80,6 +80,40 @@ def served(copy: tuple[Path, Path]) -> Iterator[tuple[Path, Path, str, subproces
         proc.wait(timeout=60)
 
 
+def test_damage_a_running_server_reads_is_said_not_a_crash(
+    served: tuple[Path, Path, str, subprocess.Popen[str]],
+) -> None:
+    """A trial's case: the early pages (the tables every request reads first) damaged under a running server, no
+    run to find it: the next read meets SQLite's "malformed" and the API, the pages and MCP say the damage and what
+    to do in their one line (it was a bare 500 and MCP's bare "Error executing tool status")."""
+    _, db, url, _ = served
+    with httpx.Client(base_url=url, timeout=120) as http:
+        assert http.get("/api/indexes").status_code == 200
+        with open(db, "r+b") as f:  # (as a stray `dd` would: 8 KiB over pages 4 and 5)
+            f.seek(12288)
+            f.write(bytes(range(256)) * 32)
+        # Another process's commit (it touches page 1 only) makes the server's connections read the file again
+        # rather than the pages they hold (a database larger than their cache, as the trial's, always does).
+        other = sqlite3.connect(db)
+        other.executescript("CREATE TABLE touched (x); DROP TABLE touched;")
+        other.close()
+        listing = http.get("/api/indexes")
+        assert listing.status_code == 503 and "is damaged" in listing.json()["error"], listing.text
+        assert "aintern index" in listing.json()["error"]
+        page = http.get("/indexes")
+        assert page.status_code == 503 and "is damaged" in page.text
+
+    async def agent() -> tuple[str, str]:
+        async with Client(streamable_http_client(url + "/mcp", http_client=httpx2.AsyncClient(timeout=60))) as c:
+            status = await c.call_tool("status", {})
+            found = await c.call_tool("search", {"query": "database connection"})
+            assert status.is_error and found.is_error
+            return str(status.content[0].text), str(found.content[0].text)
+
+    for said in asyncio.run(agent()):
+        assert "is damaged" in said and "Error executing tool" not in said, said
+
+
 def test_a_running_server_says_its_database_is_damaged(
     served: tuple[Path, Path, str, subprocess.Popen[str]], tmp_path: Path
 ) -> None:

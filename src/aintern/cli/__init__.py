@@ -150,8 +150,8 @@ def _main() -> None:
             raise
         from aintern.store import db as store_db
 
-        if store_db.is_database_error(exc):  # damage, permissions, a full disk: say what it means for the database
-            _failed(store_db.explain(exc, store_db.LAST_OPENED or store_db.default_db_path()))
+        if (said := store_db.explained(exc)) is not None:  # damage, permissions, a full disk: what it means
+            _failed(said)
             sys.exit(1)
         say_error(f"{type(exc).__name__}: {exc} (AINTERN_DEBUG=1 shows where)")
         sys.exit(1)

@@ -15,6 +15,7 @@ from pydantic import AnyUrl, ValidationError
 from aintern.errors import AinternError
 from aintern.mcp.args import COUNTS
 from aintern.search_checks import not_a_number
+from aintern.store.db import explained
 
 
 class CheckedServer(MCPServer):
@@ -40,6 +41,8 @@ class CheckedServer(MCPServer):
             # web app say it: without the SDK's "Error executing tool search: ", kept for a crash alone.
             # Our own errors (a database damaged while the server runs) arrive wrapped as a crash: said all the same.
             cause = exc.__cause__
+            if cause is not None and (said := explained(cause)) is not None:  # (a page damaged under the server)
+                raise ToolError(str(said)) from cause
             if isinstance(cause, UnexpectedToolError | UnexpectedResourceError):
                 raise
             if isinstance(cause, ValidationError):
@@ -53,7 +56,12 @@ class CheckedServer(MCPServer):
     ) -> Iterable[ReadResourceContents] | InputRequiredResult:
         if self.refusal is not None:
             raise ResourceError(self.refusal)
-        return await super().read_resource(uri, context)
+        try:
+            return await super().read_resource(uri, context)
+        except ResourceError as exc:
+            if exc.__cause__ is not None and (said := explained(exc.__cause__)) is not None:
+                raise ResourceError(str(said)) from exc.__cause__
+            raise
 
     async def get_prompt(
         self, name: str, arguments: dict[str, Any] | None = None, context: Context[Any, Any] | None = None

@@ -79,6 +79,12 @@ def is_database_error(exc: BaseException) -> bool:
     return isinstance(exc, (sqlite3.Error, driver().Error))
 
 
+def explained(exc: BaseException) -> StoreError | None:
+    """A SQLite error met anywhere (a read of a page damaged under a running server) as ``explain`` says it, of
+    the database this process opened last; None for any other error. What the CLI, the web app and MCP say."""
+    return explain(exc, LAST_OPENED or default_db_path()) if is_database_error(exc) else None
+
+
 #: Database files this process has opened through SQLite: their header is not read again. Closing any file
 #: descriptor of a file releases every POSIX lock this process holds on it, the locks of its open SQLite
 #: connections included: another process could then checkpoint and delete the WAL under them, and

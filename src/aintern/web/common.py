@@ -182,6 +182,14 @@ def handler(fn: Callable[[Request], Awaitable[Response]]) -> Callable[[Request],
                 else 404 if isinstance(exc, (NotIndexedError, FileNotIndexedError)) else 400
             )  # fmt: skip
             return error_response(request, status, str(exc))
+        except Exception as exc:
+            # A page damaged under the running server, met by a read: said (and remembered) as damage, not a 500.
+            from aintern.store.db import explained
+
+            said = explained(exc)
+            if said is None:
+                raise
+            return error_response(request, 503 if isinstance(said, CorruptDatabaseError) else 500, str(said))
 
     wrapped.__name__ = fn.__name__
     return wrapped
