@@ -608,11 +608,14 @@ def test_an_unreadable_file_is_skipped_not_stale_until_it_can_be_read() -> None:
         assert out.returncode == 0, out.stderr
         said = " ".join(out.stdout.split())
         assert "skipped src/locked.py: unreadable (permission denied)" in said and "file_read" not in said, said
+        listed = " ".join(aintern("update", "-v").stdout.split())  # (an update lists what it skipped, as index -v)
+        assert "skipped src/locked.py: unreadable (permission denied)" in listed, listed
         for _ in range(2):  # (an update changes nothing: it stays said as unreadable, never as stale)
             status = json.loads(aintern("status", "--json").stdout)
             assert status["stale_files"] == 0 and status["unreadable"] == ["src/locked.py"], status
             shown = " ".join(aintern("status").stdout.split())
-            assert "up to date; 1 unreadable, skipped (src/locked.py)" in shown and "stale" not in shown, shown
+            assert "up to date; 1 unreadable, skipped (src/locked.py): fix its permissions" in shown, shown
+            assert "stale" not in shown, shown
             assert aintern("update").returncode == 0
         os.chmod(secret, 0o666)
         assert json.loads(aintern("status", "--json").stdout)["new"] == ["src/locked.py"]

@@ -186,6 +186,9 @@ def _print_summary(
         say_error(result.error_message)
 
 
+VerboseOption = Annotated[bool, typer.Option("--verbose", "-v", help="List every skipped file.")]
+
+
 @app.command()
 def index(
     path: PathArg = None,
@@ -212,7 +215,7 @@ def index(
     ] = None,
     db: DbOption = None,
     as_json: JsonOption = False,
-    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="List every skipped file.")] = False,
+    verbose: VerboseOption = False,
     wait: WaitOption = False,
 ) -> None:
     """Index a workspace (incremental: only changed files are re-chunked and re-embedded)."""
@@ -231,11 +234,17 @@ def index(
 
 
 @app.command()
-def update(path: PathArg = None, db: DbOption = None, as_json: JsonOption = False, wait: WaitOption = False) -> None:
+def update(
+    path: PathArg = None,
+    db: DbOption = None,
+    as_json: JsonOption = False,
+    verbose: VerboseOption = False,
+    wait: WaitOption = False,
+) -> None:
     """Bring an existing index up to date with the files on disk (and its full tier, if it has one)."""
     ws = open_workspace(path, db)
     ws.require_index()
-    _index_and_tier(ws, False, None, None, as_json, False, wait)
+    _index_and_tier(ws, False, None, None, as_json, verbose, wait)
 
 
 def _index_and_tier(

@@ -93,7 +93,8 @@ def status(path: PathArg = None, db: DbOption = None, as_json: JsonOption = Fals
     )
     if st.unreadable_files:  # (skipped, not stale: an update cannot read them either)
         names = ", ".join(st.unreadable_files[:3]) + (", …" if len(st.unreadable_files) > 3 else "")
-        fresh += f"; [yellow]{len(st.unreadable_files)} unreadable[/], skipped ({esc(names)}): fix their permissions"
+        whose = "its" if len(st.unreadable_files) == 1 else "their"
+        fresh += f"; [yellow]{len(st.unreadable_files)} unreadable[/], skipped ({esc(names)}): fix {whose} permissions"
     table.add_row("freshness", fresh)
     if s.git_commit or st.current_commit:
         git = f"indexed {(s.git_commit or '-')[:12]}, now {(st.current_commit or '-')[:12]}"
