@@ -93,6 +93,11 @@ def test_every_tool_answers_in_text_and_structured_content(two_repos: tuple[Path
         assert hit["repo"] == "weather" and hit["path"] == "forecast.py" and "weather/forecast.py:1-3" in text(both)
         by_path = await c.call_tool("search", {"query": "barometric", "repos": [str(weather)]})
         assert by_path.structured_content["hits"][0]["path"] == "forecast.py"
+        # One repository, or 'all', may be named bare, as agents read the parameter's description.
+        every = await c.call_tool("search", {"query": "barometric pressure forecast", "repos": "all"})
+        assert not every.is_error and every.structured_content["repos"] == ["shop", "weather"], text(every)
+        one = await c.call_tool("search", {"query": "barometric", "repos": "weather"})
+        assert not one.is_error and one.structured_content["repos"] == ["weather"], text(one)
         # context within its budget, with its token count; files with match lines; symbols by prefix.
         ctx = await c.call_tool("context", {"query": "charge invoice card", "max_tokens": 300})
         assert not ctx.is_error and 0 < ctx.structured_content["tokens"] <= 300

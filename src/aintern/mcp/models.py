@@ -43,10 +43,10 @@ CLEAR_HELP = "Delete the index of one repository this server serves (the files a
 
 #: The ``repos`` parameter the tools share.
 Repos = Annotated[
-    list[str] | None,
+    list[str] | str | None,
     Field(
-        description="Repositories this server serves: folder paths, index names or git remotes; 'all' for every "
-        "one it serves. Default: this project"
+        description="Repositories this server serves: folder paths, index names or git remotes (one, or a list); "
+        "'all' for every one it serves. Default: this project"
     ),
 ]
 

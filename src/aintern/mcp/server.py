@@ -108,9 +108,10 @@ class AinternMcp:
         ``--repo`` ones; with ``--all-repos`` and neither indexed, every index."""
         return self.scope.defaults()
 
-    def indexes(self, repos: list[str] | None) -> list[VectorIndex]:
-        """The served indexes ``repos`` names (default: this project); a tool error for any other."""
-        return self.scope.resolve(repos)
+    def indexes(self, repos: list[str] | str | None) -> list[VectorIndex]:
+        """The served indexes ``repos`` names (default: this project); a tool error for any other. One name may come
+        bare (``"all"``): agents read "'all' for every one" and send the word, not a list of it."""
+        return self.scope.resolve([repos] if isinstance(repos, str) else repos)
 
     def start_background(self) -> None:
         """Load the default workspaces' indexes (so the first search does not wait) and watch them
