@@ -27,7 +27,7 @@ HOSTILE = ["", " ", "\x00", "a\x00b", "\x01\x1f\t", "all", "*", "../../etc/passw
 NOT_STR: list[Any] = [1, 1.5, True, [], {}, ["a"]]
 NOT_INT: list[Any] = ["x", 1.5, [], {}, None, "1e3"]
 NOT_BOOL: list[Any] = ["x", 2, [], {}]
-NOT_LIST: list[Any] = ["all", 1, {}, [1], [None], [[]]]
+NOT_LIST: list[Any] = [1, {}, [1], [None], [[]]]  # (a bare string is one repository's name: "all" answers)
 
 
 def cases(project: Path, other: Path) -> Iterator[tuple[str, dict[str, Any], bool]]:
@@ -46,8 +46,9 @@ def cases(project: Path, other: Path) -> Iterator[tuple[str, dict[str, Any], boo
     for tool in ("search", "context", "files"):
         yield from vary(tool, "query", ["", " ", "\x00", "\x00\x01\x7f", "\u200b", *NOT_STR])
         yield from vary(tool, "query", [LONG, "é日本語🙂", "all", "../../etc/passwd", "-rf"], error=False)
-        yield from vary(tool, "repos", NOT_LIST + [[s] for s in [*outside, "", "\x00", LONG, "/etc", "/" + "a" * 5000]])
-        yield from vary(tool, "repos", [["all"], ["*"], [], None], error=False)
+        named = [*outside, "", "\x00", LONG, "/etc", "/" + "a" * 5000]
+        yield from vary(tool, "repos", NOT_LIST + [[s] for s in named] + named)  # (in a list, or bare)
+        yield from vary(tool, "repos", [["all"], ["*"], "all", [], None], error=False)
     yield from vary("search", "k", [0, -1, -(10**20), 101, 10**20, *NOT_INT[:-2]])
     yield from vary("search", "max_tokens", [0, -5, 10**9, 10**20, *NOT_INT[:-2]])
     yield from vary("search", "min_relevance", [-0.1, 1.5, 1e308, -1e308, "x", []])
