@@ -88,18 +88,29 @@ class Workspace(Filling):
     """One workspace directory, its settings and its index in the application database."""
 
     def __init__(
-        self, root: str | Path, db: str | Path | None = None, model: str | None = None, readonly: bool = False
+        self,
+        root: str | Path,
+        db: str | Path | None = None,
+        model: str | None = None,
+        readonly: bool = False,
+        opened: SqliteStore | None = None,
     ) -> None:
-        """``readonly``: only read the database (never create or write it), for commands that only look."""
+        """``readonly``: only read the database (never create or write it), for commands that only look.
+        ``opened``: a read-only store already open (``discover``'s), taken when it is of this database."""
         self.root = Path(root).resolve()
         self.settings = Settings.load(self.root)
         self._db = db or self.settings.db
         self._store: SqliteStore | None = None
-        try:
-            self._store = SqliteStore(self._db, readonly=readonly, create=False)
-        except NoDatabaseError:
-            if readonly:
-                raise  # (no database yet: made by the first write, see ``store``)
+        if opened is not None and readonly and opened.path == Path(self._db or default_db_path()):
+            self._store = opened  # (a search opens its database once, not twice)
+        else:
+            if opened is not None:
+                opened.close()
+            try:
+                self._store = SqliteStore(self._db, readonly=readonly, create=False)
+            except NoDatabaseError:
+                if readonly:
+                    raise  # (no database yet: made by the first write, see ``store``)
         self._model_name = model or self.settings.model
         self._embedder: Embedder | None = None
         self._tier_embedder: Embedder | None = None
@@ -121,16 +132,19 @@ class Workspace(Filling):
             probe = None  # no database yet: only a .aintern.toml can mark a workspace
         try:
             root = find_workspace(start, probe)
-        finally:
+        except BaseException:
             if probe is not None:
                 probe.close()
+            raise
         if root is None:
+            if probe is not None:
+                probe.close()
             where = f"{Path(start).resolve()} is not indexed yet"
             if probe is None:  # (which database: AINTERN_DB may name another one than the user thinks)
                 why = f"{path} is empty" if os.path.exists(path) else f"there is no database at {path}"
                 raise NoDatabaseError(f"{where} ({why}); run `aintern index`")
             raise NotIndexedError(f"{where}; run `aintern index` there first")
-        return cls(root, db, model, readonly)
+        return cls(root, db, model, readonly, opened=probe)
 
     @property
     def store(self) -> SqliteStore:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import contextlib
 import os
-import sqlite3
 import stat
+import sys
 import urllib.parse
 from collections.abc import Callable
 from pathlib import Path
@@ -61,22 +61,29 @@ LAST_OPENED: Path | None = None
 
 
 def driver() -> Any:
-    """The stdlib sqlite3 when its SQLite has every feature the store uses (FTS5, extension loading,
-    a recent enough version); otherwise sqlean, a DB-API drop-in that bundles a current SQLite."""
+    """sqlean, a DB-API drop-in that bundles a current SQLite with every feature the store uses (FTS5,
+    extension loading); the stdlib sqlite3 only where sqlean is missing and its SQLite has them all. (Not the
+    stdlib's first: probing it cost every search the import of a second SQLite, and one driver everywhere
+    means one SQLite, whatever the Python, writes every database.)"""
     global _DRIVER
     if _DRIVER is None:
-        if _usable(sqlite3):
+        try:
+            import sqlean
+        except ImportError:  # pragma: no cover - a dependency of aintern
+            import sqlite3
+
+            if not _usable(sqlite3):
+                raise StoreError("SQLite lacks what aintern needs: pip install sqlean-py") from None
             _DRIVER = sqlite3
         else:
-            import sqlean
-
             _DRIVER = sqlean
     return _DRIVER
 
 
 def is_database_error(exc: BaseException) -> bool:
-    """An error raised by SQLite itself, whichever driver raised it."""
-    return isinstance(exc, (sqlite3.Error, driver().Error))
+    """An error raised by SQLite itself, whichever driver raised it (the stdlib's too, where it is loaded)."""
+    stdlib = sys.modules.get("sqlite3")
+    return isinstance(exc, (driver().Error, *((stdlib.Error,) if stdlib is not None else ())))
 
 
 def explained(exc: BaseException) -> StoreError | None:
