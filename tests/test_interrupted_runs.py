@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,6 +15,7 @@ import pytest
 from test_cli_index import run
 from workspaces import many_files
 
+from aintern.index import IndexingPhase, IndexingProgress
 from aintern.knowledge import KnowledgeQueryOptions
 from aintern.store.models import INTERRUPTED
 from aintern.workspace import Workspace
@@ -180,3 +182,35 @@ def test_a_first_run_killed_before_its_first_file_is_not_called_old(tmp_path: Pa
     ws.close()
     out = run("index", cwd=root, db=db)
     assert out.returncode == 0 and "older aintern" not in out.stderr, out.stderr
+
+
+def test_an_interrupted_first_index_counts_the_files_to_come_alike_in_status_and_search(tmp_path: Path) -> None:
+    """The files a first run left out as it went (binary ones) are no more to come: `aintern status` and a search's
+    note say the same "N of M files", M the files the finished index will hold (status's indexed + new)."""
+    root = many_files(tmp_path / "project", 700)  # (three batches of 256 chunks: the run stops after two)
+    for i in range(12):  # (sorted first: read, and left out, in the batch the run commits)
+        (root / f"aa_blob_{i}.py").write_bytes(b"\x00\x01binary\x00" * 10)
+    db = tmp_path / "binaries.db"
+    ws = Workspace(root, db)
+    cancel = threading.Event()
+    stored: list[object] = []
+
+    def on_progress(p: IndexingProgress) -> None:
+        if p.phase is IndexingPhase.STORING:
+            stored.append(p)
+            if len(stored) == 2:
+                cancel.set()  # (the first batch is committed; the run stops after the second)
+
+    try:
+        assert ws.build_index(progress=on_progress, cancel=cancel).cancelled
+        skipped = ws.store.get_skipped(ws.require_index().id)
+    finally:
+        ws.close()
+    assert len(skipped) == 12, skipped  # (the binary files were met before the run stopped)
+    data = json.loads(run("status", "--json", cwd=root, db=db).stdout)
+    done, to_come = data["files"], data["files"] + len(data["new"])
+    assert data["interrupted"] and 0 < done < to_come == 700
+    text = run("status", cwd=root, db=db, columns=300).stdout
+    assert f"interrupted: {done} of {to_come} files indexed" in text, text
+    found = run("search", "the value of a setting", cwd=root, db=db)
+    assert found.stderr.startswith(f"note: the index is incomplete ({done} of {to_come} files)"), found.stderr

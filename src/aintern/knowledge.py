@@ -328,7 +328,7 @@ class KnowledgeService:
             chunks=chunks, relevant_files=list(dict.fromkeys(c.file_path for c in chunks)),
             query_time=time.perf_counter() - started, total_chunks_searched=index.chunk_count,
             chunks_above_threshold=len(above), query_embedding=query_vector, was_reranked=was_reranked,
-            reranking_applied=strategy, vector_model=embedder.model_id, notes=[*index_notes(index), *notes],
+            reranking_applied=strategy, vector_model=embedder.model_id, notes=[*index_notes(self.store, index), *notes],
         )  # fmt: skip
         if not notes:  # (a rerank that timed out is tried again next time)
             self.cache.set(key, result)

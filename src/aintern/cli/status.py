@@ -11,6 +11,7 @@ from aintern.cli.base import tell
 from aintern.cli.common import DbOption, JsonOption, PathArg, app, err, esc, human_size, open_workspace, show_table
 from aintern.index.runs import TIER_RUN, IndexRun
 from aintern.plural import count
+from aintern.search_notes import first_run_progress, progress_words
 from aintern.store import VectorTier
 from aintern.workspace import Workspace
 
@@ -81,7 +82,7 @@ def status(path: PathArg = None, db: DbOption = None, as_json: JsonOption = Fals
         if run is not None and run.kind != TIER_RUN
         else f"[yellow]needs a re-index[/] ({esc(data['reindex_reason'])}): run `aintern index --force`"
         if data["reindex_reason"]
-        else f"[yellow]incomplete[/] (interrupted: {s.file_count:,} of {s.file_count + len(st.new_files):,} files "
+        else f"[yellow]incomplete[/] (interrupted: {progress_words(*first_run_progress(ws.store, st.index))} "
         "indexed): `aintern update` continues it"
         if data["interrupted"]
         else "[green]up to date[/]"
