@@ -91,8 +91,8 @@ def test_an_interrupted_first_index_is_shown_as_such_and_continued(paused_first_
     # While it runs, another process sees the run, not stale files to update.
     during = run("status", cwd=root, db=db)
     assert during.returncode == 0, during.stderr
-    assert "being indexed now (pid " in during.stdout and "stale" not in during.stdout, during.stdout
-    assert "(indexing (pid" not in during.stdout, during.stdout  # (no parentheses inside parentheses)
+    assert "being indexed now: " in during.stdout and "stale" not in during.stdout, during.stdout
+    assert "indexing: writing, " in during.stdout and "(pid" not in during.stdout, during.stdout
     data = json.loads(run("status", "--json", cwd=root, db=db).stdout)
     assert data["run"] is not None and data["reindex_reason"] is None
 
@@ -155,8 +155,8 @@ def test_the_full_tier_fill_is_a_run_other_processes_see_and_wait_for(tmp_path: 
     paused = Paused(db, root, "tier")
     try:
         text = run("status", cwd=root, db=db, columns=300).stdout
-        assert "filling the full tier (pid" in text and "being filled now (pid " in text, text
-        assert "(filling the full tier (pid" not in text and "%)) (" not in text, text  # (no nested parentheses)
+        assert "filling the full tier; pid " in text and "being filled now; " in text, text
+        assert ", full_tier" not in text and "%" not in text, text  # (the tier's count once: its own line's)
         assert "`aintern update` continues it" not in text
         data = json.loads(run("status", "--json", cwd=root, db=db).stdout)
         assert data["run"]["kind"] == "full tier" and data["run"]["phase"] == "full_tier"
@@ -214,3 +214,66 @@ def test_an_interrupted_first_index_counts_the_files_to_come_alike_in_status_and
     assert f"interrupted: {done} of {to_come} files indexed" in text, text
     found = run("search", "the value of a setting", cwd=root, db=db)
     assert found.stderr.startswith(f"note: the index is incomplete ({done} of {to_come} files)"), found.stderr
+
+
+#: `aintern index --tier full` of a new index, as the CLI runs it (index, settle the tier, fill it), stopped at
+#: each phase another process may find it in: prints "paused PHASE" and waits for a line on stdin.
+PHASES_DRIVER = """
+import sys
+from aintern.index import IndexingPhase
+from aintern.workspace import Workspace
+
+ws = Workspace(sys.argv[2], sys.argv[1])
+seen = set()
+
+def pause(phase):
+    print("paused", phase, flush=True)
+    sys.stdin.readline()
+
+def on_progress(p):
+    if p.phase in (IndexingPhase.EMBEDDING, IndexingPhase.FILE_VECTORS) and p.phase not in seen:
+        seen.add(p.phase)
+        pause(p.phase.value)
+
+assert ws.build_index(progress=on_progress, tier="full").success
+ws.settle_tier("full", new=True)
+ws.fill_tier(lambda done, total: None if "tier" in seen else (seen.add("tier"), pause("full tier")))
+print("finished", flush=True)
+"""
+
+
+def test_status_reads_right_at_every_phase_of_a_first_index_with_the_full_tier(tmp_path: Path) -> None:
+    """While `aintern index --tier full` runs, `aintern status` and `aintern list` say what it does in words (no
+    phase's internal name), and their lines agree: an index run's progress once, the tier's count once."""
+    root = many_files(tmp_path / "project", 20)
+    db = tmp_path / "phases.db"
+    proc = subprocess.Popen([sys.executable, "-c", PHASES_DRIVER, str(db), str(root)], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, text=True)  # fmt: skip
+    assert proc.stdin is not None and proc.stdout is not None
+    said: dict[str, tuple[str, str]] = {}
+    try:
+        for _ in range(3):
+            phase = proc.stdout.readline().strip().removeprefix("paused ")
+            text = run("status", cwd=root, db=db, columns=300).stdout
+            label = json.loads(run("list", "--json", cwd=root, db=db).stdout)[0]["label"]
+            said[phase] = (text, label)
+            proc.stdin.write("go\n")
+            proc.stdin.flush()
+        assert proc.stdout.readline().strip() == "finished"
+    finally:
+        proc.kill()
+        proc.wait()
+    assert list(said) == ["embedding", "file_vectors", "full tier"]
+    for phase, (text, label) in said.items():
+        for internal in ("full_tier", "file_vectors", "_"):
+            assert internal not in label and f", {internal}" not in text and f"({internal}" not in text, (phase, text)
+    text, label = said["embedding"]
+    assert "indexing: embedding, 20 of 20 files read (100 %); pid " in text, text  # (one batch: all read)
+    assert "being indexed now: `aintern status` again once it ends" in text and "full tier" not in text, text
+    assert label.startswith("embedding") and label.endswith(" %"), label
+    text, label = said["file_vectors"]
+    assert "indexing: computing the file vectors; pid " in text and "%" not in text, text  # (not "0 %": all files in)
+    assert "being indexed now" in text and label == "computing the file vectors", (text, label)
+    text, label = said["full tier"]
+    assert "filling the full tier; pid " in text and "0 of 20 chunks; being filled now; searches use" in text, text
+    assert "being indexed now" not in text and "%" not in text and label == "filling the full tier", (text, label)
