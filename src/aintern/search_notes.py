@@ -7,6 +7,9 @@ from __future__ import annotations
 from aintern.store import Store, VectorIndex
 from aintern.store.models import INTERRUPTED
 
+#: The command a note asks for, run in the repository (``about_repository`` names the folder instead).
+UPDATE = "`aintern update`"
+
 
 def first_run_progress(store: Store, index: VectorIndex) -> tuple[int, int | None]:
     """(files indexed, files the index holds once its interrupted first run is finished; None: not known). The
@@ -31,9 +34,15 @@ def index_notes(store: Store, index: VectorIndex | None) -> list[str]:
     if index is None or not index.interrupted:
         return []
     if not index.file_count:
-        return [
-            "nothing is indexed yet (the first run stopped before its first file): run `aintern update` to index it"
-        ]
+        return [f"nothing is indexed yet (the first run stopped before its first file): run {UPDATE} to index it"]
     done, total = first_run_progress(store, index)
     of = progress_words(done, total) + ("" if total is not None and total > done else " so far")
-    return [f"the index is incomplete ({of}): run `aintern update` to finish it"]
+    return [f"the index is incomplete ({of}): run {UPDATE} to finish it"]
+
+
+def about_repository(note: str, repo: str, folder: str) -> str:
+    """A note of one of several repositories searched together: which one it is about, and a command that
+    names its folder (it is run from anywhere)."""
+    import shlex
+
+    return f"{repo}: " + note.replace(UPDATE, f"`aintern update {shlex.quote(folder)}`")
