@@ -7,10 +7,22 @@ import pytest
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
+from user_folders import isolate_user_folders
+
 from aintern.chunk import Chunker, ChunkingOptions
 from aintern.embed import get_embedder
 from aintern.embed.onnx import OnnxEmbedder
 from aintern.embed.static import StaticEmbedder
+
+#: The user's own aintern folders (config, data, cache), moved aside for the whole run (before any test
+#: reads a folder: aintern reads them when called, not when imported).
+REAL_USER_DIRS = isolate_user_folders()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _remember_basetemp(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Where this run's temporary folders are (pytest_sessionfinish looks for them in the real cache)."""
+    request.config._aintern_basetemp = tmp_path_factory.getbasetemp()  # type: ignore[attr-defined]
 
 
 @pytest.fixture(scope="session")
@@ -56,3 +68,14 @@ def indexed(web_env: Path) -> tuple[Path, Path]:
     from workspaces import indexed_workspace
 
     return indexed_workspace(web_env)
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Fail the run when anything it did was recorded in the user's own cache (a test that escaped the
+    isolation: its database paths under this run's temporary folders would be in the real record)."""
+    from user_folders import escaped_records
+
+    escaped = escaped_records(REAL_USER_DIRS, session.config)
+    if escaped:
+        print(f"\nthe test run wrote into the user's own aintern cache: {', '.join(escaped[:3])}")
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED

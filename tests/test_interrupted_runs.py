@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,6 +15,7 @@ import pytest
 from test_cli_index import run
 from workspaces import many_files
 
+from aintern.index import IndexingPhase, IndexingProgress
 from aintern.knowledge import KnowledgeQueryOptions
 from aintern.store.models import INTERRUPTED
 from aintern.workspace import Workspace
@@ -89,8 +91,8 @@ def test_an_interrupted_first_index_is_shown_as_such_and_continued(paused_first_
     # While it runs, another process sees the run, not stale files to update.
     during = run("status", cwd=root, db=db)
     assert during.returncode == 0, during.stderr
-    assert "being indexed now (pid " in during.stdout and "stale" not in during.stdout, during.stdout
-    assert "(indexing (pid" not in during.stdout, during.stdout  # (no parentheses inside parentheses)
+    assert "being indexed now: " in during.stdout and "stale" not in during.stdout, during.stdout
+    assert "indexing: writing, " in during.stdout and "(pid" not in during.stdout, during.stdout
     data = json.loads(run("status", "--json", cwd=root, db=db).stdout)
     assert data["run"] is not None and data["reindex_reason"] is None
 
@@ -153,8 +155,8 @@ def test_the_full_tier_fill_is_a_run_other_processes_see_and_wait_for(tmp_path: 
     paused = Paused(db, root, "tier")
     try:
         text = run("status", cwd=root, db=db, columns=300).stdout
-        assert "filling the full tier (pid" in text and "being filled now (pid " in text, text
-        assert "(filling the full tier (pid" not in text and "%)) (" not in text, text  # (no nested parentheses)
+        assert "filling the full tier; pid " in text and "being filled now; " in text, text
+        assert ", full_tier" not in text and "%" not in text, text  # (the tier's count once: its own line's)
         assert "`aintern update` continues it" not in text
         data = json.loads(run("status", "--json", cwd=root, db=db).stdout)
         assert data["run"]["kind"] == "full tier" and data["run"]["phase"] == "full_tier"
@@ -180,3 +182,98 @@ def test_a_first_run_killed_before_its_first_file_is_not_called_old(tmp_path: Pa
     ws.close()
     out = run("index", cwd=root, db=db)
     assert out.returncode == 0 and "older aintern" not in out.stderr, out.stderr
+
+
+def test_an_interrupted_first_index_counts_the_files_to_come_alike_in_status_and_search(tmp_path: Path) -> None:
+    """The files a first run left out as it went (binary ones) are no more to come: `aintern status` and a search's
+    note say the same "N of M files", M the files the finished index will hold (status's indexed + new)."""
+    root = many_files(tmp_path / "project", 700)  # (three batches of 256 chunks: the run stops after two)
+    for i in range(12):  # (sorted first: read, and left out, in the batch the run commits)
+        (root / f"aa_blob_{i}.py").write_bytes(b"\x00\x01binary\x00" * 10)
+    db = tmp_path / "binaries.db"
+    ws = Workspace(root, db)
+    cancel = threading.Event()
+    stored: list[object] = []
+
+    def on_progress(p: IndexingProgress) -> None:
+        if p.phase is IndexingPhase.STORING:
+            stored.append(p)
+            if len(stored) == 2:
+                cancel.set()  # (the first batch is committed; the run stops after the second)
+
+    try:
+        assert ws.build_index(progress=on_progress, cancel=cancel).cancelled
+        skipped = ws.store.get_skipped(ws.require_index().id)
+    finally:
+        ws.close()
+    assert len(skipped) == 12, skipped  # (the binary files were met before the run stopped)
+    data = json.loads(run("status", "--json", cwd=root, db=db).stdout)
+    done, to_come = data["files"], data["files"] + len(data["new"])
+    assert data["interrupted"] and 0 < done < to_come == 700
+    text = run("status", cwd=root, db=db, columns=300).stdout
+    assert f"interrupted: {done} of {to_come} files indexed" in text, text
+    found = run("search", "the value of a setting", cwd=root, db=db)
+    assert found.stderr.startswith(f"note: the index is incomplete ({done} of {to_come} files)"), found.stderr
+
+
+#: `aintern index --tier full` of a new index, as the CLI runs it (index, settle the tier, fill it), stopped at
+#: each phase another process may find it in: prints "paused PHASE" and waits for a line on stdin.
+PHASES_DRIVER = """
+import sys
+from aintern.index import IndexingPhase
+from aintern.workspace import Workspace
+
+ws = Workspace(sys.argv[2], sys.argv[1])
+seen = set()
+
+def pause(phase):
+    print("paused", phase, flush=True)
+    sys.stdin.readline()
+
+def on_progress(p):
+    if p.phase in (IndexingPhase.EMBEDDING, IndexingPhase.FILE_VECTORS) and p.phase not in seen:
+        seen.add(p.phase)
+        pause(p.phase.value)
+
+assert ws.build_index(progress=on_progress, tier="full").success
+ws.settle_tier("full", new=True)
+ws.fill_tier(lambda done, total: None if "tier" in seen else (seen.add("tier"), pause("full tier")))
+print("finished", flush=True)
+"""
+
+
+def test_status_reads_right_at_every_phase_of_a_first_index_with_the_full_tier(tmp_path: Path) -> None:
+    """While `aintern index --tier full` runs, `aintern status` and `aintern list` say what it does in words (no
+    phase's internal name), and their lines agree: an index run's progress once, the tier's count once."""
+    root = many_files(tmp_path / "project", 20)
+    db = tmp_path / "phases.db"
+    proc = subprocess.Popen([sys.executable, "-c", PHASES_DRIVER, str(db), str(root)], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, text=True)  # fmt: skip
+    assert proc.stdin is not None and proc.stdout is not None
+    said: dict[str, tuple[str, str]] = {}
+    try:
+        for _ in range(3):
+            phase = proc.stdout.readline().strip().removeprefix("paused ")
+            text = run("status", cwd=root, db=db, columns=300).stdout
+            label = json.loads(run("list", "--json", cwd=root, db=db).stdout)[0]["label"]
+            said[phase] = (text, label)
+            proc.stdin.write("go\n")
+            proc.stdin.flush()
+        assert proc.stdout.readline().strip() == "finished"
+    finally:
+        proc.kill()
+        proc.wait()
+    assert list(said) == ["embedding", "file_vectors", "full tier"]
+    for phase, (text, label) in said.items():
+        for internal in ("full_tier", "file_vectors", "_"):
+            assert internal not in label and f", {internal}" not in text and f"({internal}" not in text, (phase, text)
+    text, label = said["embedding"]
+    assert "indexing: embedding, 20 of 20 files read (100 %); pid " in text, text  # (one batch: all read)
+    assert "being indexed now: `aintern status` again once it ends" in text and "full tier" not in text, text
+    assert label.startswith("embedding") and label.endswith(" %"), label
+    text, label = said["file_vectors"]
+    assert "indexing: computing the file vectors; pid " in text and "%" not in text, text  # (not "0 %": all files in)
+    assert "being indexed now" in text and label == "computing the file vectors", (text, label)
+    text, label = said["full tier"]
+    assert "filling the full tier; pid " in text and "0 of 20 chunks; being filled now; searches use" in text, text
+    assert "being indexed now" not in text and "%" not in text and label == "filling the full tier", (text, label)

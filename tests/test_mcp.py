@@ -240,6 +240,29 @@ def test_index_reports_progress_and_search_sees_an_edit_at_once(web_env: Path) -
         server.jobs.close()
 
 
+def test_an_mcp_run_vouches_for_what_it_wrote_as_the_clis_do(tmp_path: Path) -> None:
+    """An `update` run by `aintern mcp`'s ``index`` tool leaves the database vouched for (store.checked), as a CLI
+    run does, once the server has ended (its last connection moved the WAL into the file): the next `aintern
+    status` need not read the whole file for damage (seconds on a large index)."""
+    from aintern.store import checked
+
+    root = make_workspace(tmp_path / "my project [mcp] é")
+    db = tmp_path / "a.db"
+    index(root, db)
+    (root / "added.py").write_text("def added_after_the_first_index():\n    return 1\n")
+
+    async def main() -> None:
+        params = StdioServerParameters(command=sys.executable, args=["-m", "aintern", "mcp", "--no-watch", "--db", str(db)],
+                                       cwd=str(root), env={**os.environ, "HF_HUB_OFFLINE": "1"})  # fmt: skip
+        async with Client(params) as c:
+            done = await c.call_tool("index", {"path": str(root)})
+            assert not done.is_error and done.structured_content["files_indexed"] == 1, done
+
+    asyncio.run(main())
+    assert not Path(f"{db}-wal").exists()  # (the server ended: its close moved the WAL into the file)
+    assert checked.passed_as_it_is(db, checked.database_facts(db))
+
+
 def test_stdio_subprocess_serves_the_workspace_it_is_started_in(indexed: tuple[Path, Path]) -> None:
     root, db = indexed
 

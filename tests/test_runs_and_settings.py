@@ -98,7 +98,7 @@ def test_a_running_index_shows_in_status_and_list_of_another_process(env: Path) 
         status = json.loads(cli("status", str(root), "--json").stdout)
         assert status["run"]["kind"] == "reindex" and status["name"] == "project"
         text = cli("status", str(root)).stdout
-        assert f"indexing (pid {os.getpid()}" in text
+        assert "indexing: writing, " in text and f"; pid {os.getpid()}, started " in text, text
         busy = cli("index", str(root))
         assert busy.returncode == 1 and "--wait" in busy.stderr
     finally:

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -209,6 +212,39 @@ def test_a_full_tier_for_an_index_of_the_transformer_is_refused_before_the_run(t
     (root / ".aintern.toml").write_text('tier = "full"\n')
     out = run("index", "--model", "minilm", "--json", cwd=root, db=db)
     assert out.returncode == 0 and json.loads(out.stdout)["tier"] is None, out
+
+
+def test_a_refused_index_leaves_no_database_behind_and_one_that_was_there_as_it_was(tmp_path: Path) -> None:
+    """`aintern index` refused (a full tier of the tier's own model, e5-small without its extra, an untrusted
+    repository's Milvus server): where there was no database, none is left (not an empty one); where there was
+    one, it keeps what it held."""
+    from test_e5 import NEEDS_E5, WITHOUT_E5
+
+    root = make_workspace(tmp_path / "project")
+    other = make_workspace(tmp_path / "other")
+
+    def index(db: Path, *flags: str) -> subprocess.CompletedProcess[str]:
+        argv = [sys.executable, "-c", WITHOUT_E5, "index", *flags]
+        env = {**os.environ, "AINTERN_DB": str(db), "COLUMNS": "200"}
+        return subprocess.run(argv, cwd=root, env=env, capture_output=True, text=True, timeout=300)
+
+    def refused(db: Path) -> None:
+        out = index(db, "--tier", "full", "--model", "minilm")
+        assert out.returncode == 1 and "full tier's own model" in out.stderr, out
+        out = index(db, "--model", "e5-small")
+        assert out.returncode == 1 and out.stderr.strip() == NEEDS_E5, out
+        (root / ".aintern.toml").write_text('store = "milvus"\nmilvus_uri = "http://127.0.0.1:9"\n')
+        out = index(db)
+        (root / ".aintern.toml").unlink()
+        assert out.returncode == 1 and "`aintern trust`" in out.stderr, out
+
+    refused(tmp_path / "none" / "new.db")
+    assert not (tmp_path / "none").exists() or not list((tmp_path / "none").iterdir())
+    db = tmp_path / "there.db"
+    assert run("index", cwd=other, db=db).returncode == 0
+    before = json.loads(run("list", "--json", cwd=other, db=db).stdout)
+    refused(db)
+    assert json.loads(run("list", "--json", cwd=other, db=db).stdout) == before
 
 
 def test_windows_read_a_long_text_whole(minilm: OnnxEmbedder) -> None:

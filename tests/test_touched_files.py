@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from workspaces import write_files
@@ -23,17 +24,24 @@ FILES = {
 }
 
 
-def test_a_touched_file_is_not_changed_and_update_records_its_new_stat(tmp_path: Path) -> None:
-    root = tmp_path / "my project [v2]"
-    write_files(root, FILES)
-    db = tmp_path / "aintern.db"
-    env = {**os.environ, "AINTERN_DB": str(db), "AINTERN_CONFIG": str(tmp_path / "c.toml"), "HF_HUB_OFFLINE": "1"}
+def cli_in(root: Path, db: Path) -> Callable[..., str]:
+    """The real CLI in ``root``, on ``db``: a command's output (it must succeed)."""
+    env = {**os.environ, "AINTERN_DB": str(db), "AINTERN_CONFIG": str(db.parent / "c.toml"), "HF_HUB_OFFLINE": "1"}
 
     def cli(*args: str) -> str:
         out = subprocess.run([sys.executable, "-m", "aintern", *args], cwd=root, env=env, capture_output=True,
                              text=True, timeout=300)  # fmt: skip
         assert out.returncode == 0, out.stderr
         return out.stdout
+
+    return cli
+
+
+def test_a_touched_file_is_not_changed_and_update_records_its_new_stat(tmp_path: Path) -> None:
+    root = tmp_path / "my project [v2]"
+    write_files(root, FILES)
+    db = tmp_path / "aintern.db"
+    cli = cli_in(root, db)
 
     cli("index")
     later = (root / "ledger/kept.py").stat().st_mtime_ns + 5_000_000_000
@@ -70,3 +78,27 @@ def test_a_touched_file_is_not_changed_and_update_records_its_new_stat(tmp_path:
     finally:
         ws.close()
     assert "up to date" in cli("status")
+
+
+def test_a_touched_skipped_file_is_not_new_and_one_no_more_skipped_is(tmp_path: Path) -> None:
+    """A file the index left out (binary, empty) and then only touched is not "new", as a touched indexed file is
+    not "changed": `aintern status` (text and JSON) and `aintern list` say up to date. One whose bytes are now
+    worth indexing is new. Odd names: brackets, spaces, non-ASCII."""
+    root = tmp_path / "my project [v2]"
+    write_files(root, FILES)
+    binary, empty = root / "[slug] données.py", root / "lib/vide à moitié.py"
+    binary.write_bytes(b"\x00\x01 not text \x00" * 8)
+    write_files(root, {"lib/vide à moitié.py": ""})
+    cli = cli_in(root, tmp_path / "aintern.db")
+
+    assert json.loads(cli("index", "--json"))["files_skipped"] == 2
+    later = (root / "ledger/kept.py").stat().st_mtime_ns + 5_000_000_000
+    for path in (binary, empty):
+        os.utime(path, ns=(later, later))  # (touched: the same bytes, a new mtime)
+    state = json.loads(cli("status", "--json"))
+    assert (state["new"], state["stale_files"]) == ([], 0), state
+    assert "up to date" in cli("status")
+    assert json.loads(cli("list", "--json"))[0]["state"] == "up_to_date"
+    empty.write_text("def half_empty():\n    return 0.5\n")  # (worth indexing now)
+    state = json.loads(cli("status", "--json"))
+    assert (state["new"], state["stale_files"]) == (["lib/vide à moitié.py"], 1), state

@@ -22,7 +22,9 @@ def nobody_python() -> tuple[str, dict[str, str]]:
     """An interpreter an unprivileged user can run, and the environment that makes aintern importable."""
     python = "/usr/bin/python3" if Path("/usr/bin/python3").exists() else sys.executable
     paths = [str(ROOT / "src"), sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]]
-    return python, {"PYTHONPATH": os.pathsep.join(dict.fromkeys(paths)), "HOME": "/tmp"}
+    # (its own folders under that HOME: the run's, conftest's, are private to the user running the tests)
+    folders = dict.fromkeys(("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME"), "")
+    return python, {"PYTHONPATH": os.pathsep.join(dict.fromkeys(paths)), "HOME": "/tmp", **folders}
 
 
 def unprivileged() -> tuple[int | None, str, dict[str, str]]:

@@ -34,7 +34,7 @@ from aintern.retrieve.relevance import (
     repository_likelihood,
 )
 from aintern.retrieve.rerank import RerankingStrategy
-from aintern.search_notes import index_notes
+from aintern.search_notes import about_repository, index_notes
 from aintern.store import SqliteStore, Store, VectorIndex, VectorSearchOptions, VectorTier
 from aintern.words import clean_user_text
 
@@ -328,7 +328,7 @@ class KnowledgeService:
             chunks=chunks, relevant_files=list(dict.fromkeys(c.file_path for c in chunks)),
             query_time=time.perf_counter() - started, total_chunks_searched=index.chunk_count,
             chunks_above_threshold=len(above), query_embedding=query_vector, was_reranked=was_reranked,
-            reranking_applied=strategy, vector_model=embedder.model_id, notes=[*index_notes(index), *notes],
+            reranking_applied=strategy, vector_model=embedder.model_id, notes=[*index_notes(self.store, index), *notes],
         )  # fmt: skip
         if not notes:  # (a rerank that timed out is tried again next time)
             self.cache.set(key, result)
@@ -343,6 +343,10 @@ class KnowledgeService:
         started = time.perf_counter()
         asked = [i for i in (self._index(path) for path in dict.fromkeys(options.workspace_paths)) if i is not None]
         names = [i.name for i in asked]
+
+        def repo(index: VectorIndex) -> str:  # (a name two indexes share would not tell them apart: the path does)
+            return index.name if names.count(index.name) == 1 else index.workspace_path
+
         answers: list[tuple[VectorIndex, KnowledgeQueryResult, float]] = []
         notes, errors = [], []
         for index in asked:
@@ -353,6 +357,7 @@ class KnowledgeService:
                 errors.append(exc)
                 notes.append(f"{index.name} was not searched: {exc}")
                 continue
+            notes += [about_repository(note, repo(index), index.workspace_path) for note in one.notes]
             top = [c.evidence for c in one.chunks[:3] if c.evidence is not None]
             answers.append((index, one, max(top, default=-math.inf)))
         if errors and not answers:
@@ -364,10 +369,8 @@ class KnowledgeService:
         discounts = repository_discounts(
             [a for _, _, a in answers], likelihood, self.repo_affinity, self.repo_likelihood
         )
-        # A name two indexes share would not tell their hits apart: the folder's path does.
-        repos = [index.name if names.count(index.name) == 1 else index.workspace_path for index, _, _ in answers]
         chunks = merged_hits(
-            [(index.workspace_path, repo, one.chunks, discount) for (index, one, _), repo, discount in zip(answers, repos, discounts)],
+            [(index.workspace_path, repo(index), one.chunks, discount) for (index, one, _), discount in zip(answers, discounts)],
             options.min_relevance, options.max_results,
         )  # fmt: skip
         models = {(index.name, one.vector_model) for index, one, _ in answers if one.vector_model}
@@ -396,7 +399,8 @@ class KnowledgeService:
             expand_context=o.expand_context, context_lines=o.context_lines, file_patterns=o.file_patterns,
             languages=o.languages, reranking=RerankingStrategy(o.reranking),
         ))  # fmt: skip
-        return self.build_context_from_chunks(result.chunks, o)
+        # (an incomplete index's notes go beside the block, not into it: the block is the code, within its budget)
+        return replace(self.build_context_from_chunks(result.chunks, o), notes=result.notes)
 
     def build_context_from_chunks(
         self, chunks: list[KnowledgeChunk], options: ContextBuildOptions | None = None

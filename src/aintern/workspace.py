@@ -287,19 +287,21 @@ class Workspace(Filling):
         ``file_vectors_later`` left to ``fill_file_vectors``. ``tier``: what ``settle_tier`` is asked next."""
         from aintern.index import Indexer, IndexingOptions
 
+        # What refuses the run is asked before the database is made: a refused first run leaves no database
+        # behind (one that was there is left as it was).
         new = self.index is None
-        if new:
-            check_not_inside_index(self.store, self.root)
         self.check_models(tier)
+        engine, milvus_uri, token_env = self.search_engine()
+        if engine == "milvus":
+            from aintern.store.milvus import client_class
+
+            client_class()  # (not installed: said before the index there is goes)
+        if new and self._store is not None:  # (no database yet: no index for this folder to be inside)
+            check_not_inside_index(self.store, self.root)
 
         def run(on_progress: ProgressCallback) -> IndexingResult:
             index = self.index
             replaced = index is not None and index.embedding_model in RETIRED_MODELS
-            engine, milvus_uri, token_env = self.search_engine()
-            if engine == "milvus":
-                from aintern.store.milvus import client_class
-
-                client_class()  # (not installed: said before the index there is goes)
             moved = engine is not None and index is not None and engine != self.store.engine_of(index.id)
             had_tier = False
             if index is not None and (

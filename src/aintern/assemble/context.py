@@ -156,6 +156,8 @@ class ContextBuildResult:
     average_relevance: float = 0.0
     #: The (merged) chunks that made it into the context, in context order.
     chunks: list[KnowledgeChunk] = field(default_factory=list)
+    #: What the search said of the index it searched (an incomplete one: search_notes), for beside the block.
+    notes: list[str] = field(default_factory=list)
 
     @property
     def is_empty(self) -> bool:

@@ -71,6 +71,13 @@ def tell(plain: str, style: str = "", highlight: bool = False, lead: str = "") -
         err.print(f"[{style}]{esc(plain)}[/]" if style else esc(plain), highlight=highlight)
 
 
+def say_notes(notes: list[str]) -> None:
+    """What a search said of the indexes it searched (an incomplete one: search_notes), ``note: ...`` a line on
+    stderr: beside the hits, the JSON list or the context block on stdout, never in them."""
+    for note in notes:
+        tell(note, "yellow", lead="note: ")
+
+
 def say_error(message: object) -> None:
     """One line on stderr: ``error: MESSAGE`` (the message printed as it is, brackets and all)."""
     tell(str(message), "bold red", lead="error: ")

@@ -29,6 +29,7 @@ from aintern.cli.base import open_scope as open_scope
 from aintern.cli.base import open_workspace as open_workspace
 from aintern.cli.base import piped as piped
 from aintern.cli.base import say_error as say_error
+from aintern.cli.base import say_notes as say_notes
 from aintern.embed import MODELS
 
 app = typer.Typer(

@@ -25,6 +25,7 @@ from aintern.cli.base import (
     esc,
     open_scope,
     piped,
+    say_notes,
     tell,
 )
 from aintern.config import RANKED_MIN_RELEVANCE
@@ -117,8 +118,7 @@ def run_search(
         file_patterns=checked_globs(path_glob), directory_filters=tuple(directory or ()),
     )  # fmt: skip
     result = ws.knowledge.query(question, options)
-    for note in result.notes:
-        tell(note, "yellow", lead="note: ")
+    say_notes(result.notes)
     if as_json:
         print(json.dumps([c.search_result() for c in result.chunks], indent=2))
         raise SystemExit(0 if result.chunks else 3)

@@ -31,6 +31,7 @@ from aintern.cli.common import (
     esc,
     open_scope,
     open_workspace,
+    say_notes,
     show_table,
 )
 from aintern.cli.quick import run_search, say_short
@@ -107,6 +108,7 @@ def context(
         token_estimation=tokens, file_patterns=checked_globs(path_glob), languages=languages,
     )  # fmt: skip
     result = ws.knowledge.build_context(question, where, options)
+    say_notes(result.notes)
     if result.is_empty:
         if result.chunks_truncated:
             err.print(f"nothing relevant fits in {count(max_tokens, 'token')}; raise --max-tokens")

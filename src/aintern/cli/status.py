@@ -11,6 +11,8 @@ from aintern.cli.base import tell
 from aintern.cli.common import DbOption, JsonOption, PathArg, app, err, esc, human_size, open_workspace, show_table
 from aintern.index.runs import TIER_RUN, IndexRun
 from aintern.plural import count
+from aintern.search_notes import first_run_progress, progress_words
+from aintern.states import run_words
 from aintern.store import VectorTier
 from aintern.workspace import Workspace
 
@@ -30,10 +32,7 @@ def tier_line(ws: Workspace, run: IndexRun | None = None) -> str | None:
         return None
     if t.complete:
         return f"full tier: {t.model_id}, {count(t.vector_count, 'chunk')} (searches use it)"
-    going = (
-        f"being filled now ({run.how_far})" if run is not None and run.kind == TIER_RUN
-        else "`aintern update` continues it"
-    )  # fmt: skip
+    going = "being filled now" if run is not None and run.kind == TIER_RUN else "`aintern update` continues it"
     return (
         f"full tier: {t.model_id}, {t.vector_count:,} of {count(t.chunk_count, 'chunk')}; {going}; "
         "searches use the fast vectors until it is complete"
@@ -56,7 +55,7 @@ def status(path: PathArg = None, db: DbOption = None, as_json: JsonOption = Fals
     table = Table(show_header=False, box=None)
     table.add_row("workspace", esc(f"{ws.root} ({st.index.name})"))
     if run is not None:
-        table.add_row("running", f"[cyan]{esc(run.description)}[/], {esc(run.phase)}, started {run.started_at}")
+        table.add_row("running", f"[cyan]{esc(run_words(run))}[/]; pid {run.pid}, started {run.started_at}")
     if st.index.last_error:
         table.add_row("last run", f"[red]failed: {esc(st.index.last_error)}[/]")
     table.add_row("database", esc(ws.store.path))
@@ -77,11 +76,11 @@ def status(path: PathArg = None, db: DbOption = None, as_json: JsonOption = Fals
     table.add_row("last updated", st.index.updated_at)
     table.add_row("languages", esc(", ".join(f"{k} {v}" for k, v in list(s.by_language.items())[:8])))
     fresh = (
-        f"[cyan]being indexed now[/] ({esc(run.how_far)}): `aintern status` again once it ends"
+        "[cyan]being indexed now[/]: `aintern status` again once it ends"
         if run is not None and run.kind != TIER_RUN
         else f"[yellow]needs a re-index[/] ({esc(data['reindex_reason'])}): run `aintern index --force`"
         if data["reindex_reason"]
-        else f"[yellow]incomplete[/] (interrupted: {s.file_count:,} of {s.file_count + len(st.new_files):,} files "
+        else f"[yellow]incomplete[/] (interrupted: {progress_words(*first_run_progress(ws.store, st.index))} "
         "indexed): `aintern update` continues it"
         if data["interrupted"]
         else "[green]up to date[/]"

@@ -37,6 +37,25 @@ def skipped_as_it_is(record: tuple[int, int, str], f: ScannedFile) -> bool:
     return record[:2] == (f.size, f.mtime_ns) and not readable_again(record[2], f.location)
 
 
+def skipped_still(record: tuple[int, int, str], f: ScannedFile) -> bool:
+    """Whether ``f`` is still what a run skipped (``record``: Store.get_skipped's) for `aintern status`: as it was,
+    or only touched (a checkout, a save without an edit: the same size, a new mtime) and then left out for the
+    same reason (binary, empty, generated: its bytes read to know), as a touched indexed file is unchanged
+    (source_files.as_indexed). `aintern update` records its new mtime, and it is not read again."""
+    if skipped_as_it_is(record, f):
+        return True
+    if record[0] != f.size or is_unreadable(record[2]):  # (a scan's skip: a negative size; an unreadable file)
+        return False
+    from aintern.scan import source_text
+    from aintern.source_files import FileReadError, read_regular_file
+
+    try:
+        data = read_regular_file(f.location, f.size + (1 << 20))  # (the margin: it may grow meanwhile)
+    except (OSError, FileReadError, ValueError):
+        return False
+    return len(data) == f.size and source_text(f.rel, data)[2] == record[2]
+
+
 def scan_record(s: SkippedFile) -> tuple[int, int, str]:
     """How a scan's skip is stored: (size, mtime_ns, reason), the size negative. A file left out for its
     content was read, so its size is a real one (>= 0): a file the scan takes again (``--include-secrets``,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from aintern.index.skips import is_unreadable, skipped_as_it_is
+from aintern.index.skips import is_unreadable, skipped_still
 from aintern.scan import Scanner, ScanOptions
 from aintern.source_files import as_indexed
 from aintern.store import Store
@@ -27,7 +27,8 @@ class Staleness:
 def staleness(store: Store, index_id: int, root: str | Path, options: ScanOptions | None = None) -> Staleness:
     """Files changed, added or deleted since the index was last brought up to date. A file of the indexed size
     and another mtime is read: "changed" when its bytes differ (only touched, it is not; `aintern update` records
-    its new mtime, and it is not read again)."""
+    its new mtime, and it is not read again); a skipped one is new when it is no more skipped for the same reason
+    (index.skips.skipped_still)."""
     known = store.get_files(index_id)
     skipped = store.get_skipped(index_id)
     seen = {f.rel: f for f in Scanner(root, options).scan().files}
@@ -41,7 +42,7 @@ def staleness(store: Store, index_id: int, root: str | Path, options: ScanOption
         was = skipped.get(r)
         if r in known:
             continue
-        if was is None or not skipped_as_it_is(was, f):
+        if was is None or not skipped_still(was, f):
             new.append(r)
         elif is_unreadable(was[2]):
             unreadable.append(r)

@@ -81,6 +81,9 @@ class ContextResult(BaseModel):
     chunks: int
     files: list[str]
     truncated: bool
+    notes: list[str] = Field(
+        default_factory=list, description="What the search said of the indexes (an incomplete one), beside the block"
+    )
 
 
 class FileHit(BaseModel):

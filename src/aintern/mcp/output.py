@@ -61,6 +61,12 @@ def hits(chunks: list[KnowledgeChunk], several: bool, max_tokens: int) -> tuple[
     return out, "\n\n".join(parts) or "No code matched.", used, False
 
 
+def with_notes(notes: list[str], text: str) -> str:
+    """A tool's text answer led by what the search said of the indexes (``note: ...`` lines): an agent reading
+    the hits or the block knows it came from an incomplete index."""
+    return "".join(f"note: {n}\n" for n in notes) + text
+
+
 def result(text: str, structured: BaseModel | dict[str, Any]) -> CallToolResult:
     data = (
         structured.model_dump(mode="json")

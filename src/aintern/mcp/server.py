@@ -52,7 +52,7 @@ from aintern.mcp.models import (
     Symbol,
     SymbolsResult,
 )
-from aintern.mcp.output import call, scope_of
+from aintern.mcp.output import call, scope_of, with_notes
 from aintern.mcp.scope import McpConfig, Scope
 from aintern.plural import count
 from aintern.retrieve.rerank import RerankingStrategy
@@ -208,8 +208,7 @@ class AinternMcp:
 
         answer = await call(run)
         hits, text, tokens, truncated = output.hits(answer.chunks, several, max_tokens)
-        if answer.notes:
-            text = "\n".join(f"note: {n}" for n in answer.notes) + "\n" + text
+        text = with_notes(answer.notes, text)
         found = SearchResult(query=query, repos=[i.name for i in indexes], hits=hits, tokens=tokens,
                              truncated=truncated, notes=answer.notes)  # fmt: skip
         return output.result(text, found)
@@ -236,9 +235,9 @@ class AinternMcp:
 
         built = await call(run)
         made = ContextResult(context=built.context, tokens=built.estimated_tokens, chunks=built.chunks_included,
-                             files=built.files_included, truncated=built.was_truncated)  # fmt: skip
+                             files=built.files_included, truncated=built.was_truncated, notes=built.notes)  # fmt: skip
         text = built.context or "No code in the index is relevant enough to this question."
-        return output.result(text, made)
+        return output.result(with_notes(built.notes, text), made)
 
     async def files(
         self,

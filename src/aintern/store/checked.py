@@ -69,6 +69,12 @@ def passed_as_it_is(path: Path, facts: list[int] | None) -> bool:
     return facts is not None and _load().get(_key(path)) == facts
 
 
+def passed_facts(path: Path) -> list[int] | None:
+    """``path``'s ``database_facts`` now when it passed a check as it is now, else None."""
+    facts = database_facts(path)
+    return facts if passed_as_it_is(path, facts) else None
+
+
 def damage_as_it_is(path: Path, facts: list[int] | None) -> str | None:
     """The one-line error ``path`` was found damaged with, when its ``database_facts`` are still these."""
     found = _load().get(_key(path)) if facts is not None else None

@@ -97,7 +97,8 @@ class Database:
         """Close every thread's connection, and the engines. A store that checked its database (or found it as
         it passed: store.checked) less than VOUCH_SECONDS ago and wrote to it since, a run of `index` or
         `update`, vouches for what it wrote: the next process need not read the whole file again. A server's or
-        a watcher's store, open for hours, does not (anything may have happened to the file meanwhile)."""
+        a watcher's store, open for hours, does not (anything may have happened to the file meanwhile), but one
+        that found the file as it last passed (its runs vouched) keeps it vouched for once checkpointed."""
         since = self.integrity.verified_at
         vouch = self._wrote and since is not None and time.monotonic() - since < VOUCH_SECONDS
         self._closed = True
@@ -107,6 +108,9 @@ class Database:
         for engine in engines:
             engine.close()
         self._engines.clear()
+        # A store that leaves the file as it last passed (a server whose run vouched for what it wrote) is often its
+        # last connection: closing moves the WAL's pages into the file, which a check would find as sound.
+        passed = None if vouch else checked.passed_facts(self.path)
         with self._connections_lock:
             for _, conn in self._connections:
                 with contextlib.suppress(Exception):
@@ -117,6 +121,8 @@ class Database:
             checked.remember_passed(self.path, checked.database_facts(self.path))
         elif (error := damage.known(self._key)) is not None:  # (as this process leaves it, checkpointed)
             checked.remember_damaged(self.path, error)
+        elif passed is not None and (now := checked.database_facts(self.path)) != passed:
+            checked.remember_passed(self.path, now)
 
     @contextlib.contextmanager
     def snapshot(self) -> Iterator[None]:
