@@ -155,6 +155,52 @@ def test_a_urls_password_is_masked_whatever_userinfo_characters_it_holds() -> No
     assert [f.line for f in found] == list(range(1, len(lines) + 1))
 
 
+def test_a_password_in_a_url_or_connection_string_is_masked_even_when_it_reads_as_words() -> None:
+    """A URL's or a connection string's password slot says what its value is: ``hunter2secretpw`` was stored and
+    shown because it reads as words (``looks_random``). Only stand-ins stay: a service's default or a docs
+    example's word, the user's own name, a reference, a run typed in order."""
+    secret = [
+        'DATABASE_URL = "postgres://app:hunter2secretpw@db.example.com:5432/app"',
+        'CACHE = "redis://:tigerlily9@cache:6379/0"',
+        'conn = "Server=db;User Id=app;Password=correcthorse;"',
+        'url = "jdbc:postgresql://db/app?user=app&password=summer2024&ssl=1"',
+    ]
+    kept = [
+        'DB = "postgres://postgres:postgres@localhost:5432/app"',
+        'DB = "mysql://svc:svc@localhost/x"',
+        'BROKER = "amqp://guest:guest@rabbit//"',
+        'DB = "http://user:pass@host/x"',
+        'DB = "postgres://app:${DB_PASSWORD}@db/app"',
+        'DB = f"postgres://{user}:{password}@{host}/db"',
+        'DB = "redis://:mypassword@cache"',
+        'conn = "Server=db;User Id=app;Password=sa;"',
+        'DB = "http://foo:bar@baz@example.com"',
+        'DB = "postgres://app:123456@db"',
+    ]
+    masked, _ = redact("\n".join(secret + kept) + "\n", "app/settings.py")
+    lines = masked.split("\n")
+    for line in lines[: len(secret)]:
+        assert MASK in line, line
+    assert lines[len(secret) : len(secret) + len(kept)] == kept
+    assert "app:[REDACTED]@db.example.com" in lines[0]  # (the user and the host are kept)
+
+
+def test_a_named_secrets_base64_key_is_masked_however_its_letters_group() -> None:
+    """``AWS_SECRET_ACCESS_KEY = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"`` (AWS's documented example key) was
+    shown: its long upper-case run reads as words to ``looks_random``. A named secret's value that is base64 of a
+    key's length, mixing cases and digits, is key material; a class name or typed test data is not."""
+    text = (
+        'AWS_SECRET_ACCESS_KEY = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"\n'
+        'aws_secret_access_key: "Je7MtGbClwBF/2Zp9Utk/h3yCo8nvbEXAMPLEKEY"\n'
+        'SECRET_KEY = "PBKDF2PasswordHasher"\n'
+        'CSRF_SECRET = "lcccccccX2kcccccccY2jcccccccssIC"\n'
+    )
+    masked, _ = redact(text, "config/settings.py")
+    lines = masked.split("\n")
+    assert lines[0] == f'AWS_SECRET_ACCESS_KEY = "{MASK}"' and lines[1] == f'aws_secret_access_key: "{MASK}"'
+    assert lines[2:4] == text.split("\n")[2:4]
+
+
 def test_a_value_is_masked_whole_not_cut_at_punctuation() -> None:
     """A value cut at a punctuation character left its rest, and a cut value too short to look random left all
     of it: ``password: Xk29f,Lq!pz`` in YAML, ``"Xk29f\\"Lq!pz"`` with an escaped quote, ``Password=Xk29f'Lq!pz;``."""

@@ -152,6 +152,29 @@ def looks_random(value: str, min_length: int = 8) -> bool:
     return pieces > 0 and alnum / pieces < 3.0  # (no piece: letters of another script, a word)
 
 
+#: What a URL's or a connection string's password is written as where it is no secret: a service's default
+#: or a docs example's word (``postgres://postgres:postgres@db``, ``amqp://guest:guest@``, ``Password=sa;``).
+_STAND_IN_PASSWORDS = frozenset({
+    "admin", "bar", "baz", "default", "empty", "example", "foo", "guest", "mysql", "none", "null", "pass",
+    "passwd", "postgres", "pwd", "qux", "redis", "root", "sa", "secret", "test", "user", "username",
+})  # fmt: skip
+
+
+def is_set_password(value: str, user: str | None = None) -> bool:
+    """Whether ``value``, found where a password goes (a URL's ``user:value@``, a connection string's
+    ``Password=value``), is one: any value but a reference or placeholder (``${DB_PASSWORD}``, ``%s``,
+    ``{password}``, ``<password>``, ``myPassword``), a service's default or a docs example's words (``pass+``,
+    ``bar:baz``), the user's own name, a run typed in order (``123456``), or under 4 characters. The slot says
+    it is a password, so words count: ``hunter2secretpw`` is one, where ``looks_random`` takes it for a word."""
+    low = value.lower()
+    if len(value) < 4 or any(c.isspace() for c in value) or _REFERENCE.search(value) or "passw" in low:
+        return False
+    words = re.findall(r"[a-z0-9]+", low)
+    if all(w in _STAND_IN_PASSWORDS for w in words) or (user is not None and low == user.lower()):
+        return False
+    return len(set(value)) > 2 and not _patterned(value)
+
+
 #: Runs typed or counted, not drawn at random.
 _SEQUENCES = ("abcdefghijklmnopqrstuvwxyz", "0123456789", "qwertyuiopasdfghjklzxcvbnm")
 
@@ -229,7 +252,25 @@ def _secret_value(value: str, basic: bool) -> bool:
     """``looks_random``, of the password when ``value`` is HTTP Basic credentials (``dXNlcjpwYXNz`` is
     ``user:pass``: an example, not a secret)."""
     password = _basic_password(value) if basic else None
-    return looks_random(password, min_length=6) if password is not None else looks_random(value)
+    if password is not None:
+        return looks_random(password, min_length=6)
+    return looks_random(value) or _key_material(value)
+
+
+#: Base64 key material of a secret's length (an AWS secret access key is 40 of these characters).
+_KEY_MATERIAL = re.compile(r"[A-Za-z0-9+/]{32,}={0,2}")
+
+
+def _key_material(value: str) -> bool:
+    """A named secret's value that is base64 of a key's length mixing cases and digits, however its letters
+    group: AWS's documented example key (``wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY``) reads as words to
+    ``looks_random``, and a real key may too."""
+    return (
+        _KEY_MATERIAL.fullmatch(value) is not None
+        and any(c.isupper() for c in value) and any(c.islower() for c in value) and any(c.isdigit() for c in value)
+        and not _REFERENCE.search(value) and not _patterned(value)
+        and re.search(r"(.)\1{3}", value) is None  # (typed test data, ``lcccccccX2k...``: random runs are short)
+    )  # fmt: skip
 
 
 def assignments(text: str, path: str) -> Iterator[Assignment]:

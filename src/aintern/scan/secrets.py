@@ -23,7 +23,7 @@ from urllib.parse import unquote
 
 from aintern.file_kinds import is_test
 from aintern.scan.secret_detectors import connection_string_detector, url_password_detector, vendor_detectors
-from aintern.scan.secret_values import assignments, looks_random
+from aintern.scan.secret_values import assignments, is_set_password, looks_random
 
 #: What replaces a secret's value in stored chunks and in context.
 MASK = "[REDACTED]"
@@ -228,7 +228,7 @@ class SecretRedactor:
                 if value and not scan._is_filtered_out(
                     required_filter_parameters=["context"], filename=filename, secret=secret.secret_value,
                     plugin=plugin, line=line, context=snippet,
-                ) and _plausible(str(secret.type), value):  # fmt: skip
+                ) and _plausible(str(secret.type), value, line):  # fmt: skip
                     # (the value as masked: GitHub's plugin reports the ``ghp`` of a token)
                     out += [Secret(number, str(secret.type), line[a:b], a, b) for a, b in _spans(plugin, line, value)]
         return out
@@ -270,13 +270,16 @@ def apply_masks(text: str, spans: Masks) -> str:
 
 #: The kind of a random value assigned to a secret's name (in detect-secrets' words, which the index reports).
 NAMED = "Secret Keyword"
-#: Kinds whose value may be any string (a URL's password, a connection string's): masked when it looks
-#: random, as a value assigned to a secret's name is (``postgres://postgres:postgres@db`` holds no secret).
+#: Kinds whose value is a password by where it is (a URL's, a connection string's), whatever it looks like:
+#: masked unless it is a stand-in (``postgres://postgres:postgres@db`` holds no secret; secret_values).
 _ANY_FORMAT = {"Basic Auth Credentials", "Connection String Password"}
 
 
-def _plausible(kind: str, value: str) -> bool:
-    return kind not in _ANY_FORMAT or looks_random(unquote(value), min_length=6)
+def _plausible(kind: str, value: str, line: str) -> bool:
+    if kind not in _ANY_FORMAT:
+        return True
+    user = re.search(rf"://([^/:@\s]*):{re.escape(value)}@", line)
+    return is_set_password(unquote(value), unquote(user.group(1)) if user else None)
 
 
 #: What comes before a digest's value: a name saying it is one.
