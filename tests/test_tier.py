@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -348,9 +349,37 @@ def test_aintern_watch_fills_the_tier_its_setting_asks_for(tmp_path: Path) -> No
             if "full tier complete" in line or not line:
                 break
         assert any("full tier complete: searches use it" in line for line in lines), lines
+        # Thirty files saved at once: one line names the first few and how many more (it was cut mid-name at
+        # 100 characters, ", :" dangling). The tier's top-up completes it again, unsaid (it was said at each save).
+        for i in range(30):
+            (root / "src" / "python" / f"generated_module_{i}.py").write_text(f"def generated_{i}():\n    return {i}\n")
+        reindexed = 0
+        while reindexed < 30 and time.monotonic() < deadline and proc.stdout is not None:
+            line = proc.stdout.readline()
+            lines.append(line)
+            if not line:
+                break
+            if " re-indexed, " in line:  # (one line per batch the watcher took: each names whole paths)
+                head, _, rest = line.split(" ", 1)[1].partition(": ")
+                reindexed += int(rest.split()[0])
+                named = re.split(r", | and ", head)
+                assert all(n.endswith(".py") or re.fullmatch(r"\d+ more", n) for n in named), line
+                assert len(head) <= 110, line
+        assert reindexed == 30, lines
+
+        def topped_up() -> bool:
+            tier = json.loads(run("status", "--json", cwd=root, db=tmp_path / "watch.db").stdout)["tier"]
+            return bool(tier["complete"]) and tier["chunks"] >= 30
+
+        while time.monotonic() < deadline and not topped_up():
+            time.sleep(0.5)
+        assert topped_up()
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+    assert proc.stdout is not None
+    lines += proc.stdout.readlines()
+    assert sum("full tier complete" in line for line in lines) == 1, lines
     out = run("status", "--json", cwd=root, db=tmp_path / "watch.db")
     assert json.loads(out.stdout)["tier"]["complete"]
     # The file vectors, filled in a thread of their own once the index was searchable: the watcher finished

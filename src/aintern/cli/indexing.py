@@ -335,8 +335,14 @@ def watch(path: PathArg = None, db: DbOption = None) -> None:
     stop = threading.Event()
     # The full tier fills in once the fast index is searchable, a run of its own that steps aside while saved
     # files are re-indexed (workspace_fill.TierFill).
-    filler = TierFill(ws, stop, lambda _: console.print(f"[dim]{time.strftime('%H:%M:%S')}[/] full tier complete: searches use it"),
-                      _tier_stopped)  # fmt: skip
+    said: list[bool] = []  # (the tier's completion is said once: a top-up after each save completes it again)
+
+    def tier_complete(_: object) -> None:
+        if not said:
+            said.append(True)
+            console.print(f"[dim]{time.strftime('%H:%M:%S')}[/] full tier complete: searches use it")
+
+    filler = TierFill(ws, stop, tier_complete, _tier_stopped)
     signal.signal(signal.SIGINT, lambda *_: stop.set())
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     new = ws.index is None
@@ -353,7 +359,7 @@ def watch(path: PathArg = None, db: DbOption = None) -> None:
     def on_result(result: IndexingResult, paths: set[str]) -> None:
         stamp = time.strftime("%H:%M:%S")
         console.print(
-            f"[dim]{stamp}[/] {esc(', '.join(sorted(map(printable, paths)))[:100])}: {result.files_indexed} re-indexed, "
+            f"[dim]{stamp}[/] {esc(said_paths(sorted(map(printable, paths))))}: {result.files_indexed} re-indexed, "
             f"{result.files_removed} removed, {count(result.chunks_embedded, 'chunk')} embedded", highlight=False,
         )  # fmt: skip
 
@@ -386,3 +392,15 @@ def _tier_stopped(exc: Exception) -> None:
         err.print(f"[yellow]full tier: {esc(exc)}[/]")
     else:  # e.g. a GPU that fails mid-run: the fast index keeps serving
         err.print(f"[yellow]full tier stopped: {type(exc).__name__}: {esc(exc)}; `aintern update` continues it[/]")
+
+
+def said_paths(paths: list[str], width: int = 100) -> str:
+    """``paths`` in one line of about ``width`` characters: as many as fit whole, then how many more."""
+    shown: list[str] = []
+    for i, path in enumerate(paths):
+        more = len(paths) - i - 1
+        tail = f" and {more} more" if more else ""
+        if shown and len(", ".join([*shown, path])) + len(tail) > width:
+            return ", ".join(shown) + f" and {len(paths) - len(shown)} more"
+        shown.append(path)
+    return ", ".join(shown)
