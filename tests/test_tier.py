@@ -293,6 +293,20 @@ def test_cli_index_tier_full_then_status_and_fast(tmp_path: Path) -> None:
     assert out.returncode == 2 and "choose one of fast, full" in out.stderr
 
 
+def test_the_index_size_counts_the_full_tiers_vectors(tmp_path: Path) -> None:
+    """`status`'s index size counted the chunks' text and their fast vectors only: the full tier's vectors
+    (384 floats a chunk) were left out, so a tier of thousands of chunks changed nothing."""
+    root = make_workspace(tmp_path / "project")
+    db = tmp_path / "size.db"
+    assert run("index", "--json", cwd=root, db=db).returncode == 0
+    before = json.loads(run("status", "--json", cwd=root, db=db).stdout)
+    out = run("index", "--tier", "full", "--json", cwd=root, db=db)
+    assert out.returncode == 0, out.stderr
+    after = json.loads(run("status", "--json", cwd=root, db=db).stdout)
+    assert after["tier"]["vectors"] == before["chunks"] > 0
+    assert after["index_bytes"] - before["index_bytes"] == after["tier"]["vectors"] * 384 * 4
+
+
 def test_tier_from_settings(tmp_path: Path) -> None:
     root = make_workspace(tmp_path / "project")
     (root / ".aintern.toml").write_text('tier = "full"\n')

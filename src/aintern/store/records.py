@@ -221,9 +221,17 @@ def statistics(conn: Any, index: VectorIndex) -> IndexStatistics:
         "WHERE index_id = ?",
         (index_id,),
     ).fetchone()
-    # Chunk text twice (table and keyword index), keyword statistics and float32 vectors: the index's
-    # share of the file.
-    size = int(content_bytes) * 2 + int(stats_bytes) + index.chunk_count * index.embedding_dimension * 4
+    # Chunk text twice (table and keyword index), keyword statistics and float32 vectors (the index's own,
+    # the full tier's, the files'): the index's share of the file.
+    tier_bytes, file_vector_bytes = conn.execute(
+        "SELECT (SELECT coalesce(sum(vector_count * dimension * 4), 0) FROM vector_tiers WHERE index_id = ?), "
+        "(SELECT coalesce(sum(length(vector)), 0) FROM file_vectors WHERE index_id = ?)",
+        (index_id, index_id),
+    ).fetchone()
+    size = (
+        int(content_bytes) * 2 + int(stats_bytes) + index.chunk_count * index.embedding_dimension * 4
+        + int(tier_bytes) + int(file_vector_bytes)
+    )  # fmt: skip
     return IndexStatistics(
         file_count=index.file_count, chunk_count=index.chunk_count, total_bytes=int(total_bytes), by_language=by_language,
         by_chunk_type=by_type, last_indexed=last, index_size_bytes=size, embedding_model=index.embedding_model,
