@@ -498,6 +498,10 @@ def test_ask_command(cli_ws: tuple[Path, Path], gguf: Path, tmp_path: Path) -> N
     out = run("ask", QUESTION, "--json", cwd=ws, db=db)
     data = json.loads(out.stdout)
     assert data["mode"] == "extractive" and {"path", "start_line", "end_line"} <= set(data["sources"][0])
+    # With no LLM no model was given code: the context shown says so (it said "no code context" above an
+    # answer quoting code).
+    out = run("ask", QUESTION, "--show-context", cwd=ws, db=db)
+    assert "no model was given code" in out.stdout and "(no code context)" not in out.stdout, out.stdout
     model = ["--model", str(gguf), "--max-tokens", "24", "--temperature", "0", "--min-relevance", "0"]
     out = run("ask", QUESTION, *model, "--show-context", cwd=ws, db=db)
     assert out.returncode == 0, out.stderr
@@ -506,6 +510,8 @@ def test_ask_command(cli_ws: tuple[Path, Path], gguf: Path, tmp_path: Path) -> N
     out = run("ask", QUESTION, *model, "--json", cwd=ws, db=db)
     data = json.loads(out.stdout)
     assert data["mode"] == "llm" and data["model"] == "gguf/gemma-3-270m-q4_k_m" and data["sources"]
+    relevances = [s["relevance"] for s in data["sources"]]
+    assert relevances == sorted(relevances, reverse=True)  # (best first, not in the context block's file order)
     out = run("ask", QUESTION, *model, "--no-rag", "--json", cwd=ws, db=db)
     assert json.loads(out.stdout)["sources"] == []
     # Continue the last conversation by a prefix of its id.

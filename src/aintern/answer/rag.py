@@ -156,8 +156,10 @@ def search_text(message: str, history: list[ChatMessage]) -> str:
 
 
 def _sources(chunks: list[KnowledgeChunk]) -> list[Source]:
+    """The code an answer was given, best first (the context block lays it out by file: an answer cites
+    ``path:lines``, so the list is free to rank it)."""
     out = []
-    for c in chunks:
+    for c in sorted(chunks, key=lambda c: -c.relevance):
         lo, hi = c.shown_lines
         out.append(Source(c.file_path, lo, hi, c.relevance, c.symbol_name))
     return out

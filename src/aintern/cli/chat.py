@@ -137,7 +137,7 @@ def ask(
         err.print(f"[yellow]{esc(answer.notice)}[/]", highlight=False)
     if show_context:
         console.rule("context")
-        console.print(answer.preview.context or "(no code context)", markup=False, highlight=False)
+        console.print(said_context(answer), markup=False, highlight=False)
         console.rule("answer")
     _stream_answer(answer)
 
@@ -225,9 +225,7 @@ def chat(
             for s in last.sources if last else []:
                 console.print(f"  [cyan]{esc(s)}[/]  [dim]{s.relevance:.2f}[/]", highlight=False)
         elif line == "/context":
-            console.print(
-                (last.preview.context if last else None) or "(no code context)", markup=False, highlight=False
-            )
+            console.print(said_context(last) if last else "(no code context)", markup=False, highlight=False)
         elif line == "/history":
             for m in service.conversations.get(current).messages if current else []:
                 console.print(Text.assemble((f"{m.role.value}> ", "bold"), m.content.strip()))
@@ -321,3 +319,13 @@ def conversations_delete(
         confirm_or_fail(f"Delete “{c.title}” ({count(len(c.messages), 'message')})?", "delete it")
     store.delete(c.id)
     console.print(f"deleted {c.id[:8]}")
+
+
+def said_context(answer: ChatAnswer) -> str:
+    """What ``--show-context`` and ``/context`` print: the code context the model was given; with no LLM, that
+    no model was given any (the extractive answer quotes the code it found)."""
+    if answer.preview.context:
+        return answer.preview.context
+    if answer.mode == "extractive":
+        return "(no LLM: no model was given code; the answer below quotes the code the search found)"
+    return "(no code context)"
