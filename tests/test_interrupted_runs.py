@@ -5,6 +5,7 @@ workspace. The run under test stops at a known point (its progress callback wait
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import threading
@@ -251,12 +252,16 @@ def test_status_reads_right_at_every_phase_of_a_first_index_with_the_full_tier(t
                             stdout=subprocess.PIPE, text=True)  # fmt: skip
     assert proc.stdin is not None and proc.stdout is not None
     said: dict[str, tuple[str, str]] = {}
+    refused: dict[str, str] = {}
     try:
         for _ in range(3):
             phase = proc.stdout.readline().strip().removeprefix("paused ")
             text = run("status", cwd=root, db=db, columns=300).stdout
             label = json.loads(run("list", "--json", cwd=root, db=db).stdout)[0]["label"]
             said[phase] = (text, label)
+            second = run("update", cwd=root, db=db, columns=300)
+            assert second.returncode == 1, second
+            refused[phase] = " ".join(second.stderr.split())  # (one line, however wide the terminal)
             proc.stdin.write("go\n")
             proc.stdin.flush()
         assert proc.stdout.readline().strip() == "finished"
@@ -277,3 +282,10 @@ def test_status_reads_right_at_every_phase_of_a_first_index_with_the_full_tier(t
     text, label = said["full tier"]
     assert "filling the full tier; pid " in text and "0 of 20 chunks; being filled now; searches use" in text, text
     assert "being indexed now" not in text and "%" not in text and label == "filling the full tier", (text, label)
+    # A second run is refused saying what holds the workspace in the same words as status's running line.
+    for phase, (text, _) in said.items():
+        running = re.search(r"running\s+(.+?; pid \d+), started", text)
+        assert running is not None, text
+        assert f"is being indexed already: {running[1]}, started " in refused[phase], (phase, refused[phase])
+        assert "_" not in refused[phase].split("already: ")[1].split("; pid")[0], refused[phase]
+    assert "already: indexing: computing the file vectors; pid " in refused["file_vectors"], refused

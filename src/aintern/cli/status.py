@@ -9,10 +9,10 @@ from rich.table import Table
 
 from aintern.cli.base import tell
 from aintern.cli.common import DbOption, JsonOption, PathArg, app, err, esc, human_size, open_workspace, show_table
-from aintern.index.runs import TIER_RUN, IndexRun
+from aintern.index.runs import IndexRun
+from aintern.phases import TIER_RUN, run_words
 from aintern.plural import count
 from aintern.search_notes import first_run_progress, progress_words
-from aintern.states import run_words
 from aintern.store import VectorTier
 from aintern.workspace import Workspace
 
