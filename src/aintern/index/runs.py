@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from aintern.errors import IndexingBusyError
 from aintern.phases import TIER_RUN as TIER_RUN
-from aintern.phases import run_words
+from aintern.phases import run_doing, run_label, run_words
 from aintern.store.db import now
 
 if TYPE_CHECKING:
@@ -77,7 +77,8 @@ class IndexRun:
         return f"pid {self.pid}, {self.percent:.0f} %"
 
     def to_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "percent": round(self.percent, 1)}
+        """With what the run does in words (``doing``) and its short ``label``, as a page shows them."""
+        return {**asdict(self), "percent": round(self.percent, 1), "doing": run_doing(self), "label": run_label(self)}
 
 
 def _alive(run: IndexRun) -> bool:
