@@ -5,6 +5,7 @@ workspace. The run under test stops at a known point (its progress callback wait
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import threading
@@ -12,6 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from paused_runs import PausedPhases
 from test_cli_index import run
 from workspaces import many_files
 
@@ -216,53 +218,21 @@ def test_an_interrupted_first_index_counts_the_files_to_come_alike_in_status_and
     assert found.stderr.startswith(f"note: the index is incomplete ({done} of {to_come} files)"), found.stderr
 
 
-#: `aintern index --tier full` of a new index, as the CLI runs it (index, settle the tier, fill it), stopped at
-#: each phase another process may find it in: prints "paused PHASE" and waits for a line on stdin.
-PHASES_DRIVER = """
-import sys
-from aintern.index import IndexingPhase
-from aintern.workspace import Workspace
-
-ws = Workspace(sys.argv[2], sys.argv[1])
-seen = set()
-
-def pause(phase):
-    print("paused", phase, flush=True)
-    sys.stdin.readline()
-
-def on_progress(p):
-    if p.phase in (IndexingPhase.EMBEDDING, IndexingPhase.FILE_VECTORS) and p.phase not in seen:
-        seen.add(p.phase)
-        pause(p.phase.value)
-
-assert ws.build_index(progress=on_progress, tier="full").success
-ws.settle_tier("full", new=True)
-ws.fill_tier(lambda done, total: None if "tier" in seen else (seen.add("tier"), pause("full tier")))
-print("finished", flush=True)
-"""
-
-
 def test_status_reads_right_at_every_phase_of_a_first_index_with_the_full_tier(tmp_path: Path) -> None:
     """While `aintern index --tier full` runs, `aintern status` and `aintern list` say what it does in words (no
     phase's internal name), and their lines agree: an index run's progress once, the tier's count once."""
     root = many_files(tmp_path / "project", 20)
     db = tmp_path / "phases.db"
-    proc = subprocess.Popen([sys.executable, "-c", PHASES_DRIVER, str(db), str(root)], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, text=True)  # fmt: skip
-    assert proc.stdin is not None and proc.stdout is not None
     said: dict[str, tuple[str, str]] = {}
-    try:
-        for _ in range(3):
-            phase = proc.stdout.readline().strip().removeprefix("paused ")
+    refused: dict[str, str] = {}
+    with PausedPhases(db, root) as paused:
+        while (phase := paused.next()) is not None:
             text = run("status", cwd=root, db=db, columns=300).stdout
             label = json.loads(run("list", "--json", cwd=root, db=db).stdout)[0]["label"]
             said[phase] = (text, label)
-            proc.stdin.write("go\n")
-            proc.stdin.flush()
-        assert proc.stdout.readline().strip() == "finished"
-    finally:
-        proc.kill()
-        proc.wait()
+            second = run("update", cwd=root, db=db, columns=300)
+            assert second.returncode == 1, second
+            refused[phase] = " ".join(second.stderr.split())  # (one line, however wide the terminal)
     assert list(said) == ["embedding", "file_vectors", "full tier"]
     for phase, (text, label) in said.items():
         for internal in ("full_tier", "file_vectors", "_"):
@@ -277,3 +247,37 @@ def test_status_reads_right_at_every_phase_of_a_first_index_with_the_full_tier(t
     text, label = said["full tier"]
     assert "filling the full tier; pid " in text and "0 of 20 chunks; being filled now; searches use" in text, text
     assert "being indexed now" not in text and "%" not in text and label == "filling the full tier", (text, label)
+    # A second run is refused saying what holds the workspace in the same words as status's running line.
+    for phase, (text, _) in said.items():
+        running = re.search(r"running\s+(.+?; pid \d+), started", text)
+        assert running is not None, text
+        assert f"is being indexed already: {running[1]}, started " in refused[phase], (phase, refused[phase])
+        assert "_" not in refused[phase].split("already: ")[1].split("; pid")[0], refused[phase]
+    assert "already: indexing: computing the file vectors; pid " in refused["file_vectors"], refused
+
+
+def test_the_full_tier_line_gives_no_advice_while_a_run_goes(tmp_path: Path) -> None:
+    """An index with an unfilled full tier: `aintern status` says `aintern update` continues it only while no run
+    is alive; while an update runs (a command that would be refused as busy) it says what is, not what to do."""
+    root = many_files(tmp_path / "project", 20)
+    db = tmp_path / "tier.db"
+    ws = Workspace(root, db)
+    assert ws.build_index().success
+    ws.set_tier("full")  # (empty until filled)
+    ws.close()
+    advice = "`aintern update` continues it"
+    before = run("status", cwd=root, db=db, columns=300).stdout
+    assert f"0 of 20 chunks; {advice}; searches use the fast vectors" in before, before
+    (root / "module_new.py").write_text("def added(request):\n    return request.get('added')\n")
+    lines: dict[str, str] = {}
+    with PausedPhases(db, root) as paused:
+        while (phase := paused.next()) is not None:
+            text = run("status", cwd=root, db=db, columns=300).stdout
+            lines[phase] = next(line for line in text.splitlines() if line.startswith("full tier"))
+    assert list(lines) == ["embedding", "file_vectors", "full tier"], lines
+    for phase in ("embedding", "file_vectors"):
+        assert lines[phase].endswith(" chunks; searches use the fast vectors until it is complete"), lines
+        assert advice not in lines[phase] and "being filled" not in lines[phase], lines
+    assert "being filled now" in lines["full tier"] and advice not in lines["full tier"], lines
+    after = run("status", cwd=root, db=db, columns=300).stdout
+    assert "full tier\taintern" in after and "(searches use it)" in after and advice not in after, after

@@ -18,6 +18,7 @@ from typing import Any
 import httpx
 import pytest
 from llm_servers import FailingChatServer, LlamaServer
+from paused_runs import PausedPhases
 from playwright.sync_api import Browser, Page, expect, sync_playwright
 from web_server import WebServer
 from workspaces import edit_until_seen, licensed_ledger, make_workspace, many_files
@@ -380,7 +381,7 @@ def test_cancel_an_indexing_run(browser: Browser, env: Path) -> None:
         # A second tab (or a reload) shows the same run, not a new one, and can stop it.
         other = page.context.new_page()
         other.goto(page.url)
-        expect(other.locator("#phase")).to_have_text(re.compile("embedding|storing|chunking|analyzing"))
+        expect(other.locator("#phase")).to_have_text(re.compile("^(embedding|writing|chunking|comparing the files)"))
         expect(other.locator("#fill")).not_to_have_attribute("style", "width: 0%;")
         assert len(server.app.state.web.jobs._jobs) == 1
         other.locator("#cancel-run").click()
@@ -393,6 +394,48 @@ def test_cancel_an_indexing_run(browser: Browser, env: Path) -> None:
         assert 0 < files < 20_000
         expect(row).to_contain_text("changed")  # the rest are new files, waiting for an update
         no_script_errors(page)
+
+
+#: Keeps, in ``window.badgeOnRun``, the badge's text just after the page's own listeners took in each event of
+#: another process's run (listeners run in the order they were added: this one last).
+BADGE_ON_RUN = """() => {
+  window.badgeOnRun = [];
+  onEvent(kind => { if (kind === "run") window.badgeOnRun.push($("#badge .text").textContent); });
+}"""
+
+
+def test_a_run_of_another_process_is_said_in_words_on_its_page(browser: Browser, env: Path) -> None:
+    """A page open while `aintern index --tier full` of another process sits in each of its phases says what the
+    run does as `aintern status` says it (the progress line and the badge; the JSON the page reads too), never a
+    phase's internal name (``file_vectors``, ``full_tier``)."""
+    root = many_files(env / "phases", 20)
+    db = env / "aintern.db"
+    words = {
+        "embedding": "embedding",
+        "file_vectors": "computing the file vectors",
+        "full tier": "filling the full tier",
+    }
+    labels = {"embedding": "embedding 100 %", **{k: v for k, v in words.items() if k != "embedding"}}  # (one batch)
+    seen: dict[str, tuple[str, str]] = {}
+    with PausedPhases(db, root) as paused:
+        phase = paused.next()  # (the index is there from its first phase on)
+        with WebServer(db, watch=False) as server, server.client() as client:
+            index_id = client.get("/api/indexes").json()["indexes"][0]["id"]
+            page = new_page(browser)
+            while phase is not None:
+                page.goto(f"{server.url}/indexes/{index_id}/progress")
+                page.evaluate(BADGE_ON_RUN)
+                wait_until(page, lambda: bool(page.evaluate("window.badgeOnRun.length")), "an event of the run")
+                run = client.get(f"/api/indexes/{index_id}/run").json()["run"]
+                assert run["doing"] == words[phase] and run["label"] == labels[phase], (phase, run)
+                assert client.get(f"/api/status?ws={index_id}").json()["label"] == labels[phase], phase
+                expect(page.locator("#phase")).to_have_text(f"{words[phase]} (pid {paused.proc.pid})")
+                seen[phase] = (page.locator("#phase").inner_text(), page.evaluate("window.badgeOnRun[0]"))
+                phase = paused.next()
+            no_script_errors(page)
+    assert list(seen) == ["embedding", "file_vectors", "full tier"], seen
+    for phase, (line, badge) in seen.items():
+        assert badge == labels[phase] and "_" not in line + badge, (phase, line, badge)
 
 
 def test_clear_index_asks_first_with_the_seeds_words(browser: Browser, indexed: tuple[Path, Path]) -> None:

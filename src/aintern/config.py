@@ -133,15 +133,17 @@ class Settings:
         return settings
 
     def _read(self, path: Path, origin: str, base: Path | None) -> None:
-        if not path.is_file():
-            return
         if sys.version_info >= (3, 11):
             import tomllib
         else:  # pragma: no cover
             import tomli as tomllib
         try:
+            if not path.is_file():  # (raises too: a folder on the way the user may not enter)
+                return
             data: dict[str, Any] = tomllib.loads(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        except OSError as exc:
+            raise AinternError(unreadable(path, exc)) from exc
+        except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
             raise AinternError(f"{path}: {exc}") from exc
         data = data.get("aintern", data)
         for key, value in data.items():
@@ -336,10 +338,12 @@ def set_settings(values: dict[str, Any], workspace: str | Path | None = None) ->
         if key not in SETTINGS:
             raise SettingsError(f"unknown setting {key!r}; known: {', '.join(SETTINGS)}")
     path = Path(workspace).resolve() / CONFIG_FILE if workspace is not None else user_config_path()
-    trusted = workspace is not None and (not path.exists() or is_trusted(workspace))
     try:
+        trusted = workspace is not None and (not path.exists() or is_trusted(workspace))
         doc = tomlkit.parse(path.read_text(encoding="utf-8")) if path.is_file() else tomlkit.document()
-    except (OSError, UnicodeDecodeError, tomlkit.exceptions.TOMLKitError) as exc:
+    except OSError as exc:
+        raise SettingsError(unreadable(path, exc)) from exc
+    except (UnicodeDecodeError, tomlkit.exceptions.TOMLKitError) as exc:
         raise SettingsError(f"{path}: {exc}") from exc
     table: Any = doc.get("aintern", doc)
     for key, value in values.items():
@@ -367,6 +371,12 @@ def set_settings(values: dict[str, Any], workspace: str | Path | None = None) ->
     if trusted:
         trust(Path(workspace or "."), allow=True)
     return path
+
+
+def unreadable(path: Path, exc: OSError) -> str:
+    """A settings file that cannot be read (its mode, or a folder on its way), in one line saying what to do."""
+    reason = (exc.strerror or type(exc).__name__).lower()
+    return f"{path}: cannot read it ({reason}): make it and its folder readable to you, or move it away"
 
 
 def user_config_path() -> Path:

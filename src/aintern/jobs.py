@@ -20,6 +20,7 @@ from typing import Any
 from aintern.errors import AinternError, IndexingBusyError
 from aintern.index.models import IndexingPhase, IndexingProgress, IndexingResult
 from aintern.index.tier import TierResult
+from aintern.phases import phase_words, progress_label
 from aintern.workspace import Workspace
 
 log = logging.getLogger(__name__)
@@ -97,15 +98,19 @@ class Job:
         return (self.finished or time.time()) - self.started
 
     def to_dict(self, log_from: int = 0) -> dict[str, Any]:
+        """The run as the web app and MCP show it: its phase in words too (``doing``, and ``label`` with its
+        percent where its counts say how far it is), said as `aintern status` says them."""
         p = self.progress
         r = self.result
+        total, percent = (p.total_files, p.percent_complete) if p else (0, 0.0)
         return {
             "id": self.id, "workspace": self.workspace, "kind": self.kind, "phase": self.phase, "done": self.done,
+            "doing": phase_words(self.phase), "label": progress_label(self.phase, total, percent),
             "started": self.started, "elapsed": round(self.elapsed, 2),
             "remaining": round(p.estimated_remaining, 1) if p and p.estimated_remaining is not None and not self.done
             else None,
-            "total_files": p.total_files if p else 0, "processed_files": p.processed_files if p else 0,
-            "percent": round(100.0 if r is not None and r.success else p.percent_complete if p else 0.0, 1),
+            "total_files": total, "processed_files": p.processed_files if p else 0,
+            "percent": round(100.0 if r is not None and r.success else percent, 1),
             "processed_chunks": p.processed_chunks if p else 0, "current_file": p.current_file if p else None,
             "message": p.message if p else None, "error": self.error or (r.error_message if r else None),
             "cancel_requested": self.cancel.is_set(),
@@ -224,7 +229,7 @@ class Jobs:
                 if result.success and ws.settle_tier(new=new) is not None:  # as `aintern index` does
                     # Part of the run: it ends (and another can start) when the tier is filled or cancelled.
                     def on_tier(done: int, total: int) -> None:
-                        on_progress(IndexingProgress(IndexingPhase.EMBEDDING, total_chunks=total,
+                        on_progress(IndexingProgress(IndexingPhase.FULL_TIER, total_chunks=total,
                                                      processed_chunks=done, message=f"full tier: {done:,} of {total:,} chunks"))  # fmt: skip
 
                     job.tier = ws.fill_tier(on_tier, cancel=job.cancel)

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from aintern.config import Settings
 from aintern.embed import RETIRED_MODELS, model_id
+from aintern.phases import run_label
 from aintern.plural import count
 from aintern.store import SqliteStore, VectorIndex, VectorTier
 
@@ -40,7 +41,7 @@ class WorkspaceSummary:
     def label(self) -> str:
         """The state in words: ``indexing 45 %``, ``3 files changed``, ``folder missing``..."""
         if self.run is not None:
-            return run_doing(self.run) + (f" {self.run.percent:.0f} %" if counted(self.run) else "")
+            return run_label(self.run)
         return {
             "indexing": "indexing", "missing": "folder missing", "error": "error", "behind_git": "behind git", "up_to_date": "up to date",
             "needs_reindex": "needs re-index", "interrupted": "interrupted",
@@ -57,42 +58,6 @@ class WorkspaceSummary:
             "settings": i.settings, "run": self.run.to_dict() if self.run else None,
             "reindex_reason": self.reindex_reason, "tier": tier_dict(self.tier),
         }  # fmt: skip
-
-
-#: What a run does in each of its phases (index.models.IndexingPhase's values), as status lines say it.
-_PHASES = {
-    "scanning": "scanning the folder", "analyzing": "comparing the files with the index", "chunking": "chunking",
-    "embedding": "embedding", "storing": "writing", "finalizing": "finishing (keyword statistics)",
-    "file_vectors": "computing the file vectors", "full_tier": "filling the full tier",
-}  # fmt: skip
-#: The phases whose counts say how far an index run is. A full tier's fill counts the chunks it had left at its
-#: start: the tier's own count (vectors of chunks, tier_line) says how far it is, once.
-_COUNTED = ("chunking", "embedding", "storing")
-
-
-def counted(run: IndexRun) -> bool:
-    """Whether ``run``'s counts say how far it is now."""
-    return run.phase in _COUNTED and run.total_files > 0
-
-
-def run_doing(run: IndexRun) -> str:
-    """What ``run`` does now, in words (``embedding``, ``filling the full tier``), never a phase's internal name."""
-    return _PHASES.get(run.phase, run.phase.replace("_", " "))
-
-
-def run_words(run: IndexRun) -> str:
-    """What ``run`` does and how far it is, as a status line says it: ``indexing: embedding, 82 of 115 files
-    read (71 %)`` (read: the files row counts those written), ``indexing: computing the file vectors``, ``filling the full tier``."""
-    from aintern.index.runs import TIER_RUN
-
-    if run.kind == TIER_RUN:
-        return "filling the full tier"
-    doing = f"indexing: {run_doing(run)}"
-    return (
-        f"{doing}, {run.processed_files:,} of {count(run.total_files, 'file')} read ({run.percent:.0f} %)"
-        if counted(run)
-        else doing
-    )
 
 
 def tier_dict(t: VectorTier | None) -> dict[str, object] | None:

@@ -9,10 +9,10 @@ from rich.table import Table
 
 from aintern.cli.base import tell
 from aintern.cli.common import DbOption, JsonOption, PathArg, app, err, esc, human_size, open_workspace, show_table
-from aintern.index.runs import TIER_RUN, IndexRun
+from aintern.index.runs import IndexRun
+from aintern.phases import TIER_RUN, run_words
 from aintern.plural import count
 from aintern.search_notes import first_run_progress, progress_words
-from aintern.states import run_words
 from aintern.store import VectorTier
 from aintern.workspace import Workspace
 
@@ -32,9 +32,13 @@ def tier_line(ws: Workspace, run: IndexRun | None = None) -> str | None:
         return None
     if t.complete:
         return f"full tier: {t.model_id}, {count(t.vector_count, 'chunk')} (searches use it)"
-    going = "being filled now" if run is not None and run.kind == TIER_RUN else "`aintern update` continues it"
+    # (while another run goes, `aintern update` would be refused as busy: nothing to do but wait for it)
+    going = (
+        "being filled now; " if run is not None and run.kind == TIER_RUN
+        else "`aintern update` continues it; " if run is None else ""
+    )  # fmt: skip
     return (
-        f"full tier: {t.model_id}, {t.vector_count:,} of {count(t.chunk_count, 'chunk')}; {going}; "
+        f"full tier: {t.model_id}, {t.vector_count:,} of {count(t.chunk_count, 'chunk')}; {going}"
         "searches use the fast vectors until it is complete"
     )
 

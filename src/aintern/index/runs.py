@@ -18,6 +18,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from aintern.errors import IndexingBusyError
+from aintern.phases import TIER_RUN as TIER_RUN
+from aintern.phases import run_doing, run_label, run_words
 from aintern.store.db import now
 
 if TYPE_CHECKING:
@@ -32,9 +34,6 @@ _HOST = socket.gethostname()
 #: Runs of this process still going: a row with our pid but an id not here was left by a dead thread.
 _LIVE: set[str] = set()
 _LIVE_LOCK = threading.Lock()
-
-#: The kind of a run that fills the full tier (Workspace.fill_tier): its counts are chunks, not files.
-TIER_RUN = "full tier"
 
 _COLUMNS = (
     "run_id, workspace_path, pid, host, kind, phase, total_files, processed_files, processed_chunks, "
@@ -78,7 +77,8 @@ class IndexRun:
         return f"pid {self.pid}, {self.percent:.0f} %"
 
     def to_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "percent": round(self.percent, 1)}
+        """With what the run does in words (``doing``) and its short ``label``, as a page shows them."""
+        return {**asdict(self), "percent": round(self.percent, 1), "doing": run_doing(self), "label": run_label(self)}
 
 
 def _alive(run: IndexRun) -> bool:
@@ -204,6 +204,6 @@ class RunRecorder:
 
 def busy(workspace: str, other: IndexRun) -> IndexingBusyError:
     return IndexingBusyError(
-        f"{workspace} is being indexed already: {other.description}, {other.phase}, started {other.started_at}; "
+        f"{workspace} is being indexed already: {run_words(other)}; pid {other.pid}, started {other.started_at}; "
         "wait for it to finish (or stop it), or pass --wait"
     )

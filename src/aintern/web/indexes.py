@@ -74,10 +74,7 @@ def _summary_dict(web: WebState, summary: WorkspaceSummary) -> dict[str, Any]:
     job = web.jobs.job(summary.index.workspace_path)
     data["job"] = job.to_dict(log_from=max(0, len(job.log) - 50)) if job is not None else None
     if job is not None and not job.done:  # (its database row is written from its first write on)
-        progress = job.to_dict(log_from=len(job.log))
-        data["label"] = (
-            f"{progress['phase']} {progress['percent']:.0f} %" if progress["total_files"] else progress["phase"]
-        )
+        data["label"] = job.to_dict(log_from=len(job.log))["label"]
     return data
 
 
@@ -213,10 +210,11 @@ async def _action(request: Request, kind: str) -> Response:
     root = Path(summary_index.workspace_path)
     if not root.is_dir():
         raise HTTPError(409, f"{root} is missing: remove its index, or bring the folder back")
-    web.jobs.start(root, kind)
+    job = web.jobs.start(root, kind)
     return JSONResponse(
-        {"id": summary_index.id, "started": kind, "progress": f"/indexes/{summary_index.id}/progress"}, 202
-    )
+        {"id": summary_index.id, "started": kind, "progress": f"/indexes/{summary_index.id}/progress",
+         "job": job.to_dict()}, 202
+    )  # fmt: skip
 
 
 @handler

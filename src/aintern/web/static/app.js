@@ -104,8 +104,7 @@ function refreshBadgeSoon() { clearTimeout(badgeTimer); badgeTimer = setTimeout(
 onEvent((kind, data) => {
   if (kind === "progress" || kind === "run") {
     if (data.done) { refreshBadgeSoon(); return; }
-    const pct = data.total_files ? ` ${Math.round(data.percent)} %` : "";
-    showBadge("indexing", `${data.phase}${pct}`);
+    showBadge("indexing", data.label);  // (the server says the phase in words, as `aintern status` does)
   } else if (kind === "state" || kind === "open") {  // (open: what changed before the stream opened was not seen)
     refreshBadgeSoon();
   } else if (kind === "model") {  // the seed's ModelStateChanged
@@ -279,7 +278,7 @@ function setupProgress() {
   }
   function show(p, fromOtherProcess) {
     const running = !p.done;
-    $("#phase").textContent = p.phase + (fromOtherProcess ? ` (pid ${p.pid})` : "");
+    $("#phase").textContent = p.doing + (fromOtherProcess ? ` (pid ${p.pid})` : "");
     const pct = p.done && p.phase === "complete" ? 100 : (p.percent || 0);
     $("#pct").textContent = p.total_files || p.done ? `${Math.round(pct)} %` : "";
     $("#fill").style.width = `${pct}%`;
@@ -328,7 +327,7 @@ function setupProgress() {
     catch (e) { toast(e.message); }
   });
   $("#start-update").addEventListener("click", async () => {
-    try { await api("POST", `/api/indexes/${id}/update`); log.innerHTML = ""; seen.clear(); show({ phase: "scanning", done: false, percent: 0 }, false); }
+    try { const started = await api("POST", `/api/indexes/${id}/update`); log.innerHTML = ""; seen.clear(); show(started.job, false); }
     catch (e) { toast(e.message); }
   });
 }

@@ -1,0 +1,77 @@
+"""What an index run does, in words: the one place the CLI (status, list, a refused second run), the web app's
+badge and progress page, and MCP say a run's phase (``filling the full tier``, never ``full_tier``)."""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from aintern.plural import count
+
+#: The kind of a run that fills the full tier (Workspace.fill_tier): its counts are chunks, not files.
+TIER_RUN = "full tier"
+
+#: What a run does in each of its phases (index.models.IndexingPhase's values), as status lines say it.
+_PHASES = {
+    "scanning": "scanning the folder", "analyzing": "comparing the files with the index", "chunking": "chunking",
+    "embedding": "embedding", "storing": "writing", "finalizing": "finishing (keyword statistics)",
+    "file_vectors": "computing the file vectors", "full_tier": "filling the full tier",
+}  # fmt: skip
+#: The phases whose counts say how far an index run is. A full tier's fill counts the chunks it had left at its
+#: start: the tier's own count (vectors of chunks, tier_line) says how far it is, once.
+_COUNTED = ("chunking", "embedding", "storing")
+
+
+class Run(Protocol):
+    """A run as these words need it (index.runs.IndexRun)."""
+
+    kind: str
+    phase: str
+    total_files: int
+    processed_files: int
+
+    @property
+    def percent(self) -> float: ...
+
+
+def phase_words(phase: str) -> str:
+    """What a run in ``phase`` does, in words (``embedding``, ``filling the full tier``); an ended run's phase
+    (``complete``, ``cancelled``, ``error``) as it is."""
+    return _PHASES.get(phase, phase.replace("_", " "))
+
+
+def progress_label(phase: str, total_files: int, percent: float) -> str:
+    """A run's phase in words, with its percent where its counts say how far it is: ``embedding 45 %``,
+    ``computing the file vectors`` (the label of `aintern list`, the web app's badge)."""
+    return phase_words(phase) + (f" {percent:.0f} %" if _counts(phase, total_files) else "")
+
+
+def _counts(phase: str, total_files: int) -> bool:
+    return phase in _COUNTED and total_files > 0
+
+
+def counted(run: Run) -> bool:
+    """Whether ``run``'s counts say how far it is now."""
+    return _counts(run.phase, run.total_files)
+
+
+def run_doing(run: Run) -> str:
+    """What ``run`` does now, in words (``embedding``, ``filling the full tier``), never a phase's internal name."""
+    return phase_words(run.phase)
+
+
+def run_label(run: Run) -> str:
+    """``run``'s phase in words and how far it is, short: ``embedding 45 %`` (progress_label)."""
+    return progress_label(run.phase, run.total_files, run.percent)
+
+
+def run_words(run: Run) -> str:
+    """What ``run`` does and how far it is, as a status line says it: ``indexing: embedding, 82 of 115 files
+    read (71 %)`` (read: the files row counts those written), ``indexing: computing the file vectors``, ``filling the full tier``."""
+    if run.kind == TIER_RUN:
+        return "filling the full tier"
+    doing = f"indexing: {run_doing(run)}"
+    return (
+        f"{doing}, {run.processed_files:,} of {count(run.total_files, 'file')} read ({run.percent:.0f} %)"
+        if counted(run)
+        else doing
+    )
