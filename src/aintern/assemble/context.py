@@ -248,31 +248,41 @@ def _format(chunk: KnowledgeChunk, o: ContextBuildOptions) -> str:
     return out + f"{fence}{chunk.language or 'text'}\n{text}\n{fence}\n"
 
 
-def _fit(
-    chunk: KnowledgeChunk, parts: list[str], render: Callable[[list[str]], str], o: ContextBuildOptions
-) -> KnowledgeChunk | None:
-    """``chunk`` if it fits the budget; else without its surrounding lines; else its first lines that fit."""
-
-    def fits(c: KnowledgeChunk) -> bool:
-        # The whole candidate context is counted: exact tokenizers are not additive over pieces.
-        return o.count(render([*parts, _format(c, o)])) <= o.max_tokens
-
+def _cut(chunk: KnowledgeChunk, fits: Callable[[KnowledgeChunk], bool]) -> KnowledgeChunk | None:
+    """``chunk`` (without its surrounding lines) if it fits; else its first lines that fit (None: under three)."""
     if fits(chunk):
         return chunk
-    bare = replace(chunk, expanded_context=None, expanded_start=None, expanded_end=None)
-    if chunk.expanded_context is not None and fits(bare):
-        return bare
-    lines = bare.content.split("\n")
+    lines = chunk.content.split("\n")
     lo, hi = 0, len(lines) - 1  # binary search for the most leading lines that fit
     while lo < hi:
         mid = (lo + hi + 1) // 2
-        if fits(replace(bare, content="\n".join(lines[:mid]), end_line=bare.start_line + mid - 1)):
+        if fits(replace(chunk, content="\n".join(lines[:mid]), end_line=chunk.start_line + mid - 1)):
             lo = mid
         else:
             hi = mid - 1
     if lo < min(3, len(lines)):
         return None
-    return replace(bare, content="\n".join(lines[:lo]), end_line=bare.start_line + lo - 1)
+    return replace(chunk, content="\n".join(lines[:lo]), end_line=chunk.start_line + lo - 1)
+
+
+def _laid_out(pieces: dict[int, KnowledgeChunk], o: ContextBuildOptions) -> list[KnowledgeChunk]:
+    """The pieces (by their hit's rank) merged where they overlap or touch, in the order the context shows
+    them: grouped by file, the best hit's file first, each file's blocks by line (seed GroupAndOrderChunks);
+    without ``group_by_file``, each block where its best hit ranks."""
+    blocks = merge_chunks([pieces[rank] for rank in sorted(pieces)])
+
+    def best(block: KnowledgeChunk) -> int:  # the best rank of the pieces the block holds
+        lo, hi = block.shown_lines
+        return min(
+            r for r, p in pieces.items() if p.display_path == block.display_path and lo <= p.shown_lines[0] <= hi
+        )
+
+    if not o.group_by_file:
+        return sorted(blocks, key=best)
+    first: dict[str, int] = {}
+    for b in blocks:
+        first[b.display_path] = min(first.get(b.display_path, len(pieces)), best(b))
+    return sorted(blocks, key=lambda b: (first[b.display_path], b.start_line))
 
 
 def _json_context(parts: list[str], o: ContextBuildOptions) -> str:
@@ -287,19 +297,14 @@ def _json_context(parts: list[str], o: ContextBuildOptions) -> str:
 
 
 def assemble(chunks: list[KnowledgeChunk], options: ContextBuildOptions | None = None) -> ContextBuildResult:
-    """Format chunks into one context that never exceeds ``options.max_tokens`` (by its own estimator)."""
+    """Format ``chunks`` (ranked: the best first) into one context that never exceeds ``options.max_tokens``
+    (by its own estimator); the budget goes to them in rank order (docs/cli.md)."""
     o = options or ContextBuildOptions()
     started = time.perf_counter()
     if not chunks:
         return ContextBuildResult(format=o.format)
-    chunks = merge_chunks(chunks)
-    if o.group_by_file:
-        best: dict[str, float] = {}
-        for c in chunks:
-            best[c.display_path] = max(best.get(c.display_path, 0.0), c.relevance)
-        chunks = sorted(chunks, key=lambda c: (-best[c.display_path], c.display_path, c.start_line))
-    else:
-        chunks = sorted(chunks, key=lambda c: -c.relevance)
+    ranked = chunks[: o.max_chunks]  # (in rank order: the best hit first)
+    truncated = len(chunks) - len(ranked)
 
     def render(parts: list[str]) -> str:
         if o.format is ContextFormat.JSON:
@@ -309,21 +314,31 @@ def assemble(chunks: list[KnowledgeChunk], options: ContextBuildOptions | None =
             text += "\n" + o.context_footer + "\n"
         return text.rstrip()
 
-    parts: list[str] = []
-    included: list[KnowledgeChunk] = []
-    truncated = 0
-    for chunk in chunks:
-        if len(included) >= o.max_chunks:
-            truncated += 1
+    def fits(trial: dict[int, KnowledgeChunk]) -> bool:
+        # The whole candidate context is counted, as it will be laid out: exact tokenizers are not additive.
+        return o.count(render([_format(b, o) for b in _laid_out(trial, o)])) <= o.max_tokens
+
+    # The budget goes to the hits in rank order: each hit's own lines first (the best whole before a weaker
+    # one's), then, while it lasts, the lines around each, again best first.
+    pieces: dict[int, KnowledgeChunk] = {}
+    bare_only = False
+    for rank, chunk in enumerate(ranked):
+        bare = replace(chunk, expanded_context=None, expanded_start=None, expanded_end=None)
+        fitted = _cut(bare, lambda c: fits({**pieces, rank: c}))  # noqa: B023 (called at once)
+        if fitted is None or fitted.end_line < bare.end_line:
+            truncated += 1  # left out, or shortened to fit (and still sent)
+        if fitted is not None:
+            pieces[rank] = fitted
+    for rank, chunk in enumerate(ranked):
+        piece = pieces.get(rank)
+        if piece is None or chunk.expanded_context is None or piece.end_line < chunk.end_line:
             continue
-        fitted = _fit(chunk, parts, render, o)
-        if fitted is None:
-            truncated += 1
-            continue
-        if fitted is not chunk:
-            truncated += 1  # shortened to fit: counted as truncated, but still sent
-        parts = [*parts, _format(fitted, o)]
-        included.append(fitted)
+        if fits({**pieces, rank: chunk}):
+            pieces[rank] = chunk
+        else:
+            bare_only = True  # (sent without the lines around it: not left out, but not all it could show)
+    included = _laid_out(pieces, o) if pieces else []
+    parts = [_format(c, o) for c in included]
     context = render(parts) if parts else ""
     return ContextBuildResult(
         context=context,
@@ -331,7 +346,7 @@ def assemble(chunks: list[KnowledgeChunk], options: ContextBuildOptions | None =
         chunks_included=len(included),
         chunks_truncated=truncated,
         files_included=list(dict.fromkeys(c.display_path for c in included)),
-        was_truncated=truncated > 0,
+        was_truncated=truncated > 0 or bare_only,
         format=o.format,
         build_time=time.perf_counter() - started,
         average_relevance=sum(c.relevance for c in included) / len(included) if included else 0.0,

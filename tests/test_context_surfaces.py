@@ -1,0 +1,162 @@
+"""`context` and `files` as a new user meets them (the trial of 2026-11-29), through every surface: the Python API,
+the CLI (piped and on a terminal), the web app's JSON twin and the MCP tool. One small repository at a path with a
+space and a non-ASCII letter, indexed once: a session module whose best hit for the question is its last chunk
+(a file/line order would spend the budget on the weaker one above it), and docs holding a run of backticks."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import Client
+from test_cli_terminal import on_terminal
+from web_server import WebServer
+
+from aintern.assemble.context import ContextBuildOptions, KnowledgeChunk
+from aintern.knowledge import KnowledgeQueryOptions
+from aintern.mcp import AinternMcp, McpConfig
+from aintern.retrieve.rerank import RerankingStrategy
+from aintern.workspace import Workspace
+
+QUESTION = "save the session cookie"
+#: A budget the best hit fits in whole, and the weaker hit above it in its file does not fit beside it.
+BUDGET = 600
+GETTERS = ["name", "domain", "path", "httponly", "secure", "samesite", "partitioned"]
+SAVE = '''    def save_session(self, app, session, response):
+        """Save the session cookie: serialize and sign the session, then set the cookie on the response."""
+        name = self.get_cookie_name(app)
+        domain = self.get_cookie_domain(app)
+        path = self.get_cookie_path(app)
+        secure = self.get_cookie_secure(app)
+        partitioned = self.get_cookie_partitioned(app)
+        samesite = self.get_cookie_samesite(app)
+        httponly = self.get_cookie_httponly(app)
+        if session.accessed:
+            response.vary.add("Cookie")
+        if not session:
+            if session.modified:
+                response.delete_cookie(
+                    name, domain=domain, path=path, secure=secure,
+                    partitioned=partitioned, samesite=samesite, httponly=httponly,
+                )
+                response.vary.add("Cookie")
+            return
+        if not self.should_set_cookie(app, session):
+            return
+        expires = self.get_expiration_time(app, session)
+        value = self.get_signing_serializer(app).dumps(dict(session))
+        response.set_cookie(
+            name, value, expires=expires, httponly=httponly, domain=domain, path=path,
+            secure=secure, partitioned=partitioned, samesite=samesite,
+        )
+        response.vary.add("Cookie")
+'''
+#: A line of twelve backticks: a four-backtick fence around it would end at it (CommonMark).
+BACKTICKS = "`" * 12
+QUICKSTART = f"""Quickstart
+==========
+
+Sessions
+--------
+
+The session cookie is signed. A literal run of backticks in reStructuredText:
+
+{BACKTICKS}
+
+Markdown readers must not take that line for the end of a code block. Set ``SECRET_KEY`` to sign the session cookie.
+"""
+
+
+def sessions_module() -> str:
+    getters = "\n".join(
+        f'    def get_cookie_{name}(self, app):\n        """Returns the cookie\'s {name} setting.\n\n'
+        f'        The default implementation reads ``SESSION_COOKIE_{name.upper()}`` from the config.\n        """\n'
+        f'        return app.config["SESSION_COOKIE_{name.upper()}"]\n'
+        for name in GETTERS
+    )
+    return (
+        f'class SessionInterface:\n    """How sessions are opened and saved."""\n\n{getters}\n\n'
+        f'class SecureCookieSessionInterface(SessionInterface):\n    """Stores the session in a signed cookie."""\n\n'
+        f"{SAVE}"
+    )
+
+
+@pytest.fixture(scope="module")
+def flask(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, dict[str, str]]:
+    """The repository, indexed: (its folder, the database, the environment the CLI finds them with)."""
+    base = tmp_path_factory.mktemp("context")
+    root = base / "my repos" / "flask-é"
+    (root / "src").mkdir(parents=True)
+    (root / "docs").mkdir()
+    (root / "src" / "sessions.py").write_text(sessions_module(), encoding="utf-8")
+    (root / "docs" / "quickstart.rst").write_text(QUICKSTART, encoding="utf-8")
+    db = base / "aintern.db"
+    ws = Workspace(root, db)
+    try:
+        assert ws.build_index().success
+    finally:
+        ws.close()
+    env = {**os.environ, "AINTERN_DB": str(db), "AINTERN_CONFIG": str(base / "config.toml")}
+    env.pop("COLUMNS", None)
+    return root, db, env
+
+
+def cli(flask: tuple[Path, Path, dict[str, str]], *args: str) -> str:
+    root, _, env = flask
+    out = subprocess.run([sys.executable, "-m", "aintern", *args], cwd=root, env=env, capture_output=True,
+                         text=True, timeout=300)  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    return out.stdout
+
+
+def blocks(markdown: str) -> list[tuple[str, int, int]]:
+    """The (path, first line, last line) of each block of a Markdown context, in its order."""
+    return [(p, int(a), int(b)) for p, a, b in re.findall(r"^### (.+)\nLines (\d+)-(\d+)$", markdown, re.M)]
+
+
+def holds(markdown: str, hit: KnowledgeChunk) -> bool:
+    """Whether one block of the context shows every line of ``hit``."""
+    return any(p == hit.file_path and a <= hit.start_line and hit.end_line <= b for p, a, b in blocks(markdown))
+
+
+def test_the_budget_goes_to_the_best_hit_first_on_every_surface(flask: tuple[Path, Path, dict[str, str]]) -> None:
+    root, db, env = flask
+    ws = Workspace(root, db)
+    try:
+        # The ranking a context is built from (its default reranking: keyword), best first.
+        ranked = ws.knowledge.query(QUESTION, KnowledgeQueryOptions(
+            workspace_path=str(root), min_relevance=0.2, reranking=RerankingStrategy.KEYWORD_BOOST,
+            expand_context=False,
+        )).chunks  # fmt: skip
+        best, weaker = ranked[0], ranked[1]
+        # (what makes the case: the weaker hit is above the best one in the same file)
+        assert best.file_path == weaker.file_path == "src/sessions.py" and weaker.start_line < best.start_line
+        built = ws.knowledge.build_context(QUESTION, str(root), ContextBuildOptions(max_tokens=BUDGET))
+        bare = ws.knowledge.build_context(QUESTION, str(root), ContextBuildOptions(max_tokens=BUDGET, context_lines=0))
+    finally:
+        ws.close()
+    assert holds(built.context, best) and holds(bare.context, best), built.context
+    # Laid out as the seed lays it out: the best hit's file first, its blocks in line order.
+    shown = blocks(built.context)
+    assert shown == sorted(shown, key=lambda b: (b[0] != best.file_path, b[1])) and built.was_truncated
+    budget = str(BUDGET)
+    piped = cli(flask, "context", QUESTION, "--max-tokens", budget)
+    assert holds(piped, best) and piped.strip() == built.context.strip()
+    assert holds(cli(flask, "context", QUESTION, "--max-tokens", budget, "--context-lines", "0"), best)
+    assert holds(on_terminal((root, env), "context", QUESTION, "--max-tokens", budget), best)
+    with WebServer(db, workspace=root, watch=False) as server, server.client() as http:
+        api = http.get("/api/context", params={"q": QUESTION, "max_tokens": budget}).json()
+    assert holds(api["context"], best) and api["tokens"] <= BUDGET
+
+    async def mcp() -> Any:
+        async with Client(AinternMcp(McpConfig(db=db, workspace=root, watch=False)).server) as client:
+            return await client.call_tool("context", {"query": QUESTION, "max_tokens": BUDGET})
+
+    tool = asyncio.run(mcp())
+    assert not tool.is_error and holds(tool.structured_content["context"], best)
