@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from markdown_it import MarkdownIt
 from mcp import Client
 from test_cli_terminal import on_terminal
 from web_server import WebServer
@@ -160,3 +161,19 @@ def test_the_budget_goes_to_the_best_hit_first_on_every_surface(flask: tuple[Pat
 
     tool = asyncio.run(mcp())
     assert not tool.is_error and holds(tool.structured_content["context"], best)
+
+
+def test_a_run_of_backticks_in_the_code_never_closes_its_fence(flask: tuple[Path, Path, dict[str, str]]) -> None:
+    root, db, _ = flask
+    ws = Workspace(root, db)
+    try:
+        built = ws.knowledge.build_context(
+            "backticks in the quickstart", str(root), ContextBuildOptions(min_relevance=0)
+        )
+    finally:
+        ws.close()
+    # A CommonMark parser reads each chunk's code as one fenced block, the backticks inside it.
+    fences = [t for t in MarkdownIt("commonmark").parse(built.context) if t.type == "fence"]
+    rst = [t for t in fences if t.info == "rst"]
+    assert len(rst) == 1 and f"\n{BACKTICKS}\n" in rst[0].content and rst[0].content.endswith("session cookie.\n")
+    assert len(fences) == len(blocks(built.context))

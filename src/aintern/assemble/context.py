@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import enum
 import json
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -244,8 +245,15 @@ def _format(chunk: KnowledgeChunk, o: ContextBuildOptions) -> str:
         out += f"({stale})\n"
     if note:
         out += note + "\n"
-    fence = "```" if "```" not in text else "````"
+    fence = fence_for(text)
     return out + f"{fence}{chunk.language or 'text'}\n{text}\n{fence}\n"
+
+
+def fence_for(text: str) -> str:
+    """A code fence no line of ``text`` can close: longer than its longest run of backticks (CommonMark closes a
+    fence with a run of at least its length), and at least three."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    return "`" * max(3, longest + 1)
 
 
 def _cut(chunk: KnowledgeChunk, fits: Callable[[KnowledgeChunk], bool]) -> KnowledgeChunk | None:
