@@ -74,6 +74,43 @@ Markdown readers must not take that line for the end of a code block. Set ``SECR
 """
 
 
+APP = '''class Flask:
+    """The application object: its configuration and how it answers requests."""
+
+    default_config = {
+        "SECRET_KEY": None,
+        "PERMANENT_SESSION_LIFETIME": 31 * 24 * 3600,
+        "SESSION_COOKIE_NAME": "session",
+        "SESSION_COOKIE_DOMAIN": None,
+        "SESSION_COOKIE_PATH": None,
+        "SESSION_COOKIE_HTTPONLY": True,
+        "SESSION_COOKIE_SECURE": False,
+        "SESSION_COOKIE_SAMESITE": None,
+        "SESSION_REFRESH_EACH_REQUEST": True,
+    }
+
+    def process_response(self, response):
+        """Let the session interface save the session on the response, unless it is a null session."""
+        ctx = self.request_context()
+        if not self.session_interface.is_null_session(ctx.session):
+            self.session_interface.save_session(self, ctx.session, response)
+        return response
+'''
+TESTING = '''class FlaskClient:
+    """A test client that keeps cookies between requests."""
+
+    def session_transaction(self):
+        """Open the session the test client would send, let the test change it, then store it back as a cookie."""
+        app = self.application
+        session_interface = app.session_interface
+        session = session_interface.open_session(app, self.request())
+        yield session
+        response = app.response_class()
+        session_interface.save_session(app, session, response)
+        self.update_cookies(response.headers.getlist("Set-Cookie"))
+'''
+
+
 def sessions_module() -> str:
     getters = "\n".join(
         f'    def get_cookie_{name}(self, app):\n        """Returns the cookie\'s {name} setting.\n\n'
@@ -97,6 +134,8 @@ def flask(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, dict[st
     (root / "docs").mkdir()
     (root / "src" / "sessions.py").write_text(sessions_module(), encoding="utf-8")
     (root / "docs" / "quickstart.rst").write_text(QUICKSTART, encoding="utf-8")
+    (root / "src" / "app.py").write_text(APP, encoding="utf-8")
+    (root / "src" / "testing.py").write_text(TESTING, encoding="utf-8")
     db = base / "aintern.db"
     ws = Workspace(root, db)
     try:
@@ -135,9 +174,10 @@ def test_the_budget_goes_to_the_best_hit_first_on_every_surface(flask: tuple[Pat
             workspace_path=str(root), min_relevance=0.2, reranking=RerankingStrategy.KEYWORD_BOOST,
             expand_context=False,
         )).chunks  # fmt: skip
-        best, weaker = ranked[0], ranked[1]
-        # (what makes the case: the weaker hit is above the best one in the same file)
-        assert best.file_path == weaker.file_path == "src/sessions.py" and weaker.start_line < best.start_line
+        best = ranked[0]
+        weaker = next(c for c in ranked[1:] if c.file_path == best.file_path)
+        # (what makes the case: a weaker hit is above the best one in the same file)
+        assert best.file_path == "src/sessions.py" and weaker.start_line < best.start_line
         built = ws.knowledge.build_context(QUESTION, str(root), ContextBuildOptions(max_tokens=BUDGET))
         bare = ws.knowledge.build_context(QUESTION, str(root), ContextBuildOptions(max_tokens=BUDGET, context_lines=0))
     finally:
@@ -177,3 +217,36 @@ def test_a_run_of_backticks_in_the_code_never_closes_its_fence(flask: tuple[Path
     rst = [t for t in fences if t.info == "rst"]
     assert len(rst) == 1 and f"\n{BACKTICKS}\n" in rst[0].content and rst[0].content.endswith("session cookie.\n")
     assert len(fences) == len(blocks(built.context))
+
+
+def test_a_files_match_count_does_not_depend_on_how_many_files_are_listed(
+    flask: tuple[Path, Path, dict[str, str]],
+) -> None:
+    root, db, _ = flask
+    ws = Workspace(root, db)
+    try:
+        every = {f.file_path: f for f in ws.knowledge.find_relevant_files("session cookie", str(root), 100)}
+        assert every["src/sessions.py"].match_count == 2  # (both of its chunks: the case the count once lost)
+        for n in (1, 2, 3, 10):
+            listed = ws.knowledge.find_relevant_files("session cookie", str(root), n)
+            assert len(listed) == min(n, len(every))
+            for f in listed:
+                assert (f.match_count, f.match_lines) == (
+                    every[f.file_path].match_count,
+                    every[f.file_path].match_lines,
+                )
+    finally:
+        ws.close()
+    # The CLI (-n 1), the web app's JSON twin and the MCP tool say the same counts.
+    printed = cli(flask, "files", "session cookie", "-n", "1")
+    assert re.search(r"src/sessions\.py\s+2\s+1, 54", printed), printed
+    with WebServer(db, workspace=root, watch=False) as server, server.client() as http:
+        api = http.get("/api/files", params={"q": "session cookie", "n": "1"}).json()
+    assert [(f["path"], f["match_count"]) for f in api] == [("src/sessions.py", 2)]
+
+    async def mcp() -> Any:
+        async with Client(AinternMcp(McpConfig(db=db, workspace=root, watch=False)).server) as client:
+            return await client.call_tool("files", {"query": "session cookie", "n": 1})
+
+    tool = asyncio.run(mcp())
+    assert [(f["path"], f["match_count"]) for f in tool.structured_content["files"]] == [("src/sessions.py", 2)]

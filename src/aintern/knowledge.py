@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from aintern.assemble.context import ContextBuildOptions, ContextBuildResult, KnowledgeChunk, assemble
 from aintern.assemble.expand import FileContextExpander
-from aintern.assemble.files import RelevantFile, relevant_files
+from aintern.assemble.files import MATCH_DEPTH, RelevantFile, relevant_files
 from aintern.assemble.hits import marked_stale, merged_hits, shown_hits
 from aintern.chunk.models import SymbolType
 from aintern.config import FILES_MARK_RELEVANCE, Settings
@@ -423,7 +423,7 @@ class KnowledgeService:
         """
         scope = {"workspace_path": "", "workspace_paths": (), **scope_options(workspace)}
         result = self.query(query, replace(
-            filters or KnowledgeQueryOptions(), **scope, max_results=max_files * 3, reranking=RerankingStrategy.NONE,
+            filters or KnowledgeQueryOptions(), **scope, max_results=max(MATCH_DEPTH, max_files * 3), reranking=RerankingStrategy.NONE,
             min_relevance=0.0 if fill else min_relevance, include_snippets=False, expand_context=False,
         ))  # fmt: skip
         return relevant_files(result.chunks, max_files, min_relevance)

@@ -28,12 +28,19 @@ class RelevantFile:
                 "below_threshold": self.below_threshold}  # fmt: skip
 
 
+#: A file's matches are its chunks among the ranking's first MATCH_DEPTH (and the best one that lists it): the
+#: same count however many files are listed (the hits read for ten files, the default).
+MATCH_DEPTH = 30
+
+
 def relevant_files(chunks: list[KnowledgeChunk], max_files: int, min_relevance: float) -> list[RelevantFile]:
-    """The files of ranked ``chunks``, by their best chunk, with the lines that matched; those under
-    ``min_relevance`` marked ``below_threshold``."""
+    """The files of ranked ``chunks``, by their best chunk, with the lines that matched (MATCH_DEPTH); those
+    under ``min_relevance`` marked ``below_threshold``."""
     groups: dict[str, list[KnowledgeChunk]] = {}  # in the order of each file's best chunk
-    for c in chunks:
-        groups.setdefault(c.display_path, []).append(c)
+    for rank, c in enumerate(chunks):
+        group = groups.setdefault(c.display_path, [])
+        if rank < MATCH_DEPTH or not group:
+            group.append(c)
     files = [
         RelevantFile(
             file_path=cs[0].file_path,
