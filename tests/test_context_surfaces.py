@@ -6,10 +6,12 @@ space and a non-ASCII letter, indexed once: a session module whose best hit for 
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import re
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +19,9 @@ import pytest
 from markdown_it import MarkdownIt
 from mcp import Client
 from test_cli_terminal import on_terminal
+from test_mcp import index
 from web_server import WebServer
+from workspaces import write_files
 
 from aintern.assemble.context import ContextBuildOptions, KnowledgeChunk
 from aintern.knowledge import KnowledgeQueryOptions
@@ -108,6 +112,12 @@ TESTING = '''class FlaskClient:
         response = app.response_class()
         session_interface.save_session(app, session, response)
         self.update_cookies(response.headers.getlist("Set-Cookie"))
+'''
+
+
+FORECAST = '''def barometric_forecast(pressure_hpa):
+    """Forecast rain from falling barometric pressure."""
+    return "rain" if pressure_hpa < 1000 else "fair"
 '''
 
 
@@ -250,3 +260,54 @@ def test_a_files_match_count_does_not_depend_on_how_many_files_are_listed(
 
     tool = asyncio.run(mcp())
     assert [(f["path"], f["match_count"]) for f in tool.structured_content["files"]] == [("src/sessions.py", 2)]
+
+
+def test_relevance_is_the_calibrated_one_whatever_reranks(flask: tuple[Path, Path, dict[str, str]]) -> None:
+    """A reranker reorders; the relevance every surface shows stays the hit's calibrated one (`context --scores`
+    showed 100% for a hit search rates 0.90), and the reranker's own score is labelled as such."""
+    root, db, _ = flask
+    plain = {(h["path"], h["start_line"]): h["score"] for h in json.loads(cli(flask, "search", QUESTION, "--json"))}
+    for strategy in ("keyword", "rrf"):
+        reranked = json.loads(cli(flask, "search", QUESTION, "--json", "--rerank", strategy))
+        assert {(h["path"], h["start_line"]): h["score"] for h in reranked} == plain, strategy
+        assert all(isinstance(h["rerank_score"], float) for h in reranked) and "rerank_score" not in str(plain)
+    scored = cli(flask, "context", QUESTION, "--scores", "--context-lines", "0", "--min-relevance", "0")
+    shown = re.findall(r"^### (.+)\nLines (\d+)-\d+\nRelevance: ([\d.]+)$", scored, re.M)
+    assert shown and {(p, int(a), r) for p, a, r in shown} == {(p, a, f"{s:.2f}") for (p, a), s in plain.items()}
+    with WebServer(db, workspace=root, watch=False) as server, server.client() as http:
+        api = http.get("/api/search", params={"q": QUESTION, "rerank": "keyword"}).json()
+    assert {(h["path"], h["start_line"]): h["score"] for h in api["results"]} == plain
+
+
+def test_a_hits_relevance_and_threshold_do_not_depend_on_the_other_repositories_asked(tmp_path: Path) -> None:
+    """Over several repositories a weaker repository's hits rank lower (the discount), but each keeps its own
+    relevance, shown and judged by --min-relevance alike whichever repositories were asked (a hit scored 0.785
+    alone, 0.34 with --all-repos, and a threshold of 0.4 kept or dropped it)."""
+    sessions, weather = tmp_path / "my repos" / "flask-é", tmp_path / "weather"
+    write_files(sessions, {"src/sessions.py": sessions_module(), "src/app.py": APP})
+    write_files(weather, {"forecast.py": FORECAST})
+    db = tmp_path / "aintern.db"
+    for root in (sessions, weather):
+        index(root, db)
+    ws = Workspace(sessions, db)
+    try:
+        asked = KnowledgeQueryOptions(min_relevance=0.0, max_results=20)
+        question = "forecast rain from falling pressure"
+        alone = ws.knowledge.query(question, replace(asked, workspace_path=str(sessions))).chunks
+        both = ws.knowledge.query(question, replace(asked, workspace_paths=(str(sessions), str(weather)))).chunks
+        assert both[0].repo == "weather"  # (the repository whose words the question uses ranks first)
+        mine = {(c.file_path, c.start_line): c.relevance for c in both if c.repo == "flask-é"}
+        assert mine == {(c.file_path, c.start_line): c.relevance for c in alone}
+        best = alone[0]
+        kept = ws.knowledge.query(question, replace(asked, workspace_paths=(str(sessions), str(weather)),
+                                                    min_relevance=best.relevance)).chunks  # fmt: skip
+        assert (best.file_path, best.start_line) in {(c.file_path, c.start_line) for c in kept if c.repo == "flask-é"}
+    finally:
+        ws.close()
+    env = {**os.environ, "AINTERN_DB": str(db), "AINTERN_CONFIG": str(tmp_path / "config.toml")}
+    out = subprocess.run([sys.executable, "-m", "aintern", "search", question, "--all-repos", "--json",
+                          "--min-relevance", str(best.relevance - 1e-4)], cwd=sessions, env=env, capture_output=True,
+                         text=True, timeout=300)  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    hits = {(h["repo"], h["path"], h["start_line"]): h["score"] for h in json.loads(out.stdout)}
+    assert hits[("flask-é", best.file_path, best.start_line)] == round(best.relevance, 4)

@@ -653,7 +653,7 @@ def kc(path: str, start: int, end: int, rel: float, text: str | None = None, lan
 def test_formats_exactly_as_the_seed() -> None:
     chunk = kc("src/a.py", 3, 4, 0.87, "x = 1 < 2\ny = '&'")
     md = assemble([chunk], ContextBuildOptions(include_scores=True)).context
-    assert md == "### src/a.py\nLines 3-4\nRelevance: 87%\n\n```python\nx = 1 < 2\ny = '&'\n```"
+    assert md == "### src/a.py\nLines 3-4\nRelevance: 0.87\n\n```python\nx = 1 < 2\ny = '&'\n```"
     xml = assemble([chunk], ContextBuildOptions(format=ContextFormat.XML, include_scores=True)).context
     assert (
         xml

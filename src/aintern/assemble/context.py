@@ -52,6 +52,9 @@ class KnowledgeChunk:
     #: The rank-free part of its relevance (retrieve.relevance.evidence): a query over several indexes
     #: compares repositories with it.
     evidence: float | None = field(default=None, repr=False)
+    #: The score a keyword, RRF or cross-encoder reranker gave it (its order's, not a relevance: ``relevance``
+    #: stays the calibrated one); None when no such reranker ran.
+    rerank_score: float | None = None
     #: When the chunk begins inside a multi-line string or comment: the line it opens on and its text
     #: (chunk.openings).
     inside: tuple[int, str] | None = None
@@ -75,7 +78,7 @@ class KnowledgeChunk:
             "parent_symbol": self.parent_symbol,
             "symbol_lines": [self.symbol_start_line, self.symbol_end_line] if self.symbol_start_line else None,
             "language": self.language, "content": self.content,
-        } | ({"inside": {"line": self.inside[0], "text": self.inside[1]}} if self.inside else {}) | self._stale()  # fmt: skip
+        } | ({"inside": {"line": self.inside[0], "text": self.inside[1]}} if self.inside else {}) | self._reranked() | self._stale()  # fmt: skip
 
     def stale_note(self, update: str = "run `aintern update`") -> str | None:
         """One line saying the file changed (or was deleted) since it was indexed, and what brings it up to
@@ -83,6 +86,10 @@ class KnowledgeChunk:
         if self.stale is None:
             return None
         return f"{self.stale} since indexed — {update}"
+
+    def _reranked(self) -> dict[str, object]:
+        """The JSON twins' field of a reranked hit: the reranker's own score, beside its relevance."""
+        return {"rerank_score": round(self.rerank_score, 4)} if self.rerank_score is not None else {}
 
     def _stale(self) -> dict[str, object]:
         """The JSON twins' fields of a stale hit (none for a hit whose file is as indexed)."""
@@ -115,7 +122,7 @@ class KnowledgeChunk:
             "content": self.content, "expanded_context": self.expanded_context,
             "expanded_start": self.expanded_start, "expanded_end": self.expanded_end,
             "highlights": [{"start": h.start, "length": h.length, "keyword": h.matched_keyword} for h in self.highlights],
-        } | self._stale()  # fmt: skip
+        } | self._reranked() | self._stale()  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -239,7 +246,7 @@ def _format(chunk: KnowledgeChunk, o: ContextBuildOptions) -> str:
         if o.include_line_numbers:
             out += f"Lines {lo}-{hi}\n"
         if o.include_scores:
-            out += f"Relevance: {chunk.relevance:.0%}\n"
+            out += f"Relevance: {chunk.relevance:.2f}\n"  # (as search shows it: the calibrated 0-1 relevance)
         out += "\n"
     if stale:
         out += f"({stale})\n"

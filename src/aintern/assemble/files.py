@@ -54,9 +54,8 @@ def relevant_files(chunks: list[KnowledgeChunk], max_files: int, min_relevance: 
         )
         for cs in groups.values()
     ]
-    # Relevance never rises down the ranking, so equal relevance is mostly the cap of relevance.monotone:
-    # there the ranking's order stands (a file's chunk count would overrule the ranking it capped).
-    files.sort(key=lambda f: -f.relevance)
+    # Files stay in the ranking's order (by each one's best chunk): in one repository relevance never rises down
+    # it, and over several the ranking weighs each repository's fit, which a hit's own relevance leaves out.
     for f in files:
         f.below_threshold = f.relevance < min_relevance
     return files[:max_files]
