@@ -268,15 +268,16 @@ def _cut(chunk: KnowledgeChunk, fits: Callable[[KnowledgeChunk], bool]) -> Knowl
     if fits(chunk):
         return chunk
     lines = chunk.content.split("\n")
-    lo, hi = 0, len(lines) - 1  # binary search for the most leading lines that fit
+    least = min(3, len(lines))
+    if not fits(replace(chunk, content="\n".join(lines[:least]), end_line=chunk.start_line + least - 1)):
+        return None  # (the budget is spent: no search for lines that cannot fit)
+    lo, hi = least, len(lines) - 1  # binary search for the most leading lines that fit
     while lo < hi:
         mid = (lo + hi + 1) // 2
         if fits(replace(chunk, content="\n".join(lines[:mid]), end_line=chunk.start_line + mid - 1)):
             lo = mid
         else:
             hi = mid - 1
-    if lo < min(3, len(lines)):
-        return None
     return replace(chunk, content="\n".join(lines[:lo]), end_line=chunk.start_line + lo - 1)
 
 
@@ -285,18 +286,25 @@ def _laid_out(pieces: dict[int, KnowledgeChunk], o: ContextBuildOptions) -> list
     them: grouped by file, the best hit's file first, each file's blocks by line (seed GroupAndOrderChunks);
     without ``group_by_file``, each block where its best hit ranks."""
     blocks = merge_chunks([pieces[rank] for rank in sorted(pieces)])
-
-    def best(block: KnowledgeChunk) -> int:  # the best rank of the pieces the block holds
-        lo, hi = block.shown_lines
-        return min(
-            r for r, p in pieces.items() if p.display_path == block.display_path and lo <= p.shown_lines[0] <= hi
-        )
-
-    if not o.group_by_file:
-        return sorted(blocks, key=best)
-    first: dict[str, int] = {}
+    # Each block's best rank, in one sweep: a file's blocks and its pieces, both in line order.
+    starts: dict[str, list[tuple[int, int]]] = {}
+    for rank, piece in pieces.items():
+        starts.setdefault(piece.display_path, []).append((piece.shown_lines[0], rank))
+    for found in starts.values():
+        found.sort()
+    best: list[int] = []
+    taken: dict[str, int] = {}
     for b in blocks:
-        first[b.display_path] = min(first.get(b.display_path, len(pieces)), best(b))
+        found, i, top = starts[b.display_path], taken.get(b.display_path, 0), len(pieces)
+        while i < len(found) and found[i][0] <= b.shown_lines[1]:
+            top, i = min(top, found[i][1]), i + 1
+        taken[b.display_path] = i
+        best.append(top)
+    if not o.group_by_file:
+        return [b for _, b in sorted(zip(best, blocks), key=lambda pair: pair[0])]
+    first: dict[str, int] = {}
+    for b, rank in zip(blocks, best):
+        first[b.display_path] = min(first.get(b.display_path, rank), rank)
     return sorted(blocks, key=lambda b: (first[b.display_path], b.start_line))
 
 
@@ -335,16 +343,18 @@ def assemble(chunks: list[KnowledgeChunk], options: ContextBuildOptions | None =
 
     # The budget goes to the hits in rank order: each hit's own lines first (the best whole before a weaker
     # one's), then, while it lasts, the lines around each, again best first.
-    pieces: dict[int, KnowledgeChunk] = {}
+    # (Everything, or every hit's own lines, is tried at once first: a large budget takes one count.)
+    whole = dict(enumerate(ranked))
+    bare = {r: replace(c, expanded_context=None, expanded_start=None, expanded_end=None) for r, c in whole.items()}
+    pieces: dict[int, KnowledgeChunk] = whole if fits(whole) else bare if fits(bare) else {}
     bare_only = False
-    for rank, chunk in enumerate(ranked):
-        bare = replace(chunk, expanded_context=None, expanded_start=None, expanded_end=None)
-        fitted = _cut(bare, lambda c: fits({**pieces, rank: c}))  # noqa: B023 (called at once)
-        if fitted is None or fitted.end_line < bare.end_line:
+    for rank in bare if not pieces else ():
+        fitted = _cut(bare[rank], lambda c: fits({**pieces, rank: c}))  # noqa: B023 (called at once)
+        if fitted is None or fitted.end_line < bare[rank].end_line:
             truncated += 1  # left out, or shortened to fit (and still sent)
         if fitted is not None:
             pieces[rank] = fitted
-    for rank, chunk in enumerate(ranked):
+    for rank, chunk in enumerate(ranked if pieces is not whole else ()):
         piece = pieces.get(rank)
         if piece is None or chunk.expanded_context is None or piece.end_line < chunk.end_line:
             continue
