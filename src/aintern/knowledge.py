@@ -427,8 +427,9 @@ class KnowledgeService:
         """
         scope = {"workspace_path": "", "workspace_paths": (), **scope_options(workspace)}
         result = self.query(query, replace(
-            filters or KnowledgeQueryOptions(), **scope, max_results=max(MATCH_DEPTH, max_files * 3), reranking=RerankingStrategy.NONE,
-            min_relevance=0.0 if fill else min_relevance, include_snippets=False, expand_context=False,
+            filters or KnowledgeQueryOptions(), **scope, max_results=max(MATCH_DEPTH, max_files * 3),
+            reranking=RerankingStrategy.NONE, min_relevance=0.0 if fill else min_relevance, include_snippets=False,
+            expand_context=False,
         ))  # fmt: skip
         return relevant_files(result.chunks, max_files, min_relevance)
 

@@ -71,6 +71,7 @@ class KnowledgeChunk:
     def search_result(self) -> dict[str, object]:
         """A hit as ``aintern search --json`` prints it (and the web app's search returns it)."""
         repo = {"repo": self.repo, "workspace": self.workspace} if self.workspace else {}
+        opened = {"inside": {"line": self.inside[0], "text": self.inside[1]}} if self.inside else {}
         return repo | {
             "path": self.file_path, "start_line": self.start_line, "end_line": self.end_line,
             "score": round(self.relevance, 4), "original_score": round(self.original_score, 4),
@@ -78,7 +79,7 @@ class KnowledgeChunk:
             "parent_symbol": self.parent_symbol,
             "symbol_lines": [self.symbol_start_line, self.symbol_end_line] if self.symbol_start_line else None,
             "language": self.language, "content": self.content,
-        } | ({"inside": {"line": self.inside[0], "text": self.inside[1]}} if self.inside else {}) | self._reranked() | self._stale()  # fmt: skip
+        } | opened | self._reranked() | self._stale()  # fmt: skip
 
     def stale_note(self, update: str = "run `aintern update`") -> str | None:
         """One line saying the file changed (or was deleted) since it was indexed, and what brings it up to
