@@ -155,8 +155,8 @@ def test_bad_input_is_a_tool_error_and_the_server_goes_on(indexed: tuple[Path, P
             ("find_related", {"path": "no/such/file.py", "line": 3}, "not indexed"),
             ("find_related", {"path": "../../etc/passwd", "line": 1}, "not indexed"),
             ("status", {"path": str(outside)}, "no index matches"),
-            ("context", {"query": "store", "max_tokens": 5}, "max_tokens: between 50 and 100,000, not 5"),
-            ("context", {"query": "store", "max_tokens": 0}, "max_tokens: between 50 and 100,000, not 0"),
+            ("context", {"query": "store", "max_tokens": 5}, "max_tokens: between 50 and 1,000,000, not 5"),
+            ("context", {"query": "store", "max_tokens": 0}, "max_tokens: between 50 and 1,000,000, not 0"),
             ("symbols", {"prefix": ""}, "prefix"),
             # Out of range or meaningless: refused, never clamped or answered (issues 46 and 47).
             ("symbols", {"prefix": "\u0000"}, "prefix: give the start of a name"),

@@ -49,7 +49,7 @@ def cases(project: Path, other: Path) -> Iterator[tuple[str, dict[str, Any], boo
         named = [*outside, "", "\x00", LONG, "/etc", "/" + "a" * 5000]
         yield from vary(tool, "repos", NOT_LIST + [[s] for s in named] + named)  # (in a list, or bare)
         yield from vary(tool, "repos", [["all"], ["*"], "all", [], None], error=False)
-    yield from vary("search", "k", [0, -1, -(10**20), 101, 10**20, *NOT_INT[:-2]])
+    yield from vary("search", "k", [0, -1, -(10**20), 101, 10**20, True, False, *NOT_INT[:-2]])
     yield from vary("search", "max_tokens", [0, -5, 10**9, 10**20, *NOT_INT[:-2]])
     yield from vary("search", "min_relevance", [-0.1, 1.5, 1e308, -1e308, "x", []])
     yield from vary("search", "language", ["klingon", "\x00", "../python", "all", LONG, "pyth on", 1, []])
@@ -57,9 +57,9 @@ def cases(project: Path, other: Path) -> Iterator[tuple[str, dict[str, Any], boo
     yield from vary("search", "path", ["\x00", "a\x00b", "*" * 1000, LONG, 1, []])
     yield from vary("search", "path", ["../../etc/*", "/etc/passwd", "é/**"], error=False)
     yield from vary("search", "symbol_type", ["spaceship", "\x00", "all", LONG, 1])
-    yield from vary("context", "max_tokens", [0, -5, 49, 100_001, 10**20, *NOT_INT[:-2]])
+    yield from vary("context", "max_tokens", [0, -5, 49, 1_000_001, 10**20, True, *NOT_INT[:-2]])
     yield from vary("context", "format", ["html", "", "\x00", LONG, 1, None])
-    yield from vary("files", "n", [0, -1, 101, 10**20, *NOT_INT[:-2]])
+    yield from vary("files", "n", [0, -1, 101, 10**20, True, False, *NOT_INT[:-2]])
     yield from vary(
         "find_related", "path", [*HOSTILE, "src/../../x", "./../etc/passwd", "src/python/app.py\x00", *NOT_STR]
     )

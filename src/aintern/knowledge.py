@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from aintern.assemble.context import ContextBuildOptions, ContextBuildResult, KnowledgeChunk, assemble
 from aintern.assemble.expand import FileContextExpander
-from aintern.assemble.files import RelevantFile, relevant_files
+from aintern.assemble.files import MATCH_DEPTH, RelevantFile, relevant_files
 from aintern.assemble.hits import marked_stale, merged_hits, shown_hits
 from aintern.chunk.models import SymbolType
 from aintern.config import FILES_MARK_RELEVANCE, Settings
@@ -27,6 +27,7 @@ from aintern.retrieve.hybrid import hybrid_search
 from aintern.retrieve.question import Question
 from aintern.retrieve.relevance import (
     REPO_LIKELIHOOD,
+    calibrated,
     chosen_hits,
     evidence,
     ranked_by_relevance,
@@ -308,7 +309,7 @@ class KnowledgeService:
         coverage = self.store.term_coverage(index.id, q.terms, hit_ids)
         model = "full" if tier else "fast"
         ranked = ranked_by_relevance(hits, cosines, coverage, model)
-        was_reranked, notes = False, list[str]()
+        was_reranked, notes, scored = False, list[str](), dict[int, float]()
         try:  # (the LLM's: an error, a timeout or no LLM for the setting's keeps the order, with a note)
             if strategy is RerankingStrategy.LLM:
                 ranked, was_reranked, notes = self.llm_rerankers.rerank(index.workspace_path, ranked, q.text, options)
@@ -318,12 +319,15 @@ class KnowledgeService:
             raise KnowledgeQueryError(f"{strategy.value} reranking failed: {exc}") from exc
         if options.boost_exact_matches:
             ranked = rerank.boost_exact_matches(ranked, q.lower)
+        if (was_reranked and strategy is not RerankingStrategy.LLM) or options.boost_exact_matches:
+            ranked, scored = calibrated(ranked)  # (their order; the relevance shown and thresholded: calibrated)
         above, chosen = chosen_hits(ranked, options.min_relevance, options.max_results, options.deduplicate_chunks)
         files = self.store.file_versions(index.id, list({r.chunk.file_path for r in chosen}))
         expander = self._expander(index.workspace_path) if options.expand_context else None
         chunks = shown_hits(chosen, q, files, expander, options.context_lines, options.include_snippets)
         for k in chunks:
             k.evidence = evidence(cosines.get(k.chunk_id, 0.0), coverage.get(k.chunk_id, 0.0), model)
+            k.rerank_score = scored.get(k.chunk_id)
         result = KnowledgeQueryResult(
             chunks=chunks, relevant_files=list(dict.fromkeys(c.file_path for c in chunks)),
             query_time=time.perf_counter() - started, total_chunks_searched=index.chunk_count,
@@ -423,8 +427,9 @@ class KnowledgeService:
         """
         scope = {"workspace_path": "", "workspace_paths": (), **scope_options(workspace)}
         result = self.query(query, replace(
-            filters or KnowledgeQueryOptions(), **scope, max_results=max_files * 3, reranking=RerankingStrategy.NONE,
-            min_relevance=0.0 if fill else min_relevance, include_snippets=False, expand_context=False,
+            filters or KnowledgeQueryOptions(), **scope, max_results=max(MATCH_DEPTH, max_files * 3),
+            reranking=RerankingStrategy.NONE, min_relevance=0.0 if fill else min_relevance, include_snippets=False,
+            expand_context=False,
         ))  # fmt: skip
         return relevant_files(result.chunks, max_files, min_relevance)
 

@@ -18,9 +18,10 @@ RESULTS = (1, MAX_RESULTS)
 EMPTY_QUESTION = "the question is empty (no visible characters)"
 #: Longest path glob (a long run of wildcards makes matching slow).
 MAX_GLOB_CHARS = 500
-#: A context's token budget (``--max-tokens``, ``max_tokens``); an MCP tool's answer stops lower, at its own
-#: most (mcp/args.py): it lands in the agent's window.
+#: A context's token budget (``--max-tokens``, ``max_tokens``): the same on the CLI, the web app and MCP.
 CONTEXT_TOKENS = (50, 1_000_000)
+#: The token budget of an MCP search's answer (``max_tokens``: it lands in the agent's window).
+SEARCH_TOKENS = (1, 100_000)
 #: Chunks a context holds (``--max-chunks``).
 CONTEXT_CHUNKS = (1, MAX_RESULTS)
 #: Lines shown around each chunk of a context (``--context-lines``; 0: none).
@@ -64,12 +65,22 @@ class RerankNeedsLLM(SearchOptionError):
 
 
 def not_a_number(value: object, name: str, bounds: tuple[int, int] | None = None) -> SearchOptionError:
-    """What every layer says of a value that is not the number wanted (``-k ten``, ``k=2.5``): a whole number
-    within ``bounds``, or (None) any number."""
+    """What every layer says of a value that is not the number wanted (``-k ten``, ``k=2.5``, ``"k": true``): a
+    whole number within ``bounds``, or (None) any number."""
     wanted = f"a whole number between {bounds[0]:,} and {bounds[1]:,}" if bounds else "a number"
-    return SearchOptionError(
-        f"{name}: {wanted}, not {value[:60]!r}" if isinstance(value, str) else f"{name}: {wanted}, not {value}"
-    )
+    if isinstance(value, str):
+        return SearchOptionError(f"{name}: {wanted}, not {value[:60]!r}")
+    if isinstance(value, bool):  # (JSON's true: a flag, never the number 1)
+        return SearchOptionError(f"{name}: {wanted}, not {str(value).lower()}")
+    return SearchOptionError(f"{name}: {wanted}, not {value}")
+
+
+def shown(value: float) -> str:
+    """A number as a person typed it: a whole one in full (``2000000``, not ``2e+06``), else as Python reads it."""
+    number = float(value)
+    if math.isfinite(number) and number.is_integer() and abs(number) < 1e16:
+        return str(int(number))
+    return repr(number)
 
 
 def whole_number(value: float, name: str, bounds: tuple[int, int]) -> int:
@@ -78,7 +89,7 @@ def whole_number(value: float, name: str, bounds: tuple[int, int]) -> int:
     if isinstance(value, bool) or not (isinstance(value, int) or float(value).is_integer()):
         raise not_a_number(value, name, bounds)
     if not low <= value <= high:
-        raise SearchOptionError(f"{name}: between {low:,} and {high:,}, not {value:g}")
+        raise SearchOptionError(f"{name}: between {low:,} and {high:,}, not {shown(value)}")
     return int(value)
 
 
@@ -90,7 +101,7 @@ def result_count(value: float, name: str = "k") -> int:
 def relevance(value: float, name: str = "min_relevance") -> float:
     """A calibrated relevance threshold: 0 to 1."""
     if not (math.isfinite(value) and 0.0 <= value <= 1.0):
-        raise SearchOptionError(f"{name}: between 0 and 1, not {value:g}")
+        raise SearchOptionError(f"{name}: between 0 and 1, not {shown(value)}")
     return float(value)
 
 

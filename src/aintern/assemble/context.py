@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import enum
 import json
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -51,6 +52,9 @@ class KnowledgeChunk:
     #: The rank-free part of its relevance (retrieve.relevance.evidence): a query over several indexes
     #: compares repositories with it.
     evidence: float | None = field(default=None, repr=False)
+    #: The score a keyword, RRF or cross-encoder reranker gave it (its order's, not a relevance: ``relevance``
+    #: stays the calibrated one); None when no such reranker ran.
+    rerank_score: float | None = None
     #: When the chunk begins inside a multi-line string or comment: the line it opens on and its text
     #: (chunk.openings).
     inside: tuple[int, str] | None = None
@@ -67,6 +71,7 @@ class KnowledgeChunk:
     def search_result(self) -> dict[str, object]:
         """A hit as ``aintern search --json`` prints it (and the web app's search returns it)."""
         repo = {"repo": self.repo, "workspace": self.workspace} if self.workspace else {}
+        opened = {"inside": {"line": self.inside[0], "text": self.inside[1]}} if self.inside else {}
         return repo | {
             "path": self.file_path, "start_line": self.start_line, "end_line": self.end_line,
             "score": round(self.relevance, 4), "original_score": round(self.original_score, 4),
@@ -74,7 +79,7 @@ class KnowledgeChunk:
             "parent_symbol": self.parent_symbol,
             "symbol_lines": [self.symbol_start_line, self.symbol_end_line] if self.symbol_start_line else None,
             "language": self.language, "content": self.content,
-        } | ({"inside": {"line": self.inside[0], "text": self.inside[1]}} if self.inside else {}) | self._stale()  # fmt: skip
+        } | opened | self._reranked() | self._stale()  # fmt: skip
 
     def stale_note(self, update: str = "run `aintern update`") -> str | None:
         """One line saying the file changed (or was deleted) since it was indexed, and what brings it up to
@@ -82,6 +87,10 @@ class KnowledgeChunk:
         if self.stale is None:
             return None
         return f"{self.stale} since indexed — {update}"
+
+    def _reranked(self) -> dict[str, object]:
+        """The JSON twins' field of a reranked hit: the reranker's own score, beside its relevance."""
+        return {"rerank_score": round(self.rerank_score, 4)} if self.rerank_score is not None else {}
 
     def _stale(self) -> dict[str, object]:
         """The JSON twins' fields of a stale hit (none for a hit whose file is as indexed)."""
@@ -114,7 +123,7 @@ class KnowledgeChunk:
             "content": self.content, "expanded_context": self.expanded_context,
             "expanded_start": self.expanded_start, "expanded_end": self.expanded_end,
             "highlights": [{"start": h.start, "length": h.length, "keyword": h.matched_keyword} for h in self.highlights],
-        } | self._stale()  # fmt: skip
+        } | self._reranked() | self._stale()  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -238,41 +247,66 @@ def _format(chunk: KnowledgeChunk, o: ContextBuildOptions) -> str:
         if o.include_line_numbers:
             out += f"Lines {lo}-{hi}\n"
         if o.include_scores:
-            out += f"Relevance: {chunk.relevance:.0%}\n"
+            out += f"Relevance: {chunk.relevance:.2f}\n"  # (as search shows it: the calibrated 0-1 relevance)
         out += "\n"
     if stale:
         out += f"({stale})\n"
     if note:
         out += note + "\n"
-    fence = "```" if "```" not in text else "````"
+    fence = fence_for(text)
     return out + f"{fence}{chunk.language or 'text'}\n{text}\n{fence}\n"
 
 
-def _fit(
-    chunk: KnowledgeChunk, parts: list[str], render: Callable[[list[str]], str], o: ContextBuildOptions
-) -> KnowledgeChunk | None:
-    """``chunk`` if it fits the budget; else without its surrounding lines; else its first lines that fit."""
+def fence_for(text: str) -> str:
+    """A code fence no line of ``text`` can close: longer than its longest run of backticks (CommonMark closes a
+    fence with a run of at least its length), and at least three."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    return "`" * max(3, longest + 1)
 
-    def fits(c: KnowledgeChunk) -> bool:
-        # The whole candidate context is counted: exact tokenizers are not additive over pieces.
-        return o.count(render([*parts, _format(c, o)])) <= o.max_tokens
 
+def _cut(chunk: KnowledgeChunk, fits: Callable[[KnowledgeChunk], bool]) -> KnowledgeChunk | None:
+    """``chunk`` (without its surrounding lines) if it fits; else its first lines that fit (None: under three)."""
     if fits(chunk):
         return chunk
-    bare = replace(chunk, expanded_context=None, expanded_start=None, expanded_end=None)
-    if chunk.expanded_context is not None and fits(bare):
-        return bare
-    lines = bare.content.split("\n")
-    lo, hi = 0, len(lines) - 1  # binary search for the most leading lines that fit
+    lines = chunk.content.split("\n")
+    least = min(3, len(lines))
+    if not fits(replace(chunk, content="\n".join(lines[:least]), end_line=chunk.start_line + least - 1)):
+        return None  # (the budget is spent: no search for lines that cannot fit)
+    lo, hi = least, len(lines) - 1  # binary search for the most leading lines that fit
     while lo < hi:
         mid = (lo + hi + 1) // 2
-        if fits(replace(bare, content="\n".join(lines[:mid]), end_line=bare.start_line + mid - 1)):
+        if fits(replace(chunk, content="\n".join(lines[:mid]), end_line=chunk.start_line + mid - 1)):
             lo = mid
         else:
             hi = mid - 1
-    if lo < min(3, len(lines)):
-        return None
-    return replace(bare, content="\n".join(lines[:lo]), end_line=bare.start_line + lo - 1)
+    return replace(chunk, content="\n".join(lines[:lo]), end_line=chunk.start_line + lo - 1)
+
+
+def _laid_out(pieces: dict[int, KnowledgeChunk], o: ContextBuildOptions) -> list[KnowledgeChunk]:
+    """The pieces (by their hit's rank) merged where they overlap or touch, in the order the context shows
+    them: grouped by file, the best hit's file first, each file's blocks by line (seed GroupAndOrderChunks);
+    without ``group_by_file``, each block where its best hit ranks."""
+    blocks = merge_chunks([pieces[rank] for rank in sorted(pieces)])
+    # Each block's best rank, in one sweep: a file's blocks and its pieces, both in line order.
+    starts: dict[str, list[tuple[int, int]]] = {}
+    for rank, piece in pieces.items():
+        starts.setdefault(piece.display_path, []).append((piece.shown_lines[0], rank))
+    for found in starts.values():
+        found.sort()
+    best: list[int] = []
+    taken: dict[str, int] = {}
+    for b in blocks:
+        found, i, top = starts[b.display_path], taken.get(b.display_path, 0), len(pieces)
+        while i < len(found) and found[i][0] <= b.shown_lines[1]:
+            top, i = min(top, found[i][1]), i + 1
+        taken[b.display_path] = i
+        best.append(top)
+    if not o.group_by_file:
+        return [b for _, b in sorted(zip(best, blocks), key=lambda pair: pair[0])]
+    first: dict[str, int] = {}
+    for b, rank in zip(blocks, best):
+        first[b.display_path] = min(first.get(b.display_path, rank), rank)
+    return sorted(blocks, key=lambda b: (first[b.display_path], b.start_line))
 
 
 def _json_context(parts: list[str], o: ContextBuildOptions) -> str:
@@ -287,19 +321,14 @@ def _json_context(parts: list[str], o: ContextBuildOptions) -> str:
 
 
 def assemble(chunks: list[KnowledgeChunk], options: ContextBuildOptions | None = None) -> ContextBuildResult:
-    """Format chunks into one context that never exceeds ``options.max_tokens`` (by its own estimator)."""
+    """Format ``chunks`` (ranked: the best first) into one context that never exceeds ``options.max_tokens``
+    (by its own estimator); the budget goes to them in rank order (docs/cli.md)."""
     o = options or ContextBuildOptions()
     started = time.perf_counter()
     if not chunks:
         return ContextBuildResult(format=o.format)
-    chunks = merge_chunks(chunks)
-    if o.group_by_file:
-        best: dict[str, float] = {}
-        for c in chunks:
-            best[c.display_path] = max(best.get(c.display_path, 0.0), c.relevance)
-        chunks = sorted(chunks, key=lambda c: (-best[c.display_path], c.display_path, c.start_line))
-    else:
-        chunks = sorted(chunks, key=lambda c: -c.relevance)
+    ranked = chunks[: o.max_chunks]  # (in rank order: the best hit first)
+    truncated = len(chunks) - len(ranked)
 
     def render(parts: list[str]) -> str:
         if o.format is ContextFormat.JSON:
@@ -309,21 +338,33 @@ def assemble(chunks: list[KnowledgeChunk], options: ContextBuildOptions | None =
             text += "\n" + o.context_footer + "\n"
         return text.rstrip()
 
-    parts: list[str] = []
-    included: list[KnowledgeChunk] = []
-    truncated = 0
-    for chunk in chunks:
-        if len(included) >= o.max_chunks:
-            truncated += 1
+    def fits(trial: dict[int, KnowledgeChunk]) -> bool:
+        # The whole candidate context is counted, as it will be laid out: exact tokenizers are not additive.
+        return o.count(render([_format(b, o) for b in _laid_out(trial, o)])) <= o.max_tokens
+
+    # The budget goes to the hits in rank order: each hit's own lines first (the best whole before a weaker
+    # one's), then, while it lasts, the lines around each, again best first.
+    # (Everything, or every hit's own lines, is tried at once first: a large budget takes one count.)
+    whole = dict(enumerate(ranked))
+    bare = {r: replace(c, expanded_context=None, expanded_start=None, expanded_end=None) for r, c in whole.items()}
+    pieces: dict[int, KnowledgeChunk] = whole if fits(whole) else bare if fits(bare) else {}
+    bare_only = False
+    for rank in bare if not pieces else ():
+        fitted = _cut(bare[rank], lambda c: fits({**pieces, rank: c}))  # noqa: B023 (called at once)
+        if fitted is None or fitted.end_line < bare[rank].end_line:
+            truncated += 1  # left out, or shortened to fit (and still sent)
+        if fitted is not None:
+            pieces[rank] = fitted
+    for rank, chunk in enumerate(ranked if pieces is not whole else ()):
+        piece = pieces.get(rank)
+        if piece is None or chunk.expanded_context is None or piece.end_line < chunk.end_line:
             continue
-        fitted = _fit(chunk, parts, render, o)
-        if fitted is None:
-            truncated += 1
-            continue
-        if fitted is not chunk:
-            truncated += 1  # shortened to fit: counted as truncated, but still sent
-        parts = [*parts, _format(fitted, o)]
-        included.append(fitted)
+        if fits({**pieces, rank: chunk}):
+            pieces[rank] = chunk
+        else:
+            bare_only = True  # (sent without the lines around it: not left out, but not all it could show)
+    included = _laid_out(pieces, o) if pieces else []
+    parts = [_format(c, o) for c in included]
     context = render(parts) if parts else ""
     return ContextBuildResult(
         context=context,
@@ -331,7 +372,7 @@ def assemble(chunks: list[KnowledgeChunk], options: ContextBuildOptions | None =
         chunks_included=len(included),
         chunks_truncated=truncated,
         files_included=list(dict.fromkeys(c.display_path for c in included)),
-        was_truncated=truncated > 0,
+        was_truncated=truncated > 0 or bare_only,
         format=o.format,
         build_time=time.perf_counter() - started,
         average_relevance=sum(c.relevance for c in included) / len(included) if included else 0.0,

@@ -28,12 +28,19 @@ class RelevantFile:
                 "below_threshold": self.below_threshold}  # fmt: skip
 
 
+#: A file's matches are its chunks among the ranking's first MATCH_DEPTH (and the best one that lists it): the
+#: same count however many files are listed (the hits read for ten files, the default).
+MATCH_DEPTH = 30
+
+
 def relevant_files(chunks: list[KnowledgeChunk], max_files: int, min_relevance: float) -> list[RelevantFile]:
-    """The files of ranked ``chunks``, by their best chunk, with the lines that matched; those under
-    ``min_relevance`` marked ``below_threshold``."""
+    """The files of ranked ``chunks``, by their best chunk, with the lines that matched (MATCH_DEPTH); those
+    under ``min_relevance`` marked ``below_threshold``."""
     groups: dict[str, list[KnowledgeChunk]] = {}  # in the order of each file's best chunk
-    for c in chunks:
-        groups.setdefault(c.display_path, []).append(c)
+    for rank, c in enumerate(chunks):
+        group = groups.setdefault(c.display_path, [])
+        if rank < MATCH_DEPTH or not group:
+            group.append(c)
     files = [
         RelevantFile(
             file_path=cs[0].file_path,
@@ -47,9 +54,8 @@ def relevant_files(chunks: list[KnowledgeChunk], max_files: int, min_relevance: 
         )
         for cs in groups.values()
     ]
-    # Relevance never rises down the ranking, so equal relevance is mostly the cap of relevance.monotone:
-    # there the ranking's order stands (a file's chunk count would overrule the ranking it capped).
-    files.sort(key=lambda f: -f.relevance)
+    # Files stay in the ranking's order (by each one's best chunk): in one repository relevance never rises down
+    # it, and over several the ranking weighs each repository's fit, which a hit's own relevance leaves out.
     for f in files:
         f.below_threshold = f.relevance < min_relevance
     return files[:max_files]

@@ -14,6 +14,7 @@ from aintern.chunk.models import SymbolType, TextChunk, chunk_definitions
 from aintern.chunk.openings import inside
 from aintern.retrieve.keywords import highlights
 from aintern.retrieve.question import Question
+from aintern.retrieve.relevance import monotone
 from aintern.retrieve.rerank import Ranked
 from aintern.source_files import as_indexed
 from aintern.store.masks import FileVersion
@@ -100,19 +101,21 @@ def merged_hits(
 ) -> list[KnowledgeChunk]:
     """One ranking of the hits of several repositories, each given as (its workspace, its name in the
     results, its hits, the factor of their relevance): by discounted relevance, then by rank in their own; a
-    chunk two nested indexes both hold, once."""
+    chunk two nested indexes both hold, once. Each hit keeps its own relevance, shown and judged by
+    ``min_relevance`` whichever other repositories were asked: the discount orders, it does not rate."""
     merged: list[tuple[float, int, KnowledgeChunk]] = []
     for workspace, repo, chunks, discount in answers:
-        for rank, c in enumerate(chunks):
-            merged.append((c.relevance * discount, rank,
-                           replace(c, relevance=c.relevance * discount, workspace=workspace, repo=repo)))  # fmt: skip
+        # (a reranked repository's relevance may rise down its order: capped, its order stands in the merge)
+        ranking = monotone([c.relevance for c in chunks])
+        for rank, (c, score) in enumerate(zip(chunks, ranking)):
+            merged.append((score * discount, rank, replace(c, workspace=workspace, repo=repo)))
     merged.sort(key=lambda m: (-m[0], m[1]))
     out: list[KnowledgeChunk] = []
     seen: set[tuple[str, int, int]] = set()
-    for score, _, c in merged:
+    for _, _, c in merged:
         # An index inside another's folder holds the same files: each chunk is shown once, where it ranks best.
         where = (os.path.join(c.workspace or "", c.file_path), c.start_line, c.end_line)
-        if score >= min_relevance and where not in seen:
+        if c.relevance >= min_relevance and where not in seen:
             seen.add(where)
             out.append(c)
     return out[:limit]

@@ -18,8 +18,6 @@ T = TypeVar("T")
 MAX_QUERY_CHARS = 2000
 #: Most results any tool returns.
 MAX_K = search_checks.MAX_RESULTS
-#: Largest token budget a search answer may be given.
-MAX_TOKENS = 100_000
 #: Longest symbol prefix looked up.
 MAX_PREFIX_CHARS = 200
 #: The arguments that are a number of results, in every tool: what is no number is said as the CLI and the web

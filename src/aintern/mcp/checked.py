@@ -34,6 +34,7 @@ class CheckedServer(MCPServer):
         tool = next((t for t in await self.list_tools() if t.name == name), None)
         if tool is not None:
             unknown_arguments(name, tool.input_schema, arguments)
+            no_flags_for_numbers(tool.input_schema, arguments)
         try:
             return await super().call_tool(name, arguments, context)
         except ToolError as exc:
@@ -82,6 +83,19 @@ def unknown_arguments(tool: str, schema: dict[str, Any], arguments: dict[str, An
         close = difflib.get_close_matches(key, accepted, n=1)
         said.append(f"{key[:60]!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
     raise ToolError(f"{tool} takes no argument {', '.join(said)}; it takes {', '.join(accepted) or 'no arguments'}")
+
+
+def no_flags_for_numbers(schema: dict[str, Any], arguments: dict[str, Any]) -> None:
+    """A :class:`ToolError` for JSON's true or false given as a number (``"k": true``): pydantic would read it
+    as 1 or 0, and a flag is no number (the CLI and the web app take none)."""
+    properties = schema.get("properties") or {}
+    for key, value in arguments.items():
+        if not isinstance(value, bool) or not isinstance(properties.get(key), dict):
+            continue
+        prop = properties[key]
+        kinds = {prop.get("type")} | {p.get("type") for p in prop.get("anyOf", []) if isinstance(p, dict)}
+        if kinds & {"integer", "number"} and "boolean" not in kinds:
+            raise ToolError(str(not_a_number(value, key, COUNTS.get(key))))
 
 
 def plain(exc: ValidationError) -> str:

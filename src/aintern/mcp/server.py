@@ -56,7 +56,7 @@ from aintern.mcp.output import call, scope_of, with_notes
 from aintern.mcp.scope import McpConfig, Scope
 from aintern.plural import count
 from aintern.retrieve.rerank import RerankingStrategy
-from aintern.search_checks import CONTEXT_TOKENS, RerankNeedsLLM
+from aintern.search_checks import CONTEXT_TOKENS, SEARCH_TOKENS, RerankNeedsLLM
 from aintern.store import SqliteStore, VectorIndex
 from aintern.workspace import knowledge_service
 
@@ -170,7 +170,9 @@ class AinternMcp:
             str | None, Field(description="Only definitions of this kind: function, class, method, ...")
         ] = None,
         min_relevance: Annotated[float | None, Field(description="Lowest relevance 0-1 (default 0.1)")] = None,
-        max_tokens: Annotated[int, Field(description="Budget for the whole answer, in tokens")] = 4000,
+        max_tokens: Annotated[
+            int, Field(description=f"Budget for the whole answer, in tokens ({SEARCH_TOKENS[0]}-{SEARCH_TOKENS[1]})")
+        ] = 4000,
         rerank: Annotated[
             Literal["none", "llm"] | None,
             Field(
@@ -181,7 +183,7 @@ class AinternMcp:
     ) -> Annotated[CallToolResult, SearchResult]:
         query = args.query(query)
         k = args.count(k)
-        max_tokens = args.between(max_tokens, "max_tokens", 1, args.MAX_TOKENS)
+        max_tokens = args.between(max_tokens, "max_tokens", *SEARCH_TOKENS)
         min_relevance = args.relevance(min_relevance)
         language = args.language(language)
         path = args.glob(path)
@@ -216,14 +218,16 @@ class AinternMcp:
     async def context(
         self,
         query: Annotated[str, Field(description="What the code is needed for")],
-        max_tokens: Annotated[int, Field(description="Token budget of the block (50-100000)")] = 4000,
+        max_tokens: Annotated[
+            int, Field(description=f"Token budget of the block ({CONTEXT_TOKENS[0]}-{CONTEXT_TOKENS[1]})")
+        ] = 4000,
         format: Annotated[
             Literal["markdown", "xml", "json", "plain"], Field(description="Layout of the block")
         ] = "markdown",
         repos: Repos = None,
     ) -> Annotated[CallToolResult, ContextResult]:
         query = args.query(query)
-        max_tokens = args.between(max_tokens, "max_tokens", CONTEXT_TOKENS[0], args.MAX_TOKENS)
+        max_tokens = args.between(max_tokens, "max_tokens", *CONTEXT_TOKENS)
         indexes = self.indexes(repos)
         options = ContextBuildOptions(
             max_tokens=max_tokens, format=ContextFormat(format), max_chunks=20, min_relevance=CONTEXT_MIN_RELEVANCE

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from aintern.chunk.models import overlaps
@@ -60,6 +61,12 @@ def ranked_by_relevance(
         ]
     )
     return [Ranked(h.chunk_id, h.chunk, s, s) for h, s in zip(hits, scores)]
+
+
+def calibrated(reranked: list[Ranked]) -> tuple[list[Ranked], dict[int, float]]:
+    """A reranker's order with each hit's calibrated relevance as its score again (a reranker reorders; the
+    relevance shown and thresholded means the same with or without one), and the reranker's scores by chunk id."""
+    return [replace(r, score=r.original_score) for r in reranked], {r.chunk_id: r.score for r in reranked}
 
 
 def chosen_hits(
