@@ -20,7 +20,7 @@ from workspaces import make_workspace
 import aintern.retrieve.cache
 from aintern.assemble.context import ContextBuildOptions, ContextFormat, KnowledgeChunk, assemble, merge_chunks
 from aintern.assemble.expand import FileContextExpander
-from aintern.assemble.tokens import TokenEstimation, by_characters, by_words, count_tokens
+from aintern.assemble.tokens import TokenEstimation, by_characters, by_words, count_tokens, punctuation
 from aintern.chunk.models import ChunkType, TextChunk
 from aintern.index import Indexer
 from aintern.index.models import IndexingPhase, IndexingProgress
@@ -637,6 +637,10 @@ def test_highlights_of_ascii_text_are_where_the_regex_finds_them() -> None:
 
 def test_token_estimators() -> None:
     assert count_tokens("") == 0
+    # Punctuation counted in C (bytes for ASCII, a regex beyond) is the per-character definition, every character.
+    every = "".join(chr(i) for i in range(0x30000) if not 0xD800 <= i < 0xE000)
+    for text in (every, every[:128], "naïve_code(x) -> ‘y’;\u00a0\u2028", ""):
+        assert punctuation(text) == sum(1 for c in text if not c.isalnum() and not c.isspace())
     assert 20 <= by_characters("a" * 100) <= 35
     assert 8 <= by_words("This is a test sentence with some words") <= 15
     assert by_characters("public void Method() { return x + y; }") > by_characters("public void method return plus")
