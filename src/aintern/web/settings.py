@@ -15,13 +15,14 @@ from aintern.errors import SettingsError
 from aintern.web.common import HTTPError, WebState, handler, page, read_json, state, text_field
 
 
-def _scope(web: WebState, request: Request, scope: str) -> Path | None:
-    """None for the user's config.toml, else the workspace whose .aintern.toml is meant."""
+def _scope(web: WebState, request: Request, scope: str, body: dict[str, Any]) -> Path | None:
+    """None for the user's config.toml, else the workspace whose .aintern.toml is meant (``ws`` in the
+    query or the body)."""
     if scope == "user":
         return None
     if scope != "workspace":
         raise HTTPError(400, "scope: user or workspace")
-    index = web.index(request)
+    index = web.index(request, body=body)
     assert index is not None
     root = Path(index.workspace_path)
     if not root.is_dir():
@@ -58,11 +59,12 @@ async def settings_page(request: Request) -> Response:
 
 @handler
 async def save_settings(request: Request) -> Response:
-    """``{"scope": "user"|"workspace", "values": {"key": "text"}}``: every value is checked before
+    """``{"scope": "user"|"workspace", "ws": id, "values": {"key": "text"}}`` (``ws`` may be in the query
+    instead): every value is checked before
     any is written; the errors come back by key (400)."""
     web = state(request)
     body = await read_json(request)
-    workspace = _scope(web, request, text_field(body, "scope") or "user")
+    workspace = _scope(web, request, text_field(body, "scope") or "user", body)
     values = body.get("values")
     if not isinstance(values, dict) or not values:
         raise HTTPError(400, "values: give an object of settings to change")
