@@ -167,3 +167,39 @@ def test_stdio_and_http_servers_keep_to_their_scope(two: tuple[Path, Path, Path]
     with WebServer(db, workspace=shop, watch=False) as web:
         asyncio.run(main(web.url + "/mcp"))
     assert indexes(db) == ["shop", "weather"]
+
+
+def test_the_project_a_server_was_started_in_is_the_default_beside_its_repo_ones(
+    two: tuple[Path, Path, Path],
+) -> None:
+    """`aintern mcp --repo odd-ü` in the shop: status({}) and find_related without a repo are the shop's (as
+    --all-repos' help says: this project's stays the default); with no project of its own, a call that takes one
+    repository asks which one in words, never a Python None."""
+    shop, weather, db = two
+    odd = shop.parent / "odd-ü"
+    odd.mkdir()
+    (odd / "umlaut.py").write_text("def grüße(name):\n    return 'hallo ' + name\n")
+    index(odd, db)
+    started_in_shop = AinternMcp(McpConfig(db=db, workspace=shop, repos=["odd-ü"], watch=False))
+
+    async def in_shop(c: Client) -> None:
+        status = await c.call_tool("status", {})
+        assert not status.is_error and status.structured_content["name"] == "shop", text(status)
+        related = await c.call_tool("find_related", {"path": "billing.py", "line": 1})
+        assert not related.is_error and related.structured_content["repo"] == "shop", text(related)
+        other = await c.call_tool("status", {"path": "odd-ü"})
+        assert not other.is_error and other.structured_content["name"] == "odd-ü", text(other)
+
+    run(started_in_shop, in_shop)
+    elsewhere = shop.parent / "notes"
+    elsewhere.mkdir()
+    two_repos = AinternMcp(McpConfig(db=db, workspace=elsewhere, repos=["odd-ü", str(weather)], watch=False))
+
+    async def nowhere(c: Client) -> None:
+        for tool, args in (("status", {}), ("find_related", {"path": "forecast.py", "line": 1})):
+            result = await c.call_tool(tool, args)
+            said = text(result)
+            assert result.is_error and "None" not in said and "several repositories" in said, (tool, said)
+            assert f"weather ({weather})" in said and "name one" in said, said
+
+    run(two_repos, nowhere)

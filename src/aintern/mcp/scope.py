@@ -121,13 +121,24 @@ class Scope:
                 check_not_inside_index(self.store, root)
         except InsideIndexError as exc:
             raise ToolError(str(exc)) from exc
+        inner = self.inside(root) if not nested and self.store.get_index_for_workspace(root) is None else []
+        if inner:
+            raise ToolError(
+                f"{root} holds indexed repositories ({self._names(inner)}): an index of it would hold their files a "
+                "second time, and a search of both would show them twice. Name those repositories in the calls "
+                "instead; to index the whole folder anyway, call `index` again with nested=true"
+            )
         if root in allowed:
             return
         quoted = shlex.quote(str(root))
-        then = (
-            "this server (--all-repos) serves it once it is indexed" if self.config.all_repos
-            else f"start the server with --repo {quoted} (or --all-repos) to use it here"
-        )  # fmt: skip
+        if self.config.web:
+            then = (
+                "this server (`aintern serve`, which serves every index of its database) serves it once it is indexed"
+            )
+        elif self.config.all_repos:
+            then = "this server (--all-repos) serves it once it is indexed"
+        else:
+            then = f"start the server with --repo {quoted} (or --all-repos) to use it here"
         raise ToolError(
             f"{root} is not a repository this server serves ({self._names(self.served())}): index it with "
             f"`aintern index {quoted}` and {then}"
