@@ -649,6 +649,9 @@ def test_the_settings_form_saves_to_the_repository_selected(
     with WebServer(db, workspace=root, watch=False) as server:
         page = new_page(browser)
         page.goto(server.url + "/settings")
+        # An unset setting shows what applies, said to be the default (not an empty field or "(default)").
+        expect(page.locator("#set-model option[value='']")).to_have_text(re.compile(r"^default: static"))
+        expect(page.locator("#set-llm_model")).to_have_attribute("placeholder", re.compile(r"^default: none"))
         page.fill("#set-chunk_size", "300")
         page.check("input[name=scope][value=workspace]")
         page.get_by_role("button", name="Save changes").click()

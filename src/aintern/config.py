@@ -335,7 +335,7 @@ def set_settings(values: dict[str, Any], workspace: str | Path | None = None) ->
     for key in values:
         if key not in SETTINGS:
             raise SettingsError(f"unknown setting {key!r}; known: {', '.join(SETTINGS)}")
-    path = Path(workspace).resolve() / CONFIG_FILE if workspace is not None else user_config_path()
+    path = settings_file(workspace)
     trusted = workspace is not None and (not path.exists() or is_trusted(workspace))
     try:
         doc = tomlkit.parse(path.read_text(encoding="utf-8")) if path.is_file() else tomlkit.document()
@@ -367,6 +367,11 @@ def set_settings(values: dict[str, Any], workspace: str | Path | None = None) ->
     if trusted:
         trust(Path(workspace or "."), allow=True)
     return path
+
+
+def settings_file(workspace: str | Path | None) -> Path:
+    """The file ``set_settings`` writes: the workspace's .aintern.toml, else the user's config.toml."""
+    return Path(workspace).resolve() / CONFIG_FILE if workspace is not None else user_config_path()
 
 
 def user_config_path() -> Path:

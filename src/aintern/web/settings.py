@@ -12,6 +12,7 @@ from starlette.routing import Route
 
 from aintern.config import SETTINGS, Settings, parse_json_value, set_settings, user_config_path
 from aintern.errors import SettingsError
+from aintern.setting_defaults import effective_default
 from aintern.web.common import HTTPError, WebState, handler, page, read_json, state, text_field
 
 
@@ -35,11 +36,12 @@ def listing(workspace: Path | None) -> dict[str, Any]:
     rows = []
     for key, spec in SETTINGS.items():
         value = getattr(settings, key)
+        default = effective_default(key) if value is None else None
         rows.append({
             "key": key, "value": str(value) if isinstance(value, Path) else value,
             "origin": settings.origin.get(key, "default"), "type": spec.kind.__name__, "help": spec.help,
             "choices": list(spec.choices), "scope": spec.scope, "optional": spec.optional,
-            "min": spec.low, "max": spec.high,
+            "min": spec.low, "max": spec.high, "default": default.shown() if default is not None else None,
         })  # fmt: skip
     return {"settings": rows, "user_file": str(user_config_path()),
             "workspace_file": str(workspace / ".aintern.toml") if workspace else None}  # fmt: skip
