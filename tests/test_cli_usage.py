@@ -189,3 +189,23 @@ def test_version_is_the_packages() -> None:
 
     out = subprocess.run([sys.executable, "-m", "aintern", "--version"], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0 and out.stdout == f"aintern {version('aintern')}\n", out
+
+
+def test_help_lists_commands_in_the_order_of_use_and_options_as_a_user_types_them(
+    indexed: tuple[Path, dict[str, str]], tmp_path: Path
+) -> None:
+    """`aintern --help` starts with index, search, context and ends with the debugging tools; counts show as
+    INTEGER (never Typer's <parse>); `status` takes -w as search and config do."""
+    root, env = indexed
+    listed = aintern(env, "--help", cwd=tmp_path).stdout
+    names = [line.split()[1] for line in listed.splitlines() if line.startswith("│ ") and line[2:3].isalpha()]
+    assert names[:3] == ["index", "search", "context"] and names[-2:] == ["chunk", "embed"], names
+    assert listed.index("Debugging") > listed.index("conversations")
+    for command, option in (("search", "-k"), ("files", "-n"), ("suggest", "-n")):
+        usage = aintern(env, command, "--help", cwd=tmp_path).stdout
+        assert "<parse>" not in usage and any(option in line and "INTEGER" in line for line in usage.splitlines())
+    by_flag = aintern(env, "status", "-w", str(root), "--json", cwd=tmp_path)
+    assert by_flag.returncode == 0 and json.loads(by_flag.stdout)["workspace"] == str(root), by_flag.stderr
+    both = aintern(env, "status", str(root), "-w", str(tmp_path), cwd=tmp_path)
+    assert both.returncode == 2 and "give the workspace once" in both.stderr, both.stderr
+

@@ -19,13 +19,15 @@ class Default:
 
 def effective_default(key: str) -> Default | None:
     """What applies when ``key`` is unset; None for a setting whose default is a value it holds itself."""
+    import os
+
     from aintern.embed import DEFAULT_MODEL
     from aintern.index.tier import TIER_MODEL
     from aintern.store.db import default_db_path
 
     return {
         "db": Default(str(default_db_path())),
-        "model": Default(DEFAULT_MODEL, "new indexes; an index keeps the model it was built with"),
+        "model": Default(os.environ.get("AINTERN_EMBED_MODEL_NAME") or DEFAULT_MODEL, "new indexes; an index keeps the model it was built with"),
         "tier": Default("fast", "full where the transformer runs on a GPU"),
         "tier_model": Default(TIER_MODEL),
         "llm_endpoint": Default("none", "no server: chat runs llm_model in-process, or answers quote the code"),

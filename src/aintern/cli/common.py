@@ -89,6 +89,17 @@ JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON for scripts
 PathArg = Annotated[
     Path | None, typer.Argument(help="Workspace (default: the current directory or its indexed ancestor).")
 ]
+#: ``-w`` where a command takes its workspace as PATH: as ``search``, ``context`` and ``config`` take it.
+WorkspaceFlag = Annotated[Path | None, typer.Option("--workspace", "-w", help="The workspace, as PATH gives it.")]
+
+
+def one_workspace(path: Path | None, workspace: Path | None) -> Path | None:
+    """The workspace given as PATH or as ``-w`` (both: they must name one folder)."""
+    if path is not None and workspace is not None and path.resolve() != workspace.resolve():
+        raise fail(f"give the workspace once, as PATH or -w, not both ({path} and {workspace})", 2)
+    return path if path is not None else workspace
+
+
 DbOption = Annotated[
     Path | None,
     typer.Option("--db", help="Application database (default: AINTERN_DB or the user data dir).", envvar="AINTERN_DB"),

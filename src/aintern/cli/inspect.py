@@ -29,8 +29,11 @@ from aintern.locate import find_workspace
 from aintern.plural import count
 from aintern.source_files import BROKEN_SYMLINK
 
+#: Help lists these last, apart: they show how aintern sees a file, for whoever debugs a ranking.
+DEBUGGING = "Debugging"
 
-@app.command()
+
+@app.command(rich_help_panel=DEBUGGING)
 def chunk(
     file: Annotated[Path, typer.Argument(help="The file to chunk.")],
     model: ModelOption = DEFAULT_MODEL,
@@ -125,7 +128,7 @@ def _masked(text: str, path: str) -> str:
     return redact(text, path)[0]
 
 
-@app.command()
+@app.command(rich_help_panel=DEBUGGING)
 def embed(
     texts: Annotated[list[str], typer.Argument(help="Texts to embed ('-' reads lines from stdin).")],
     model: ModelOption = DEFAULT_MODEL,

@@ -8,7 +8,19 @@ import typer
 from rich.table import Table
 
 from aintern.cli.base import tell
-from aintern.cli.common import DbOption, JsonOption, PathArg, app, err, esc, human_size, open_workspace, show_table
+from aintern.cli.common import (
+    DbOption,
+    JsonOption,
+    PathArg,
+    WorkspaceFlag,
+    app,
+    err,
+    esc,
+    human_size,
+    one_workspace,
+    open_workspace,
+    show_table,
+)
 from aintern.index.runs import TIER_RUN, IndexRun
 from aintern.plural import count
 from aintern.search_notes import first_run_progress, progress_words
@@ -40,8 +52,11 @@ def tier_line(ws: Workspace, run: IndexRun | None = None) -> str | None:
 
 
 @app.command()
-def status(path: PathArg = None, db: DbOption = None, as_json: JsonOption = False) -> None:
+def status(
+    path: PathArg = None, workspace: WorkspaceFlag = None, db: DbOption = None, as_json: JsonOption = False
+) -> None:
     """Show what is indexed: files, chunks, size, model, freshness and git commit."""
+    path = one_workspace(path, workspace)
     from aintern.index.runs import active_run
 
     ws = open_workspace(path, db, readonly=True)
