@@ -209,3 +209,17 @@ def test_help_lists_commands_in_the_order_of_use_and_options_as_a_user_types_the
     both = aintern(env, "status", str(root), "-w", str(tmp_path), cwd=tmp_path)
     assert both.returncode == 2 and "give the workspace once" in both.stderr, both.stderr
 
+
+def test_every_environment_variable_the_code_reads_is_in_the_configuration_table() -> None:
+    """docs/configuration.md's table names every AINTERN_* variable the source reads (AINTERN_RERANK_URL was
+    named by an error message and nowhere else)."""
+    import re
+
+    repo = Path(__file__).resolve().parents[1]
+    used = set()
+    for path in (repo / "src" / "aintern").rglob("*.py"):
+        used |= {n for n in re.findall(r"AINTERN_[A-Z0-9_]+", path.read_text(encoding="utf-8")) if not n.endswith("_")}
+    doc = (repo / "docs" / "configuration.md").read_text(encoding="utf-8")
+    table = doc[doc.index("## Environment variables") :].split("\n## ")[0]
+    documented = set(re.findall(r"AINTERN_[A-Z0-9_]+", table))
+    assert used - documented == set(), f"used but not in docs/configuration.md's table: {sorted(used - documented)}"
