@@ -146,8 +146,9 @@ AllReposOption = Annotated[bool, typer.Option("--all-repos", help="Search every 
 
 def confirm_or_fail(question: str, to: str, default: bool = False) -> None:
     """Ask ``question`` on a terminal; without one (a script, a pipe) refuse as bad usage: ``--yes`` says
-    it. A "no" changes nothing and exits 1."""
+    it. A "no" changes nothing, says so plainly (the user's answer, not an error) and exits 0."""
     if not sys.stdin.isatty():
         raise fail(f"not a terminal to ask on: pass --yes to {to}", 2)
     if not typer.confirm(question, default=default):
-        raise fail("nothing was changed", 1)
+        console.print("nothing was changed", highlight=False)
+        raise typer.Exit(0)
