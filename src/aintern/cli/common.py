@@ -24,6 +24,7 @@ from aintern.cli.base import count_parser as count_parser
 from aintern.cli.base import err as err
 from aintern.cli.base import esc as esc
 from aintern.cli.base import fail as fail
+from aintern.cli.base import missing_db_folder
 from aintern.cli.base import one_query as one_query
 from aintern.cli.base import open_scope as open_scope
 from aintern.cli.base import open_workspace as open_workspace
@@ -100,9 +101,21 @@ def one_workspace(path: Path | None, workspace: Path | None) -> Path | None:
     return path if path is not None else workspace
 
 
+def _db_folder(db: Path | None) -> Path | None:
+    """``--db``'s check: a database in a folder that does not exist is refused (see missing_db_folder)."""
+    if db is not None and (why := missing_db_folder(db)) is not None:
+        raise typer.BadParameter(why)
+    return db
+
+
 DbOption = Annotated[
     Path | None,
-    typer.Option("--db", help="Application database (default: AINTERN_DB or the user data dir).", envvar="AINTERN_DB"),
+    typer.Option(
+        "--db",
+        help="Application database (default: AINTERN_DB or the user data dir).",
+        envvar="AINTERN_DB",
+        callback=_db_folder,
+    ),
 ]
 
 
