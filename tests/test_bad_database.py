@@ -167,9 +167,9 @@ def test_every_command_on_a_bad_database(template: tuple[Path, Path], condition:
         if "Traceback" in out.stderr:
             failures.append(f"{seen}: a traceback")
             continue
-        creates = name == "index" and condition in ("empty", "missing_folder")
+        creates = name == "index" and condition == "empty"
         if creates:
-            # A zero-byte file, or no file in a missing folder: `aintern index` makes the database there.
+            # A zero-byte file: `aintern index` makes the database there.
             if out.returncode != 0 or after is None or not _is_aintern_db(db):
                 failures.append(f"{seen}: expected a new database")
             continue
@@ -192,7 +192,11 @@ def test_every_command_on_a_bad_database(template: tuple[Path, Path], condition:
                 failures.append(f"{seen}: expected one line with {what!r} and {todo!r}, exit 1")
             elif str(db) not in out.stderr:
                 failures.append(f"{seen}: the message does not name the file")
-        elif condition in ("empty", "missing_folder"):
+        elif condition == "missing_folder":
+            # A folder that does not exist (a typo in --db / AINTERN_DB): refused, never made from the root down.
+            if out.returncode != 2 or len(lines) != 1 or f"the folder {db.parent} does not exist" not in out.stderr:
+                failures.append(f"{seen}: expected one line saying the folder does not exist, exit 2")
+        elif condition == "empty":
             expected = (0,) if name == "conversations" else (4,)
             # (`clear PATH` says the folder "has no index": true, and the database is not its business)
             told = name == "clear PATH" or ("aintern index" in out.stderr and str(db) in out.stderr)

@@ -332,11 +332,15 @@ def test_chunk_skips_what_the_index_skips_with_its_reason(tmp_path: Path) -> Non
     (ws / "scratch.py").write_text("x = 1\n")
     (ws / "main.py").write_text("def main() -> None:\n    print('hi')\n")
     (ws / "gone.py").symlink_to(ws / "moved_away.py")  # (it said "unreadable: No such file or directory")
+    (ws / "loop.py").symlink_to(ws / "loop.py")  # (chunk said "broken symlink", index "symlink loop")
     db = tmp_path / "cli.db"
     indexed = run("index", ".", "-v", cwd=ws, db=db)
     said = dict(re.findall(r"^  skipped (\S+): (.+)$", indexed.stdout, re.M))
     assert said.pop("gone.py") == "broken symlink (what it points to does not exist)", indexed.stdout
     assert "broken symlink" in run("chunk", "gone.py", cwd=ws, db=db).stderr
+    assert said.pop("loop.py") == "symlink loop", indexed.stdout
+    looped = run("chunk", "loop.py", cwd=ws, db=db)
+    assert looped.returncode == 1 and looped.stderr.strip() == "error: loop.py: symlink loop", looped.stderr
     assert set(said) == {"app.js", ".env"}, indexed.stdout
     for name, reason in said.items():
         for args in ((), ("--json",)):

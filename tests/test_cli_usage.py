@@ -189,3 +189,63 @@ def test_version_is_the_packages() -> None:
 
     out = subprocess.run([sys.executable, "-m", "aintern", "--version"], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0 and out.stdout == f"aintern {version('aintern')}\n", out
+
+
+def test_help_lists_commands_in_the_order_of_use_and_options_as_a_user_types_them(
+    indexed: tuple[Path, dict[str, str]], tmp_path: Path
+) -> None:
+    """`aintern --help` starts with index, search, context and ends with the debugging tools; counts show as
+    INTEGER (never Typer's <parse>); `status` takes -w as search and config do."""
+    root, env = indexed
+    listed = aintern(env, "--help", cwd=tmp_path).stdout
+    names = [line.split()[1] for line in listed.splitlines() if line.startswith("│ ") and line[2:3].isalpha()]
+    assert names[:3] == ["index", "search", "context"] and names[-2:] == ["chunk", "embed"], names
+    assert listed.index("Debugging") > listed.index("conversations")
+    for command, option in (("search", "-k"), ("files", "-n"), ("suggest", "-n")):
+        usage = aintern(env, command, "--help", cwd=tmp_path).stdout
+        assert "<parse>" not in usage and any(option in line and "INTEGER" in line for line in usage.splitlines())
+    by_flag = aintern(env, "status", "-w", str(root), "--json", cwd=tmp_path)
+    assert by_flag.returncode == 0 and json.loads(by_flag.stdout)["workspace"] == str(root), by_flag.stderr
+    both = aintern(env, "status", str(root), "-w", str(tmp_path), cwd=tmp_path)
+    assert both.returncode == 2 and "give the workspace once" in both.stderr, both.stderr
+
+
+def test_every_environment_variable_the_code_reads_is_in_the_configuration_table() -> None:
+    """docs/configuration.md's table names every AINTERN_* variable the source reads (AINTERN_RERANK_URL was
+    named by an error message and nowhere else)."""
+    import re
+
+    repo = Path(__file__).resolve().parents[1]
+    used = set()
+    for path in (repo / "src" / "aintern").rglob("*.py"):
+        used |= {n for n in re.findall(r"AINTERN_[A-Z0-9_]+", path.read_text(encoding="utf-8")) if not n.endswith("_")}
+    doc = (repo / "docs" / "configuration.md").read_text(encoding="utf-8")
+    table = doc[doc.index("## Environment variables") :].split("\n## ")[0]
+    documented = set(re.findall(r"AINTERN_[A-Z0-9_]+", table))
+    assert used - documented == set(), f"used but not in docs/configuration.md's table: {sorted(used - documented)}"
+
+
+def test_no_to_clear_on_a_terminal_says_plainly_that_nothing_changed(indexed: tuple[Path, dict[str, str]]) -> None:
+    """Answering "n" to `aintern clear` is the user's choice, not an error: no red `error:`, exit 0, index kept."""
+    import pty
+
+    root, env = indexed
+    master, slave = pty.openpty()
+    proc = subprocess.Popen([sys.executable, "-m", "aintern", "clear"], cwd=root, env=env, stdin=slave, stdout=slave,
+                            stderr=slave, close_fds=True)  # fmt: skip
+    os.close(slave)
+    os.write(master, b"n\n")  # (the terminal holds the answer until the question reads it)
+    said = b""
+    while True:
+        try:
+            piece = os.read(master, 65536)
+        except OSError:  # EIO: the command closed the terminal
+            break
+        if not piece:
+            break
+        said += piece
+    os.close(master)
+    text = said.decode()
+    assert proc.wait(timeout=300) == 0, text
+    assert "nothing was changed" in text and "error" not in text and "\x1b[1;31m" not in text, text
+    assert aintern(env, "status", "--json", cwd=root).returncode == 0  # (still indexed)

@@ -75,6 +75,7 @@ def cases(project: Path, other: Path) -> Iterator[tuple[str, dict[str, Any], boo
     )
     yield from vary("index", "wait", NOT_BOOL)
     yield from vary("index", "force", NOT_BOOL)
+    yield from vary("index", "nested", NOT_BOOL)
     yield from vary("status", "path", ["all", "*", "\x00", LONG, "/etc", "/" + "a" * 5000, *outside, 1, []])
     yield from vary("clear", "path", HOSTILE + outside + [None, *NOT_STR])
     for tool in valid:  # (an argument a tool does not take is refused, never dropped)

@@ -57,7 +57,7 @@ def test_a_server_touches_only_the_repositories_it_serves(two: tuple[Path, Path,
             ("clear", {"path": str(weather)}, "not served"),
             ("index", {"path": str(weather)}, "not a repository this server serves"),
             ("index", {"path": "/etc"}, "not a repository this server serves"),
-            ("index", {"path": str(shop.parent)}, "not a repository this server serves"),
+            ("index", {"path": str(shop.parent)}, "holds indexed repositories"),
         ]
         for tool, args, error in refused:
             result = await c.call_tool(tool, args)
@@ -167,3 +167,78 @@ def test_stdio_and_http_servers_keep_to_their_scope(two: tuple[Path, Path, Path]
     with WebServer(db, workspace=shop, watch=False) as web:
         asyncio.run(main(web.url + "/mcp"))
     assert indexes(db) == ["shop", "weather"]
+
+
+def test_a_server_started_above_indexed_repositories_never_offers_to_index_them_again(
+    two: tuple[Path, Path, Path],
+) -> None:
+    """`aintern serve` started in the folder holding every repository: status({}) names what it serves and how
+    to pick one, never "index this folder"; `index` of that folder is refused unless the call says nested=true,
+    and a refusal says what is true of serve (no --all-repos there)."""
+    shop, weather, db = two
+    parent = shop.parent
+    elsewhere = parent.parent / f"{parent.name}-elsewhere"
+    elsewhere.mkdir()
+
+    async def main(url: str) -> None:
+        async with Client(streamable_http_client(url, http_client=httpx2.AsyncClient(timeout=60))) as c:
+            status = await c.call_tool("status", {})
+            said = text(status)
+            assert not status.is_error and status.structured_content["indexed"] is False, said
+            assert f"shop ({shop})" in said and f"weather ({weather})" in said and "name one" in said, said
+            assert "call `index`" not in said and status.structured_content["serves"] == [str(shop), str(weather)]
+            refused = await c.call_tool("index", {"path": str(parent)})
+            assert refused.is_error and "holds indexed repositories" in text(refused), text(refused)
+            assert "nested=true" in text(refused)
+            other = await c.call_tool("index", {"path": str(elsewhere)})
+            assert other.is_error and "`aintern serve`" in text(other) and "--all-repos" not in text(other), text(other)
+            assert not (await c.call_tool("status", {"path": "weather"})).is_error
+
+    with WebServer(db, workspace=parent, watch=False) as web:
+        asyncio.run(main(web.url + "/mcp"))
+    assert indexes(db) == ["shop", "weather"]
+    # Said explicitly, the folder is indexed (the agent was told what that means).
+    server = AinternMcp(McpConfig(db=db, workspace=parent, watch=False))
+
+    async def nested(c: Client) -> None:
+        done = await c.call_tool("index", {"path": str(parent), "nested": True})
+        assert not done.is_error, text(done)
+
+    run(server, nested)
+    assert indexes(db) == sorted(["shop", "weather", parent.name])
+
+
+def test_the_project_a_server_was_started_in_is_the_default_beside_its_repo_ones(
+    two: tuple[Path, Path, Path],
+) -> None:
+    """`aintern mcp --repo odd-ü` in the shop: status({}) and find_related without a repo are the shop's (as
+    --all-repos' help says: this project's stays the default); with no project of its own, a call that takes one
+    repository asks which one in words, never a Python None."""
+    shop, weather, db = two
+    odd = shop.parent / "odd-ü"
+    odd.mkdir()
+    (odd / "umlaut.py").write_text("def grüße(name):\n    return 'hallo ' + name\n")
+    index(odd, db)
+    started_in_shop = AinternMcp(McpConfig(db=db, workspace=shop, repos=["odd-ü"], watch=False))
+
+    async def in_shop(c: Client) -> None:
+        status = await c.call_tool("status", {})
+        assert not status.is_error and status.structured_content["name"] == "shop", text(status)
+        related = await c.call_tool("find_related", {"path": "billing.py", "line": 1})
+        assert not related.is_error and related.structured_content["repo"] == "shop", text(related)
+        other = await c.call_tool("status", {"path": "odd-ü"})
+        assert not other.is_error and other.structured_content["name"] == "odd-ü", text(other)
+
+    run(started_in_shop, in_shop)
+    elsewhere = shop.parent / "notes"
+    elsewhere.mkdir()
+    two_repos = AinternMcp(McpConfig(db=db, workspace=elsewhere, repos=["odd-ü", str(weather)], watch=False))
+
+    async def nowhere(c: Client) -> None:
+        for tool, args in (("status", {}), ("find_related", {"path": "forecast.py", "line": 1})):
+            result = await c.call_tool(tool, args)
+            said = text(result)
+            assert result.is_error and "None" not in said and "several repositories" in said, (tool, said)
+            assert f"weather ({weather})" in said and "name one" in said, said
+
+    run(two_repos, nowhere)

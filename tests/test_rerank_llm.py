@@ -358,3 +358,10 @@ def test_the_rerank_setting_without_an_llm_keeps_the_order(indexed: tuple[Path, 
         bad = c.get("/api/search", params={**query, "rerank": "llm"})
         assert bad.status_code == 400 and "rerank=llm needs an LLM: set llm_endpoint" in bad.text
         assert "--rerank" not in bad.text
+
+
+def test_the_rerank_note_quotes_a_folder_as_a_shell_reads_it() -> None:
+    """The note's advice is a command to paste: a folder with a space (or a quote) is quoted, as other advice is."""
+    note = RerankNeedsLLM().setting_note("/tmp/my repos/x")
+    assert "`aintern config unset rerank -w '/tmp/my repos/x'`" in note, note
+    assert "-w '/tmp/it'\"'\"'s'" in RerankNeedsLLM().setting_note("/tmp/it's")

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from workspaces import edit_until_seen, make_workspace
 
-from aintern.config import Settings, is_trusted, parse_value, set_setting, set_settings, trust
+from aintern.config import SETTINGS, Settings, is_trusted, parse_value, set_setting, set_settings, trust
 from aintern.embed import MODELS
 from aintern.errors import IndexingBusyError, SettingsError
 from aintern.index import IndexingPhase, IndexingProgress
@@ -166,6 +166,33 @@ def test_config_set_get_unset_keep_the_files_comments(env: Path) -> None:
     (root / ".aintern.toml").write_text("# kept for later\nmodel = 'static'\n")
     assert cli("config", "unset", "model", "-w", str(root)).returncode == 0
     assert (root / ".aintern.toml").read_text() == "# kept for later\n"
+
+
+def test_config_says_what_an_unset_setting_means_and_what_unset_did(env: Path) -> None:
+    """An unset setting shows the value in effect, said to be the default (config get/list, the settings
+    listing); unset says whether there was anything to remove; a negative number is a value, checked."""
+    from aintern.setting_defaults import effective_default
+
+    assert [k for k in SETTINGS if getattr(Settings(), k) is None and effective_default(k) is None] == []
+    got = cli("config", "get", "model")
+    assert got.returncode == 0 and got.stdout == "static\n", got
+    assert cli("config", "get", "rerank").stdout == "none\n"
+    listed = {r["key"]: r for r in json.loads(cli("config", "list", "--json").stdout)}
+    assert listed["model"]["value"] is None and listed["model"]["default"].startswith("static")
+    assert listed["tier"]["default"].startswith("fast") and listed["store"]["default"] == "sqlite"
+    assert "default" not in listed["chunk_size"]  # (a value it holds itself)
+    table = {line.split()[0]: line for line in cli("config", "list").stdout.splitlines() if line.strip()}
+    assert "static" in table["model"] and "minilm" in table["tier_model"] and "llm_model" in table
+    assert all("default" in table[k].split() for k in ("model", "tier", "tier_model", "llm_model", "llm_endpoint"))
+    page = {r["key"]: r for r in settings_listing(None)["settings"]}
+    assert page["model"]["default"].startswith("static") and page["chunk_size"]["default"] is None
+    assert cli("config", "set", "rerank", "keyword").returncode == 0
+    first, second = cli("config", "unset", "rerank"), cli("config", "unset", "rerank")
+    assert first.returncode == 0 and "rerank removed from" in first.stdout, first
+    assert second.returncode == 0 and "rerank was not set in" in second.stdout, second
+    negative = cli("config", "set", "chunk_size", "-5")
+    assert negative.returncode == 2 and "chunk_size must be between 64 and 8192, not -5" in negative.stderr, negative
+    assert cli("config", "set", "chunk_overlap", "-1").returncode == 2 and not (env / "config.toml").exists()
 
 
 def test_settings_are_validated_when_read_and_a_trusted_file_stays_trusted(env: Path) -> None:

@@ -239,8 +239,9 @@ def test_a_refused_index_leaves_no_database_behind_and_one_that_was_there_as_it_
         (root / ".aintern.toml").unlink()
         assert out.returncode == 1 and "`aintern trust`" in out.stderr, out
 
+    (tmp_path / "none").mkdir()  # (a --db in a folder that does not exist is refused before any of this)
     refused(tmp_path / "none" / "new.db")
-    assert not (tmp_path / "none").exists() or not list((tmp_path / "none").iterdir())
+    assert not list((tmp_path / "none").iterdir())
     db = tmp_path / "there.db"
     assert run("index", cwd=other, db=db).returncode == 0
     before = json.loads(run("list", "--json", cwd=other, db=db).stdout)

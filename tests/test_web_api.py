@@ -463,3 +463,30 @@ def test_settings_are_checked_and_saved_where_the_cli_reads_them(server: WebServ
         assert listed["rag_max_tokens"]["value"] == 2500 and listed["exclude"]["value"] == ["legacy/**", "vendor/**"]
         overlap = c.post("/api/settings", json={"scope": "user", "values": {"chunk_overlap": "600"}})
         assert overlap.status_code == 400 and "less than chunk_size" in overlap.json()["error"]
+
+
+def test_settings_go_to_the_index_the_request_names_in_its_body_or_its_query(
+    indexed: tuple[Path, Path], env: Path
+) -> None:
+    """``ws`` in the JSON body (as /api/chat takes it) names the workspace as ``?ws=`` does; both given and
+    different is a 400 that writes nothing, never another repository's settings."""
+    from workspaces import second_index
+
+    root, db = indexed
+    other, other_id = second_index(env, db)
+    with WebServer(db, workspace=root, watch=False) as server, server.client() as c:
+        ids = {Path(i["workspace"]).resolve(): i["id"] for i in c.get("/api/indexes").json()["indexes"]}
+        first_id = ids[root.resolve()]
+        assert ids[other.resolve()] == other_id != first_id
+        body = {"scope": "workspace", "ws": other_id, "values": {"chunk_size": "300"}}
+        saved = c.post("/api/settings", json=body)
+        assert saved.status_code == 200 and saved.json()["file"] == str(other / ".aintern.toml"), saved.text
+        assert "chunk_size = 300" in (other / ".aintern.toml").read_text()
+        assert not (root / ".aintern.toml").exists()
+        clash = c.post(f"/api/settings?ws={first_id}", json={**body, "values": {"chunk_size": "400"}})
+        assert clash.status_code == 400 and "ws:" in clash.json()["error"], clash.text
+        assert "chunk_size = 300" in (other / ".aintern.toml").read_text() and not (root / ".aintern.toml").exists()
+        same = c.post(f"/api/settings?ws={other_id}", json={**body, "values": {"chunk_size": "400"}})
+        assert same.status_code == 200 and "chunk_size = 400" in (other / ".aintern.toml").read_text()
+        missing = c.post("/api/settings", json={**body, "ws": 999})
+        assert missing.status_code == 404 and not (root / ".aintern.toml").exists()

@@ -678,3 +678,33 @@ def test_conversations_are_listed_renamed_continued_and_deleted(browser: Browser
         page.locator("[data-delete-chat]").first.click()
         expect(page.locator("#conversation-list li[data-id]")).to_have_count(0)
         no_script_errors(page)
+
+
+def test_the_settings_form_saves_to_the_repository_selected(
+    browser: Browser, indexed: tuple[Path, Path], env: Path
+) -> None:
+    """The Settings page's own form, with the server's workspace (the default) and then a second repository
+    chosen in the header: each save lands in that repository's .aintern.toml, never the other's."""
+    from workspaces import second_index
+
+    root, db = indexed
+    other, other_id = second_index(env, db)
+    with WebServer(db, workspace=root, watch=False) as server:
+        page = new_page(browser)
+        page.goto(server.url + "/settings")
+        # An unset setting shows what applies, said to be the default (not an empty field or "(default)").
+        expect(page.locator("#set-model option[value='']")).to_have_text(re.compile(r"^default: static"))
+        expect(page.locator("#set-llm_model")).to_have_attribute("placeholder", re.compile(r"^default: none"))
+        page.fill("#set-chunk_size", "300")
+        page.check("input[name=scope][value=workspace]")
+        page.get_by_role("button", name="Save changes").click()
+        expect(page.locator("#settings-status")).to_contain_text(str(root / ".aintern.toml"))
+        page.select_option("#workspace-switch", str(other_id))
+        expect(page).to_have_url(re.compile(rf"/settings\?ws={other_id}$"))
+        page.fill("#set-chunk_size", "400")
+        page.check("input[name=scope][value=workspace]")
+        page.get_by_role("button", name="Save changes").click()
+        expect(page.locator("#settings-status")).to_contain_text(str(other / ".aintern.toml"))
+        no_script_errors(page)
+    assert "chunk_size = 300" in (root / ".aintern.toml").read_text()
+    assert "chunk_size = 400" in (other / ".aintern.toml").read_text()

@@ -224,12 +224,9 @@ def fuzz_cases(server: WebServer) -> list[Case]:
         cases += [Case("GET", f"/api/search?q=x&k={q(value)}"), Case("GET", f"/api/files?q=x&n={q(value)}"),
                   Case("GET", f"/api/context?q=x&max_tokens={q(value)}"),
                   Case("GET", f"/api/search?q=x&min_relevance={q(value)}", invalid=value not in ("0",))]  # fmt: skip
-    for lines in ("abc", "-5", "1-x", "²", "1-" + HUGE, HUGE):
-        cases.append(
-            Case(
-                "GET", f"/api/file?path=src/python/app.py&lines={q(lines)}", invalid=lines in ("abc", "-5", "1-x", "²")
-            )
-        )
+    wrong_lines = ("abc", "-5", "1-x", "²", "0", "0-0", "100-1", "3-2")
+    for lines in (*wrong_lines, "1-" + HUGE, HUGE):
+        cases.append(Case("GET", f"/api/file?path=src/python/app.py&lines={q(lines)}", invalid=lines in wrong_lines))
     # Every setting with values of every wrong type, through both routes that take settings.
     for key in ("model", "tier", "auto_index", "chunk_size", "chunk_overlap", "max_file_kb", "include", "exclude"):
         for value in ({"a": [1, {"b": None}]}, [1], [[["x"]]], 1e300, -(10**30), True, "", " ", "\x00"):
@@ -303,3 +300,12 @@ def test_a_huge_marked_range_is_clamped_to_the_file(server: WebServer) -> None:
         r = c.get("/api/file", params={"path": "src/python/app.py", "lines": "2-" + HUGE})
         assert r.status_code == 200 and r.json()["lines"] == [2, r.json()["line_count"]]
         assert c.get("/file", params={"path": "src/python/app.py", "lines": f"1-{10**15}"}).status_code == 200
+
+
+def test_a_backward_or_zero_line_range_is_a_clear_400(server: WebServer) -> None:
+    """`lines=100-1` was answered as [100, 100] and `lines=0-0` taken: each is a 400 saying what a range is."""
+    with server.client() as c:
+        for lines, said in (("100-1", "N-M runs forward"), ("0-0", "lines count from 1"), ("0", "lines count from 1")):
+            r = c.get("/api/file", params={"path": "src/python/app.py", "lines": lines})
+            assert r.status_code == 400 and said in r.json()["error"], (lines, r.text)
+        assert c.get("/api/file", params={"path": "src/python/app.py", "lines": "2-2"}).json()["lines"] == [2, 2]

@@ -178,3 +178,19 @@ def licensed_ledger(root: Path, licence_lines: int) -> int:
     code = "def reconcile_ledger(entries):\n    balance = sum(e.amount for e in entries)\n    return balance\n"
     (root / "ledger.py").write_text(licence + "\n\n" + code)
     return licence_lines + 3
+
+
+def second_index(base: Path, db: Path, name: str = "other") -> tuple[Path, int]:
+    """A one-file workspace ``base/name`` indexed into ``db`` beside what is there: (its folder, its index id)."""
+    from aintern.workspace import Workspace
+
+    root = base / name
+    write_files(root, {"notes.py": "def other_notes():\n    return 'a second repository'\n"})
+    ws = Workspace(root, db)
+    try:
+        assert ws.build_index().success
+        index = ws.store.find_index_above(root)
+        assert index is not None
+        return root, index.id
+    finally:
+        ws.close()

@@ -337,7 +337,7 @@ def set_settings(values: dict[str, Any], workspace: str | Path | None = None) ->
     for key in values:
         if key not in SETTINGS:
             raise SettingsError(f"unknown setting {key!r}; known: {', '.join(SETTINGS)}")
-    path = Path(workspace).resolve() / CONFIG_FILE if workspace is not None else user_config_path()
+    path = settings_file(workspace)
     try:
         trusted = workspace is not None and (not path.exists() or is_trusted(workspace))
         doc = tomlkit.parse(path.read_text(encoding="utf-8")) if path.is_file() else tomlkit.document()
@@ -377,6 +377,11 @@ def unreadable(path: Path, exc: OSError) -> str:
     """A settings file that cannot be read (its mode, or a folder on its way), in one line saying what to do."""
     reason = (exc.strerror or type(exc).__name__).lower()
     return f"{path}: cannot read it ({reason}): make it and its folder readable to you, or move it away"
+
+
+def settings_file(workspace: str | Path | None) -> Path:
+    """The file ``set_settings`` writes: the workspace's .aintern.toml, else the user's config.toml."""
+    return Path(workspace).resolve() / CONFIG_FILE if workspace is not None else user_config_path()
 
 
 def user_config_path() -> Path:

@@ -7,6 +7,7 @@ message names what the user typed."""
 from __future__ import annotations
 
 import math
+import shlex
 from collections.abc import Iterable
 from functools import cache
 
@@ -57,7 +58,7 @@ class RerankNeedsLLM(SearchOptionError):
     def setting_note(self, workspace: str | None) -> str:
         """What a search whose rerank came from the setting says, having run without it. ``workspace``: the
         folder whose .aintern.toml sets it (None: the user's config.toml does)."""
-        unset = f"aintern config unset rerank -w {workspace}" if workspace else "aintern config unset rerank"
+        unset = "aintern config unset rerank" + (f" -w {shlex.quote(workspace)}" if workspace else "")
         return (
             f'the `rerank = "llm"` setting needs an LLM and none is configured, so the results are not reranked: '
             f"{self.FIX}, or `{unset}`"

@@ -13,15 +13,14 @@ if TYPE_CHECKING:
     from typing import Any
 
 #: Where each command is defined: a run imports only its command's module (and what that needs), so
-#: `aintern search` does not load the indexing pipeline or the LLM stack. Help lists them all.
+#: `aintern search` does not load the indexing pipeline or the LLM stack. Help lists them all, in this
+#: order: what a user does first, first (the debugging tools, chunk and embed, last, in a panel of their own).
 COMMANDS = {
-    "chunk": "inspect", "embed": "inspect",
-    "index": "indexing", "update": "indexing", "status": "status", "clear": "indexing", "trust": "indexing",
-    "watch": "indexing", "list": "status", "config": "settings", "serve": "serve", "mcp": "mcp",
-    "search": "search", "context": "search", "files": "search", "suggest": "search",
-    "ask": "chat", "chat": "chat", "conversations": "chat",
+    "index": "indexing", "search": "search", "context": "search", "files": "search", "ask": "chat",
+    "chat": "chat", "status": "status", "list": "status", "update": "indexing", "watch": "indexing",
+    "clear": "indexing", "serve": "serve", "mcp": "mcp", "install": "install", "suggest": "search",
+    "trust": "indexing", "config": "settings", "conversations": "chat", "chunk": "inspect", "embed": "inspect",
 }  # fmt: skip
-COMMANDS["install"] = "install"
 
 
 def load_commands(argv: list[str]) -> None:
@@ -39,10 +38,15 @@ def load_commands(argv: list[str]) -> None:
     if len(modules) == 1:
         # Typer builds every registered command (its parameters, from the signature) before running
         # one: keep only the one that runs. (The app's callback keeps it a group of commands.)
-        app.registered_commands = [
-            c for c in app.registered_commands
-            if (c.name or (c.callback.__name__.replace("_", "-") if c.callback else None)) == name
-        ]  # fmt: skip
+        app.registered_commands = [c for c in app.registered_commands if _name(c) == name]
+    else:
+        order = list(COMMANDS)
+        app.registered_commands.sort(key=lambda c: order.index(n) if (n := _name(c)) in order else len(order))
+
+
+def _name(command: "Any") -> "str | None":
+    """A registered Typer command's name, as typed."""
+    return command.name or (command.callback.__name__.replace("_", "-") if command.callback else None)
 
 
 def _quick(argv: list[str]) -> bool:

@@ -83,6 +83,19 @@ def say_error(message: object) -> None:
     tell(str(message), "bold red", lead="error: ")
 
 
+def missing_db_folder(db: Path) -> str | None:
+    """Why ``--db``/AINTERN_DB cannot name a database: its folder is missing (a typo would otherwise make folders
+    from the root down, silently), or is a file. None when it may. Only the default database's folders are made."""
+    import shlex
+
+    parent = db.expanduser().parent
+    if parent.is_dir():
+        return None
+    if parent.exists():
+        return f"{db}: {parent} is a file, not a folder; name a database file in a folder"
+    return f"{db}: the folder {parent} does not exist; create it first (mkdir -p {shlex.quote(str(parent))}) or name another file"
+
+
 def fail(message: str, code: int = 1) -> SystemExit:
     """``raise fail(...)``: the message on stderr, then exit ``code`` (Typer lets a SystemExit through)."""
     say_error(message)

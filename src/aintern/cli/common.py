@@ -24,6 +24,7 @@ from aintern.cli.base import count_parser as count_parser
 from aintern.cli.base import err as err
 from aintern.cli.base import esc as esc
 from aintern.cli.base import fail as fail
+from aintern.cli.base import missing_db_folder
 from aintern.cli.base import one_query as one_query
 from aintern.cli.base import open_scope as open_scope
 from aintern.cli.base import open_workspace as open_workspace
@@ -89,9 +90,32 @@ JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON for scripts
 PathArg = Annotated[
     Path | None, typer.Argument(help="Workspace (default: the current directory or its indexed ancestor).")
 ]
+#: ``-w`` where a command takes its workspace as PATH: as ``search``, ``context`` and ``config`` take it.
+WorkspaceFlag = Annotated[Path | None, typer.Option("--workspace", "-w", help="The workspace, as PATH gives it.")]
+
+
+def one_workspace(path: Path | None, workspace: Path | None) -> Path | None:
+    """The workspace given as PATH or as ``-w`` (both: they must name one folder)."""
+    if path is not None and workspace is not None and path.resolve() != workspace.resolve():
+        raise fail(f"give the workspace once, as PATH or -w, not both ({path} and {workspace})", 2)
+    return path if path is not None else workspace
+
+
+def _db_folder(db: Path | None) -> Path | None:
+    """``--db``'s check: a database in a folder that does not exist is refused (see missing_db_folder)."""
+    if db is not None and (why := missing_db_folder(db)) is not None:
+        raise typer.BadParameter(why)
+    return db
+
+
 DbOption = Annotated[
     Path | None,
-    typer.Option("--db", help="Application database (default: AINTERN_DB or the user data dir).", envvar="AINTERN_DB"),
+    typer.Option(
+        "--db",
+        help="Application database (default: AINTERN_DB or the user data dir).",
+        envvar="AINTERN_DB",
+        callback=_db_folder,
+    ),
 ]
 
 
@@ -135,8 +159,9 @@ AllReposOption = Annotated[bool, typer.Option("--all-repos", help="Search every 
 
 def confirm_or_fail(question: str, to: str, default: bool = False) -> None:
     """Ask ``question`` on a terminal; without one (a script, a pipe) refuse as bad usage: ``--yes`` says
-    it. A "no" changes nothing and exits 1."""
+    it. A "no" changes nothing, says so plainly (the user's answer, not an error) and exits 0."""
     if not sys.stdin.isatty():
         raise fail(f"not a terminal to ask on: pass --yes to {to}", 2)
     if not typer.confirm(question, default=default):
-        raise fail("nothing was changed", 1)
+        console.print("nothing was changed", highlight=False)
+        raise typer.Exit(0)

@@ -25,6 +25,7 @@ from aintern.cli.common import (
     DbOption,
     JsonOption,
     PathArg,
+    WorkspaceFlag,
     app,
     confirm_or_fail,
     console,
@@ -32,6 +33,7 @@ from aintern.cli.common import (
     esc,
     fail,
     interruptible,
+    one_workspace,
     open_workspace,
     say_error,
 )
@@ -192,6 +194,7 @@ VerboseOption = Annotated[bool, typer.Option("--verbose", "-v", help="List every
 @app.command()
 def index(
     path: PathArg = None,
+    workspace: WorkspaceFlag = None,
     force: Annotated[bool, typer.Option("--force", help="Re-index every file (and allow a model change).")] = False,
     model: Annotated[str | None, typer.Option("--model", "-m", help=MODEL_HELP)] = None,
     include_secrets: Annotated[
@@ -219,6 +222,7 @@ def index(
     wait: WaitOption = False,
 ) -> None:
     """Index a workspace (incremental: only changed files are re-chunked and re-embedded)."""
+    path = one_workspace(path, workspace)
     if tier is not None and tier not in TIERS:
         raise fail(f"--tier: choose one of {', '.join(TIERS)}", 2)
     if store is not None and store not in ("sqlite", "milvus"):
@@ -236,12 +240,14 @@ def index(
 @app.command()
 def update(
     path: PathArg = None,
+    workspace: WorkspaceFlag = None,
     db: DbOption = None,
     as_json: JsonOption = False,
     verbose: VerboseOption = False,
     wait: WaitOption = False,
 ) -> None:
     """Bring an existing index up to date with the files on disk (and its full tier, if it has one)."""
+    path = one_workspace(path, workspace)
     ws = open_workspace(path, db)
     ws.require_index()
     _index_and_tier(ws, False, None, None, as_json, verbose, wait)
@@ -273,10 +279,12 @@ def _index_and_tier(
 @app.command()
 def clear(
     path: PathArg = None,
+    workspace: WorkspaceFlag = None,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask.")] = False,
     db: DbOption = None,
 ) -> None:
     """Delete a workspace's index (also of a folder deleted since: its index is found by its recorded path)."""
+    path = one_workspace(path, workspace)
     if path is not None and not path.exists():
         ws = Workspace(path, db)
         if ws.index is None:
@@ -294,6 +302,7 @@ def clear(
 @app.command()
 def trust(
     path: PathArg = None,
+    workspace: WorkspaceFlag = None,
     revoke: Annotated[bool, typer.Option("--revoke", help="Withdraw the approval.")] = False,
 ) -> None:
     """Trust a workspace's .aintern.toml as it is now: its LLM endpoint may then get your API key.
@@ -301,6 +310,7 @@ def trust(
     A repository's settings are written by its authors; until you trust them, an endpoint they choose
     gets no credentials and a model file they name is not loaded. Editing the file withdraws the trust.
     """
+    path = one_workspace(path, workspace)
     from aintern.config import CONFIG_FILE
     from aintern.config import trust as set_trust
 
@@ -326,8 +336,9 @@ def _fill_file_vectors(ws: Workspace, pending: bool, then: TierFill) -> None:
 
 
 @app.command()
-def watch(path: PathArg = None, db: DbOption = None) -> None:
+def watch(path: PathArg = None, workspace: WorkspaceFlag = None, db: DbOption = None) -> None:
     """Keep the index fresh: re-index changed files as they are saved (Ctrl-C stops)."""
+    path = one_workspace(path, workspace)
     from aintern.index.watch import watch as watch_workspace
     from aintern.scan import Scanner, printable
 

@@ -27,10 +27,13 @@ from aintern.config import Settings
 from aintern.embed import DEFAULT_MODEL, get_embedder
 from aintern.locate import find_workspace
 from aintern.plural import count
-from aintern.source_files import BROKEN_SYMLINK
+from aintern.source_files import unreadable
+
+#: Help lists these last, apart: they show how aintern sees a file, for whoever debugs a ranking.
+DEBUGGING = "Debugging"
 
 
-@app.command()
+@app.command(rich_help_panel=DEBUGGING)
 def chunk(
     file: Annotated[Path, typer.Argument(help="The file to chunk.")],
     model: ModelOption = DEFAULT_MODEL,
@@ -49,7 +52,11 @@ def chunk(
     """Show how FILE is chunked: lines, symbol, type and tokens of every chunk, as the index would chunk it
     (with the settings of the workspace FILE is in); a file the index leaves out is said so, with why."""
     if not file.is_file():
-        raise fail(f"{file}: {BROKEN_SYMLINK if file.is_symlink() else 'no such file'}")
+        try:
+            file.stat()
+        except OSError as exc:  # (a link to nothing, a link loop: said in `index -v`'s words)
+            raise fail(f"{file}: {unreadable(file, exc) if file.is_symlink() else 'no such file'}") from None
+        raise fail(f"{file}: a folder, not a file" if file.is_dir() else f"{file}: not a regular file")
     embedder = get_embedder(model)
     if target < 8:
         raise fail("--target must be at least 8 tokens")
@@ -125,7 +132,7 @@ def _masked(text: str, path: str) -> str:
     return redact(text, path)[0]
 
 
-@app.command()
+@app.command(rich_help_panel=DEBUGGING)
 def embed(
     texts: Annotated[list[str], typer.Argument(help="Texts to embed ('-' reads lines from stdin).")],
     model: ModelOption = DEFAULT_MODEL,

@@ -23,6 +23,7 @@ from aintern.cli.base import (
     checked_relevance,
     console,
     esc,
+    missing_db_folder,
     open_scope,
     piped,
     say_notes,
@@ -88,6 +89,8 @@ def parse_search(argv: list[str]) -> dict[str, Any] | None:
         return None
     if params["db"] is None and os.environ.get("AINTERN_DB"):
         params["db"] = Path(os.environ["AINTERN_DB"])
+    if params["db"] is not None and missing_db_folder(params["db"]) is not None:
+        return None  # (Typer's --db says why)
     return {"question": positional[0], **params}
 
 

@@ -44,7 +44,7 @@ from aintern.search_checks import CONTEXT_CHUNKS, CONTEXT_LINES, CONTEXT_TOKENS
 @app.command()
 def search(
     question: Annotated[str, typer.Argument(help="What to look for, in your words or as a symbol name.")],
-    k: Annotated[int, typer.Option("-k", help="Number of results.", parser=count_parser("-k"))] = 10,
+    k: Annotated[int, typer.Option("-k", help="Number of results.", parser=count_parser("-k"), metavar="INTEGER")] = 10,
     rerank: Annotated[
         RerankingStrategy | None,
         typer.Option(
@@ -126,7 +126,7 @@ def context(
 @app.command()
 def files(
     question: Annotated[str, typer.Argument(help="What the files should be about.")],
-    n: Annotated[int, typer.Option("-n", help="Number of files.", parser=count_parser("-n"))] = 10,
+    n: Annotated[int, typer.Option("-n", help="Number of files.", parser=count_parser("-n"), metavar="INTEGER")] = 10,
     min_relevance: Annotated[
         float, typer.Option("--min-relevance", help="Files under it fill the list, marked, unless --strict.")
     ] = FILES_MARK_RELEVANCE,
@@ -180,7 +180,7 @@ def files(
 @app.command()
 def suggest(
     partial: Annotated[str, typer.Argument(help="The start (or part) of a symbol name.")],
-    n: Annotated[int, typer.Option("-n", parser=count_parser("-n"))] = 10,
+    n: Annotated[int, typer.Option("-n", parser=count_parser("-n"), metavar="INTEGER")] = 10,
     workspace: WorkspaceOption = None,
     db: DbOption = None,
     as_json: JsonOption = False,

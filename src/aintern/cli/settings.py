@@ -9,8 +9,9 @@ from typing import Annotated, Any
 import typer
 
 from aintern.cli.common import JsonOption, app, console, esc, fail, show_table
-from aintern.config import SETTINGS, Settings, parse_value, set_setting
+from aintern.config import SETTINGS, Settings, parse_value, set_setting, settings_file
 from aintern.errors import SettingsError
+from aintern.setting_defaults import effective_default
 
 config_app = typer.Typer(help="Read and write settings (user config.toml, or a workspace's .aintern.toml).",
                          no_args_is_help=True)  # fmt: skip
@@ -48,8 +49,14 @@ def _shown(value: Any) -> str:
 def list_settings(workspace: ReadScope = None, as_json: JsonOption = False) -> None:
     """Every setting: its value in effect, where it comes from, and what it does."""
     settings = _settings_here(workspace)
-    rows = [{"key": key, "value": _json(getattr(settings, key)), "origin": settings.origin.get(key, "default"),
-             "scope": spec.scope, "help": spec.help} for key, spec in SETTINGS.items()]  # fmt: skip
+    rows = []
+    for key, spec in SETTINGS.items():
+        value, default = _json(getattr(settings, key)), effective_default(key)
+        row = {"key": key, "value": value, "origin": settings.origin.get(key, "default"), "scope": spec.scope,
+               "help": spec.help}  # fmt: skip
+        if value is None and default is not None:  # (null stays "not set"; what applies is said beside it)
+            row["default"] = default.shown()
+        rows.append(row)
     if as_json:
         print(json.dumps(rows, indent=2))
         return
@@ -58,7 +65,7 @@ def list_settings(workspace: ReadScope = None, as_json: JsonOption = False) -> N
     table = Table("setting", "value", "from", "what it does")
     for r in rows:
         table.add_row(
-            r["key"], esc(_shown(r["value"])), r["origin"], esc(r["help"]),
+            r["key"], esc(r.get("default") or _shown(r["value"])), r["origin"], esc(r["help"]),
             style="dim" if r["origin"] == "default" else None,
         )  # fmt: skip
     show_table(table)
@@ -70,13 +77,15 @@ def _json(value: Any) -> Any:
 
 @config_app.command("get")
 def get_setting(key: str, workspace: ReadScope = None) -> None:
-    """Print one setting's value in effect (empty when not set)."""
+    """Print one setting's value in effect (its default's when no file sets it)."""
     if key not in SETTINGS:
         raise fail(f"unknown setting {key!r}; known: {', '.join(SETTINGS)}", 2)
-    print(_shown(getattr(_settings_here(workspace), key)))
+    value = getattr(_settings_here(workspace), key)
+    default = effective_default(key) if value is None else None
+    print(default.value if default is not None else _shown(value))
 
 
-@config_app.command("set")
+@config_app.command("set", context_settings={"ignore_unknown_options": True})  # (-5 is a value, checked as such)
 def set_value(
     key: str,
     value: Annotated[str, typer.Argument(help="true/false, a number, text, or globs separated by commas.")],
@@ -96,5 +105,27 @@ def unset_value(key: str, workspace: WorkspaceScope = None) -> None:
     """Remove a setting from the file: its default (or the user's value) applies again."""
     if key not in SETTINGS:
         raise fail(f"unknown setting {key!r}; known: {', '.join(SETTINGS)}", 2)
-    path = set_setting(key, None, workspace)
+    path = settings_file(workspace)
+    if not _set_in(path, key):
+        console.print(f"{key} was not set in {esc(path)}", highlight=False)
+        return
+    try:
+        set_setting(key, None, workspace)
+    except SettingsError as exc:
+        raise fail(str(exc), 2) from exc
     console.print(f"{key} removed from {esc(path)}", highlight=False)
+
+
+def _set_in(path: Path, key: str) -> bool:
+    """Whether the settings file ``path`` sets ``key`` (a file that cannot be read: True, so that writing it
+    says what is wrong)."""
+    import tomllib
+
+    if not path.exists():
+        return False
+    try:
+        doc = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return True
+    table = doc.get("aintern", doc)
+    return isinstance(table, dict) and key in table

@@ -8,7 +8,19 @@ import typer
 from rich.table import Table
 
 from aintern.cli.base import tell
-from aintern.cli.common import DbOption, JsonOption, PathArg, app, err, esc, human_size, open_workspace, show_table
+from aintern.cli.common import (
+    DbOption,
+    JsonOption,
+    PathArg,
+    WorkspaceFlag,
+    app,
+    err,
+    esc,
+    human_size,
+    one_workspace,
+    open_workspace,
+    show_table,
+)
 from aintern.index.runs import IndexRun
 from aintern.phases import TIER_RUN, run_words
 from aintern.plural import count
@@ -44,8 +56,11 @@ def tier_line(ws: Workspace, run: IndexRun | None = None) -> str | None:
 
 
 @app.command()
-def status(path: PathArg = None, db: DbOption = None, as_json: JsonOption = False) -> None:
+def status(
+    path: PathArg = None, workspace: WorkspaceFlag = None, db: DbOption = None, as_json: JsonOption = False
+) -> None:
     """Show what is indexed: files, chunks, size, model, freshness and git commit."""
+    path = one_workspace(path, workspace)
     from aintern.index.runs import active_run
 
     ws = open_workspace(path, db, readonly=True)

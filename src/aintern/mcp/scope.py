@@ -33,6 +33,8 @@ class McpConfig:
     all_repos: bool = False
     #: Watch the searched workspaces and index their changes before answering.
     watch: bool = True
+    #: Mounted by ``aintern serve`` at /mcp (it serves every index of its database; there is no --all-repos).
+    web: bool = False
 
 
 class Scope:
@@ -65,10 +67,33 @@ class Scope:
         """What a tool uses when no repository is named."""
         return self.own() or (self.store.list_indexes() if self.config.all_repos else [])
 
+    def inside(self, root: Path) -> list[VectorIndex]:
+        """The indexes of folders inside ``root`` (an index of ``root`` would hold their files a second time)."""
+        return [i for i in self.store.list_indexes() if root in Path(i.workspace_path).parents]
+
     def not_indexed(self) -> str:
+        """Why a call naming no repository has none, and what to do: never to index a folder that holds
+        indexed repositories (an agent started in the home folder would index all of it)."""
         where = self.config.workspace
         if where is None:
             return "nothing is indexed yet: call `index` with the repository's folder first"
+        inner = self.inside(where)
+        served = self.served()
+        if inner:
+            ids = {i.id for i in served}
+            mine = [i for i in inner if i.id in ids]
+            pick = (
+                f"name one of them (a folder, an index name or a git remote) in the call: {self._names(mine)}"
+                if mine
+                else "start the server in one of them, or with --repo naming it"
+            )
+            return f"{where} is not indexed; it holds the indexed repositories {self._names(inner)}: {pick}"
+        if served:
+            return (
+                f"{where}, where this server was started, is not indexed; it serves {self._names(served)}: name one "
+                f"in the call (a folder, an index name or a git remote), or call `index` with path {str(where)!r} "
+                "to index this folder"
+            )
         return (
             f"{where} is not indexed: call `index` with path {str(where)!r} (or run `aintern index` in it), "
             "then ask again"
@@ -99,15 +124,24 @@ class Scope:
             raise ToolError(f"{action}: name the repository (a folder, an index name or a git remote)")
         if spec is not None and spec.strip() in EVERY:
             raise ToolError(f"{action} takes one repository (a folder, an index name or a git remote), not {spec!r}")
-        found = self.resolve([spec] if spec and spec.strip() else None)
+        if not (spec or "").strip():
+            own = self.store.find_index_above(self.config.workspace) if self.config.workspace is not None else None
+            if own is not None:  # (the project the server was started in is the default, its --repo ones beside it)
+                return own
+            spec = None
+        found = self.resolve([spec] if spec else None)
         if len(found) > 1:
-            names = ", ".join(sorted(i.workspace_path for i in found))
-            raise ToolError(f"{action}: {spec!r} names several repositories ({names}); give one folder")
+            said = f"{spec[:200]!r} names" if spec else "this server searches"
+            raise ToolError(
+                f"{action}: {said} several repositories ({self._names(found)}); name one (a folder, an index name "
+                "or a git remote)"
+            )
         return found[0]
 
-    def check_index(self, root: Path) -> None:
+    def check_index(self, root: Path, nested: bool = False) -> None:
         """``root`` (resolved) may be indexed: a served index's folder, or the server's own folder or a
-        ``--repo`` folder before its first index."""
+        ``--repo`` folder before its first index; a folder holding indexed repositories only when the call
+        says so (``nested``): an agent asked to index "here" in the home folder would index every project twice."""
         allowed = {Path(i.workspace_path) for i in self.served()}
         workspace = self.config.workspace
         if workspace is not None and self.store.find_index_above(workspace) is None:
@@ -121,13 +155,24 @@ class Scope:
                 check_not_inside_index(self.store, root)
         except InsideIndexError as exc:
             raise ToolError(str(exc)) from exc
+        inner = self.inside(root) if not nested and self.store.get_index_for_workspace(root) is None else []
+        if inner:
+            raise ToolError(
+                f"{root} holds indexed repositories ({self._names(inner)}): an index of it would hold their files a "
+                "second time, and a search of both would show them twice. Name those repositories in the calls "
+                "instead; to index the whole folder anyway, call `index` again with nested=true"
+            )
         if root in allowed:
             return
         quoted = shlex.quote(str(root))
-        then = (
-            "this server (--all-repos) serves it once it is indexed" if self.config.all_repos
-            else f"start the server with --repo {quoted} (or --all-repos) to use it here"
-        )  # fmt: skip
+        if self.config.web:
+            then = (
+                "this server (`aintern serve`, which serves every index of its database) serves it once it is indexed"
+            )
+        elif self.config.all_repos:
+            then = "this server (--all-repos) serves it once it is indexed"
+        else:
+            then = f"start the server with --repo {quoted} (or --all-repos) to use it here"
         raise ToolError(
             f"{root} is not a repository this server serves ({self._names(self.served())}): index it with "
             f"`aintern index {quoted}` and {then}"

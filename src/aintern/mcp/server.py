@@ -338,9 +338,15 @@ class AinternMcp:
             bool, Field(description="Wait until done (progress is reported); false: start and return")
         ] = True,
         force: Annotated[bool, Field(description="Re-index every file, not just the changed ones")] = False,
+        nested: Annotated[
+            bool,
+            Field(
+                description="Index a folder that holds indexed repositories, their files a second time (refused without it)"
+            ),
+        ] = False,
     ) -> Annotated[CallToolResult, IndexResult]:
         root = args.folder(path)
-        self.scope.check_index(root)
+        self.scope.check_index(root, nested)
         try:
             job = self.jobs.running(root) or self.jobs.start(root, "reindex" if force else "index")
         except AinternError as exc:
@@ -402,7 +408,8 @@ class AinternMcp:
         """The status of the server's own folder before its first index: itself, never another workspace."""
         hint = self.scope.not_indexed()
         data = {"workspace": str(workspace), "name": workspace.name, "files": 0, "chunks": 0, "stale_files": 0,
-                "watching": False, "indexed": False, "hint": hint}  # fmt: skip
+                "watching": False, "indexed": False, "hint": hint,
+                "serves": sorted(i.workspace_path for i in self.scope.served())}  # fmt: skip
         return output.result(hint, data)
 
     async def clear(

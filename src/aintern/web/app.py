@@ -210,7 +210,7 @@ def create_app(config: ServerConfig | None = None) -> Starlette:
     web.knowledge.on_model_state(lambda s: web.jobs.emit("model", "", dataclasses.asdict(s)))
     # MCP over streamable HTTP at /mcp: every agent session shares this process's loaded indexes, and it
     # serves the indexes this server holds (all of its database), its workspace's by default.
-    agents = AinternMcp(McpConfig(db=config.db, workspace=config.workspace, all_repos=True, watch=config.watch),
+    agents = AinternMcp(McpConfig(db=config.db, workspace=config.workspace, all_repos=True, watch=config.watch, web=True),
                         store=store, knowledge=web.knowledge, jobs=web.jobs)  # fmt: skip
     mcp_routes = agents.server.streamable_http_app(streamable_http_path="/mcp", host=config.host).routes
 

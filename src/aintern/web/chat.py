@@ -22,8 +22,8 @@ from aintern.workspace import Workspace
 _LLMS_LOCK = threading.Lock()
 
 
-def _workspace(web: WebState, request: Request, ws_id: Any = None) -> Workspace:
-    index = web.index_by_id(ws_id) if ws_id not in (None, "") else web.index(request)
+def _workspace(web: WebState, request: Request, body: dict[str, Any] | None = None) -> Workspace:
+    index = web.index(request, body=body)
     assert index is not None  # (required: a missing one is an HTTPError)
     return Workspace(index.workspace_path, web.config.db)
 
@@ -148,7 +148,7 @@ async def chat_stream(request: Request) -> Response:
     conversation = text_field(body, "conversation_id") or None
     if not isinstance(body.get("rag", True), bool):
         raise HTTPError(400, "rag: give true or false")
-    ws = _workspace(web, request, body.get("ws"))
+    ws = _workspace(web, request, body)
     cancel = threading.Event()
     try:
         chat = await asyncio.to_thread(_chat, web, ws)

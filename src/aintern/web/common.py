@@ -90,10 +90,18 @@ class WebState:
             raise HTTPError(404, f"no index with id {shown!r}")
         return index
 
-    def index(self, request: Request, required: bool = True) -> VectorIndex | None:
-        """The workspace a request is about: ``?ws=<id>``, else the server's own, else the first index."""
+    def index(self, request: Request, required: bool = True, body: dict[str, Any] | None = None) -> VectorIndex | None:
+        """The workspace a request is about: ``ws`` where it is sent (the query, or the JSON ``body``; both
+        and different is a 400, never one of them taken silently), else the server's own, else the first."""
         wanted = request.query_params.get("ws") or request.path_params.get("index_id")
-        if wanted:
+        sent = body.get("ws") if body is not None else None
+        if sent not in (None, ""):
+            if wanted and index_id(wanted) != index_id(sent):
+                raise HTTPError(
+                    400, f"ws: the query names index {str(wanted)[:40]!r}, the body {str(sent)[:40]!r}; give one"
+                )
+            wanted = sent
+        if wanted not in (None, ""):
             return self.index_by_id(wanted)
         index = self.own_index()
         if index is None and required:

@@ -238,12 +238,16 @@ async def file_page(request: Request) -> Response:
 
 
 def _range(text: str | None, line_count: int) -> tuple[int, int] | None:
-    """``lines=N`` or ``N-M``, kept within the file (a range past its end marks up to its last line)."""
+    """``lines=N`` or ``N-M`` (1 ≤ N ≤ M), kept within the file (a range past its end marks up to its last line)."""
     if not text:
         return None
     start, _, end = text.partition("-")
     if not all(part.isascii() and part.isdigit() for part in ((start, end) if end else (start,))):
         raise HTTPError(400, f"lines: give N or N-M, not {text[:40]!r}")
+    if int(start) < 1:
+        raise HTTPError(400, f"lines: lines count from 1, not {text[:40]!r}")
+    if end and int(end) < int(start):
+        raise HTTPError(400, f"lines: N-M runs forward (N ≤ M), not {text[:40]!r}")
     lo = _line(start, line_count)
     hi = _line(end, line_count) if end else lo
     return (lo, max(lo, hi))

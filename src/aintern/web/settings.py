@@ -12,16 +12,18 @@ from starlette.routing import Route
 
 from aintern.config import SETTINGS, Settings, parse_json_value, set_settings, user_config_path
 from aintern.errors import SettingsError
+from aintern.setting_defaults import effective_default
 from aintern.web.common import HTTPError, WebState, handler, page, read_json, state, text_field
 
 
-def _scope(web: WebState, request: Request, scope: str) -> Path | None:
-    """None for the user's config.toml, else the workspace whose .aintern.toml is meant."""
+def _scope(web: WebState, request: Request, scope: str, body: dict[str, Any]) -> Path | None:
+    """None for the user's config.toml, else the workspace whose .aintern.toml is meant (``ws`` in the
+    query or the body)."""
     if scope == "user":
         return None
     if scope != "workspace":
         raise HTTPError(400, "scope: user or workspace")
-    index = web.index(request)
+    index = web.index(request, body=body)
     assert index is not None
     root = Path(index.workspace_path)
     if not root.is_dir():
@@ -34,11 +36,12 @@ def listing(workspace: Path | None) -> dict[str, Any]:
     rows = []
     for key, spec in SETTINGS.items():
         value = getattr(settings, key)
+        default = effective_default(key) if value is None else None
         rows.append({
             "key": key, "value": str(value) if isinstance(value, Path) else value,
             "origin": settings.origin.get(key, "default"), "type": spec.kind.__name__, "help": spec.help,
             "choices": list(spec.choices), "scope": spec.scope, "optional": spec.optional,
-            "min": spec.low, "max": spec.high,
+            "min": spec.low, "max": spec.high, "default": default.shown() if default is not None else None,
         })  # fmt: skip
     return {"settings": rows, "user_file": str(user_config_path()),
             "workspace_file": str(workspace / ".aintern.toml") if workspace else None}  # fmt: skip
@@ -58,11 +61,12 @@ async def settings_page(request: Request) -> Response:
 
 @handler
 async def save_settings(request: Request) -> Response:
-    """``{"scope": "user"|"workspace", "values": {"key": "text"}}``: every value is checked before
+    """``{"scope": "user"|"workspace", "ws": id, "values": {"key": "text"}}`` (``ws`` may be in the query
+    instead): every value is checked before
     any is written; the errors come back by key (400)."""
     web = state(request)
     body = await read_json(request)
-    workspace = _scope(web, request, text_field(body, "scope") or "user")
+    workspace = _scope(web, request, text_field(body, "scope") or "user", body)
     values = body.get("values")
     if not isinstance(values, dict) or not values:
         raise HTTPError(400, "values: give an object of settings to change")
