@@ -563,3 +563,44 @@ def test_repeated_reindexes_do_not_grow_the_database(tmp_path: Path) -> None:
     found = ws.knowledge.query("post_7_3", KnowledgeQueryOptions(workspace_path=str(root), max_results=1))
     assert found.chunks and found.chunks[0].file_path == "posting_7.py"
     ws.close()
+
+
+def test_the_next_files_are_tokenised_while_these_are_chunked(store, static, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The chunking thread starts a group's tokenisation (the Rust tokenizer, outside the GIL) before it chunks
+    the group read before it, and the index is the one the chunker makes of each file alone."""
+    from aintern.chunk.chunker import Chunker
+    from aintern.index import prepare
+
+    ws = tmp_path / "ws"
+    texts = {f"pkg/mod_{i:02d}.py": f"def handler_{i}(request):\n    return {i} * request.size\n" for i in range(70)}
+    write_files(ws, texts)
+    events: list[tuple[str, str]] = []
+    start, chunk_encoded = prepare._Tokenising.__init__, Chunker.chunk_encoded
+
+    def logged_start(self, chunker, group):  # type: ignore[no-untyped-def]
+        events.append(("tokenise", group[0][0].rel))  # (asked by the chunking thread, run by a thread of its own)
+        start(self, chunker, group)
+
+    def logged_chunk(self, encoded):  # type: ignore[no-untyped-def]
+        events.append(("chunk", encoded.todo[0][2]))
+        return chunk_encoded(self, encoded)
+
+    monkeypatch.setattr(prepare._Tokenising, "__init__", logged_start)
+    monkeypatch.setattr(Chunker, "chunk_encoded", logged_chunk)
+    ix = indexer(store, static)
+    result = ix.index(ws)
+    assert result.success and not result.errors and result.files_indexed == 70
+    # Three groups of 32, 32 and 6 files (in the scan's order): each tokenised before the one before it is chunked.
+    firsts = [rel for what, rel in events if what == "tokenise"]
+    assert len(firsts) == 3
+    assert events == [
+        ("tokenise", firsts[0]), ("tokenise", firsts[1]), ("chunk", firsts[0]),
+        ("tokenise", firsts[2]), ("chunk", firsts[1]), ("chunk", firsts[2]),
+    ]  # fmt: skip
+    stored = store.conn.execute(
+        "SELECT c.content, c.start_line, c.symbol_name FROM chunks c JOIN files f ON f.id = c.file_id "
+        "WHERE f.path = ? ORDER BY c.start_line",
+        ("pkg/mod_07.py",),
+    ).fetchall()
+    alone = ix.chunker.chunk_text(texts["pkg/mod_07.py"], "pkg/mod_07.py", "python").chunks
+    assert stored == [(c.content, c.start_line, c.symbol_name) for c in alone] and len(stored) == 1
