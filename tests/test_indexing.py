@@ -566,13 +566,14 @@ def test_repeated_reindexes_do_not_grow_the_database(tmp_path: Path) -> None:
 
 
 def test_the_next_files_are_tokenised_while_these_are_chunked(store, static, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    """The chunking thread starts a group's tokenisation (the Rust tokenizer, outside the GIL) before it chunks
-    the group read before it, and the index is the one the chunker makes of each file alone."""
+    """A new index of many files loads its chunker while the scan goes on; the chunking thread starts a group's
+    tokenisation (the Rust tokenizer, outside the GIL) before it chunks the group read before it; the index is
+    the one the chunker makes of each file alone."""
     from aintern.chunk.chunker import Chunker
     from aintern.index import prepare
 
     ws = tmp_path / "ws"
-    texts = {f"pkg/mod_{i:02d}.py": f"def handler_{i}(request):\n    return {i} * request.size\n" for i in range(70)}
+    texts = {f"pkg/mod_{i:02d}.py": f"def handler_{i}(request):\n    return {i} * request.size\n" for i in range(110)}
     write_files(ws, texts)
     events: list[tuple[str, str]] = []
     start, chunk_encoded = prepare._Tokenising.__init__, Chunker.chunk_encoded
@@ -588,14 +589,21 @@ def test_the_next_files_are_tokenised_while_these_are_chunked(store, static, tmp
     monkeypatch.setattr(prepare._Tokenising, "__init__", logged_start)
     monkeypatch.setattr(Chunker, "chunk_encoded", logged_chunk)
     ix = indexer(store, static)
-    result = ix.index(ws)
-    assert result.success and not result.errors and result.files_indexed == 70
-    # Three groups of 32, 32 and 6 files (in the scan's order): each tokenised before the one before it is chunked.
+    loading: list[object] = []
+
+    def progress(p) -> None:  # type: ignore[no-untyped-def]
+        if p.phase is IndexingPhase.ANALYZING:  # (the scan is over, the chunking thread not started)
+            loading.append(ix._loading)
+
+    result = ix.index(ws, progress)
+    assert result.success and not result.errors and result.files_indexed == 110
+    assert len(loading) == 1 and isinstance(loading[0], threading.Thread)
+    # Groups of 32, 32, 32 and 14 files (in the scan's order): each tokenised before the one before it is chunked.
     firsts = [rel for what, rel in events if what == "tokenise"]
-    assert len(firsts) == 3
+    assert len(firsts) == 4
     assert events == [
-        ("tokenise", firsts[0]), ("tokenise", firsts[1]), ("chunk", firsts[0]),
-        ("tokenise", firsts[2]), ("chunk", firsts[1]), ("chunk", firsts[2]),
+        ("tokenise", firsts[0]), ("tokenise", firsts[1]), ("chunk", firsts[0]), ("tokenise", firsts[2]),
+        ("chunk", firsts[1]), ("tokenise", firsts[3]), ("chunk", firsts[2]), ("chunk", firsts[3]),
     ]  # fmt: skip
     stored = store.conn.execute(
         "SELECT c.content, c.start_line, c.symbol_name FROM chunks c JOIN files f ON f.id = c.file_id "
