@@ -267,7 +267,9 @@ def test_a_search_loads_only_what_it_needs(ws: Path, tmp_path: Path) -> None:
     # `index --json` (a script's, a benchmark's) shows no progress and searches nothing: rich's progress and
     # console, and the query path, stay out of its start-up (~40 ms each before the scan).
     query_path = ["aintern.knowledge", "aintern.retrieve", "aintern.assemble"]
-    out, loaded = _loaded(["index", "--json", "--force"], ["rich.progress", "rich.console", *query_path], ws, db)
+    out, loaded = _loaded(
+        ["index", "--json", "--force"], ["rich.progress", "rich.console", "rich.table", *query_path], ws, db
+    )
     assert json.loads(out)["files_indexed"] > 0 and loaded == []
 
 

@@ -27,7 +27,6 @@ from aintern.cli.common import (
     open_workspace,
     say_error,
 )
-from aintern.cli.status import tier_line
 from aintern.embed import MODELS
 from aintern.errors import AinternError
 from aintern.index import IndexingErrorType, IndexingProgress, IndexingResult
@@ -163,6 +162,8 @@ def _print_summary(
     )
     if stopped:
         console.print("what was finished is kept; run `aintern update` to continue")
+    from aintern.cli.status import tier_line  # (here: its tables' rich.table stays out of a JSON run's start-up)
+
     line = tier_line(ws)
     if line:
         console.print(esc(line), highlight=False)
