@@ -5,9 +5,8 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from aintern.chunk.code import CodeChunker, NestedDefinition
 from aintern.chunk.languages import CODE_LANGUAGES, chunk_type_for, detect_language
@@ -17,24 +16,11 @@ from aintern.chunk.openings import mark_openings
 from aintern.chunk.text import line_units, markdown_units
 from aintern.source_files import MAX_FILE_BYTES, decode_source, too_large
 
-if TYPE_CHECKING:
-    import numpy as np
-
 #: The first line of a LuaLS meta file (type declarations and API docs, never run).
 _LUA_META = re.compile(r"\s*---@meta\b")
 
 #: Files larger than this are not chunked: the scanner's default (``aintern chunk`` passes the max_file_kb setting).
 DEFAULT_MAX_FILE_BYTES = MAX_FILE_BYTES
-
-
-@dataclass
-class Encoded:
-    """Files tokenised for ``Chunker.chunk_encoded``: the results known already (an empty file: skipped), and
-    the others' place, text, path and language with their token ids and each token's line start."""
-
-    results: list[ChunkResult | None]
-    todo: list[tuple[int, str, str, str | None]]
-    encodings: list[tuple[np.ndarray, np.ndarray]]
 
 
 class Chunker:
@@ -76,11 +62,6 @@ class Chunker:
 
     def chunk_texts(self, items: list[tuple[str, str, str | None]]) -> list[ChunkResult]:
         """Chunk several files' ``(content, path, language or None)`` at once (one batched tokenisation)."""
-        return self.chunk_encoded(self.encode(items))
-
-    def encode(self, items: list[tuple[str, str, str | None]]) -> Encoded:
-        """The first half of ``chunk_texts``: the files' languages and their batched tokenisation (the Rust
-        tokenizer, outside the GIL: the indexer runs it for the next files while it chunks these)."""
         results: list[ChunkResult | None] = []
         todo: list[tuple[int, str, str, str | None]] = []
         for i, (content, file_path, language) in enumerate(items):
@@ -92,16 +73,12 @@ class Chunker:
                 results.append(None)
                 todo.append((i, content, file_path, language))
         try:
-            return Encoded(results, todo, self.counter.encode_many([t[1] for t in todo]))
+            encodings = self.counter.encode_many([t[1] for t in todo])
         except Exception as exc:  # a tokenizer failure on pathological input must not escape
             for i, _, file_path, language in todo:
                 results[i] = ChunkResult(file_path, [], language, skipped_reason=f"could not tokenise: {exc}")
-            return Encoded(results, [], [])
-
-    def chunk_encoded(self, encoded: Encoded) -> list[ChunkResult]:
-        """The second half of ``chunk_texts``: each encoded file chunked, in the order given."""
-        results = encoded.results
-        for (i, content, file_path, language), (ids, starts) in zip(encoded.todo, encoded.encodings):
+            return [r for r in results if r is not None]
+        for (i, content, file_path, language), (ids, starts) in zip(todo, encodings):
             doc = Document.from_encoding(content, ids, starts, self.counter)
             results[i] = self._chunk_document(doc, file_path, language)
         return [r for r in results if r is not None]

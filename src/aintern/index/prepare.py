@@ -17,7 +17,7 @@ from aintern.scan.secrets import Masks, apply_masks, redactor
 from aintern.source_files import file_digest
 
 if TYPE_CHECKING:
-    from aintern.chunk.chunker import Chunker, Encoded
+    from aintern.chunk.chunker import Chunker
     from aintern.embed.cache import CachedEmbedder
     from aintern.store import IndexedFile
 
@@ -67,9 +67,6 @@ class Preparing:
         """Background thread: read, hash and chunk files; hand them to the writer."""
         group: list[_Read] = []  # tokenised together, in parallel
         group_bytes = 0
-        # (a group is tokenised in a thread of its own while the chunking thread chunks the group before it
-        # and reads the next: the Rust tokenizer runs outside the GIL, on the core the Python leaves free)
-        ahead: _Tokenising | None = None
         try:
             if self._loading is not None:
                 self._loading.join()
@@ -108,16 +105,12 @@ class Preparing:
                 group.append((f, digest, text, language, None))
                 group_bytes += len(data)
                 if len(group) >= 32 or group_bytes >= 1 << 20:
-                    ahead = self._chunk_group(ahead, self._masked(group, result, cancel), out, result)
+                    self._chunk_group(self._masked(group, result, cancel), out, result)
                     group, group_bytes = [], 0
-            ahead = self._chunk_group(ahead, self._masked(group, result, cancel), out, result)
-            self._chunk_group(ahead, [], out, result)
-            ahead = None
+            self._chunk_group(self._masked(group, result, cancel), out, result)
         except Exception as exc:  # not a bad file (those are handled above) but a broken dependency or a bug:
             out.put(exc)  # the run must fail, not end early and look complete
         finally:
-            if ahead is not None:  # (stopped early: its tokenisation ends before the run does)
-                ahead.join()
             if self._secrets is not None:  # (its work is done: its process ends now, not with the run)
                 self._secrets.close()
             out.put(None)
@@ -138,49 +131,19 @@ class Preparing:
 
     def _chunk_group(
         self,
-        ahead: _Tokenising | None,
         group: list[_Read],
         out: queue.Queue[Prepared | Exception | None],
         result: IndexingResult,
-    ) -> _Tokenising | None:
-        """Start tokenising ``group``, then chunk the group before it (``ahead``) and hand it to the writer;
-        returns ``group``'s tokenisation (None for no group)."""
-        tokenising = _Tokenising(self.chunker, group) if group else None
-        if ahead is None:
-            return tokenising
+    ) -> None:
+        if not group:
+            return
         try:
-            chunked = self.chunker.chunk_encoded(ahead.join())
+            chunked = self.chunker.chunk_texts([(text, f.rel, language) for f, _, text, language, _ in group])
         except Exception as exc:  # the chunker promises not to raise; if it does, record it and go on
-            for f, *_ in ahead.group:
+            for f, *_ in group:
                 result.errors.append(IndexingError(f.rel, f"{type(exc).__name__}: {exc}", IndexingErrorType.CHUNKING))
-            return tokenising
-        for (f, digest, _, language, masks), res in zip(ahead.group, chunked):
+            return
+        for (f, digest, _, language, masks), res in zip(group, chunked):
             if res.fallback_reason:
                 result.errors.append(IndexingError(f.rel, res.fallback_reason, IndexingErrorType.PARSING))
             out.put(Prepared(f, digest, language, res.chunks, masks=masks))
-        return tokenising
-
-
-class _Tokenising:
-    """A group of files tokenised in a thread of its own (``Chunker.encode``)."""
-
-    def __init__(self, chunker: Chunker, group: list[_Read]) -> None:
-        self.group = group
-        self._encoded: Encoded | None = None
-        self._error: Exception | None = None
-        items = [(text, f.rel, language) for f, _, text, language, _ in group]
-        self._thread = threading.Thread(target=self._run, args=(chunker, items), name="aintern-tokenize", daemon=True)
-        self._thread.start()
-
-    def _run(self, chunker: Chunker, items: list[tuple[str, str, str | None]]) -> None:
-        try:
-            self._encoded = chunker.encode(items)
-        except Exception as exc:  # (said as the chunker's failure, in the chunking thread)
-            self._error = exc
-
-    def join(self) -> Encoded:
-        self._thread.join()
-        if self._error is not None:
-            raise self._error
-        assert self._encoded is not None
-        return self._encoded
