@@ -244,7 +244,8 @@ def test_a_search_loads_only_what_it_needs(ws: Path, tmp_path: Path) -> None:
     """`aintern search --json` answers without numpy, the Rust tokenizer, tree-sitter, the indexing
     pipeline, the transformer, the LLM stack, rich's console, Typer, Milvus, logging or the scan (issues 14
     and 49: each of them costs a one-shot search its start-up), file vectors and all, and its plain form into
-    pipes without Rich either; an update that finds nothing changed loads neither numpy nor the chunker."""
+    pipes without Rich either; an update that finds nothing changed loads neither numpy nor the chunker; an
+    index printing JSON loads neither Rich nor the query path."""
     db = tmp_path / "k.db"
     assert run("index", cwd=ws, db=db).returncode == 0
     with sqlite3.connect(db) as conn:  # (the search below ranks files by them: docs section 43)
@@ -263,6 +264,13 @@ def test_a_search_loads_only_what_it_needs(ws: Path, tmp_path: Path) -> None:
     assert out.split("\n")[0].startswith("src/") and loaded == []
     out, loaded = _loaded(["update"], ["numpy", "tokenizers", "tree_sitter", "aintern.chunk.chunker"], ws, db)
     assert "0 files" in " ".join(out.split()) and loaded == []  # (the console wraps long lines anywhere)
+    # `index --json` (a script's, a benchmark's) shows no progress and searches nothing: rich's progress and
+    # console, and the query path, stay out of its start-up (~40 ms each before the scan).
+    query_path = ["aintern.knowledge", "aintern.retrieve", "aintern.assemble"]
+    out, loaded = _loaded(
+        ["index", "--json", "--force"], ["rich.progress", "rich.console", "rich.table", *query_path], ws, db
+    )
+    assert json.loads(out)["files_indexed"] > 0 and loaded == []
 
 
 def test_search_previews_the_matched_lines_and_files_wraps_long_paths(tmp_path: Path) -> None:

@@ -14,14 +14,12 @@ from aintern.chunk.models import CHUNKER_VERSION
 from aintern.config import Settings
 from aintern.embed import DEFAULT_MODEL, RETIRED_MODELS, Embedder, embedder_for_model_id, get_embedder
 from aintern.errors import AinternError, NoDatabaseError, NotIndexedError, SettingsError, StoreError
-from aintern.knowledge import KnowledgeService
 from aintern.locate import check_not_inside_index as check_not_inside_index
 from aintern.locate import existing_path as existing_path
 from aintern.locate import find_workspace as find_workspace
 from aintern.locate import indexes_inside
 from aintern.locate import read_indexed_file as read_indexed_file
 from aintern.locate import resolve_workspaces as resolve_workspaces
-from aintern.retrieve.rerank import ListwiseReranking, Ranked, RerankChoice
 from aintern.states import STATES as STATES
 from aintern.states import WorkspaceSummary as WorkspaceSummary
 from aintern.states import list_workspaces as list_workspaces
@@ -33,11 +31,14 @@ from aintern.store.db import check_pages, driver
 from aintern.workspace_fill import Filling
 
 # The indexing pipeline (tree-sitter, the scanner) and the LLM stack are imported by the methods that use
-# them: a command that only searches never loads them (issue: the CLI answers in under 200 ms).
+# them: a command that only searches never loads them (issue: the CLI answers in under 200 ms); the query
+# path likewise, for a command that only indexes (`aintern index`: ~40 ms of its start-up, issue 49).
 if TYPE_CHECKING:
     from aintern.answer import LLM, RagChatService
     from aintern.chunk.models import ChunkingOptions
     from aintern.index import IndexingProgress, IndexingResult, ProgressCallback
+    from aintern.knowledge import KnowledgeService
+    from aintern.retrieve.rerank import ListwiseReranking, Ranked, RerankChoice
     from aintern.scan import ScanOptions
 
 
@@ -81,6 +82,8 @@ class _LLMRerankers:
 
 def knowledge_service(store: SqliteStore, in_memory: bool = True) -> KnowledgeService:
     """The knowledge service of a workspace, a server or an agent's session: with the workspace's LLM to rank by."""
+    from aintern.knowledge import KnowledgeService
+
     return KnowledgeService(store, in_memory=in_memory, llm_rerankers=_LLMRerankers())
 
 
