@@ -61,13 +61,25 @@ def piped(odd: tuple[Path, dict[str, str]], *args: str) -> subprocess.CompletedP
 def on_terminal(odd: tuple[Path, dict[str, str]], *args: str, columns: int = 200) -> str:
     """What ``aintern ARGS`` shows on a terminal ``columns`` wide (stdout and stderr, colours removed)."""
     root, env = odd
+    code, data = terminal_run([sys.executable, "-m", "aintern", *args], root, env, columns)
+    assert code == 0, data
+    return ANSI.sub("", data.decode("utf-8")).replace("\r\n", "\n")
+
+
+def terminal_run(
+    command: list[str], cwd: Path, env: dict[str, str], columns: int = 200, answer: bytes = b""
+) -> tuple[int, bytes]:
+    """Run ``command`` on a terminal ``columns`` wide, ``answer`` typed ahead (the terminal holds it until the
+    command reads it): its exit code and all it showed, colours and all."""
     master, slave = os.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 60, columns, 0, 0))
     proc = subprocess.Popen(
-        [sys.executable, "-m", "aintern", *args], cwd=root, stdin=slave, stdout=slave, stderr=slave,
+        command, cwd=cwd, stdin=slave, stdout=slave, stderr=slave,
         env={**env, "TERM": "xterm-256color", "COLUMNS": str(columns)}, close_fds=True,
     )  # fmt: skip
     os.close(slave)
+    if answer:
+        os.write(master, answer)
     data = b""
     try:
         while True:
@@ -80,12 +92,11 @@ def on_terminal(odd: tuple[Path, dict[str, str]], *args: str, columns: int = 200
             if not piece:
                 break
             data += piece
-        assert proc.wait(timeout=300) == 0, data
+        return proc.wait(timeout=300), data
     finally:
         os.close(master)
         if proc.poll() is None:
             proc.kill()
-    return ANSI.sub("", data.decode("utf-8")).replace("\r\n", "\n")
 
 
 def assert_plain(text: str) -> None:

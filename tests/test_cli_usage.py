@@ -227,25 +227,11 @@ def test_every_environment_variable_the_code_reads_is_in_the_configuration_table
 
 def test_no_to_clear_on_a_terminal_says_plainly_that_nothing_changed(indexed: tuple[Path, dict[str, str]]) -> None:
     """Answering "n" to `aintern clear` is the user's choice, not an error: no red `error:`, exit 0, index kept."""
-    import pty
+    from test_cli_terminal import terminal_run
 
     root, env = indexed
-    master, slave = pty.openpty()
-    proc = subprocess.Popen([sys.executable, "-m", "aintern", "clear"], cwd=root, env=env, stdin=slave, stdout=slave,
-                            stderr=slave, close_fds=True)  # fmt: skip
-    os.close(slave)
-    os.write(master, b"n\n")  # (the terminal holds the answer until the question reads it)
-    said = b""
-    while True:
-        try:
-            piece = os.read(master, 65536)
-        except OSError:  # EIO: the command closed the terminal
-            break
-        if not piece:
-            break
-        said += piece
-    os.close(master)
+    code, said = terminal_run([sys.executable, "-m", "aintern", "clear"], root, env, answer=b"n\n")
     text = said.decode()
-    assert proc.wait(timeout=300) == 0, text
+    assert code == 0, text
     assert "nothing was changed" in text and "error" not in text and "\x1b[1;31m" not in text, text
     assert aintern(env, "status", "--json", cwd=root).returncode == 0  # (still indexed)
