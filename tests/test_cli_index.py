@@ -255,6 +255,7 @@ def test_a_search_loads_only_what_it_needs(ws: Path, tmp_path: Path) -> None:
              "typer", "click", "aintern.store.milvus", "aintern.store.milvus_engine", "uuid", "secrets", "logging",
              "aintern.scan"]  # fmt: skip
     heavy.append("hashlib")  # (OpenSSL's hashes, 3-4 ms: a search hashes a file only when one was touched)
+    heavy += ["tomllib", "shlex", "sqlite3"]  # (no settings file here to parse; one SQLite, sqlean's: store.db.driver)
     if sys.platform.startswith("linux"):  # (the XDG folders are read directly there; platformdirs costs 5-8 ms)
         heavy.append("platformdirs")
     out, loaded = _loaded(["search", "Where is the HTTP server started?", "--json"], heavy, ws, db)

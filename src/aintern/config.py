@@ -133,17 +133,21 @@ class Settings:
         return settings
 
     def _read(self, path: Path, origin: str, base: Path | None) -> None:
-        if sys.version_info >= (3, 11):
+        try:
+            if not path.is_file():  # (raises too: a folder on the way the user may not enter)
+                return
+            text = path.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise AinternError(unreadable(path, exc)) from exc
+        except UnicodeDecodeError as exc:
+            raise AinternError(f"{path}: {exc}") from exc
+        if sys.version_info >= (3, 11):  # (only for a file there is: a search of a folder with none loads no TOML)
             import tomllib
         else:  # pragma: no cover
             import tomli as tomllib
         try:
-            if not path.is_file():  # (raises too: a folder on the way the user may not enter)
-                return
-            data: dict[str, Any] = tomllib.loads(path.read_text(encoding="utf-8"))
-        except OSError as exc:
-            raise AinternError(unreadable(path, exc)) from exc
-        except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+            data: dict[str, Any] = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
             raise AinternError(f"{path}: {exc}") from exc
         data = data.get("aintern", data)
         for key, value in data.items():

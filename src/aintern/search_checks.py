@@ -7,7 +7,6 @@ message names what the user typed."""
 from __future__ import annotations
 
 import math
-import shlex
 from collections.abc import Iterable
 from functools import cache
 
@@ -58,6 +57,8 @@ class RerankNeedsLLM(SearchOptionError):
     def setting_note(self, workspace: str | None) -> str:
         """What a search whose rerank came from the setting says, having run without it. ``workspace``: the
         folder whose .aintern.toml sets it (None: the user's config.toml does)."""
+        import shlex  # (only for this note: a search loads no more than it says)
+
         unset = "aintern config unset rerank" + (f" -w {shlex.quote(workspace)}" if workspace else "")
         return (
             f'the `rerank = "llm"` setting needs an LLM and none is configured, so the results are not reranked: '

@@ -86,11 +86,11 @@ def say_error(message: object) -> None:
 def missing_db_folder(db: Path) -> str | None:
     """Why ``--db``/AINTERN_DB cannot name a database: its folder is missing (a typo would otherwise make folders
     from the root down, silently), or is a file. None when it may. Only the default database's folders are made."""
-    import shlex
-
     parent = db.expanduser().parent
     if parent.is_dir():
         return None
+    import shlex  # (only for the message: a search loads no more than it says)
+
     if parent.exists():
         return f"{db}: {parent} is a file, not a folder; name a database file in a folder"
     return f"{db}: the folder {parent} does not exist; create it first (mkdir -p {shlex.quote(str(parent))}) or name another file"
