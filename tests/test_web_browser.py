@@ -430,7 +430,7 @@ def test_a_run_of_another_process_is_said_in_words_on_its_page(browser: Browser,
                 assert run["doing"] == words[phase] and run["label"] == labels[phase], (phase, run)
                 assert client.get(f"/api/status?ws={index_id}").json()["label"] == labels[phase], phase
                 expect(page.locator("#phase")).to_have_text(f"{words[phase]} (pid {paused.proc.pid})")
-                # (a percent only where the counts say how far it is: never "100 %" while file vectors go)
+                # (a percent only where the counts say how far it is: none of the tier's chunks, as its label says)
                 expect(page.locator("#pct")).to_have_text("100 %" if phase == "embedding" else "")
                 seen[phase] = (page.locator("#phase").inner_text(), page.evaluate("window.badgeOnRun[0]"))
                 phase = paused.next()
