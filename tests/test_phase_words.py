@@ -10,12 +10,14 @@ import threading
 from pathlib import Path
 from typing import Any
 
+import pytest
 from mcp import Client
 from paused_runs import PausedPhases
 from test_cli_index import run
 from web_server import WebServer
 from workspaces import many_files
 
+from aintern.errors import IndexingBusyError
 from aintern.jobs import Event
 from aintern.mcp import AinternMcp, McpConfig
 
@@ -54,7 +56,11 @@ def test_mcp_says_its_own_run_in_words_while_it_computes_the_file_vectors(web_en
             await asyncio.sleep(0.05)
         status = await c.call_tool("status", {"path": str(root)})
         joined = await c.call_tool("index", {"path": str(root), "wait": False})
+        with pytest.raises(IndexingBusyError) as refused:  # (the web app's Update while this server's run goes)
+            await asyncio.to_thread(server.jobs.start, root)
         go.set()
+        said = f"{root} is being indexed already by this server: indexing: computing the file vectors"
+        assert str(refused.value) == said, refused.value
         return status, joined, await indexing
 
     try:
