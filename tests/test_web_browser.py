@@ -407,7 +407,7 @@ BADGE_ON_RUN = """() => {
 def test_a_run_of_another_process_is_said_in_words_on_its_page(browser: Browser, env: Path) -> None:
     """A page open while `aintern index --tier full` of another process sits in each of its phases says what the
     run does as `aintern status` says it (the progress line and the badge; the JSON the page reads too), never a
-    phase's internal name (``file_vectors``, ``full_tier``)."""
+    phase's internal name (``file_vectors``, ``full_tier``), and its percent only in a phase that counts files."""
     root = many_files(env / "phases", 20)
     db = env / "aintern.db"
     words = {
@@ -430,6 +430,8 @@ def test_a_run_of_another_process_is_said_in_words_on_its_page(browser: Browser,
                 assert run["doing"] == words[phase] and run["label"] == labels[phase], (phase, run)
                 assert client.get(f"/api/status?ws={index_id}").json()["label"] == labels[phase], phase
                 expect(page.locator("#phase")).to_have_text(f"{words[phase]} (pid {paused.proc.pid})")
+                # (a percent only where the counts say how far it is: none of the tier's chunks, as its label says)
+                expect(page.locator("#pct")).to_have_text("100 %" if phase == "embedding" else "")
                 seen[phase] = (page.locator("#phase").inner_text(), page.evaluate("window.badgeOnRun[0]"))
                 phase = paused.next()
             no_script_errors(page)

@@ -12,6 +12,7 @@ from aintern.cli.indexing import _print_summary
 from aintern.index.models import IndexingPhase, IndexingProgress, IndexingResult
 from aintern.index.runs import RunRecorder, active_run
 from aintern.index.tier import TierResult
+from aintern.phases import run_words
 from aintern.workspace import Workspace
 
 
@@ -29,7 +30,7 @@ def test_a_first_run_that_stored_no_file_yet_has_its_file_vectors_pending(ws: Wo
     with RunRecorder(ws.store, ws.root, "index") as recorder:
         recorder.record(IndexingProgress(IndexingPhase.SCANNING, total_files=1))
         run = active_run(ws.store, ws.root)
-        assert run is not None and run.how_far == f"pid {run.pid}, 0 %"
+        assert run is not None and run_words(run) == "indexing: scanning the folder"  # (no "0 %": it counts nothing)
         assert ws.file_vector_state(run) == "pending"  # (was "complete": 0 of 0 files)
     ws.close()
 

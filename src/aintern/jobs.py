@@ -20,7 +20,7 @@ from typing import Any
 from aintern.errors import AinternError, IndexingBusyError
 from aintern.index.models import IndexingPhase, IndexingProgress, IndexingResult
 from aintern.index.tier import TierResult
-from aintern.phases import phase_words, progress_label
+from aintern.phases import busy_words, run_fields, run_words
 from aintern.workspace import Workspace
 
 log = logging.getLogger(__name__)
@@ -93,24 +93,35 @@ class Job:
         return self.thread is not None and self.thread.ident is not None and not self.thread.is_alive()
 
     @property
+    def total_files(self) -> int:
+        return self.progress.total_files if self.progress else 0
+
+    @property
+    def processed_files(self) -> int:
+        return self.progress.processed_files if self.progress else 0
+
+    @property
+    def percent(self) -> float:
+        """How far its files are (phases.counted says whether that says how far the run is)."""
+        return self.progress.percent_complete if self.progress else 0.0
+
+    @property
     def elapsed(self) -> float:
         """Seconds the whole run took (its tier fill included), or has taken so far."""
         return (self.finished or time.time()) - self.started
 
     def to_dict(self, log_from: int = 0) -> dict[str, Any]:
-        """The run as the web app and MCP show it: its phase in words too (``doing``, and ``label`` with its
-        percent where its counts say how far it is), said as `aintern status` says them."""
+        """The run as the web app and MCP show it: its phase in words too (phases.run_fields: ``doing``, ``label``
+        with its percent where its counts say how far it is, ``counted``, ``words``), as `aintern status` says them."""
         p = self.progress
         r = self.result
-        total, percent = (p.total_files, p.percent_complete) if p else (0, 0.0)
         return {
             "id": self.id, "workspace": self.workspace, "kind": self.kind, "phase": self.phase, "done": self.done,
-            "doing": phase_words(self.phase), "label": progress_label(self.phase, total, percent),
-            "started": self.started, "elapsed": round(self.elapsed, 2),
+            **run_fields(self), "started": self.started, "elapsed": round(self.elapsed, 2),
             "remaining": round(p.estimated_remaining, 1) if p and p.estimated_remaining is not None and not self.done
             else None,
-            "total_files": total, "processed_files": p.processed_files if p else 0,
-            "percent": round(100.0 if r is not None and r.success else percent, 1),
+            "total_files": self.total_files, "processed_files": self.processed_files,
+            "percent": round(100.0 if r is not None and r.success else self.percent, 1),
             "processed_chunks": p.processed_chunks if p else 0, "current_file": p.current_file if p else None,
             "message": p.message if p else None, "error": self.error or (r.error_message if r else None),
             "cancel_requested": self.cancel.is_set(),
@@ -187,10 +198,10 @@ class Jobs:
             with self._lock:
                 current = self._jobs.get(root)
                 if current is not None and not current.done:
-                    raise IndexingBusyError(f"{root} is being indexed already (by this server)")
+                    raise IndexingBusyError(f"{root} is being indexed already by this server: {run_words(current)}")
                 other = active_run(ws.store, root)
                 if other is not None:
-                    raise IndexingBusyError(f"{root} is being indexed already: {other.description}")
+                    raise IndexingBusyError(busy_words(root, other))
                 job = Job(root, kind)
                 self._jobs[root] = job
         except BaseException:
@@ -205,9 +216,10 @@ class Jobs:
 
         def on_progress(p: IndexingProgress) -> None:
             nonlocal last
-            job.progress = p
+            before, job.progress = job.progress, p
             now = time.monotonic()
-            if now - last >= 0.1 or p.phase in (IndexingPhase.COMPLETE, IndexingPhase.CANCELLED):
+            # A new phase is always said: the file vectors' is said once, at its start, and may last minutes.
+            if now - last >= 0.1 or before is None or before.phase is not p.phase:
                 last = now
                 self.emit("progress", job.workspace, job.to_dict(log_from=len(job.log)))
 

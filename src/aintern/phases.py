@@ -3,7 +3,7 @@ badge and progress page, and MCP say a run's phase (``filling the full tier``, n
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Any, Protocol
 
 from aintern.plural import count
 
@@ -24,13 +24,26 @@ _COUNTED = ("chunking", "embedding", "storing")
 class Run(Protocol):
     """A run as these words need it (index.runs.IndexRun)."""
 
-    kind: str
-    phase: str
-    total_files: int
-    processed_files: int
-
+    # (read-only: a server's Job says them from its progress)
+    @property
+    def kind(self) -> str: ...
+    @property
+    def phase(self) -> str: ...
+    @property
+    def total_files(self) -> int: ...
+    @property
+    def processed_files(self) -> int: ...
     @property
     def percent(self) -> float: ...
+
+
+class Recorded(Run, Protocol):
+    """A run as recorded in the database (index.runs.IndexRun): the process that runs it, and since when."""
+
+    @property
+    def pid(self) -> int: ...
+    @property
+    def started_at(self) -> str: ...
 
 
 def phase_words(phase: str) -> str:
@@ -64,10 +77,16 @@ def run_label(run: Run) -> str:
     return progress_label(run.phase, run.total_files, run.percent)
 
 
+def run_progress(run: Run, current_file: str | None) -> str:
+    """A progress notification's message (MCP ``index``): run_label, with the file it is at while its counts go
+    (``embedding 45 %: src/app.py``, ``computing the file vectors``)."""
+    return run_label(run) + (f": {current_file}" if current_file and counted(run) else "")
+
+
 def run_words(run: Run) -> str:
     """What ``run`` does and how far it is, as a status line says it: ``indexing: embedding, 82 of 115 files
     read (71 %)`` (read: the files row counts those written), ``indexing: computing the file vectors``, ``filling the full tier``."""
-    if run.kind == TIER_RUN:
+    if run.kind == TIER_RUN or run.phase == "full_tier":  # (a server's run fills the tier as its last phase)
         return "filling the full tier"
     doing = f"indexing: {run_doing(run)}"
     return (
@@ -75,3 +94,20 @@ def run_words(run: Run) -> str:
         if counted(run)
         else doing
     )
+
+
+def run_fields(run: Run) -> dict[str, Any]:
+    """``run`` in words for a JSON reader (the web app's pages, MCP's ``status``): ``doing`` (phase_words),
+    ``label`` (run_label), ``counted`` (whether its percent says how far it is) and ``words`` (run_words)."""
+    return {"doing": run_doing(run), "label": run_label(run), "counted": counted(run), "words": run_words(run)}
+
+
+def run_who(run: Recorded) -> str:
+    """``run``, what it does and the process that does it: ``indexing: computing the file vectors; pid 4242, started
+    2026-11-29T13:00:00``, as `aintern status`'s running line says it."""
+    return f"{run_words(run)}; pid {run.pid}, started {run.started_at}"
+
+
+def busy_words(workspace: str, run: Recorded) -> str:
+    """Why a second run of ``workspace`` is refused while ``run`` goes, and what to do (a command adds its own way)."""
+    return f"{workspace} is being indexed already: {run_who(run)}; wait for it to finish (or stop it)"

@@ -27,7 +27,10 @@ def effective_default(key: str) -> Default | None:
 
     return {
         "db": Default(str(default_db_path())),
-        "model": Default(os.environ.get("AINTERN_EMBED_MODEL_NAME") or DEFAULT_MODEL, "new indexes; an index keeps the model it was built with"),
+        "model": Default(
+            os.environ.get("AINTERN_EMBED_MODEL_NAME") or DEFAULT_MODEL,
+            "new indexes; an index keeps the model it was built with",
+        ),
         "tier": Default("fast", "full where the transformer runs on a GPU"),
         "tier_model": Default(TIER_MODEL),
         "llm_endpoint": Default("none", "no server: chat runs llm_model in-process, or answers quote the code"),

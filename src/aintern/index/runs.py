@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from aintern.errors import IndexingBusyError
 from aintern.phases import TIER_RUN as TIER_RUN
-from aintern.phases import run_doing, run_label, run_words
+from aintern.phases import busy_words, run_fields
 from aintern.store.db import now
 
 if TYPE_CHECKING:
@@ -65,20 +65,9 @@ class IndexRun:
     def percent(self) -> float:
         return self.processed_files / self.total_files * 100 if self.total_files else 0.0
 
-    @property
-    def description(self) -> str:
-        """``indexing (pid 4242, 45 %)`` (``filling the full tier (...)``): what status lines say."""
-        doing = "filling the full tier" if self.kind == TIER_RUN else "indexing"
-        return f"{doing} ({self.how_far})"
-
-    @property
-    def how_far(self) -> str:
-        """``pid 4242, 45 %``: the run's process and progress, for a line that says what it does its own way."""
-        return f"pid {self.pid}, {self.percent:.0f} %"
-
     def to_dict(self) -> dict[str, Any]:
-        """With what the run does in words (``doing``) and its short ``label``, as a page shows them."""
-        return {**asdict(self), "percent": round(self.percent, 1), "doing": run_doing(self), "label": run_label(self)}
+        """With what the run does in words (phases.run_fields: ``doing``, ``label``...), as a page shows them."""
+        return {**asdict(self), "percent": round(self.percent, 1), **run_fields(self)}
 
 
 def _alive(run: IndexRun) -> bool:
@@ -203,7 +192,4 @@ class RunRecorder:
 
 
 def busy(workspace: str, other: IndexRun) -> IndexingBusyError:
-    return IndexingBusyError(
-        f"{workspace} is being indexed already: {run_words(other)}; pid {other.pid}, started {other.started_at}; "
-        "wait for it to finish (or stop it), or pass --wait"
-    )
+    return IndexingBusyError(busy_words(workspace, other) + ", or pass --wait")

@@ -54,6 +54,7 @@ from aintern.mcp.models import (
 )
 from aintern.mcp.output import call, scope_of, with_notes
 from aintern.mcp.scope import McpConfig, Scope
+from aintern.phases import run_progress, run_words
 from aintern.plural import count
 from aintern.retrieve.rerank import RerankingStrategy
 from aintern.search_checks import CONTEXT_TOKENS, SEARCH_TOKENS, RerankNeedsLLM
@@ -353,11 +354,17 @@ class AinternMcp:
             raise ToolError(str(exc)) from exc
         if self.config.watch:
             self._watch(root)
+        said, read, total = "", 0, 0
         while wait and not job.done:
             await anyio.sleep(0.25)
             p = job.progress
             if p is not None and p.total_files:
-                await ctx.report_progress(p.processed_files, p.total_files, f"{p.phase.value}: {p.current_file or ''}")
+                read, total = p.processed_files, p.total_files
+            # Each phase in words (run_progress), said once: those that count no files (scanning, file vectors, the
+            # full tier) say the files read so far, and may last minutes.
+            if p is not None and (message := run_progress(job, p.current_file)) != said:
+                said = message
+                await ctx.report_progress(read, total or None, message)
         r = job.result
         done = IndexResult(
             workspace=str(root), run_id=job.id, phase=job.phase, done=job.done, error=job.error,
@@ -368,8 +375,9 @@ class AinternMcp:
         error = job.error or (r.error_message if r is not None and not r.success and not r.cancelled else None)
         if error:
             raise ToolError(f"indexing {root} failed: {error}")
-        text = (f"{root}: {job.phase}" + (f", {count(r.files_indexed, 'file')} indexed, {r.files_unchanged} unchanged, "
-                f"{count(r.chunks_created, 'chunk')} in {job.elapsed:.1f} s" if r else " (running; `status` shows its progress)"))  # fmt: skip
+        text = (f"{root}: {job.phase}, {count(r.files_indexed, 'file')} indexed, {r.files_unchanged} unchanged, "
+                f"{count(r.chunks_created, 'chunk')} in {job.elapsed:.1f} s" if r
+                else f"{root}: {run_words(job)} (running; `status` shows its progress)")  # fmt: skip
         return output.result(text, done)
 
     async def status(
@@ -399,9 +407,11 @@ class AinternMcp:
             return data
 
         data = await call(run)
-        text = (f"{data['name']} ({data['workspace']}): {count(data['files'], 'file')}, {count(data['chunks'], 'chunk')}, "
-                f"{count(data['stale_files'], 'file') + ' changed' if data['stale_files'] else 'up to date'}"
-                + (f"; indexing {data['run'].get('percent', 0):.0f} %" if data.get("run") else ""))  # fmt: skip
+        text = (
+            f"{data['name']} ({data['workspace']}): {count(data['files'], 'file')}, {count(data['chunks'], 'chunk')}, "
+            f"{count(data['stale_files'], 'file') + ' changed' if data['stale_files'] else 'up to date'}"
+            + (f"; {data['run']['words']}" if data.get("run") else "")
+        )  # fmt: skip (phases.run_words)
         return output.result(text, data)
 
     def _not_indexed(self, workspace: Path) -> CallToolResult:

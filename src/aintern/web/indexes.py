@@ -17,6 +17,7 @@ from aintern.config import Settings
 from aintern.errors import CorruptDatabaseError, InsideIndexError, SettingsError
 from aintern.index.runs import active_run, active_runs
 from aintern.jobs import Event
+from aintern.phases import run_who
 from aintern.store import VectorIndex
 from aintern.web.common import HTTPError, WebState, handler, page, read_json, sse, state, text_field
 from aintern.web.settings import listing, parse_form
@@ -235,7 +236,7 @@ async def cancel_run(request: Request) -> Response:
         return JSONResponse({"cancelling": True})
     other = active_run(web.store, index.workspace_path)
     if other is not None:
-        raise HTTPError(409, f"that run is not this server's ({other.description}): stop it where it runs")
+        raise HTTPError(409, f"that run is not this server's: {run_who(other)}; stop it where it runs")
     raise HTTPError(409, "nothing is indexing this workspace")
 
 

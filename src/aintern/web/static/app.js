@@ -280,7 +280,8 @@ function setupProgress() {
     const running = !p.done;
     $("#phase").textContent = p.doing + (fromOtherProcess ? ` (pid ${p.pid})` : "");
     const pct = p.done && p.phase === "complete" ? 100 : (p.percent || 0);
-    $("#pct").textContent = p.total_files || p.done ? `${Math.round(pct)} %` : "";
+    // (a percent only where the run's counts say how far it is, as its label: never "100 %" while file vectors go)
+    $("#pct").textContent = p.counted || p.done ? `${Math.round(pct)} %` : "";
     $("#fill").style.width = `${pct}%`;
     $("#files").textContent = p.total_files ? `${(p.processed_files || 0).toLocaleString()} / ${p.total_files.toLocaleString()}` : (p.result ? `${p.result.files_indexed.toLocaleString()} indexed` : "–");
     $("#chunks").textContent = (p.result ? p.result.chunks_created : p.processed_chunks || 0).toLocaleString();
