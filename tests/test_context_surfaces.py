@@ -228,6 +228,18 @@ def test_a_run_of_backticks_in_the_code_never_closes_its_fence(flask: tuple[Path
     assert len(rst) == 1 and f"\n{BACKTICKS}\n" in rst[0].content and rst[0].content.endswith("session cookie.\n")
     assert len(fences) == len(blocks(built.context))
 
+    # MCP `search`'s text answer fences each hit's code the same way (it wrapped it in ``` whatever it held).
+    async def mcp() -> Any:
+        async with Client(AinternMcp(McpConfig(db=db, workspace=root, watch=False)).server) as client:
+            return await client.call_tool("search", {"query": "backticks in the quickstart", "k": 10})
+
+    tool = asyncio.run(mcp())
+    text = tool.content[0].text
+    assert not tool.is_error and BACKTICKS in text, text
+    fenced = [t for t in MarkdownIt("commonmark").parse(text) if t.type == "fence"]
+    assert any(f"\n{BACKTICKS}\n" in t.content for t in fenced), text
+    assert len(fenced) == len(tool.structured_content["hits"]), text
+
 
 def test_a_files_match_count_does_not_depend_on_how_many_files_are_listed(
     flask: tuple[Path, Path, dict[str, str]],

@@ -12,7 +12,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent
 from pydantic import BaseModel
 
-from aintern.assemble.context import KnowledgeChunk
+from aintern.assemble.context import KnowledgeChunk, fence_for
 from aintern.assemble.snippets import trim
 from aintern.assemble.tokens import TokenEstimation, count_tokens
 from aintern.errors import AinternError
@@ -51,7 +51,8 @@ def hits(chunks: list[KnowledgeChunk], several: bool, max_tokens: int) -> tuple[
             head += f"\n({stale})"
         if note := c.opened_above(c.start_line):  # (the code begins inside a string or comment)
             head += f"\n{note}"
-        part = f"{head}\n```{c.language or ''}\n{code}\n```"
+        fence = fence_for(code)  # (code holding a run of backticks would close a plain ``` early)
+        part = f"{head}\n{fence}{c.language or ''}\n{code}\n{fence}"
         cost = count_tokens(part, TokenEstimation.TOKENIZER)
         if out and used + cost > max_tokens:
             return out, "\n\n".join(parts), used, True
