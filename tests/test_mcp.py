@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -262,6 +263,38 @@ def test_an_mcp_run_vouches_for_what_it_wrote_as_the_clis_do(tmp_path: Path) -> 
     asyncio.run(main())
     assert not Path(f"{db}-wal").exists()  # (the server ended: its close moved the WAL into the file)
     assert checked.passed_as_it_is(db, checked.database_facts(db))
+
+
+def test_a_client_that_leaves_at_once_ends_the_server_cleanly(tmp_path: Path) -> None:
+    """`aintern mcp` in a repository with a full tier, left by its client right after the handshake (an agent
+    listing servers): it was aborted ("terminate called without an active exception", exit 134) while its
+    preload was still starting onnxruntime. It waits for what it started loading, then exits 0."""
+    root = make_workspace(tmp_path / "project")
+    (root / ".aintern.toml").write_text('tier = "full"\n')
+    db = tmp_path / "t.db"
+    index(root, db)
+    hello = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+             "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}  # fmt: skip
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "aintern", "mcp", "--db", str(db)], cwd=root, stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={**os.environ, "HF_HUB_OFFLINE": "1"},
+    )  # fmt: skip
+    assert proc.stdin is not None and proc.stdout is not None
+    proc.stdin.write((json.dumps(hello) + "\n").encode())
+    proc.stdin.flush()
+    assert json.loads(proc.stdout.readline())["id"] == 1  # (answered: the server runs, its preload under way)
+    proc.stdin.close()  # (the client leaves)
+    proc.stdin = None  # (communicate would flush it)
+    _, errors = proc.communicate(timeout=300)
+    assert proc.returncode == 0 and b"terminate called" not in errors, errors.decode(errors="replace")
+    # Whenever the client leaves, nothing the server started loading is left running as it ends (the abort
+    # needs the exit to fall inside onnxruntime's start, which the exchange above may or may not meet).
+    server = AinternMcp(McpConfig(db=db, workspace=root, watch=False))
+    server.start_background()
+    loading = [t for t in threading.enumerate() if t.name == "aintern-preload"]
+    server.knowledge.close()
+    server.store.close()
+    assert loading and not any(t.is_alive() for t in loading)
 
 
 def test_stdio_subprocess_serves_the_workspace_it_is_started_in(indexed: tuple[Path, Path]) -> None:

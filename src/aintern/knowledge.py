@@ -154,6 +154,7 @@ class KnowledgeService:
         self._load_failed: set[str] = set()
         self._expanders: dict[str, FileContextExpander] = {}
         self._lock = threading.Lock()
+        self._loading: list[threading.Thread] = []
 
     @property
     def in_memory(self) -> bool:
@@ -249,7 +250,17 @@ class KnowledgeService:
 
         thread = threading.Thread(target=load, name="aintern-preload", daemon=True)
         thread.start()
+        with self._lock:
+            self._loading = [*(t for t in self._loading if t.is_alive()), thread]
         return thread
+
+    def close(self, timeout: float = 120.0) -> None:
+        """Wait for the loads ``preload`` started: a process that exits while one is inside a native library
+        (onnxruntime starting) is aborted by it ("terminate called without an active exception")."""
+        with self._lock:
+            loading, self._loading = self._loading, []
+        for thread in loading:
+            thread.join(timeout)
 
     # -- the seed's operations ------------------------------------------------------------------
 

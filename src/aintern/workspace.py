@@ -158,6 +158,8 @@ class Workspace(Filling):
         return self._store
 
     def close(self) -> None:
+        if self._knowledge is not None:
+            self._knowledge.close()
         if self._store is not None:
             self._store.close()
 

@@ -46,4 +46,5 @@ def mcp(
         server.server.run("stdio")
     finally:
         server.jobs.close()
+        server.knowledge.close()
         server.store.close()

@@ -220,6 +220,7 @@ def create_app(config: ServerConfig | None = None) -> Starlette:
         async with agents.server.session_manager.run():
             yield
         web.jobs.close()
+        web.knowledge.close()
         store.close()
 
     async def csrf_token(request: Request) -> Response:
