@@ -432,6 +432,10 @@ def test_a_run_of_another_process_is_said_in_words_on_its_page(browser: Browser,
                 expect(page.locator("#phase")).to_have_text(f"{words[phase]} (pid {paused.proc.pid})")
                 # (a percent only where the counts say how far it is: none of the tier's chunks, as its label says)
                 expect(page.locator("#pct")).to_have_text("100 %" if phase == "embedding" else "")
+                if phase == "full tier":  # (its counts are chunks: it said "Files 704 / 937" of a tier's chunks)
+                    chunks = f"{run['processed_files']:,} / {run['total_files']:,}"
+                    expect(page.locator("#chunks")).to_have_text(chunks)
+                    expect(page.locator("#files")).not_to_contain_text(" / ")
                 seen[phase] = (page.locator("#phase").inner_text(), page.evaluate("window.badgeOnRun[0]"))
                 phase = paused.next()
             no_script_errors(page)

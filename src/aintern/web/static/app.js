@@ -283,8 +283,11 @@ function setupProgress() {
     // (a percent only where the run's counts say how far it is, as its label: never "100 %" while file vectors go)
     $("#pct").textContent = p.counted || p.done ? `${Math.round(pct)} %` : "";
     $("#fill").style.width = `${pct}%`;
-    $("#files").textContent = p.total_files ? `${(p.processed_files || 0).toLocaleString()} / ${p.total_files.toLocaleString()}` : (p.result ? `${p.result.files_indexed.toLocaleString()} indexed` : "–");
-    $("#chunks").textContent = (p.result ? p.result.chunks_created : p.processed_chunks || 0).toLocaleString();
+    // (a fill of the full tier counts chunks, kept in the run's file counts: said as chunks, not as files)
+    const counts = p.total_files ? `${(p.processed_files || 0).toLocaleString()} / ${p.total_files.toLocaleString()}` : null;
+    const tier = p.phase === "full_tier";
+    $("#files").textContent = counts && !tier ? counts : (p.result ? `${p.result.files_indexed.toLocaleString()} indexed` : "–");
+    $("#chunks").textContent = counts && tier ? counts : (p.result ? p.result.chunks_created : p.processed_chunks || 0).toLocaleString();
     $("#elapsed").textContent = duration(p.elapsed);
     $("#remaining").textContent = running ? duration(p.remaining) : "–";
     $("#current").textContent = running ? (p.current_file || p.message || "") : (p.result ? summary(p.result) : "");
