@@ -327,9 +327,12 @@ def test_a_database_on_a_read_only_file_system_says_so(tmp_path: Path) -> None:
     """
     ran = subprocess.run(["unshare", "-rm", "sh", "-c", script], cwd=root, capture_output=True, text=True, timeout=600)
     assert ran.returncode == 0, ran.stderr
-    for name in ("index", "create", "clear"):
+    for name in ("index", "clear"):
         said, code = (out / name).read_text().rstrip("\n").rsplit("\n", 1)
         assert code == "1" and "\n" not in said, (name, said)
         assert "read-only file system" in said and "--db" in said and "permission" not in said, (name, said)
+    # (a database in a folder that is not there is refused before anything is made, on any file system)
+    said, code = (out / "create").read_text().rstrip("\n").rsplit("\n", 1)
+    assert code == "2" and "\n" not in said and "does not exist" in said and "env var" not in said, said
     found, code = (out / "search").read_text().rstrip("\n").rsplit("\n", 1)
     assert code == "0" and re.match(r"src/\S+:\d+-\d+ ", found), found  # (one hit, its lines)

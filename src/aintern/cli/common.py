@@ -104,7 +104,9 @@ def one_workspace(path: Path | None, workspace: Path | None) -> Path | None:
 def _db_folder(db: Path | None) -> Path | None:
     """``--db``'s check: a database in a folder that does not exist is refused (see missing_db_folder)."""
     if db is not None and (why := missing_db_folder(db)) is not None:
-        raise typer.BadParameter(why)
+        # One line, as every refusal: Click's "Invalid value for '--db' (env var: 'AINTERN_DB')" named the
+        # variable to a user who typed the flag.
+        raise fail(why, 2)
     return db
 
 
