@@ -563,29 +563,3 @@ def test_repeated_reindexes_do_not_grow_the_database(tmp_path: Path) -> None:
     found = ws.knowledge.query("post_7_3", KnowledgeQueryOptions(workspace_path=str(root), max_results=1))
     assert found.chunks and found.chunks[0].file_path == "posting_7.py"
     ws.close()
-
-
-def test_a_new_index_of_many_files_loads_its_chunker_while_it_scans(store, static, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    """A new index of many files loads its chunker (the tokenizer, tree-sitter) in a thread of its own from the scan's
-    100th file, beside the secret scan's process: by the end of the scan it has started; the index is the one the
-    chunker makes of each file alone."""
-    ws = tmp_path / "ws"
-    texts = {f"pkg/mod_{i:03d}.py": f"def handler_{i}(request):\n    return {i} * request.size\n" for i in range(110)}
-    write_files(ws, texts)
-    ix = indexer(store, static)
-    loading: list[object] = []
-
-    def progress(p) -> None:  # type: ignore[no-untyped-def]
-        if p.phase is IndexingPhase.ANALYZING:  # (the scan is over, the chunking thread not started)
-            loading.append(ix._loading)
-
-    result = ix.index(ws, progress)
-    assert result.success and not result.errors and result.files_indexed == 110
-    assert len(loading) == 1 and isinstance(loading[0], threading.Thread)
-    stored = store.conn.execute(
-        "SELECT c.content, c.start_line, c.symbol_name FROM chunks c JOIN files f ON f.id = c.file_id "
-        "WHERE f.path = ? ORDER BY c.start_line",
-        ("pkg/mod_007.py",),
-    ).fetchall()
-    alone = ix.chunker.chunk_text(texts["pkg/mod_007.py"], "pkg/mod_007.py", "python").chunks
-    assert stored == [(c.content, c.start_line, c.symbol_name) for c in alone] and len(stored) == 1

@@ -80,9 +80,8 @@ class Indexer(Preparing):
         self.store.start_verify()
         many = None
         if not self.options.scan.include_secrets and (index.file_count == 0 or self.options.force_reindex):
-            # (a run of many files: the secret scan's process starts up, and the chunker loads, while the rest of
-            # the tree is scanned)
-            many = (MIN_FILES, self._start_many)
+            # (a run of many files: the secret scan's process starts up while the rest of the tree is scanned)
+            many = (MIN_FILES, self._start_secrets)
         try:
             emit(IndexingPhase.SCANNING, message=f"scanning {root}")
             scan = Scanner(root, self.options.scan).scan(many)
@@ -205,10 +204,6 @@ class Indexer(Preparing):
                 self._ahead.close()
             self._ahead, self._summary_hashes = None, {}
             self._close_secrets()
-
-    def _start_many(self) -> None:
-        self._start_secrets()
-        self._load_chunker()
 
     def _start_secrets(self) -> SecretScans:
         self._secrets = SecretScans(self.options.scan.max_file_bytes)

@@ -3,7 +3,6 @@ them to the writer (the main thread), which embeds and writes them."""
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import queue
 import threading
@@ -34,8 +33,6 @@ class Preparing:
     embedder: CachedEmbedder
     #: The run's secret scan in a process of its own (many files to index), else None.
     _secrets: SecretScans | None
-    #: The thread loading the chunker while the scan goes on (a new index of many files), else None.
-    _loading: threading.Thread | None = None
 
     @functools.cached_property
     def chunker(self) -> Chunker:
@@ -45,16 +42,6 @@ class Preparing:
 
         inner = self.embedder.inner
         return Chunker(inner.tokenizer, inner.max_tokens - HEADER_TOKENS, self.options.chunking)
-
-    def _load_chunker(self) -> None:
-        """Load the chunker (the tokenizer, tree-sitter, numpy) in a thread of its own: the chunking thread then
-        finds it loaded (the scan's file system calls and the loading's reads leave each other the GIL)."""
-        self._loading = threading.Thread(target=self._warm, name="aintern-load-chunker", daemon=True)
-        self._loading.start()
-
-    def _warm(self) -> None:
-        with contextlib.suppress(Exception):  # (the chunking thread loads it again and says what failed)
-            self.chunker.counter.encode_many(["warm"])  # (the tokenizer's fast way is made at its first use)
 
     def _prepare(
         self,
@@ -68,9 +55,6 @@ class Preparing:
         group: list[_Read] = []  # tokenised together, in parallel
         group_bytes = 0
         try:
-            if self._loading is not None:
-                self._loading.join()
-                self._loading = None
             if self._secrets is not None and todo:
                 self.chunker  # noqa: B018 (loaded while the secret scan's process starts up)
             for f in todo:
