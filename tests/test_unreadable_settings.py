@@ -95,7 +95,7 @@ async def mcp_says(s: Setup) -> list[str]:
     return said
 
 
-@pytest.mark.parametrize("which", ["user folder", "workspace"])
+@pytest.mark.parametrize("which", ["user", "user folder", "workspace"])
 def test_the_web_app_and_mcp_say_an_unreadable_settings_file_in_one_line_and_go_on(setup: Setup, which: str) -> None:
     path = unreadable(setup, which)
     try:
@@ -107,6 +107,8 @@ def test_the_web_app_and_mcp_say_an_unreadable_settings_file_in_one_line_and_go_
             started = serve.stderr.readline()
             url = re.search(r"http://\S+/", started)
             assert url is not None, started
+            warned = serve.stderr.readline()  # (said at start: it said nothing until a page was asked)
+            assert warned.startswith("warning: ") and str(path) in " ".join(warned.split()), warned
             with httpx.Client(base_url=url[0], timeout=120) as client:
                 for route in ("/api/search?q=database", "/api/settings", "/api/search?q=database"):
                     answer = client.get(route)

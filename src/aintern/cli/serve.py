@@ -72,6 +72,7 @@ def serve(
     shown = f"[{host.strip('[]')}]" if ":" in host else host
     url = f"http://{'127.0.0.1' if host in ('0.0.0.0', '::') else shown}:{port}/"
     err.print(f"aintern is serving at [bold]{esc(url)}[/] (Ctrl-C stops)", highlight=False)
+    _warn_of_settings(config.workspace)
     if open_browser:
         import webbrowser
 
@@ -82,3 +83,15 @@ def serve(
         timeout_graceful_shutdown=1,
     ))  # fmt: skip
     server.run(sockets=[sock])
+
+
+def _warn_of_settings(workspace: Path | None) -> None:
+    """A settings file that cannot be read, said once at start: the server still serves (every page and tool
+    says it too), where it said nothing until a page was asked."""
+    from aintern.config import Settings
+    from aintern.errors import AinternError
+
+    try:
+        Settings.load(workspace)
+    except AinternError as exc:
+        err.print(f"[yellow]warning:[/] {esc(exc)} (every page and tool says so until it is fixed)", highlight=False)
