@@ -169,3 +169,18 @@ def test_the_exclude_pattern_the_refusal_advises_leaves_the_folder_out(tmp_path:
     assert updated.returncode == 0 and json.loads(updated.stdout)["files_removed"] == 1, updated
     assert aintern(root, env, "index", "app/[slug]").returncode == 0
     assert indexes(root, env) == sorted([str(root.resolve()), str(root.resolve() / "app/[slug]")])
+
+
+def test_a_command_in_a_folder_of_indexed_repositories_names_them(project: tuple[Path, dict[str, str]]) -> None:
+    """`aintern status` (or `search`) in the folder that holds an indexed repository advised indexing that folder,
+    which would index the repository again; it names the repositories there, as MCP's `status` does."""
+    root, env = project
+    for args in (["status"], ["search", "cafe notes"]):
+        said = aintern(root.parent, env, *args)
+        assert said.returncode == 4 and said.stdout == "", said
+        (line,) = said.stderr.splitlines()
+        held = re.search(
+            rf"{re.escape(str(root.parent))} is not indexed; it holds indexed repositories \((.+?)\)", line
+        )
+        assert held is not None and "project" in held[1].split(", "), line  # (and what other tests index here)
+        assert "run `aintern index`" not in line and "`aintern search --all-repos`" in line, line

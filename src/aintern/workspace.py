@@ -140,12 +140,18 @@ class Workspace(Filling):
                 probe.close()
             raise
         if root is None:
-            if probe is not None:
-                probe.close()
             where = f"{Path(start).resolve()} is not indexed yet"
             if probe is None:  # (which database: AINTERN_DB may name another one than the user thinks)
                 why = f"{path} is empty" if os.path.exists(path) else f"there is no database at {path}"
                 raise NoDatabaseError(f"{where} ({why}); run `aintern index`")
+            held = _indexed_under(probe, Path(start).resolve())
+            probe.close()
+            if held:  # (a folder of repositories: indexing it would index them all again, as MCP says)
+                names = ", ".join(held[:5]) + (f" and {len(held) - 5} more" if len(held) > 5 else "")
+                raise NotIndexedError(
+                    f"{Path(start).resolve()} is not indexed; it holds indexed repositories ({names}): run the command "
+                    "in one of them, or `aintern search --all-repos`"
+                )
             raise NotIndexedError(f"{where}; run `aintern index` there first")
         return cls(root, db, model, readonly, opened=probe)
 
@@ -461,3 +467,8 @@ class Workspace(Filling):
             return False
         self.store.delete_index(index.id)
         return True
+
+
+def _indexed_under(store: SqliteStore, folder: Path) -> list[str]:
+    """The names of the indexes of folders inside ``folder``."""
+    return [i.name for i in store.list_indexes() if folder in Path(i.workspace_path).parents]
