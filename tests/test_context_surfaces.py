@@ -323,3 +323,7 @@ def test_a_hits_relevance_and_threshold_do_not_depend_on_the_other_repositories_
     assert out.returncode == 0, out.stderr
     hits = {(h["repo"], h["path"], h["start_line"]): h["score"] for h in json.loads(out.stdout)}
     assert hits[("flask-é", best.file_path, best.start_line)] == round(best.relevance, 4)
+    # Reranked over several repositories, the footer says so as it does for one (it dropped ", reranked by ...").
+    out = subprocess.run([sys.executable, "-m", "aintern", "search", question, "--all-repos", "--rerank", "keyword"],
+                         cwd=sessions, env=env, capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert out.returncode == 0 and "reranked by keyword" in out.stdout + out.stderr, out

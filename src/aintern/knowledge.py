@@ -401,6 +401,7 @@ class KnowledgeService:
             query_time=time.perf_counter() - started, total_chunks_searched=sum(o.total_chunks_searched for _, o, _ in answers),
             chunks_above_threshold=sum(o.chunks_above_threshold for _, o, _ in answers),
             reranking_applied=next((o.reranking_applied for _, o, _ in answers), RerankingStrategy.NONE),
+            was_reranked=any(o.was_reranked for _, o, _ in answers),
             cache_hit=bool(answers) and all(o.cache_hit for _, o, _ in answers), notes=notes,
         )  # fmt: skip
 
