@@ -687,7 +687,7 @@ def test_conversations_are_listed_renamed_continued_and_deleted(browser: Browser
 
 
 def test_the_settings_form_saves_to_the_repository_selected(
-    browser: Browser, indexed: tuple[Path, Path], env: Path
+    browser: Browser, indexed: tuple[Path, Path], env: Path, shots: Path
 ) -> None:
     """The Settings page's own form, with the server's workspace (the default) and then a second repository
     chosen in the header: each save lands in that repository's .aintern.toml, never the other's."""
@@ -701,6 +701,12 @@ def test_the_settings_form_saves_to_the_repository_selected(
         # An unset setting shows what applies, said to be the default (not an empty field or "(default)").
         expect(page.locator("#set-model option[value='']")).to_have_text(re.compile(r"^default: static"))
         expect(page.locator("#set-llm_model")).to_have_attribute("placeholder", re.compile(r"^default: none"))
+        before = (root / ".aintern.toml").read_text() if (root / ".aintern.toml").exists() else None
+        page.get_by_role("button", name="Save changes").click()  # (as it opens: its defaults, nothing changed)
+        expect(page.locator("#settings-status")).to_have_text("Nothing changed")
+        page.screenshot(path=str(shots / "settings-saved-as-opened.png"), full_page=True)
+        after = (root / ".aintern.toml").read_text() if (root / ".aintern.toml").exists() else None
+        assert after == before
         page.fill("#set-chunk_size", "300")
         page.check("input[name=scope][value=workspace]")
         page.get_by_role("button", name="Save changes").click()
