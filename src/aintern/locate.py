@@ -132,6 +132,11 @@ def check_not_inside_index(store: SqliteStore, root: Path) -> None:
         )
 
 
+def indexes_under(store: SqliteStore, folder: Path) -> list[VectorIndex]:
+    """The indexes of folders inside ``folder`` (an index of ``folder`` would hold their files a second time)."""
+    return [i for i in store.list_indexes() if folder in Path(i.workspace_path).parents]
+
+
 def indexes_inside(store: SqliteStore, root: Path, index_id: int) -> list[str]:
     """A notice for each index of a folder inside ``root`` (made before the index ``index_id`` of ``root``) whose
     files that index holds too: a search of both would show them twice."""

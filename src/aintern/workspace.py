@@ -17,7 +17,7 @@ from aintern.errors import AinternError, NoDatabaseError, NotIndexedError, Setti
 from aintern.locate import check_not_inside_index as check_not_inside_index
 from aintern.locate import existing_path as existing_path
 from aintern.locate import find_workspace as find_workspace
-from aintern.locate import indexes_inside
+from aintern.locate import indexes_inside, indexes_under
 from aintern.locate import read_indexed_file as read_indexed_file
 from aintern.locate import resolve_workspaces as resolve_workspaces
 from aintern.states import STATES as STATES
@@ -144,7 +144,7 @@ class Workspace(Filling):
             if probe is None:  # (which database: AINTERN_DB may name another one than the user thinks)
                 why = f"{path} is empty" if os.path.exists(path) else f"there is no database at {path}"
                 raise NoDatabaseError(f"{where} ({why}); run `aintern index`")
-            held = _indexed_under(probe, Path(start).resolve())
+            held = [i.name for i in indexes_under(probe, Path(start).resolve())]
             probe.close()
             if held:  # (a folder of repositories: indexing it would index them all again, as MCP says)
                 names = ", ".join(held[:5]) + (f" and {len(held) - 5} more" if len(held) > 5 else "")
@@ -467,8 +467,3 @@ class Workspace(Filling):
             return False
         self.store.delete_index(index.id)
         return True
-
-
-def _indexed_under(store: SqliteStore, folder: Path) -> list[str]:
-    """The names of the indexes of folders inside ``folder``."""
-    return [i.name for i in store.list_indexes() if folder in Path(i.workspace_path).parents]

@@ -14,7 +14,7 @@ from pathlib import Path
 from mcp.server.mcpserver.exceptions import ToolError
 
 from aintern.errors import AinternError, InsideIndexError
-from aintern.locate import check_not_inside_index
+from aintern.locate import check_not_inside_index, indexes_under
 from aintern.store import SqliteStore, VectorIndex
 
 #: What names every repository in the ``repos`` argument.
@@ -68,8 +68,8 @@ class Scope:
         return self.own() or (self.store.list_indexes() if self.config.all_repos else [])
 
     def inside(self, root: Path) -> list[VectorIndex]:
-        """The indexes of folders inside ``root`` (an index of ``root`` would hold their files a second time)."""
-        return [i for i in self.store.list_indexes() if root in Path(i.workspace_path).parents]
+        """The indexes of folders inside ``root`` (locate.indexes_under)."""
+        return indexes_under(self.store, root)
 
     def not_indexed(self) -> str:
         """Why a call naming no repository has none, and what to do: never to index a folder that holds
