@@ -335,7 +335,9 @@ class KnowledgeService:
         above, chosen = chosen_hits(ranked, options.min_relevance, options.max_results, options.deduplicate_chunks)
         files = self.store.file_versions(index.id, list({r.chunk.file_path for r in chosen}))
         expander = self._expander(index.workspace_path) if options.expand_context else None
-        chunks = shown_hits(chosen, q, files, expander, options.context_lines, options.include_snippets)
+        chunks = shown_hits(
+            chosen, q, files, index.workspace_path, expander, options.context_lines, options.include_snippets
+        )
         for k in chunks:
             k.evidence = evidence(cosines.get(k.chunk_id, 0.0), coverage.get(k.chunk_id, 0.0), model)
             k.rerank_score = scored.get(k.chunk_id)
@@ -347,7 +349,7 @@ class KnowledgeService:
         )  # fmt: skip
         if not notes:  # (a rerank that timed out is tried again next time)
             self.cache.set(key, result)
-        return replace(result, chunks=marked_stale(chunks, index.workspace_path))
+        return result
 
     def _query_many(self, q: Question, options: KnowledgeQueryOptions) -> KnowledgeQueryResult:
         """One ranking over several workspaces. Each index answers as it would alone; a hit's relevance

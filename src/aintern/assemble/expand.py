@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
 import threading
 from dataclasses import dataclass
@@ -19,6 +18,18 @@ def text_lines(text: str) -> list[str]:
     if len(lines) > 1 and not lines[-1]:
         lines.pop()
     return lines
+
+
+#: A file's ``os.stat`` now, or why there is none (the error); None: not taken yet.
+FileStat = os.stat_result | OSError | ValueError | None
+
+
+def stat_of(path: str) -> os.stat_result | OSError | ValueError:
+    """``os.stat(path)``, or the error it raised (a NUL byte in a name is a ValueError)."""
+    try:
+        return os.stat(path)
+    except (OSError, ValueError) as exc:
+        return exc
 
 
 @dataclass(frozen=True)
@@ -63,10 +74,11 @@ class FileContextExpander:
         return path
 
     def _lines(
-        self, rel: str, file_hash: str | None = None, masks: Masks | None = None
+        self, rel: str, file_hash: str | None = None, masks: Masks | None = None, now: FileStat = None
     ) -> tuple[list[str], str] | None:
         """The file's lines (masked as the index masked them: by ``masks``, recorded for the version whose hash
-        is ``file_hash``, else by a scan) and its hash; no lines when it is not that version (it is not shown)."""
+        is ``file_hash``, else by a scan) and its hash; no lines when it is not that version (it is not shown).
+        ``now``: the file's stat taken by the caller a moment ago (None: taken here)."""
         from aintern.source_files import (  # (only when a file is read)
             FileReadError,
             decode_source,
@@ -81,10 +93,9 @@ class FileContextExpander:
         if hit is not None:
             # Only a path that was confined is cached, and what is returned is what was read then: the
             # resolution (a realpath, the slow part) is skipped while the file is unchanged.
-            with contextlib.suppress(OSError, ValueError):
-                st = os.stat(self._prefix + rel)  # (a str, joined once: pathlib is slow; ``rel`` is relative)
-                if hit[0] == (st.st_mtime_ns, st.st_size):
-                    return hit[1], hit[2]
+            st = now if now is not None else stat_of(self._prefix + rel)  # (a str: pathlib is slow)
+            if isinstance(st, os.stat_result) and hit[0] == (st.st_mtime_ns, st.st_size):
+                return hit[1], hit[2]
         path = self._resolve(rel)
         if path is None:
             return None
@@ -125,14 +136,16 @@ class FileContextExpander:
         context_lines: int,
         file_hash: str | None = None,
         masks: Masks | None = None,
+        now: FileStat = None,
     ) -> Expansion:
         """``context_lines`` lines before and after ``start_line..end_line`` (1-based, inclusive); ``masks``:
-        where the index masked the secrets of the version ``file_hash`` (None: not recorded).
+        where the index masked the secrets of the version ``file_hash`` (None: not recorded); ``now``: the
+        file's stat (``stat_of``) a caller took a moment ago, so a file shown beside others is stat'd once.
 
         Falls back to the stored chunk text when the file vanished, cannot be read, or no longer
         has the content it had when indexed (``file_hash`` differs).
         """
-        read = self._lines(rel, file_hash, masks)
+        read = self._lines(rel, file_hash, masks, now)
         if read is None or (file_hash is not None and read[1] != file_hash):
             return Expansion(stored, start_line, end_line, "stored")
         lines, _ = read

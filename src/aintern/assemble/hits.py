@@ -8,7 +8,7 @@ import os
 from dataclasses import replace
 
 from aintern.assemble.context import KnowledgeChunk
-from aintern.assemble.expand import FileContextExpander
+from aintern.assemble.expand import FileContextExpander, FileStat, stat_of
 from aintern.assemble.snippets import matching_definition
 from aintern.chunk.models import SymbolType, TextChunk, chunk_definitions
 from aintern.chunk.openings import inside
@@ -24,17 +24,22 @@ def shown_hits(
     chosen: list[Ranked],
     question: Question,
     files: dict[str, FileVersion],
+    root: str,
     expander: FileContextExpander | None,
     context_lines: int,
     include_snippets: bool,
 ) -> list[KnowledgeChunk]:
-    """The hits as the knowledge service hands them out. ``files``: each file's version in the index (the
-    lines around a hit are read from disk only while the file is as indexed, masked as it was); ``expander``:
-    None for no lines around."""
+    """The hits as the knowledge service hands them out, each marked ``stale`` as its file under ``root``
+    stands now. ``files``: each file's version in the index (the lines around a hit are read from disk only
+    while the file is as indexed, masked as it was); ``expander``: None for no lines around."""
     out = []
+    now: dict[str, FileStat] = {}  # (one stat per file, for its lines around and its staleness)
     for r in chosen:
         c = r.chunk
         version = files.get(c.file_path)
+        st = now.get(c.file_path)
+        if st is None:
+            st = now[c.file_path] = stat_of(os.path.join(root, c.file_path))
         k = KnowledgeChunk(
             content=c.content, file_path=c.file_path, start_line=c.start_line, end_line=c.end_line,
             relevance=r.score, language=c.language, symbol_name=c.symbol_name, symbol_type=c.symbol_type,
@@ -42,6 +47,7 @@ def shown_hits(
             file_hash=version.content_hash if version else None, inside=inside(c.metadata),
             indexed_stat=version.stat if version else None,
         )  # fmt: skip
+        k.stale = _staleness(st, os.path.join(root, c.file_path), k.indexed_stat, k.file_hash)
         nested = _nested_definition(c, question)
         if nested is not None:
             name, kind, start, end, parent = nested
@@ -49,7 +55,9 @@ def shown_hits(
             k.symbol_start_line, k.symbol_end_line = start, end
         if expander is not None and context_lines > 0:
             masks = version.masks if version else None
-            e = expander.expand(c.file_path, c.start_line, c.end_line, c.content, context_lines, k.file_hash, masks)
+            e = expander.expand(
+                c.file_path, c.start_line, c.end_line, c.content, context_lines, k.file_hash, masks, now=st
+            )
             if e.source == "disk":
                 k.expanded_context, k.expanded_start, k.expanded_end = e.content, e.start_line, e.end_line
         if include_snippets:
@@ -67,20 +75,20 @@ def marked_stale(chunks: list[KnowledgeChunk], root: str) -> list[KnowledgeChunk
     out = []
     for c in chunks:
         if c.file_path not in now:
-            now[c.file_path] = _staleness(os.path.join(root, c.file_path), c.indexed_stat, c.file_hash)
+            path = os.path.join(root, c.file_path)
+            now[c.file_path] = _staleness(stat_of(path), path, c.indexed_stat, c.file_hash)
         stale = now[c.file_path]
         out.append(c if c.stale == stale else replace(c, stale=stale))
     return out
 
 
-def _staleness(path: str, indexed: tuple[int, int] | None, digest: str | None) -> str | None:
+def _staleness(st: FileStat, path: str, indexed: tuple[int, int] | None, digest: str | None) -> str | None:
+    """ "deleted", "changed" or None for the file at ``path`` whose stat (``stat_of``) is ``st``."""
     if indexed is None:
         return None  # (not known: an index from another store)
-    try:
-        st = os.stat(path)
-    except (FileNotFoundError, NotADirectoryError):
+    if isinstance(st, (FileNotFoundError, NotADirectoryError)):
         return "deleted"
-    except (OSError, ValueError):  # (unreadable now: not said to have changed)
+    if not isinstance(st, os.stat_result):  # (unreadable now: not said to have changed)
         return None
     return None if as_indexed(path, (st.st_size, st.st_mtime_ns), indexed, digest) else "changed"
 
