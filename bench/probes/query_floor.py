@@ -1,7 +1,8 @@
 """How far native code could take the warm ten-hit query (issue 49): the query's CPU against semble's, question by
 question in one process, once as it is and once with hybrid retrieval's answer memoized per question, i.e. as if the
 two retrievers and the candidate pipeline behind them (pools, fusion, boosts and priors, final order) cost nothing,
-and once with only that pipeline memoized (the retrievers' searches and the file vectors' product still made). The
+and once with only that pipeline memoized (the retrievers' searches, the file vectors' product, the look-ups of
+the definitions named and the reads of the chunks returned still made). The
 "retrievers only" line is the floor that compiling the pipeline could approach, never pass.
 
     python bench/probes/query_floor.py /tmp/semble/corpora/flask --db /tmp/flask.db --rounds 5
@@ -52,15 +53,19 @@ def main() -> None:
     def searched(
         store: Any, index_id: int, q: Any, vector: Any, search: Any, cfg: Any, tier: bool = False, **kwargs: Any
     ) -> Any:
-        """The memo, after the searches a native pipeline would still make: both retrievers' candidates (as
-        hybrid._retrieve asks for them) and the file vectors' product."""
+        """The memo, after what a native pipeline would still ask of the store: both retrievers' candidates (as
+        hybrid._retrieve asks for them), the file vectors' product, the definitions the question names and the
+        chunks returned."""
         fetch = max(cfg.pool, cfg.candidates) if cfg.path_penalties else cfg.candidates
         store.knn(index_id, vector, fetch + 1, search, tier=tier)
         terms = q.terms_with(q.abbreviations()) if cfg.abbreviations and not q.symbol else q.terms
         store.bm25(index_id, terms, fetch + 1, search, cfg.bm25_weights)
         if kwargs.get("file_vector") is not None:
             hybrid.nearest_files(store, index_id, cfg, kwargs["file_vector"])
-        return memoized(store, index_id, q, vector, search, cfg, tier=tier, **kwargs)
+        hybrid._named(store, index_id, q, search, cfg, {})  # (its look-ups of the definitions named)
+        hits = memoized(store, index_id, q, vector, search, cfg, tier=tier, **kwargs)
+        store.get_chunks([h.chunk_id for h in hits], index_id)
+        return hits
 
     with tempfile.TemporaryDirectory() as tmp:
         semble = semble_search(root, Path(tmp), SEMBLE_SITE)
