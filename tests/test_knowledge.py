@@ -665,11 +665,11 @@ def test_formats_exactly_as_the_seed() -> None:
     )
     js = json.loads(assemble([chunk], ContextBuildOptions(format=ContextFormat.JSON)).context)
     assert js == [
-        {"file": "src/a.py", "content": "x = 1 < 2\ny = '&'", "startLine": 3, "endLine": 4, "language": "python"}
+        {"path": "src/a.py", "content": "x = 1 < 2\ny = '&'", "start_line": 3, "end_line": 4, "language": "python"}
     ]
     # Several chunks are one JSON document too (the seed joined objects with the separator: not JSON).
     two = [chunk, kc("src/b.py", 1, 2, 0.5)]
-    assert [c["file"] for c in json.loads(assemble(two, ContextBuildOptions(format=ContextFormat.JSON)).context)] == [
+    assert [c["path"] for c in json.loads(assemble(two, ContextBuildOptions(format=ContextFormat.JSON)).context)] == [
         "src/a.py",
         "src/b.py",
     ]

@@ -221,9 +221,10 @@ def _format(chunk: KnowledgeChunk, o: ContextBuildOptions) -> str:
             attrs.append(f'relevance="{chunk.relevance:.2f}"')
         return f"<code-context {' '.join(attrs)}>\n{escape(text)}\n</code-context>"
     if o.format is ContextFormat.JSON:
-        obj: dict[str, object] = {"file": chunk.display_path, "content": text}
+        # (The keys search's JSON gives the same fields: the seed's C# spelled them "file", "startLine".)
+        obj: dict[str, object] = {"path": chunk.display_path, "content": text}
         if o.include_line_numbers:
-            obj["startLine"], obj["endLine"] = lo, hi
+            obj["start_line"], obj["end_line"] = lo, hi
         if chunk.language:
             obj["language"] = chunk.language
         if o.include_scores:
@@ -231,7 +232,7 @@ def _format(chunk: KnowledgeChunk, o: ContextBuildOptions) -> str:
         if note and chunk.inside:
             obj["inside"] = {"line": chunk.inside[0], "text": chunk.inside[1]}
         if stale:
-            obj["stale"], obj["staleNote"] = True, stale
+            obj["stale"], obj["stale_note"] = True, stale
         return json.dumps(obj, indent=2, ensure_ascii=False)
     if o.format is ContextFormat.PLAIN:
         out = ""

@@ -93,8 +93,10 @@ def context(
     repo: RepoOption = None,
     all_repos: AllReposOption = False,
     db: DbOption = None,
+    as_json: Annotated[bool, typer.Option("--json", help="The same as --format json.")] = False,
 ) -> None:
     """Print exactly what an LLM would receive for QUESTION (its token count goes to stderr)."""
+    fmt = ContextFormat.JSON if as_json else fmt  # (every command that prints JSON takes --json)
     question = checked_question(question)
     languages = checked_languages(lang)
     min_relevance = checked_relevance("--min-relevance", min_relevance)
