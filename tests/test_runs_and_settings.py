@@ -195,6 +195,41 @@ def test_config_says_what_an_unset_setting_means_and_what_unset_did(env: Path) -
     assert cli("config", "set", "chunk_overlap", "-1").returncode == 2 and not (env / "config.toml").exists()
 
 
+def test_a_setting_that_waits_for_the_files_says_the_command_that_applies_it(env: Path) -> None:
+    """chunk_size and the settings choosing files change an index only when its files are read again: `config
+    set` says what to run (the Settings page gets the same words: web.settings); that command, pasted into a
+    shell as printed, applies it (a folder with a space and an accent is quoted)."""
+    import re
+
+    root = make_workspace(env / "my repo é")
+    assert cli("index", str(root)).returncode == 0
+
+    def status() -> dict[str, object]:
+        return dict(json.loads(cli("status", str(root), "--json").stdout))
+
+    def pasted(said: subprocess.CompletedProcess[str]) -> None:
+        command = re.search(r"run `([^`]+)`", said.stderr)
+        assert command and command[1].startswith("aintern "), said.stderr
+        shell = f"{sys.executable} -m {command[1]}"  # (the aintern on PATH may be another checkout's)
+        assert subprocess.run(["bash", "-c", shell], capture_output=True, timeout=300).returncode == 0
+
+    said = cli("config", "set", "chunk_size", "300", "-w", str(root))
+    assert said.returncode == 0 and said.stderr.startswith("note: chunk_size takes effect when every file is indexed")
+    assert status()["reindex_reason"] == "the chunk size settings changed"
+    pasted(said)
+    assert status()["reindex_reason"] is None
+    said = cli("config", "set", "exclude", "src/go/**", "-w", str(root))
+    assert said.stderr.startswith("note: exclude takes effect at the next update: run `aintern update '"), said.stderr
+    files = status()["files"]
+    pasted(said)
+    assert status()["files"] == files - 1  # (the Go file left out)
+    unset = cli("config", "unset", "exclude", "-w", str(root))
+    assert "run `aintern update" in unset.stderr, unset.stderr
+    # The user's config.toml is every repository's: the note says so; a setting read as it is used says nothing.
+    assert "`aintern index --force` in each indexed repository" in cli("config", "set", "chunk_size", "256").stderr
+    assert cli("config", "set", "rag_enabled", "false").stderr == ""
+
+
 def test_settings_are_validated_when_read_and_a_trusted_file_stays_trusted(env: Path) -> None:
     root = env / "project"
     root.mkdir()

@@ -711,6 +711,10 @@ def test_the_settings_form_saves_to_the_repository_selected(
         page.check("input[name=scope][value=workspace]")
         page.get_by_role("button", name="Save changes").click()
         expect(page.locator("#settings-status")).to_contain_text(str(root / ".aintern.toml"))
+        # The chunk size waits for the files to be chunked again: the page says what to run, as config set does.
+        expect(page.locator("#settings-status")).to_contain_text(
+            "chunk_size takes effect when every file is indexed again: run `aintern index --force "
+        )
         page.select_option("#workspace-switch", str(other_id))
         expect(page).to_have_url(re.compile(rf"/settings\?ws={other_id}$"))
         page.fill("#set-chunk_size", "400")
