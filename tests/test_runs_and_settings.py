@@ -4,6 +4,7 @@ settings an index remembers, and the job manager's events and watcher."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import subprocess
@@ -22,6 +23,7 @@ from aintern.index import IndexingPhase, IndexingProgress
 from aintern.index.runs import RunRecorder, active_run
 from aintern.jobs import Event, Jobs
 from aintern.knowledge import KnowledgeService, ModelState
+from aintern.phases import counting, run_steps
 from aintern.store import SqliteStore
 from aintern.web.settings import listing as settings_listing
 from aintern.workspace import Workspace, list_workspaces, summarize
@@ -321,13 +323,32 @@ def test_jobs_raise_events_and_the_watcher_reindexes_only_changed_files(env: Pat
     root = make_workspace(env / "project")
     jobs = Jobs(env / "aintern.db")
     events: list[Event] = []
-    jobs.subscribe(events.append)
+    steps: list[tuple[int, int | None, str]] = []  # (MCP's progress and total as the run goes, its phase)
+
+    def heard(event: Event) -> None:
+        events.append(event)
+        running = jobs.job(root)
+        if event.kind == "progress" and running is not None:  # (said from the run's thread: its counts now)
+            steps.append((*run_steps(event.data["phase"], *running.files), event.data["phase"]))
+
+    jobs.subscribe(heard)
     job = jobs.start(root)
     assert job.thread is not None
     job.thread.join(300)
     assert job.phase == "complete"
     kinds = [e.kind for e in events]
     assert kinds[0] == "state" and kinds[-1] == "state" and "progress" in kinds and "file" in kinds
+    # How far the run is never goes back (every new phase is an event): the page's bar stays full while the
+    # file vectors are computed, and MCP's steps (phases.run_steps) are higher at each new phase.
+    said = [e.data for e in events if e.kind == "progress"]
+    phases = list(dict.fromkeys(d["phase"] for d in said))
+    assert phases[-2:] == ["file_vectors", "complete"] and "embedding" in phases, phases
+    percents = [d["percent"] for d in said]
+    assert percents == sorted(percents) and [d["percent"] for d in said if d["phase"] == "file_vectors"] == [100.0]
+    values = [step for step, _, _ in steps]
+    assert values == sorted(values) and steps[-1][:2] == (job.files[1] + 6, job.files[1] + 6), steps
+    moved = [(a, b) for a, b in itertools.pairwise(steps) if a[2] != b[2] and not (counting(a[2]) and counting(b[2]))]
+    assert moved and all(b[0] > a[0] for a, b in moved), steps  # (a new phase, a new step: MCP says it)
     jobs.watch(root, auto_index=True)
     events.clear()
     # (Written again until the watcher, which says nothing when it is ready, hears of it.)
