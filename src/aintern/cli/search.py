@@ -164,6 +164,7 @@ def files(
     found = ws.knowledge.find_relevant_files(question, where, n, min_relevance, fill=not strict)
     if as_json:
         print(json.dumps([f.to_dict() for f in found], indent=2))
+        say_notes([found.short] if found.short else [])  # (stderr: stdout stays the list scripts parse)
         raise typer.Exit(0 if found else 3)
     if not found:
         err.print("no files")
@@ -185,6 +186,7 @@ def files(
             style="dim" if f.below_threshold else None,
         )
     show_table(table)
+    say_notes([found.short] if found.short else [])
     if any(f.below_threshold for f in found):
         err.print(f"[dim]· under relevance {min_relevance}: shown to fill the list (--strict leaves them out)[/]")
     elif strict and len(found) < n:

@@ -263,7 +263,9 @@ class AinternMcp:
                          match_lines=f.match_lines) for f in found]  # fmt: skip
         lines = [f"{f.repo + '/' if f.repo else ''}{f.path}  {f.relevance:.2f}  lines {', '.join(map(str, f.match_lines[:8]))}"
                  for f in files]  # fmt: skip
-        return output.result("\n".join(lines) or "No relevant files.", FilesResult(query=query, files=files))
+        notes = [found.short] if found.short else []
+        text = with_notes(notes, "\n".join(lines) or "No relevant files.")
+        return output.result(text, FilesResult(query=query, files=files, notes=notes))
 
     async def find_related(
         self,
