@@ -132,11 +132,8 @@ def context(
             err.print(f"no chunk reached relevance {min_relevance}; try a lower --min-relevance")
         raise typer.Exit(3)
     print(result.context)
-    err.print(
-        f"[dim]{count(result.estimated_tokens, 'token')} ({tokens.value}) of {max_tokens:,}; "
-        f"{count(result.chunks_included, 'chunk')} from {count(len(result.files_included), 'file')}; "
-        f"{result.chunks_truncated} left out[/]"
-    )
+    spent = f"{count(result.estimated_tokens, 'token')} ({tokens.value}) of {max_tokens:,}"
+    err.print(f"[dim]{spent}: {esc(result.held())}[/]")
 
 
 @app.command()
