@@ -196,7 +196,7 @@ def test_search_context_files_suggest(ws: Path, tmp_path: Path) -> None:
     assert "src/go/server.go" in out.stdout and "results from" in out.stderr
 
     for fmt, marker in (("markdown", "### src/go/server.go"), ("xml", '<code-context file="src/go/server.go"'),
-                        ("plain", "File: src/go/server.go"), ("json", '"file": "src/go/server.go"')):  # fmt: skip
+                        ("plain", "File: src/go/server.go"), ("json", '"path": "src/go/server.go"')):  # fmt: skip
         out = run(
             "context",
             "HTTP server listen address",
@@ -213,6 +213,17 @@ def test_search_context_files_suggest(ws: Path, tmp_path: Path) -> None:
         assert marker in out.stdout
         used = int(out.stderr.split()[0])
         assert used <= 400
+    # `context --json` names a hit's fields as `search --json` does (one spelling in every JSON).
+    blocks = json.loads(run("context", "NewServer", "--json", "--scores", cwd=ws, db=db).stdout)
+    top = json.loads(run("search", "NewServer", "--json", cwd=ws, db=db).stdout)[0]
+    assert {"path", "start_line", "end_line", "language", "content"} <= set(blocks[0]) & set(top)
+    assert not [key for key in blocks[0] if key != key.lower()], blocks[0]
+    # At the least budget the block holds the best hit cut to fit (never a weaker one whole), and says so once.
+    tiny = run("context", "NewServer", "--max-tokens", "50", cwd=ws, db=db)
+    assert tiny.stdout.startswith(f"### {top['path']}\nLines {top['start_line']}-"), tiny.stdout
+    assert re.fullmatch(
+        r"\d+ tokens \(chars\) of 50: 1 chunk from 1 file, cut to fit(; \d+ other hits? left out)?\n", tiny.stderr
+    )
     out = run("context", "HTTP server", "--max-tokens", "5", cwd=ws, db=db)  # (the least budget is 50)
     assert out.returncode == 2 and "--max-tokens: between 50 and 1,000,000, not 5" in out.stderr, out.stderr
 

@@ -195,7 +195,8 @@ def test_help_lists_commands_in_the_order_of_use_and_options_as_a_user_types_the
     indexed: tuple[Path, dict[str, str]], tmp_path: Path
 ) -> None:
     """`aintern --help` starts with index, search, context and ends with the debugging tools; counts show as
-    INTEGER (never Typer's <parse>); `status` takes -w as search and config do."""
+    <int>, as every other number (never Typer's <parse>, nor Click's INTEGER); `status` takes -w as search and
+    config do."""
     root, env = indexed
     listed = aintern(env, "--help", cwd=tmp_path).stdout
     names = [line.split()[1] for line in listed.splitlines() if line.startswith("│ ") and line[2:3].isalpha()]
@@ -203,7 +204,7 @@ def test_help_lists_commands_in_the_order_of_use_and_options_as_a_user_types_the
     assert listed.index("Debugging") > listed.index("conversations")
     for command, option in (("search", "-k"), ("files", "-n"), ("suggest", "-n")):
         usage = aintern(env, command, "--help", cwd=tmp_path).stdout
-        assert "<parse>" not in usage and any(option in line and "INTEGER" in line for line in usage.splitlines())
+        assert "<parse>" not in usage and any(option in line and "<int>" in line for line in usage.splitlines())
     by_flag = aintern(env, "status", "-w", str(root), "--json", cwd=tmp_path)
     assert by_flag.returncode == 0 and json.loads(by_flag.stdout)["workspace"] == str(root), by_flag.stderr
     both = aintern(env, "status", str(root), "-w", str(tmp_path), cwd=tmp_path)

@@ -665,11 +665,11 @@ def test_formats_exactly_as_the_seed() -> None:
     )
     js = json.loads(assemble([chunk], ContextBuildOptions(format=ContextFormat.JSON)).context)
     assert js == [
-        {"file": "src/a.py", "content": "x = 1 < 2\ny = '&'", "startLine": 3, "endLine": 4, "language": "python"}
+        {"path": "src/a.py", "content": "x = 1 < 2\ny = '&'", "start_line": 3, "end_line": 4, "language": "python"}
     ]
     # Several chunks are one JSON document too (the seed joined objects with the separator: not JSON).
     two = [chunk, kc("src/b.py", 1, 2, 0.5)]
-    assert [c["file"] for c in json.loads(assemble(two, ContextBuildOptions(format=ContextFormat.JSON)).context)] == [
+    assert [c["path"] for c in json.loads(assemble(two, ContextBuildOptions(format=ContextFormat.JSON)).context)] == [
         "src/a.py",
         "src/b.py",
     ]
@@ -709,6 +709,29 @@ def test_grouping_merging_and_budget() -> None:
     capped = assemble(chunks, ContextBuildOptions(max_chunks=1))
     assert capped.chunks_included == 1 and capped.chunks_truncated == 4  # (max_chunks counts the hits, best first)
     assert assemble([], ContextBuildOptions()).is_empty
+
+
+def test_a_tiny_budget_holds_the_best_hit_cut_to_fit_never_a_weaker_one() -> None:
+    """The best hit's lines are long and a weaker one's short: at 50 tokens the block held the weaker whole (the
+    best's first three lines did not fit). It holds the best hit's first lines, marked cut in every format, and
+    its line under it is one statement: the block's chunks, then the *other* hits left out."""
+    long = "\n".join(f"    total_{i} = ledger.reconcile_balance(account, posted_entries, period_{i})" for i in range(9))
+    best = kc("books/ledger.py", 10, 18, 0.9, long)
+    weaker = kc("util.py", 1, 2, 0.5, "x = 1\ny = 2")
+    options = {"max_tokens": 50, "expand_context": False}
+    md = assemble([best, weaker], ContextBuildOptions(**options))
+    assert [(c.file_path, c.start_line, c.cut_end) for c in md.chunks] == [("books/ledger.py", 10, 18)], md.context
+    assert md.context.startswith("### books/ledger.py\nLines 10-10 (cut to fit; the chunk goes on to line 18)\n")
+    assert md.estimated_tokens <= 50 and md.chunks_cut == 1 and md.chunks_truncated == 1 and md.was_truncated
+    assert md.held() == "1 chunk from 1 file, cut to fit; 1 other hit left out"
+    xml = assemble([best, weaker], ContextBuildOptions(format=ContextFormat.XML, max_tokens=80, expand_context=False))
+    assert 'cut="the chunk goes on to line 18"' in xml.context and "util.py" not in xml.context, xml.context
+    js = json.loads(assemble([best], ContextBuildOptions(format=ContextFormat.JSON, max_tokens=80)).context)
+    assert js[0]["cut"] is True and js[0]["chunk_end_line"] == 18 and js[0]["end_line"] < 18, js
+    whole = assemble([best, weaker], ContextBuildOptions(max_tokens=4000))  # (room for all: nothing said cut)
+    assert whole.chunks_cut == 0 and "cut to fit" not in whole.context and whole.held() == "2 chunks from 2 files"
+    # Not even the best hit's first line fits: nothing does (a weaker hit is not sent in its place).
+    assert assemble([best, weaker], ContextBuildOptions(max_tokens=12, expand_context=False)).is_empty
 
 
 # -- expansion ---------------------------------------------------------------------------------------

@@ -223,8 +223,11 @@ def test_index_reports_progress_and_search_sees_an_edit_at_once(web_env: Path) -
         done = await c.call_tool("index", {"path": str(root)}, progress_callback=on_progress)  # joins the run
         assert done.structured_content["run_id"] == started.structured_content["run_id"]
         assert not done.is_error and done.structured_content["phase"] == "complete", text(done)
-        # (a phase that counts no files, before they are counted, says no total: scanning the folder)
-        assert progress and all(t in (300, None) for _, t, _ in progress) and progress[-1][:2] == (300, 300), progress
+        # A step for each phase and each file read (phases.run_steps): higher with each notification, as the MCP
+        # spec wants, the phases that count nothing included; no total before the files are counted.
+        values = [value for value, _, _ in progress]
+        assert values == sorted(set(values)) and all(t in (306, None) for _, t, _ in progress), progress
+        assert progress[-1] == (306, 306, "complete"), progress
         status = await c.call_tool("status", {"path": str(root)})
         assert status.structured_content["files"] == 300 and status.structured_content["watching"] is True
         # An agent edits a file and searches: the answer has the new lines, not the indexed ones.

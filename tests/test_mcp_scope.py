@@ -17,6 +17,7 @@ from test_mcp import index, run, text
 from web_server import WebServer
 
 from aintern.mcp import AinternMcp, McpConfig
+from aintern.mcp.scope import Scope
 from aintern.store import SqliteStore
 
 
@@ -185,7 +186,8 @@ def test_a_server_started_above_indexed_repositories_never_offers_to_index_them_
             status = await c.call_tool("status", {})
             said = text(status)
             assert not status.is_error and status.structured_content["indexed"] is False, said
-            assert f"shop ({shop})" in said and f"weather ({weather})" in said and "name one" in said, said
+            assert said.count(f"shop ({shop})") == 1 and said.count(f"weather ({weather})") == 1, said  # (once each)
+            assert "name one" in said, said
             assert "call `index`" not in said and status.structured_content["serves"] == [str(shop), str(weather)]
             refused = await c.call_tool("index", {"path": str(parent)})
             assert refused.is_error and "holds indexed repositories" in text(refused), text(refused)
@@ -197,6 +199,14 @@ def test_a_server_started_above_indexed_repositories_never_offers_to_index_them_
     with WebServer(db, workspace=parent, watch=False) as web:
         asyncio.run(main(web.url + "/mcp"))
     assert indexes(db) == ["shop", "weather"]
+    # A server serving one of them (--repo) names each once too: the one to name, and the one it does not serve.
+    store = SqliteStore(db)
+    try:
+        said = Scope(store, McpConfig(db=db, workspace=parent, repos=[str(shop)])).not_indexed()
+    finally:
+        store.close()
+    assert said.count("shop (") == 1 and said.count("weather (") == 1, said
+    assert f"weather ({weather}), which it does not serve: name one this server serves" in said, said
     # Said explicitly, the folder is indexed (the agent was told what that means).
     server = AinternMcp(McpConfig(db=db, workspace=parent, watch=False))
 

@@ -4,6 +4,7 @@ settings an index remembers, and the job manager's events and watcher."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import subprocess
@@ -22,6 +23,7 @@ from aintern.index import IndexingPhase, IndexingProgress
 from aintern.index.runs import RunRecorder, active_run
 from aintern.jobs import Event, Jobs
 from aintern.knowledge import KnowledgeService, ModelState
+from aintern.phases import counting, run_steps
 from aintern.store import SqliteStore
 from aintern.web.settings import listing as settings_listing
 from aintern.workspace import Workspace, list_workspaces, summarize
@@ -195,6 +197,41 @@ def test_config_says_what_an_unset_setting_means_and_what_unset_did(env: Path) -
     assert cli("config", "set", "chunk_overlap", "-1").returncode == 2 and not (env / "config.toml").exists()
 
 
+def test_a_setting_that_waits_for_the_files_says_the_command_that_applies_it(env: Path) -> None:
+    """chunk_size and the settings choosing files change an index only when its files are read again: `config
+    set` says what to run (the Settings page gets the same words: web.settings); that command, pasted into a
+    shell as printed, applies it (a folder with a space and an accent is quoted)."""
+    import re
+
+    root = make_workspace(env / "my repo é")
+    assert cli("index", str(root)).returncode == 0
+
+    def status() -> dict[str, object]:
+        return dict(json.loads(cli("status", str(root), "--json").stdout))
+
+    def pasted(said: subprocess.CompletedProcess[str]) -> None:
+        command = re.search(r"run `([^`]+)`", said.stderr)
+        assert command and command[1].startswith("aintern "), said.stderr
+        shell = f"{sys.executable} -m {command[1]}"  # (the aintern on PATH may be another checkout's)
+        assert subprocess.run(["bash", "-c", shell], capture_output=True, timeout=300).returncode == 0
+
+    said = cli("config", "set", "chunk_size", "300", "-w", str(root))
+    assert said.returncode == 0 and said.stderr.startswith("note: chunk_size takes effect when every file is indexed")
+    assert status()["reindex_reason"] == "the chunk size settings changed"
+    pasted(said)
+    assert status()["reindex_reason"] is None
+    said = cli("config", "set", "exclude", "src/go/**", "-w", str(root))
+    assert said.stderr.startswith("note: exclude takes effect at the next update: run `aintern update '"), said.stderr
+    files = status()["files"]
+    pasted(said)
+    assert status()["files"] == files - 1  # (the Go file left out)
+    unset = cli("config", "unset", "exclude", "-w", str(root))
+    assert "run `aintern update" in unset.stderr, unset.stderr
+    # The user's config.toml is every repository's: the note says so; a setting read as it is used says nothing.
+    assert "`aintern index --force` in each indexed repository" in cli("config", "set", "chunk_size", "256").stderr
+    assert cli("config", "set", "rag_enabled", "false").stderr == ""
+
+
 def test_settings_are_validated_when_read_and_a_trusted_file_stays_trusted(env: Path) -> None:
     root = env / "project"
     root.mkdir()
@@ -286,13 +323,32 @@ def test_jobs_raise_events_and_the_watcher_reindexes_only_changed_files(env: Pat
     root = make_workspace(env / "project")
     jobs = Jobs(env / "aintern.db")
     events: list[Event] = []
-    jobs.subscribe(events.append)
+    steps: list[tuple[int, int | None, str]] = []  # (MCP's progress and total as the run goes, its phase)
+
+    def heard(event: Event) -> None:
+        events.append(event)
+        running = jobs.job(root)
+        if event.kind == "progress" and running is not None:  # (said from the run's thread: its counts now)
+            steps.append((*run_steps(event.data["phase"], *running.files), event.data["phase"]))
+
+    jobs.subscribe(heard)
     job = jobs.start(root)
     assert job.thread is not None
     job.thread.join(300)
     assert job.phase == "complete"
     kinds = [e.kind for e in events]
     assert kinds[0] == "state" and kinds[-1] == "state" and "progress" in kinds and "file" in kinds
+    # How far the run is never goes back (every new phase is an event): the page's bar stays full while the
+    # file vectors are computed, and MCP's steps (phases.run_steps) are higher at each new phase.
+    said = [e.data for e in events if e.kind == "progress"]
+    phases = list(dict.fromkeys(d["phase"] for d in said))
+    assert phases[-2:] == ["file_vectors", "complete"] and "embedding" in phases, phases
+    percents = [d["percent"] for d in said]
+    assert percents == sorted(percents) and [d["percent"] for d in said if d["phase"] == "file_vectors"] == [100.0]
+    values = [step for step, _, _ in steps]
+    assert values == sorted(values) and steps[-1][:2] == (job.files[1] + 6, job.files[1] + 6), steps
+    moved = [(a, b) for a, b in itertools.pairwise(steps) if a[2] != b[2] and not (counting(a[2]) and counting(b[2]))]
+    assert moved and all(b[0] > a[0] for a, b in moved), steps  # (a new phase, a new step: MCP says it)
     jobs.watch(root, auto_index=True)
     events.clear()
     # (Written again until the watcher, which says nothing when it is ready, hears of it.)

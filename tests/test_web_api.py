@@ -456,8 +456,15 @@ def test_settings_are_checked_and_saved_where_the_cli_reads_them(server: WebServ
         assert ok.status_code == 200, ok.text
         text = config.read_text()
         assert "# my own notes" in text and "# keep it small" in text and "rag_max_tokens = 2500" in text
+        # What to run for a setting to take effect: the words `aintern config set` says (setting_effects).
+        assert (
+            ok.json()["to_apply"]
+            == "exclude takes effect at the next update: run `aintern update` in each indexed repository"
+        )
         ws_scope = c.post(f"/api/settings?ws={wid}", json={"scope": "workspace", "values": {"chunk_size": "256"}})
-        assert ws_scope.status_code == 200
+        assert ws_scope.status_code == 200 and "run `aintern index --force " in ws_scope.json()["to_apply"]
+        now = c.post("/api/settings", json={"scope": "user", "values": {"rag_min_relevance": "0.3"}})
+        assert now.json()["to_apply"] is None  # (read as it is used: nothing to run)
         listed = {s["key"]: s for s in c.get("/api/settings", params={"ws": wid}).json()["settings"]}
         assert listed["chunk_size"]["value"] == 256 and listed["chunk_size"]["origin"] == "workspace"
         assert listed["rag_max_tokens"]["value"] == 2500 and listed["exclude"]["value"] == ["legacy/**", "vendor/**"]

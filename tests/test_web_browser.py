@@ -404,6 +404,39 @@ BADGE_ON_RUN = """() => {
 }"""
 
 
+def test_the_progress_bar_of_the_servers_own_run_stays_full_while_it_computes_the_file_vectors(
+    browser: Browser, env: Path
+) -> None:
+    """The server's own run, held in its file vectors (a listener of its Jobs runs in the run's thread): its page's
+    bar stays at the files read, all of them, where it dropped to 0 % (that phase's events count no files)."""
+    import threading
+
+    root = many_files(env / "vectors", 12)
+    held, go = threading.Event(), threading.Event()
+    with WebServer(env / "aintern.db", watch=False) as server, server.client() as client:
+        jobs = server.app.state.web.jobs
+
+        def hold(event: Any) -> None:
+            if event.kind == "progress" and event.data["phase"] == "file_vectors" and not held.is_set():
+                held.set()
+                go.wait(120)  # (the test lets it go; a failed test lets it go on leaving)
+
+        jobs.subscribe(hold)
+        try:
+            jobs.start(root)
+            assert held.wait(300), "the run never reached its file vectors"
+            index_id = client.get("/api/indexes").json()["indexes"][0]["id"]
+            page = new_page(browser)
+            page.goto(f"{server.url}/indexes/{index_id}/progress")
+            expect(page.locator("#phase")).to_have_text("computing the file vectors")
+            # (read at once, not waited for: the run is held in this phase until the test lets it go)
+            bar = page.locator("#fill").get_attribute("style"), page.locator("#pct").inner_text()
+            assert bar == ("width: 100%;", ""), bar  # (no percent: that phase counts nothing)
+            no_script_errors(page)
+        finally:
+            go.set()
+
+
 def test_a_run_of_another_process_is_said_in_words_on_its_page(browser: Browser, env: Path) -> None:
     """A page open while `aintern index --tier full` of another process sits in each of its phases says what the
     run does as `aintern status` says it (the progress line and the badge; the JSON the page reads too), never a
@@ -711,6 +744,10 @@ def test_the_settings_form_saves_to_the_repository_selected(
         page.check("input[name=scope][value=workspace]")
         page.get_by_role("button", name="Save changes").click()
         expect(page.locator("#settings-status")).to_contain_text(str(root / ".aintern.toml"))
+        # The chunk size waits for the files to be chunked again: the page says what to run, as config set does.
+        expect(page.locator("#settings-status")).to_contain_text(
+            "chunk_size takes effect when every file is indexed again: run `aintern index --force "
+        )
         page.select_option("#workspace-switch", str(other_id))
         expect(page).to_have_url(re.compile(rf"/settings\?ws={other_id}$"))
         page.fill("#set-chunk_size", "400")

@@ -104,6 +104,7 @@ def test_the_context_page_builds_with_its_defaults_then_with_edited_values(
     page.get_by_role("button", name="Build context").click()
     expect(page).to_have_url(re.compile(r"max_tokens=333"))
     expect(page.locator("#context-stats")).to_contain_text("tokens of 333")
+    expect(page.locator("#context-stats")).to_contain_text(re.compile(r"tokens of 333 · \d+ chunks? from \d+ files?"))
     expect(page.locator("#context-text")).to_contain_text("<")
     tokens = int(page.locator("#context-stats strong").inner_text().replace(",", ""))
     assert 0 < tokens <= 333

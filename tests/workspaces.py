@@ -61,16 +61,20 @@ def make_workspace(root: Path, copies: int = 1) -> Path:
 
 def indexed_workspace(base: Path, db_name: str = "aintern.db") -> tuple[Path, Path]:
     """``make_workspace`` under ``base/project``, indexed into ``base/db_name`` and closed: (its folder, the db)."""
+    root = make_workspace(base / "project")
+    return root, index_folder(root, base / db_name)
+
+
+def index_folder(root: Path, db: Path) -> Path:
+    """Index ``root`` into ``db`` (it must succeed) and close it: the database."""
     from aintern.workspace import Workspace
 
-    root = make_workspace(base / "project")
-    db = base / db_name
     ws = Workspace(root, db)
     try:
         assert ws.build_index().success
     finally:
         ws.close()
-    return root, db
+    return db
 
 
 def corrupt_page(db: Path, keep_mtime: bool = False) -> None:

@@ -20,7 +20,7 @@ from typing import Any
 from aintern.errors import AinternError, IndexingBusyError
 from aintern.index.models import IndexingPhase, IndexingProgress, IndexingResult
 from aintern.index.tier import TierResult
-from aintern.phases import busy_words, run_fields, run_words
+from aintern.phases import busy_words, counting, run_fields, run_percent, run_words
 from aintern.workspace import Workspace
 
 log = logging.getLogger(__name__)
@@ -53,6 +53,8 @@ class Job:
     started: float = field(default_factory=time.time)
     cancel: threading.Event = field(default_factory=threading.Event)
     progress: IndexingProgress | None = None
+    #: (files read, files to read) as its last counted phase said them: the phases after count none.
+    files: tuple[int, int] = (0, 0)
     result: IndexingResult | None = None
     #: The full tier's fill that ended the run, if it had one.
     tier: TierResult | None = None
@@ -102,8 +104,9 @@ class Job:
 
     @property
     def percent(self) -> float:
-        """How far its files are (phases.counted says whether that says how far the run is)."""
-        return self.progress.percent_complete if self.progress else 0.0
+        """How far its files are, never lower as the run moves on (phases.run_percent; phases.counted says whether
+        it says how far the run is)."""
+        return run_percent(self.progress.phase.value, *self.files) if self.progress else 0.0
 
     @property
     def elapsed(self) -> float:
@@ -216,6 +219,8 @@ class Jobs:
 
         def on_progress(p: IndexingProgress) -> None:
             nonlocal last
+            if counting(p.phase.value) and p.total_files:  # (first: a reader of the new phase has its counts)
+                job.files = (p.processed_files, p.total_files)
             before, job.progress = job.progress, p
             now = time.monotonic()
             # A new phase is always said: the file vectors' is said once, at its start, and may last minutes.

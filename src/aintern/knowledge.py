@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from aintern.assemble.context import ContextBuildOptions, ContextBuildResult, KnowledgeChunk, assemble
 from aintern.assemble.expand import FileContextExpander
-from aintern.assemble.files import MATCH_DEPTH, RelevantFile, relevant_files
+from aintern.assemble.files import MATCH_DEPTH, RelevantFiles, ranking_short, relevant_files
 from aintern.assemble.hits import marked_stale, merged_hits, shown_hits
 from aintern.chunk.models import SymbolType
 from aintern.config import FILES_MARK_RELEVANCE, Settings
@@ -433,19 +433,22 @@ class KnowledgeService:
         min_relevance: float = FILES_MARK_RELEVANCE,
         fill: bool = False,
         filters: KnowledgeQueryOptions | None = None,
-    ) -> list[RelevantFile]:
+    ) -> RelevantFiles:
         """Files ranked by their best chunk (then by how many chunks matched), with the lines that matched.
 
         ``fill``: if fewer than ``max_files`` reach ``min_relevance``, the next best follow, marked ``below_threshold``
         (a list that does not collapse to two files). ``filters``: a search's options, whose filters apply too.
         """
         scope = {"workspace_path": "", "workspace_paths": (), **scope_options(workspace)}
+        depth = max(MATCH_DEPTH, max_files * 3)
         result = self.query(query, replace(
-            filters or KnowledgeQueryOptions(), **scope, max_results=max(MATCH_DEPTH, max_files * 3),
-            reranking=RerankingStrategy.NONE, min_relevance=0.0 if fill else min_relevance, include_snippets=False,
-            expand_context=False,
+            filters or KnowledgeQueryOptions(), **scope, max_results=depth, reranking=RerankingStrategy.NONE,
+            min_relevance=0.0 if fill else min_relevance, include_snippets=False, expand_context=False,
         ))  # fmt: skip
-        return relevant_files(result.chunks, max_files, min_relevance)
+        files = RelevantFiles(relevant_files(result.chunks, max_files, min_relevance))
+        ranked, chunks = len(result.chunks), result.total_chunks_searched
+        files.short = ranking_short(len(files), max_files, ranked, depth, chunks) if fill else None
+        return files
 
     def is_indexed(self, workspace: str) -> bool:
         return self._index(workspace) is not None

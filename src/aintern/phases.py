@@ -19,6 +19,9 @@ _PHASES = {
 #: The phases whose counts say how far an index run is. A full tier's fill counts the chunks it had left at its
 #: start: the tier's own count (vectors of chunks, tier_line) says how far it is, once.
 _COUNTED = ("chunking", "embedding", "storing")
+#: An index run's phases in the order it goes through them (the counted ones are one stretch, their files read
+#: one by one): how far a run is (files_read, run_percent, run_steps) never goes back as it moves on.
+_ORDER = ("scanning", "analyzing", "counted", "finalizing", "file_vectors", "full_tier")
 
 
 class Run(Protocol):
@@ -59,7 +62,39 @@ def progress_label(phase: str, total_files: int, percent: float) -> str:
 
 
 def _counts(phase: str, total_files: int) -> bool:
-    return phase in _COUNTED and total_files > 0
+    return counting(phase) and total_files > 0
+
+
+def counting(phase: str) -> bool:
+    """Whether a run in ``phase`` reads its files one by one (its counts then say how far it is)."""
+    return phase in _COUNTED
+
+
+def _rank(phase: str) -> int:
+    """Where ``phase`` is in a run (_ORDER); an ended run's (complete, cancelled, error) after them all."""
+    return _ORDER.index("counted") if counting(phase) else _ORDER.index(phase) if phase in _ORDER else len(_ORDER)
+
+
+def files_read(phase: str, read: int, files: int) -> int:
+    """The files a run in ``phase`` has read of its ``files``: none before its counted phases, ``read`` in them,
+    all after them (the phases after count no files: their events say 0 of 0, which is not how far the run is)."""
+    if phase in ("cancelled", "error"):  # (stopped where its counts had got to)
+        return min(read, files)
+    rank, reading = _rank(phase), _ORDER.index("counted")
+    return 0 if rank < reading else min(read, files) if rank == reading else files
+
+
+def run_percent(phase: str, read: int, files: int) -> float:
+    """How far a run's files are, 0-100 (a progress bar's width): ``read`` of ``files`` (the last counts a counted
+    phase gave) while it reads them, 100 once they are all read, never lower as the run moves on."""
+    return files_read(phase, read, files) / files * 100 if files else 100.0 if phase == "complete" else 0.0
+
+
+def run_steps(phase: str, read: int, files: int) -> tuple[int, int | None]:
+    """How far a run is as MCP progress says it, (progress, total): a step for each phase passed and each file
+    read, so it is higher with each new phase and each file (the MCP spec wants each notification's progress
+    higher than the last, phases that count nothing included); the total unknown until the files are counted."""
+    return _rank(phase) + files_read(phase, read, files), files + len(_ORDER) if files else None
 
 
 def counted(run: Run) -> bool:

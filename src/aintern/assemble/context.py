@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, replace
 from aintern.assemble.tokens import TokenEstimation, count_tokens
 from aintern.chunk.models import SymbolType
 from aintern.config import CONTEXT_MIN_RELEVANCE
+from aintern.plural import count
 from aintern.retrieve.keywords import TextHighlight
 
 
@@ -60,6 +61,8 @@ class KnowledgeChunk:
     inside: tuple[int, str] | None = None
     #: "changed" or "deleted" when its file is no longer as indexed (the text is the indexed one); else None.
     stale: str | None = None
+    #: When a context block holds only the hit's first lines (its budget had no room for more): the hit's last line.
+    cut_end: int | None = None
     #: The file's (size, mtime_ns) when indexed: what ``stale`` is judged by (assemble.hits.marked_stale).
     indexed_stat: tuple[int, int] | None = field(default=None, repr=False, compare=False)
 
@@ -157,7 +160,10 @@ class ContextBuildResult:
     context: str = ""
     estimated_tokens: int = 0
     chunks_included: int = 0
+    #: Hits none of whose lines are in the context (the budget, or ``max_chunks``, left no room): the seed's count.
     chunks_truncated: int = 0
+    #: Hits in the context with only their first lines (``KnowledgeChunk.cut_end``): the budget had no room for more.
+    chunks_cut: int = 0
     files_included: list[str] = field(default_factory=list)
     was_truncated: bool = False
     format: ContextFormat = ContextFormat.MARKDOWN
@@ -171,6 +177,16 @@ class ContextBuildResult:
     @property
     def is_empty(self) -> bool:
         return not self.context.strip()
+
+    def held(self) -> str:
+        """What the block holds, one statement (beside its tokens: the CLI's line under it, the web page's):
+        ``1 chunk from 1 file, cut to fit; 7 other hits left out``."""
+        held = f"{count(self.chunks_included, 'chunk')} from {count(len(self.files_included), 'file')}"
+        cut = "" if not self.chunks_cut else ", cut to fit" if self.chunks_cut == self.chunks_included else (
+            f", {self.chunks_cut} of them cut to fit"
+        )  # fmt: skip
+        other = f"; {count(self.chunks_truncated, 'other hit')} left out" if self.chunks_truncated else ""
+        return held + cut + other
 
 
 def merge_chunks(chunks: list[KnowledgeChunk]) -> list[KnowledgeChunk]:
@@ -193,10 +209,12 @@ def merge_chunks(chunks: list[KnowledgeChunk]) -> list[KnowledgeChunk]:
             extra = nxt.shown_text.split("\n")[cur_hi - nxt_lo + 1 :] if nxt_hi > cur_hi else []
             text = "\n".join(lines + extra)
             lo, hi = cur_lo, max(cur_hi, nxt_hi)
+            cut = max((c.cut_end for c in (current, nxt) if c.cut_end is not None), default=None)
             current = replace(
                 current, content=text, expanded_context=None, expanded_start=None, expanded_end=None,
                 start_line=lo, end_line=hi, relevance=max(current.relevance, nxt.relevance),
                 symbol_name=current.symbol_name or nxt.symbol_name, highlights=[],
+                cut_end=cut if cut is not None and cut > hi else None,
             )  # fmt: skip
         merged.append(current)
     return merged
@@ -215,15 +233,18 @@ def _format(chunk: KnowledgeChunk, o: ContextBuildOptions) -> str:
             attrs.append(f'inside="{escape(f"line {chunk.inside[0]}: {chunk.inside[1]}", {chr(34): "&quot;"})}"')
         if chunk.stale:
             attrs.append(f'stale="{chunk.stale}"')
+        if chunk.cut_end is not None:
+            attrs.append(f'cut="{_cut_words(chunk)}"')
         if chunk.language:
             attrs.append(f'language="{chunk.language}"')
         if o.include_scores:
             attrs.append(f'relevance="{chunk.relevance:.2f}"')
         return f"<code-context {' '.join(attrs)}>\n{escape(text)}\n</code-context>"
     if o.format is ContextFormat.JSON:
-        obj: dict[str, object] = {"file": chunk.display_path, "content": text}
+        # (The keys search's JSON gives the same fields: the seed's C# spelled them "file", "startLine".)
+        obj: dict[str, object] = {"path": chunk.display_path, "content": text}
         if o.include_line_numbers:
-            obj["startLine"], obj["endLine"] = lo, hi
+            obj["start_line"], obj["end_line"] = lo, hi
         if chunk.language:
             obj["language"] = chunk.language
         if o.include_scores:
@@ -231,21 +252,29 @@ def _format(chunk: KnowledgeChunk, o: ContextBuildOptions) -> str:
         if note and chunk.inside:
             obj["inside"] = {"line": chunk.inside[0], "text": chunk.inside[1]}
         if stale:
-            obj["stale"], obj["staleNote"] = True, stale
+            obj["stale"], obj["stale_note"] = True, stale
+        if chunk.cut_end is not None:
+            obj["cut"], obj["chunk_end_line"] = True, chunk.cut_end
         return json.dumps(obj, indent=2, ensure_ascii=False)
     if o.format is ContextFormat.PLAIN:
         out = ""
         if o.include_file_headers:
             out += f"File: {chunk.display_path}"
             if o.include_line_numbers:
-                out += f" (lines {lo}-{hi})"
+                out += (
+                    f" (lines {lo}-{hi}"
+                    + (f"; cut to fit, {_cut_words(chunk)}" if chunk.cut_end is not None else "")
+                    + ")"
+                )
             out += "\n" + "-" * 40 + "\n"
         return out + (f"({stale})\n" if stale else "") + (note + "\n" if note else "") + text + "\n"
     out = ""
     if o.include_file_headers:
         out += f"### {chunk.display_path}\n"
         if o.include_line_numbers:
-            out += f"Lines {lo}-{hi}\n"
+            out += (
+                f"Lines {lo}-{hi}" + (f" (cut to fit; {_cut_words(chunk)})" if chunk.cut_end is not None else "") + "\n"
+            )
         if o.include_scores:
             out += f"Relevance: {chunk.relevance:.2f}\n"  # (as search shows it: the calibrated 0-1 relevance)
         out += "\n"
@@ -257,6 +286,11 @@ def _format(chunk: KnowledgeChunk, o: ContextBuildOptions) -> str:
     return out + f"{fence}{chunk.language or 'text'}\n{text}\n{fence}\n"
 
 
+def _cut_words(chunk: KnowledgeChunk) -> str:
+    """What a hit cut to fit the budget says of itself (its first lines are shown): where the rest is."""
+    return f"the chunk goes on to line {chunk.cut_end}"
+
+
 def fence_for(text: str) -> str:
     """A code fence no line of ``text`` can close: longer than its longest run of backticks (CommonMark closes a
     fence with a run of at least its length), and at least three."""
@@ -264,22 +298,27 @@ def fence_for(text: str) -> str:
     return "`" * max(3, longest + 1)
 
 
-def _cut(chunk: KnowledgeChunk, fits: Callable[[KnowledgeChunk], bool]) -> KnowledgeChunk | None:
-    """``chunk`` (without its surrounding lines) if it fits; else its first lines that fit (None: under three)."""
+def _cut(chunk: KnowledgeChunk, fits: Callable[[KnowledgeChunk], bool], least: int = 3) -> KnowledgeChunk | None:
+    """``chunk`` (without its surrounding lines) if it fits; else its first lines that fit, marked cut (None: under
+    ``least`` lines fit)."""
     if fits(chunk):
         return chunk
     lines = chunk.content.split("\n")
-    least = min(3, len(lines))
-    if not fits(replace(chunk, content="\n".join(lines[:least]), end_line=chunk.start_line + least - 1)):
+
+    def first(n: int) -> KnowledgeChunk:
+        return replace(chunk, content="\n".join(lines[:n]), end_line=chunk.start_line + n - 1, cut_end=chunk.end_line)
+
+    least = min(least, len(lines))
+    if not fits(first(least)):
         return None  # (the budget is spent: no search for lines that cannot fit)
     lo, hi = least, len(lines) - 1  # binary search for the most leading lines that fit
     while lo < hi:
         mid = (lo + hi + 1) // 2
-        if fits(replace(chunk, content="\n".join(lines[:mid]), end_line=chunk.start_line + mid - 1)):
+        if fits(first(mid)):
             lo = mid
         else:
             hi = mid - 1
-    return replace(chunk, content="\n".join(lines[:lo]), end_line=chunk.start_line + lo - 1)
+    return first(lo)
 
 
 def _laid_out(pieces: dict[int, KnowledgeChunk], o: ContextBuildOptions) -> list[KnowledgeChunk]:
@@ -348,12 +387,19 @@ def assemble(chunks: list[KnowledgeChunk], options: ContextBuildOptions | None =
     whole = dict(enumerate(ranked))
     bare = {r: replace(c, expanded_context=None, expanded_start=None, expanded_end=None) for r, c in whole.items()}
     pieces: dict[int, KnowledgeChunk] = whole if fits(whole) else bare if fits(bare) else {}
-    bare_only = False
+    bare_only, cut = False, 0
     for rank in bare if not pieces else ():
-        fitted = _cut(bare[rank], lambda c: fits({**pieces, rank: c}))  # noqa: B023 (called at once)
-        if fitted is None or fitted.end_line < bare[rank].end_line:
-            truncated += 1  # left out, or shortened to fit (and still sent)
-        if fitted is not None:
+        # The best hit is never passed over for a weaker one: its first line, cut to fit, if no more fits (a weaker
+        # hit's three lines must fit beside it); when not even that fits, nothing does.
+        least = 1 if rank == 0 else 3
+        fitted = _cut(bare[rank], lambda c: fits({**pieces, rank: c}), least)  # noqa: B023 (called at once)
+        if fitted is None:
+            truncated += 1  # left out: none of its lines sent
+            if rank == 0:
+                truncated += len(bare) - 1
+                break
+        else:
+            cut += fitted.cut_end is not None  # (shortened to fit, and still sent)
             pieces[rank] = fitted
     for rank, chunk in enumerate(ranked if pieces is not whole else ()):
         piece = pieces.get(rank)
@@ -371,8 +417,9 @@ def assemble(chunks: list[KnowledgeChunk], options: ContextBuildOptions | None =
         estimated_tokens=o.count(context),
         chunks_included=len(included),
         chunks_truncated=truncated,
+        chunks_cut=cut,
         files_included=list(dict.fromkeys(c.display_path for c in included)),
-        was_truncated=truncated > 0 or bare_only,
+        was_truncated=truncated > 0 or cut > 0 or bare_only,
         format=o.format,
         build_time=time.perf_counter() - started,
         average_relevance=sum(c.relevance for c in included) / len(included) if included else 0.0,

@@ -28,6 +28,25 @@ class RelevantFile:
                 "below_threshold": self.below_threshold}  # fmt: skip
 
 
+class RelevantFiles(list[RelevantFile]):
+    """The files listed, best first, and (``short``) why fewer than were asked for are listed though more files
+    might match: the search's ranking held no more of them."""
+
+    short: str | None = None
+
+
+def ranking_short(listed: int, asked: int, ranked: int, depth: int, chunks: int) -> str | None:
+    """Why ``listed`` files and not ``asked`` are there when the ranking had no more: it held ``ranked`` chunks,
+    fewer than the ``depth`` asked of it (all it ranks for a question) and fewer than the index's ``chunks`` (a
+    small index, all ranked, has no more files to list). None when the list is full or short for another reason."""
+    if listed >= asked or ranked >= depth or ranked >= chunks:
+        return None
+    return (
+        f"only {listed} files, not {asked}: the search ranked {ranked} chunks for this question (all it ranks for "
+        f"one) and they are in these {listed} files"
+    )
+
+
 #: A file's matches are its chunks among the ranking's first MATCH_DEPTH (and the best one that lists it): the
 #: same count however many files are listed (the hits read for ten files, the default).
 MATCH_DEPTH = 30

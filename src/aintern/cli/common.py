@@ -6,6 +6,7 @@ import contextlib
 import signal
 import sys
 import threading
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -83,8 +84,15 @@ def show_table(table: Any) -> None:
     sys.stdout.flush()
 
 
+def either(values: Iterable[object]) -> str:
+    """``a, b or c``: the choices of a parameter (an Enum's values), as its help lists them. (Its metavar is one
+    word, ``<format>``, as Typer writes ``<int>``: ``<markdown|plain|xml|json>`` folds on an 80-column terminal.)"""
+    words = [str(getattr(v, "value", v)) for v in values]
+    return f"{', '.join(words[:-1])} or {words[-1]}" if len(words) > 1 else "".join(words)
+
+
 #: ``--model``'s help: every model aintern.embed offers.
-MODEL_HELP = f"Embedding model: {', '.join(MODELS[:-1])} or {MODELS[-1]}."
+MODEL_HELP = f"Embedding model: {either(MODELS)}."
 ModelOption = Annotated[str, typer.Option("--model", "-m", help=MODEL_HELP)]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")]
 PathArg = Annotated[

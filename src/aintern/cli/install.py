@@ -6,18 +6,19 @@ import os
 import re
 import tempfile
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Literal, get_args
 
 import typer
 
-from aintern.cli.common import DbOption, app, confirm_or_fail, err, fail
+from aintern.cli.common import DbOption, app, confirm_or_fail, either, err, fail
 
 AgentName = Literal["claude", "cursor", "vscode", "codex", "zed"]
 
 
 @app.command()
 def install(
-    agent: Annotated[AgentName, typer.Argument(help="The coding agent: claude, cursor, vscode, codex or zed.")],
+    # (A str, checked below: as a Literal, Typer's metavar <claude|cursor|...> folds on an 80-column terminal.)
+    agent: Annotated[str, typer.Argument(help=f"The coding agent: {either(get_args(AgentName))}.", show_default=False)],
     print_only: Annotated[bool, typer.Option("--print", help="Only print the configuration; write nothing.")] = False,
     http: Annotated[
         str | None,
@@ -44,6 +45,8 @@ def install(
 
     from aintern import agent_config
 
+    if agent not in get_args(AgentName):
+        raise fail(f"no agent {agent!r}: aintern configures {either(get_args(AgentName))}", 2)
     if token and not http:
         raise fail("--token goes with --http (a server started by the agent needs none)", 2)
     if not re.fullmatch(r"[A-Za-z0-9_-]+", name):

@@ -27,6 +27,7 @@ from aintern.cli.common import (
     checked_question,
     checked_relevance,
     count_parser,
+    either,
     err,
     esc,
     open_scope,
@@ -44,12 +45,13 @@ from aintern.search_checks import CONTEXT_CHUNKS, CONTEXT_LINES, CONTEXT_TOKENS
 @app.command()
 def search(
     question: Annotated[str, typer.Argument(help="What to look for, in your words or as a symbol name.")],
-    k: Annotated[int, typer.Option("-k", help="Number of results.", parser=count_parser("-k"), metavar="INTEGER")] = 10,
+    k: Annotated[int, typer.Option("-k", help="Number of results.", parser=count_parser("-k"), metavar="<int>")] = 10,
     rerank: Annotated[
         RerankingStrategy | None,
         typer.Option(
             "--rerank",
-            help="Reranking after hybrid retrieval (llm: by the configured LLM, one request; "
+            metavar="<strategy>",
+            help=f"Reranking after hybrid retrieval: {either(RerankingStrategy)} (llm: by the configured LLM, one request; "
             "default: the `rerank` setting, else none).",
             show_default=False,
         ),
@@ -61,7 +63,12 @@ def search(
     path_glob: GlobOption = None,
     directory: DirOption = None,
     symbol_type: Annotated[
-        list[SymbolType] | None, typer.Option("--symbol-type", help="Only chunks defining this kind of symbol.")
+        list[SymbolType] | None,
+        typer.Option(
+            "--symbol-type",
+            metavar="<type>",
+            help=f"Only chunks defining this kind of symbol: {either(SymbolType)} (repeatable).",
+        ),
     ] = None,
     workspace: WorkspaceOption = None,
     repo: RepoOption = None,
@@ -77,24 +84,33 @@ def search(
 @app.command()
 def context(
     question: Annotated[str, typer.Argument(help="The question the context is for.")],
-    fmt: Annotated[ContextFormat, typer.Option("--format", help="Layout of the context.")] = ContextFormat.MARKDOWN,
+    fmt: Annotated[
+        ContextFormat,
+        typer.Option("--format", metavar="<format>", help=f"Layout of the context: {either(ContextFormat)}."),
+    ] = ContextFormat.MARKDOWN,
     max_tokens: Annotated[int, typer.Option("--max-tokens", help="Token budget, never exceeded.")] = 4000,
     max_chunks: Annotated[int, typer.Option("--max-chunks")] = 10,
     tokens: Annotated[
-        TokenEstimation, typer.Option("--tokens", help="How tokens are counted.")
+        TokenEstimation,
+        typer.Option("--tokens", metavar="<method>", help=f"How tokens are counted: {either(TokenEstimation)}."),
     ] = TokenEstimation.CHARACTERS,
     min_relevance: Annotated[float, typer.Option("--min-relevance")] = CONTEXT_MIN_RELEVANCE,
     context_lines: Annotated[int, typer.Option("--context-lines", help="Lines around each chunk (0: none).")] = 5,
     scores: Annotated[bool, typer.Option("--scores", help="Include relevance scores.")] = False,
-    rerank: Annotated[RerankingStrategy, typer.Option("--rerank")] = RerankingStrategy.KEYWORD_BOOST,
+    rerank: Annotated[
+        RerankingStrategy,
+        typer.Option("--rerank", metavar="<strategy>", help=f"Reranking: {either(RerankingStrategy)}."),
+    ] = RerankingStrategy.KEYWORD_BOOST,
     lang: LangOption = None,
     path_glob: GlobOption = None,
     workspace: WorkspaceOption = None,
     repo: RepoOption = None,
     all_repos: AllReposOption = False,
     db: DbOption = None,
+    as_json: Annotated[bool, typer.Option("--json", help="The same as --format json.")] = False,
 ) -> None:
     """Print exactly what an LLM would receive for QUESTION (its token count goes to stderr)."""
+    fmt = ContextFormat.JSON if as_json else fmt  # (every command that prints JSON takes --json)
     question = checked_question(question)
     languages = checked_languages(lang)
     min_relevance = checked_relevance("--min-relevance", min_relevance)
@@ -116,17 +132,14 @@ def context(
             err.print(f"no chunk reached relevance {min_relevance}; try a lower --min-relevance")
         raise typer.Exit(3)
     print(result.context)
-    err.print(
-        f"[dim]{count(result.estimated_tokens, 'token')} ({tokens.value}) of {max_tokens:,}; "
-        f"{count(result.chunks_included, 'chunk')} from {count(len(result.files_included), 'file')}; "
-        f"{result.chunks_truncated} left out[/]"
-    )
+    spent = f"{count(result.estimated_tokens, 'token')} ({tokens.value}) of {max_tokens:,}"
+    err.print(f"[dim]{spent}: {esc(result.held())}[/]")
 
 
 @app.command()
 def files(
     question: Annotated[str, typer.Argument(help="What the files should be about.")],
-    n: Annotated[int, typer.Option("-n", help="Number of files.", parser=count_parser("-n"), metavar="INTEGER")] = 10,
+    n: Annotated[int, typer.Option("-n", help="Number of files.", parser=count_parser("-n"), metavar="<int>")] = 10,
     min_relevance: Annotated[
         float, typer.Option("--min-relevance", help="Files under it fill the list, marked, unless --strict.")
     ] = FILES_MARK_RELEVANCE,
@@ -148,6 +161,7 @@ def files(
     found = ws.knowledge.find_relevant_files(question, where, n, min_relevance, fill=not strict)
     if as_json:
         print(json.dumps([f.to_dict() for f in found], indent=2))
+        say_notes([found.short] if found.short else [])  # (stderr: stdout stays the list scripts parse)
         raise typer.Exit(0 if found else 3)
     if not found:
         err.print("no files")
@@ -169,6 +183,7 @@ def files(
             style="dim" if f.below_threshold else None,
         )
     show_table(table)
+    say_notes([found.short] if found.short else [])
     if any(f.below_threshold for f in found):
         err.print(f"[dim]· under relevance {min_relevance}: shown to fill the list (--strict leaves them out)[/]")
     elif strict and len(found) < n:
@@ -180,7 +195,7 @@ def files(
 @app.command()
 def suggest(
     partial: Annotated[str, typer.Argument(help="The start (or part) of a symbol name.")],
-    n: Annotated[int, typer.Option("-n", parser=count_parser("-n"), metavar="INTEGER")] = 10,
+    n: Annotated[int, typer.Option("-n", parser=count_parser("-n"), metavar="<int>")] = 10,
     workspace: WorkspaceOption = None,
     db: DbOption = None,
     as_json: JsonOption = False,

@@ -8,10 +8,11 @@ from typing import Annotated, Any
 
 import typer
 
-from aintern.cli.common import JsonOption, app, console, esc, fail, show_table
+from aintern.cli.common import JsonOption, app, console, esc, fail, say_notes, show_table
 from aintern.config import SETTINGS, Settings, parse_value, set_setting, settings_file
 from aintern.errors import SettingsError
 from aintern.setting_defaults import effective_default
+from aintern.setting_effects import to_apply
 
 config_app = typer.Typer(help="Read and write settings (user config.toml, or a workspace's .aintern.toml).",
                          no_args_is_help=True)  # fmt: skip
@@ -98,6 +99,7 @@ def set_value(
     except SettingsError as exc:
         raise fail(str(exc), 2) from exc
     console.print(f"{key} = {esc(_shown(parsed))} in {esc(path)}", highlight=False)
+    say_notes([note] if (note := to_apply([key], workspace.resolve() if workspace else None)) else [])
 
 
 @config_app.command("unset")
@@ -114,6 +116,7 @@ def unset_value(key: str, workspace: WorkspaceScope = None) -> None:
     except SettingsError as exc:
         raise fail(str(exc), 2) from exc
     console.print(f"{key} removed from {esc(path)}", highlight=False)
+    say_notes([note] if (note := to_apply([key], workspace.resolve() if workspace else None)) else [])
 
 
 def _set_in(path: Path, key: str) -> bool:

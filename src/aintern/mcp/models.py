@@ -97,6 +97,9 @@ class FileHit(BaseModel):
 class FilesResult(BaseModel):
     query: str
     files: list[FileHit]
+    notes: list[str] = Field(
+        default_factory=list, description="Why fewer files than n are listed, when the search had no more"
+    )
 
 
 class Related(BaseModel):

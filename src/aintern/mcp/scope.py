@@ -79,15 +79,20 @@ class Scope:
             return "nothing is indexed yet: call `index` with the repository's folder first"
         inner = self.inside(where)
         served = self.served()
-        if inner:
+        if inner:  # (each repository named once: those it serves, then any it does not)
             ids = {i.id for i in served}
-            mine = [i for i in inner if i.id in ids]
-            pick = (
-                f"name one of them (a folder, an index name or a git remote) in the call: {self._names(mine)}"
-                if mine
-                else "start the server in one of them, or with --repo naming it"
+            mine, others = [i for i in inner if i.id in ids], [i for i in inner if i.id not in ids]
+            if not mine:
+                return (
+                    f"{where} is not indexed; it holds the indexed repositories {self._names(inner)}: start the "
+                    "server in one of them, or with --repo naming it"
+                )
+            held = self._names(mine) + (f"; and {self._names(others)}, which it does not serve" if others else "")
+            which = "one this server serves" if others else "one of them"
+            return (
+                f"{where} is not indexed; it holds the indexed repositories {held}: name {which} in the call "
+                "(a folder, an index name or a git remote)"
             )
-            return f"{where} is not indexed; it holds the indexed repositories {self._names(inner)}: {pick}"
         if served:
             return (
                 f"{where}, where this server was started, is not indexed; it serves {self._names(served)}: name one "

@@ -54,7 +54,7 @@ from aintern.mcp.models import (
 )
 from aintern.mcp.output import call, scope_of, with_notes
 from aintern.mcp.scope import McpConfig, Scope
-from aintern.phases import run_progress, run_words
+from aintern.phases import run_progress, run_steps, run_words
 from aintern.plural import count
 from aintern.retrieve.rerank import RerankingStrategy
 from aintern.search_checks import CONTEXT_TOKENS, SEARCH_TOKENS, RerankNeedsLLM
@@ -263,7 +263,9 @@ class AinternMcp:
                          match_lines=f.match_lines) for f in found]  # fmt: skip
         lines = [f"{f.repo + '/' if f.repo else ''}{f.path}  {f.relevance:.2f}  lines {', '.join(map(str, f.match_lines[:8]))}"
                  for f in files]  # fmt: skip
-        return output.result("\n".join(lines) or "No relevant files.", FilesResult(query=query, files=files))
+        notes = [found.short] if found.short else []
+        text = with_notes(notes, "\n".join(lines) or "No relevant files.")
+        return output.result(text, FilesResult(query=query, files=files, notes=notes))
 
     async def find_related(
         self,
@@ -354,17 +356,21 @@ class AinternMcp:
             raise ToolError(str(exc)) from exc
         if self.config.watch:
             self._watch(root)
-        said, read, total = "", 0, 0
+        last = -1
         while wait and not job.done:
             await anyio.sleep(0.25)
             p = job.progress
-            if p is not None and p.total_files:
-                read, total = p.processed_files, p.total_files
-            # Each phase in words (run_progress), said once: those that count no files (scanning, file vectors, the
-            # full tier) say the files read so far, and may last minutes.
-            if p is not None and (message := run_progress(job, p.current_file)) != said:
-                said = message
-                await ctx.report_progress(read, total or None, message)
+            if p is None:
+                continue
+            # Said when the run has moved on, a step for each phase and each file (phases.run_steps: the MCP spec
+            # wants each notification's progress higher than the last), with its phase in words (run_progress):
+            # those that count no files (finishing, the file vectors, the full tier) are said once, and may last minutes.
+            step, total = run_steps(p.phase.value, *job.files)
+            if step > last:
+                last = step
+                await ctx.report_progress(step, total, run_progress(job, p.current_file))
+        if wait and (ended := run_steps(job.phase, *job.files))[0] > last:  # (its end: complete, all steps done)
+            await ctx.report_progress(*ended, run_progress(job, None))
         r = job.result
         done = IndexResult(
             workspace=str(root), run_id=job.id, phase=job.phase, done=job.done, error=job.error,

@@ -293,7 +293,7 @@ async def context_page(request: Request) -> Response:
         data |= {
             "context": result.context, "tokens": result.estimated_tokens, "chunks": result.chunks_included,
             "files": result.files_included, "left_out": result.chunks_truncated, "truncated": result.was_truncated,
-            "notes": result.notes,
+            "notes": result.notes, "cut": result.chunks_cut, "held": result.held(),
         }  # fmt: skip
     return _page(request, "context.html", data, formats=[f.value for f in ContextFormat],
                  estimations=[t.value for t in TokenEstimation], token_limits=CONTEXT_TOKENS)  # fmt: skip

@@ -13,6 +13,7 @@ from starlette.routing import Route
 from aintern.config import SETTINGS, Settings, parse_json_value, set_settings, user_config_path
 from aintern.errors import SettingsError
 from aintern.setting_defaults import effective_default
+from aintern.setting_effects import to_apply
 from aintern.web.common import HTTPError, WebState, handler, page, read_json, state, text_field
 
 
@@ -76,7 +77,8 @@ async def save_settings(request: Request) -> Response:
     except SettingsError as exc:
         raise HTTPError(400, str(exc), errors={}) from exc
     web.llms.clear()  # an LLM setting may have changed: the next chat loads what is configured now
-    return JSONResponse({"saved": sorted(parsed), "file": str(written)})
+    # (what to run for a setting that waits for the files to be indexed again: as `aintern config set` says it)
+    return JSONResponse({"saved": sorted(parsed), "file": str(written), "to_apply": to_apply(parsed, workspace)})
 
 
 def parse_form(values: dict[str, Any]) -> dict[str, Any]:

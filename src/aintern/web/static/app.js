@@ -587,7 +587,7 @@ function setupSettings() {
     const scope = new FormData(form).get("scope");
     try {
       const saved = await api("POST", `/api/settings${WS ? "?ws=" + WS : ""}`, { scope, values });
-      $("#settings-status").textContent = `Saved ${saved.saved.join(", ")} to ${saved.file}`;
+      $("#settings-status").textContent = `Saved ${saved.saved.join(", ")} to ${saved.file}` + (saved.to_apply ? `. ${saved.to_apply}.` : "");
       Object.entries(values).forEach(([k, v]) => initial.set(k, v));  // (the status line says so: no toast over it)
     } catch (err) {
       const errors = (err.data && err.data.errors) || {};
