@@ -5,19 +5,22 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent
 from pydantic import BaseModel
 
-from aintern.assemble.context import KnowledgeChunk, fence_for
+from aintern.assemble.context import KnowledgeChunk, fenced
 from aintern.assemble.snippets import trim
 from aintern.assemble.tokens import TokenEstimation, count_tokens
 from aintern.errors import AinternError
-from aintern.mcp.models import Hit
+from aintern.mcp.models import Hit, Related, RelatedResult
 from aintern.store import VectorIndex
+
+if TYPE_CHECKING:
+    from aintern.retrieve.related import RelatedChunk
 
 
 def scope_of(indexes: list[VectorIndex]) -> str | list[str]:
@@ -51,8 +54,7 @@ def hits(chunks: list[KnowledgeChunk], several: bool, max_tokens: int) -> tuple[
             head += f"\n({stale})"
         if note := c.opened_above(c.start_line):  # (the code begins inside a string or comment)
             head += f"\n{note}"
-        fence = fence_for(code)  # (code holding a run of backticks would close a plain ``` early)
-        part = f"{head}\n{fence}{c.language or ''}\n{code}\n{fence}"
+        part = f"{head}\n{fenced(code, c.language)}"  # (a fence no run of backticks in the code closes early)
         cost = count_tokens(part, TokenEstimation.TOKENIZER)
         if out and used + cost > max_tokens:
             return out, "\n\n".join(parts), used, True
@@ -60,6 +62,21 @@ def hits(chunks: list[KnowledgeChunk], several: bool, max_tokens: int) -> tuple[
         parts.append(part)
         used += cost
     return out, "\n\n".join(parts) or "No code matched.", used, False
+
+
+def related(found: list[RelatedChunk], answer: RelatedResult) -> CallToolResult:
+    """``find_related``'s answer: each definition, usage or look-alike with its own lines and name, its code fenced
+    as search fences it."""
+    parts = []
+    for r in found:
+        c = r.chunk
+        code, cut = trim(KnowledgeChunk(content=r.content, file_path=c.file_path, start_line=r.start_line,
+                                        end_line=r.end_line, relevance=r.score, language=c.language))  # fmt: skip
+        answer.related.append(Related(path=c.file_path, start_line=r.start_line, end_line=r.end_line, symbol=r.symbol,
+                                      reason=r.reason, code=code, trimmed=cut))  # fmt: skip
+        parts.append(f"{c.file_path}:{r.start_line}-{r.end_line}  {r.reason}{'  ' + r.symbol if r.symbol else ''}\n"
+                     + fenced(code, c.language))  # fmt: skip
+    return result("\n\n".join(parts) or "Nothing related found.", answer)
 
 
 def with_notes(notes: list[str], text: str) -> str:

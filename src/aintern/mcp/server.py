@@ -20,9 +20,8 @@ from mcp.types import CallToolResult
 from pydantic import Field
 
 from aintern import __version__
-from aintern.assemble.context import ContextBuildOptions, ContextFormat, KnowledgeChunk
+from aintern.assemble.context import ContextBuildOptions, ContextFormat
 from aintern.assemble.expand import text_lines
-from aintern.assemble.snippets import trim
 from aintern.chunk.models import SymbolType
 from aintern.config import AGENT_SEARCH_MIN_RELEVANCE, CONTEXT_MIN_RELEVANCE
 from aintern.errors import AinternError
@@ -44,7 +43,6 @@ from aintern.mcp.models import (
     FileHit,
     FilesResult,
     IndexResult,
-    Related,
     RelatedResult,
     Repos,
     SearchResult,
@@ -289,23 +287,13 @@ class AinternMcp:
             self.fresh([index])
             if not self.store.file_hashes(index.id, [rel]):
                 raise ToolError(f"{rel[:300]} is not indexed in {index.workspace_path}")
-            last = len(text_lines(read_indexed_file(self.store, index, rel)))
+            source = read_indexed_file(self.store, index, rel)
+            last = len(text_lines(source))
             if line > last:
                 raise ToolError(f"line: {rel} has {count(last, 'line')}, not {line}")
-            return find_related(self.store, index, rel, line, k)
+            return find_related(self.store, index, rel, line, k, source)
 
-        found = await call(run)
-        related = []
-        for r in found:
-            code, cut = trim(KnowledgeChunk(content=r.chunk.content, file_path=r.chunk.file_path, start_line=r.chunk.start_line,
-                                            end_line=r.chunk.end_line, relevance=r.score))  # fmt: skip
-            related.append(Related(path=r.chunk.file_path, start_line=r.chunk.start_line, end_line=r.chunk.end_line,
-                                   symbol=r.chunk.symbol_name, reason=r.reason, code=code, trimmed=cut))  # fmt: skip
-        text = "\n\n".join(f"{r.path}:{r.start_line}-{r.end_line}  {r.reason}{'  ' + r.symbol if r.symbol else ''}\n{r.code}"
-                           for r in related)  # fmt: skip
-        return output.result(
-            text or "Nothing related found.", RelatedResult(repo=index.name, path=rel, line=line, related=related)
-        )
+        return output.related(await call(run), RelatedResult(repo=index.name, path=rel, line=line, related=[]))
 
     async def symbols(
         self,
