@@ -118,6 +118,10 @@ class RelatedResult(BaseModel):
     path: str
     line: int
     related: list[Related]
+    notes: list[str] = Field(
+        default_factory=list,
+        description="Whose answer this is, when the folder the server was started in is not indexed",
+    )
 
 
 class Symbol(BaseModel):
@@ -130,6 +134,10 @@ class Symbol(BaseModel):
 class SymbolsResult(BaseModel):
     prefix: str
     symbols: list[Symbol]
+    notes: list[str] = Field(
+        default_factory=list,
+        description="Whose answer this is, when the folder the server was started in is not indexed",
+    )
 
 
 class StatusResult(BaseModel, extra="allow"):

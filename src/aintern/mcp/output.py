@@ -76,7 +76,7 @@ def related(found: list[RelatedChunk], answer: RelatedResult) -> CallToolResult:
                                       reason=r.reason, code=code, trimmed=cut))  # fmt: skip
         parts.append(f"{c.file_path}:{r.start_line}-{r.end_line}  {r.reason}{'  ' + r.symbol if r.symbol else ''}\n"
                      + fenced(code, c.language))  # fmt: skip
-    return result("\n\n".join(parts) or "Nothing related found.", answer)
+    return result(with_notes(answer.notes, "\n\n".join(parts) or "Nothing related found."), answer)
 
 
 def with_notes(notes: list[str], text: str) -> str:

@@ -209,9 +209,10 @@ class AinternMcp:
 
         answer = await call(run)
         hits, text, tokens, truncated = output.hits(answer.chunks, several, max_tokens)
-        text = with_notes(answer.notes, text)
+        notes = self.scope.answered_by(repos, indexes) + answer.notes
         found = SearchResult(query=query, repos=[i.name for i in indexes], hits=hits, tokens=tokens,
-                             truncated=truncated, notes=answer.notes)  # fmt: skip
+                             truncated=truncated, notes=notes)  # fmt: skip
+        text = with_notes(notes, text)
         return output.result(text, found)
 
     async def context(
@@ -237,10 +238,11 @@ class AinternMcp:
             return self.knowledge.build_context(query, scope_of(indexes), options)
 
         built = await call(run)
+        notes = self.scope.answered_by(repos, indexes) + built.notes
         made = ContextResult(context=built.context, tokens=built.estimated_tokens, chunks=built.chunks_included,
-                             files=built.files_included, truncated=built.was_truncated, notes=built.notes)  # fmt: skip
+                             files=built.files_included, truncated=built.was_truncated, notes=notes)  # fmt: skip
         text = built.context or "No code in the index is relevant enough to this question."
-        return output.result(with_notes(built.notes, text), made)
+        return output.result(with_notes(notes, text), made)
 
     async def files(
         self,
@@ -261,7 +263,7 @@ class AinternMcp:
                          match_lines=f.match_lines) for f in found]  # fmt: skip
         lines = [f"{f.repo + '/' if f.repo else ''}{f.path}  {f.relevance:.2f}  lines {', '.join(map(str, f.match_lines[:8]))}"
                  for f in files]  # fmt: skip
-        notes = [found.short] if found.short else []
+        notes = self.scope.answered_by(repos, indexes) + ([found.short] if found.short else [])
         text = with_notes(notes, "\n".join(lines) or "No relevant files.")
         return output.result(text, FilesResult(query=query, files=files, notes=notes))
 
@@ -293,7 +295,10 @@ class AinternMcp:
                 raise ToolError(f"line: {rel} has {count(last, 'line')}, not {line}")
             return find_related(self.store, index, rel, line, k, source)
 
-        return output.related(await call(run), RelatedResult(repo=index.name, path=rel, line=line, related=[]))
+        notes = self.scope.answered_by(repo, [index])
+        return output.related(
+            await call(run), RelatedResult(repo=index.name, path=rel, line=line, related=[], notes=notes)
+        )
 
     async def symbols(
         self,
@@ -317,9 +322,9 @@ class AinternMcp:
 
         found = await call(run)
         text = "\n".join(f"{s.name}  {s.type or ''}  {s.repo + '/' if len(indexes) > 1 else ''}{s.path}" for s in found)
-        return output.result(
-            text or f"No definitions start with {prefix!r}.", SymbolsResult(prefix=prefix, symbols=found)
-        )
+        notes = self.scope.answered_by(repos, indexes)
+        text = with_notes(notes, text or f"No definitions start with {prefix!r}.")
+        return output.result(text, SymbolsResult(prefix=prefix, symbols=found, notes=notes))
 
     async def index(
         self,
@@ -398,6 +403,7 @@ class AinternMcp:
                 data["run"] = job.to_dict(log_from=len(job.log))
             data["watching"] = self.jobs.watching(index.workspace_path)
             data["indexed"] = True
+            data["notes"] = self.scope.answered_by(path, [index])  # (this project not indexed: whose status this is)
             return data
 
         data = await call(run)
@@ -406,7 +412,7 @@ class AinternMcp:
             f"{count(data['stale_files'], 'file') + ' changed' if data['stale_files'] else 'up to date'}"
             + (f"; {data['run']['words']}" if data.get("run") else "")
         )  # fmt: skip (phases.run_words)
-        return output.result(text, data)
+        return output.result(with_notes(data["notes"], text), data)
 
     def _not_indexed(self, workspace: Path) -> CallToolResult:
         """The status of the server's own folder before its first index: itself, never another workspace."""
