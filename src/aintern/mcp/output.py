@@ -38,8 +38,9 @@ async def call(fn: Callable[[], Any]) -> Any:
         raise ToolError(str(exc)) from exc
 
 
-def hits(chunks: list[KnowledgeChunk], several: bool, max_tokens: int) -> tuple[list[Hit], str, int, bool]:
-    """The hits as structured results and as compact text (with its tokens), as many as fit ``max_tokens``."""
+def hits(chunks: list[KnowledgeChunk], several: bool, max_tokens: int) -> tuple[list[Hit], str, int, list[str]]:
+    """The hits as structured results and as compact text (with its tokens), as many as fit ``max_tokens``, never
+    more (the best hit alone over it: its first lines that fit), with a note saying what was left out."""
     out: list[Hit] = []
     parts: list[str] = []
     used = 0
@@ -56,12 +57,30 @@ def hits(chunks: list[KnowledgeChunk], several: bool, max_tokens: int) -> tuple[
             head += f"\n{note}"
         part = f"{head}\n{fenced(code, c.language)}"  # (a fence no run of backticks in the code closes early)
         cost = count_tokens(part, TokenEstimation.TOKENIZER)
-        if out and used + cost > max_tokens:
-            return out, "\n\n".join(parts), used, True
+        if used + cost > max_tokens and out:
+            said = f"{len(out)} of {len(chunks)} hits fit in max_tokens {max_tokens:,}: raise it for the rest"
+            return out, "\n\n".join(parts), used, [said]
+        if cost > max_tokens:  # (the best hit alone: its first lines that fit, never more than asked)
+            hit.code, part, cost = _first_lines(head, code, c.language, max_tokens)
+            hit.trimmed = True
+            said = f"max_tokens {max_tokens:,} holds only the first lines of the best hit: raise it for more"
+            return [hit], part, cost, [said]
         out.append(hit)
         parts.append(part)
         used += cost
-    return out, "\n\n".join(parts) or "No code matched.", used, False
+    return out, "\n\n".join(parts) or "No code matched.", used, []
+
+
+def _first_lines(head: str, code: str, language: str | None, budget: int) -> tuple[str, str, int]:
+    """(code, text, tokens) of a hit shown with the most of its first lines that fit ``budget`` (none: its place)."""
+    lines = code.split("\n")
+    for n in range(len(lines) - 1, -1, -1):
+        shown = "\n".join([*lines[:n], "…"])
+        part = f"{head}\n{fenced(shown, language)}"
+        cost = count_tokens(part, TokenEstimation.TOKENIZER)
+        if cost <= budget or n == 0:
+            return shown, part, cost
+    raise AssertionError("unreachable")  # (n == 0 returns)
 
 
 def related(found: list[RelatedChunk], answer: RelatedResult) -> CallToolResult:
