@@ -4,13 +4,17 @@ to its token budget and says why its list is short, a large file's resource come
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx2
 import pytest
 from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
 from test_mcp import index, run, text
+from web_server import WebServer
 
 from aintern.assemble.tokens import TokenEstimation, count_tokens
 from aintern.mcp import AinternMcp, McpConfig
@@ -111,7 +115,12 @@ def test_a_large_file_resource_comes_a_line_range_at_a_time(served: tuple[Path, 
             assert uri.startswith("aintern://file/books/big.txt?lines="), tail
         raise AssertionError("the pieces never ended")
 
-    assert run(server, body) == whole
+    async def over_http(url: str) -> str:  # (as `aintern serve`'s /mcp serves it)
+        async with Client(streamable_http_client(url, http_client=httpx2.AsyncClient(timeout=60))) as c:
+            return await body(c)
+
+    with WebServer(db, workspace=root, watch=False) as web:
+        assert asyncio.run(over_http(web.url + "/mcp")) == whole
 
     async def ranges(c: Client) -> None:
         got = (await c.read_resource("aintern://file/books/big.txt?lines=10-12")).contents[0].text

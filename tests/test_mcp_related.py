@@ -43,6 +43,10 @@ class Checkout:
     def describe(self, cart):
         """One line about the cart."""
         return f"{len(cart.items)} items"
+
+    def keep(self, cart):
+        """Keep the cart for later."""
+        return cart.persist()
 '''
 
 
@@ -51,8 +55,8 @@ def test_find_related_shows_the_definitions_the_line_uses_with_their_own_lines(w
     root.mkdir()
     for name, body in (("helpers.py", HELPERS), ("payments.py", PAYMENTS), ("checkout.py", CHECKOUT)):
         (root / name).write_text(body)
-    for n in range(6):  # (more code than k, so the list fills with look-alikes)
-        (root / f"extra_{n}.py").write_text(f"def extra_{n}(value):\n    return value + {n}\n")
+    for n in range(6):  # (more code than k, so the list fills with look-alikes; six namesakes of `persist`)
+        (root / f"model_{n}.py").write_text(f"class Model{n}:\n    def persist(self):\n        return {n}\n")
     db = web_env / "aintern.db"
     index(root, db)
     at = next(i for i, line in enumerate(CHECKOUT.splitlines(), 1) if "return format_total(" in line)
@@ -60,10 +64,12 @@ def test_find_related_shows_the_definitions_the_line_uses_with_their_own_lines(w
     discount = next(i for i, line in enumerate(helper_lines, 1) if line.startswith("def apply_discount"))
     server = AinternMcp(McpConfig(db=db, workspace=root, watch=False))
 
-    async def body(c: Client) -> Any:
-        return await c.call_tool("find_related", {"path": "checkout.py", "line": at, "k": 6})
+    keep = next(i for i, line in enumerate(CHECKOUT.splitlines(), 1) if "cart.persist()" in line)
 
-    found = run(server, body)
+    async def body(c: Client) -> Any:
+        return [await c.call_tool("find_related", {"path": "checkout.py", "line": line, "k": 6}) for line in (at, keep)]
+
+    found, kept = run(server, body)
     assert not found.is_error, text(found)
     related = found.structured_content["related"]
     definitions = {r["symbol"]: r for r in related if r["reason"] == "definition"}
@@ -80,3 +86,5 @@ def test_find_related_shows_the_definitions_the_line_uses_with_their_own_lines(w
         f"helpers.py:{discount}-{len(helper_lines)}  definition  apply_discount\n```python\ndef apply_discount"
         in text(found)
     ), text(found)
+    # A name this file does not define, and six other definitions share: which one is called cannot be told.
+    assert not [r for r in kept.structured_content["related"] if r["reason"] == "definition"], text(kept)

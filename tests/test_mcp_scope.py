@@ -261,24 +261,27 @@ def test_a_server_with_a_repo_in_a_folder_not_indexed_says_whose_answer_it_gives
     gamma = shop.parent / "gamma"
     gamma.mkdir()
     (gamma / "notes.py").write_text("def gamma_ray(energy):\n    return energy * 2\n")
-    server = AinternMcp(McpConfig(db=db, workspace=gamma, repos=["shop"], watch=False))
     said = f"{gamma}, where this server was started, is not indexed: this answer is from shop ({shop})"
+    stdio = StdioServerParameters(command=sys.executable, args=["-m", "aintern", "mcp", "--db", str(db), "--no-watch", "--repo", "shop"],
+                                  cwd=str(gamma), env={**os.environ, "HF_HUB_OFFLINE": "1"})  # fmt: skip
 
-    async def body(c: Client) -> None:
-        calls: list[tuple[str, dict[str, Any]]] = [
-            ("status", {}), ("search", {"query": "gamma"}), ("context", {"query": "charge the invoice"}),
-            ("files", {"query": "charge invoice"}), ("symbols", {"prefix": "charge"}),
-            ("find_related", {"path": "billing.py", "line": 1}),
-        ]  # fmt: skip
-        for tool, args in calls:
-            result = await c.call_tool(tool, args)
-            assert not result.is_error, (tool, text(result))
-            notes = result.structured_content["notes"]
-            assert len(notes) == 1 and notes[0].startswith(said) and f"call `index` with path '{gamma}'" in notes[0]
-            assert text(result).startswith(f"note: {said}"), (tool, text(result))
-        found = await c.call_tool("search", {"query": "gamma"})
-        assert found.structured_content["repos"] == ["shop"]
-        named = await c.call_tool("search", {"query": "charge invoice", "repos": ["shop"]})
-        assert not named.is_error and named.structured_content["notes"] == [], text(named)
+    async def main() -> None:
+        async with Client(stdio) as c:
+            calls: list[tuple[str, dict[str, Any]]] = [
+                ("status", {}), ("search", {"query": "gamma"}), ("context", {"query": "charge the invoice"}),
+                ("files", {"query": "charge invoice"}), ("symbols", {"prefix": "charge"}),
+                ("find_related", {"path": "billing.py", "line": 1}),
+            ]  # fmt: skip
+            for tool, args in calls:
+                result = await c.call_tool(tool, args)
+                assert not result.is_error, (tool, text(result))
+                notes = result.structured_content["notes"]
+                assert len(notes) == 1 and notes[0].startswith(said), (tool, notes)
+                assert f"call `index` with path '{gamma}'" in notes[0], notes
+                assert text(result).startswith(f"note: {said}"), (tool, text(result))
+            found = await c.call_tool("search", {"query": "gamma"})
+            assert found.structured_content["repos"] == ["shop"]
+            named = await c.call_tool("search", {"query": "charge invoice", "repos": ["shop"]})
+            assert not named.is_error and named.structured_content["notes"] == [], text(named)
 
-    run(server, body)
+    asyncio.run(main())
