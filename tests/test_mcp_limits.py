@@ -18,7 +18,7 @@ from web_server import WebServer
 
 from aintern.assemble.tokens import TokenEstimation, count_tokens
 from aintern.mcp import AinternMcp, McpConfig
-from aintern.mcp.reading import MAX_READ_CHARS
+from aintern.mcp.reading import MAX_READ_CHARS, piece
 from aintern.plural import count
 from aintern.search_checks import CONTEXT_TOKENS, RELEVANCE, RESULTS, SEARCH_TOKENS
 
@@ -151,3 +151,11 @@ def test_the_explain_prompt_describes_and_checks_its_arguments(served: tuple[Pat
         assert "weather.py:2" in said.messages[0].content.text
 
     run(server, body)
+
+
+def test_a_line_longer_than_a_read_is_cut_and_the_lines_after_it_named() -> None:
+    long = "x" * (MAX_READ_CHARS + 10)
+    got = piece(f"a\n{long}\nb\n", "aintern://file/r/min.js", "2-")
+    assert got.startswith("x" * MAX_READ_CHARS + "\n\n[aintern: the first 60,000 characters of line 2"), got[-200:]
+    assert got.endswith("the rest: aintern://file/r/min.js?lines=3-3]\n"), got[-200:]
+    assert piece(long, "u", None).endswith("; no more lines]\n")

@@ -42,15 +42,13 @@ def piece(text: str, uri: str, lines: str | None) -> str:
     for i in range(first, last + 1):
         line = every[i - 1]
         if size + len(line) > MAX_READ_CHARS:
-            if not out:  # (one line longer than a read: its start)
+            if out:
+                shown = f"lines {first}-{i - 1} of {count(len(every), 'line')}"
+            else:  # (one line longer than a read, minified code: its start, and the lines after it)
                 out.append(line[:MAX_READ_CHARS] + "\n")
-                i += 1
-            rest = f"{uri}?lines={i}-{last}"
-            shown = f"lines {first}-{i - 1}" if i - 1 >= first else f"the start of line {first}"
-            return "".join(out) + (
-                f"\n[aintern: {shown} of {count(len(every), 'line')} ({MAX_READ_CHARS:,} characters at most a read); "
-                f"the rest: {rest}]\n"
-            )
+                shown, i = f"the first {MAX_READ_CHARS:,} characters of line {i}, longer than a read", i + 1
+            rest = f"the rest: {uri}?lines={i}-{last}" if i <= last else "no more lines"
+            return "".join(out) + f"\n[aintern: {shown} ({MAX_READ_CHARS:,} characters at most a read); {rest}]\n"
         out.append(line)
         size += len(line)
     return "".join(out)
