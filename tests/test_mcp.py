@@ -162,8 +162,8 @@ def test_bad_input_is_a_tool_error_and_the_server_goes_on(indexed: tuple[Path, P
             # Out of range or meaningless: refused, never clamped or answered (issues 46 and 47).
             ("symbols", {"prefix": "\u0000"}, "prefix: give the start of a name"),
             ("symbols", {"prefix": " \t\x01\x1f "}, "prefix: give the start of a name"),
-            ("search", {"query": "store", "max_tokens": 0}, "max_tokens: between 1 and"),
-            ("search", {"query": "store", "max_tokens": -5}, "max_tokens: between 1 and"),
+            ("search", {"query": "store", "max_tokens": 0}, "max_tokens: between 50 and 100,000, not 0"),
+            ("search", {"query": "store", "max_tokens": 49}, "max_tokens: between 50 and 100,000, not 49"),
             ("search", {"query": "store", "k": -3}, "k: between"),
             ("search", {"query": "store", "min_relevance": 1.5}, "min_relevance: between 0 and 1"),
             ("search", {"query": "store", "language": "klingon"}, "'klingon' is not a language aintern knows"),

@@ -252,3 +252,36 @@ def test_the_project_a_server_was_started_in_is_the_default_beside_its_repo_ones
             assert f"weather ({weather})" in said and "name one" in said, said
 
     run(two_repos, nowhere)
+
+
+def test_a_server_with_a_repo_in_a_folder_not_indexed_says_whose_answer_it_gives(two: tuple[Path, Path, Path]) -> None:
+    """`aintern mcp --repo shop` started in gamma, not indexed: the tools answer from the shop (the user chose it),
+    and every answer says so, with how to index gamma; naming a repository drops the note."""
+    shop, _, db = two
+    gamma = shop.parent / "gamma"
+    gamma.mkdir()
+    (gamma / "notes.py").write_text("def gamma_ray(energy):\n    return energy * 2\n")
+    said = f"{gamma}, where this server was started, is not indexed: this answer is from shop ({shop})"
+    stdio = StdioServerParameters(command=sys.executable, args=["-m", "aintern", "mcp", "--db", str(db), "--no-watch", "--repo", "shop"],
+                                  cwd=str(gamma), env={**os.environ, "HF_HUB_OFFLINE": "1"})  # fmt: skip
+
+    async def main() -> None:
+        async with Client(stdio) as c:
+            calls: list[tuple[str, dict[str, Any]]] = [
+                ("status", {}), ("search", {"query": "gamma"}), ("context", {"query": "charge the invoice"}),
+                ("files", {"query": "charge invoice"}), ("symbols", {"prefix": "charge"}),
+                ("find_related", {"path": "billing.py", "line": 1}),
+            ]  # fmt: skip
+            for tool, args in calls:
+                result = await c.call_tool(tool, args)
+                assert not result.is_error, (tool, text(result))
+                notes = result.structured_content["notes"]
+                assert len(notes) == 1 and notes[0].startswith(said), (tool, notes)
+                assert f"call `index` with path '{gamma}'" in notes[0], notes
+                assert text(result).startswith(f"note: {said}"), (tool, text(result))
+            found = await c.call_tool("search", {"query": "gamma"})
+            assert found.structured_content["repos"] == ["shop"]
+            named = await c.call_tool("search", {"query": "charge invoice", "repos": ["shop"]})
+            assert not named.is_error and named.structured_content["notes"] == [], text(named)
+
+    asyncio.run(main())

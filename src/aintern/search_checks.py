@@ -14,14 +14,17 @@ from functools import cache
 MAX_RESULTS = 100
 #: A number of results (``-k``, ``k``, ``n``).
 RESULTS = (1, MAX_RESULTS)
+#: A calibrated relevance threshold (``--min-relevance``, ``min_relevance``).
+RELEVANCE = (0.0, 1.0)
 #: What every layer says of a question with no visible characters (`aintern search ""`, ``q=``, ``query``).
 EMPTY_QUESTION = "the question is empty (no visible characters)"
 #: Longest path glob (a long run of wildcards makes matching slow).
 MAX_GLOB_CHARS = 500
 #: A context's token budget (``--max-tokens``, ``max_tokens``): the same on the CLI, the web app and MCP.
 CONTEXT_TOKENS = (50, 1_000_000)
-#: The token budget of an MCP search's answer (``max_tokens``: it lands in the agent's window).
-SEARCH_TOKENS = (1, 100_000)
+#: The token budget of an MCP search's answer (``max_tokens``: it lands in the agent's window, so a tenth of a
+#: context's most). Its least is a context's: under it not even one hit's first line and its place fit.
+SEARCH_TOKENS = (CONTEXT_TOKENS[0], 100_000)
 #: Chunks a context holds (``--max-chunks``).
 CONTEXT_CHUNKS = (1, MAX_RESULTS)
 #: Lines shown around each chunk of a context (``--context-lines``; 0: none).
@@ -102,8 +105,9 @@ def result_count(value: float, name: str = "k") -> int:
 
 def relevance(value: float, name: str = "min_relevance") -> float:
     """A calibrated relevance threshold: 0 to 1."""
-    if not (math.isfinite(value) and 0.0 <= value <= 1.0):
-        raise SearchOptionError(f"{name}: between 0 and 1, not {shown(value)}")
+    low, high = RELEVANCE
+    if not (math.isfinite(value) and low <= value <= high):
+        raise SearchOptionError(f"{name}: between {shown(low)} and {shown(high)}, not {shown(value)}")
     return float(value)
 
 

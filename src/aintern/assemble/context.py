@@ -282,13 +282,18 @@ def _format(chunk: KnowledgeChunk, o: ContextBuildOptions) -> str:
         out += f"({stale})\n"
     if note:
         out += note + "\n"
-    fence = fence_for(text)
-    return out + f"{fence}{chunk.language or 'text'}\n{text}\n{fence}\n"
+    return out + fenced(text, chunk.language or "text") + "\n"
 
 
 def _cut_words(chunk: KnowledgeChunk) -> str:
     """What a hit cut to fit the budget says of itself (its first lines are shown): where the rest is."""
     return f"the chunk goes on to line {chunk.cut_end}"
+
+
+def fenced(text: str, language: str | None) -> str:
+    """``text`` in a code fence (of :func:`fence_for`) tagged with its language: how every answer shows code."""
+    fence = fence_for(text)
+    return f"{fence}{language or ''}\n{text}\n{fence}"
 
 
 def fence_for(text: str) -> str:

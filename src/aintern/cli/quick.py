@@ -32,6 +32,7 @@ from aintern.cli.base import (
 from aintern.config import RANKED_MIN_RELEVANCE
 from aintern.knowledge import KnowledgeQueryOptions, scope_options
 from aintern.plural import count
+from aintern.search_notes import short_by_threshold, threshold_words
 
 if TYPE_CHECKING:
     from aintern.chunk.models import SymbolType
@@ -180,11 +181,12 @@ def run_search(
         f"in {result.query_time * 1000:.0f} ms{reranked}"
     )
     tell(summary, "dim", highlight=True)
-    if min_relevance > 0 and len(result.chunks) < k:
-        # Short of what was asked: say whether the threshold is why (a small index may hold no more).
-        everything = ws.knowledge.query(question, replace(options, min_relevance=0.0))
-        if len(everything.chunks) > len(result.chunks):
-            say_short(len(result.chunks), "result", min_relevance, "--min-relevance 0 shows more")
+
+    def unfiltered() -> int:
+        return len(ws.knowledge.query(question, replace(options, min_relevance=0.0)).chunks)
+
+    if short_by_threshold(len(result.chunks), k, min_relevance, unfiltered):  # (a small index may hold no more)
+        say_short(len(result.chunks), "result", min_relevance, "--min-relevance 0 shows more")
 
 
 def _print_plain_lines(lines: list[str], first: int, last: int, number: int) -> None:
@@ -200,4 +202,4 @@ def _print_plain_lines(lines: list[str], first: int, last: int, number: int) -> 
 
 def say_short(found: int, noun: str, min_relevance: float, how: str) -> None:
     """One line on stderr: a list is shorter than asked because of the relevance threshold."""
-    tell(f"{count(found, noun)} above relevance {min_relevance:g} ({how})")
+    tell(threshold_words(found, noun, min_relevance, how))

@@ -7,7 +7,7 @@ changes the watcher saw to be indexed, so an agent never gets the old lines of a
 Scoped: it serves the repositories it was started for (``scope``), and refuses the others.
 
 ``server`` holds the tools, ``scope`` what they may touch, ``args`` their checked arguments, ``models``
-their results and ``output`` how they answer.
+their results, ``output`` how they answer and ``reading`` the file resource (a piece at a time) and the prompt.
 """
 
 from __future__ import annotations

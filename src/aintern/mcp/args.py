@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from mcp.server.mcpserver.exceptions import ToolError
+from pydantic import Field
 
 from aintern import search_checks
 from aintern.search_checks import SearchOptionError
@@ -23,6 +24,16 @@ MAX_PREFIX_CHARS = 200
 #: The arguments that are a number of results, in every tool: what is no number is said as the CLI and the web
 #: app say it (``k: a whole number between 1 and 100, not 'ten'``), not as pydantic does.
 COUNTS = {"k": search_checks.RESULTS, "n": search_checks.RESULTS}
+
+
+def limited(description: str, bounds: tuple[float, float]) -> Any:
+    """The ``Field`` of a bounded argument: its description and its schema's minimum and maximum, from ``bounds`` (a
+    range of aintern.search_checks, the one table of limits). The tool checks the value itself (:func:`between`), to
+    say a wrong one as the CLI and the web app say it."""
+    low, high = (f"{int(b):,}" if float(b).is_integer() else str(b) for b in bounds)
+    return Field(
+        description=f"{description} ({low}-{high})", json_schema_extra={"minimum": bounds[0], "maximum": bounds[1]}
+    )
 
 
 def query(text: str) -> str:

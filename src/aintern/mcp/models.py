@@ -28,8 +28,9 @@ CONTEXT_HELP = (
 )
 FILES_HELP = "The files that matter most for a question, best first, with the lines that matched."
 RELATED_HELP = (
-    "Code related to a location (path and line): the definitions and usages of the symbol there first, "
-    "then code that looks alike. Use it to follow a function to its callers or a call to its definition."
+    "Code related to a location (path and line): the definitions of the names its code uses (each with its own "
+    "lines), then the callers of the definition it is in, then code that looks alike. Use it to follow a function "
+    "to its callers or a call to its definition."
 )
 SYMBOLS_HELP = "Definitions (functions, classes, methods, ...) whose name starts with a prefix, with their files."
 INDEX_HELP = (
@@ -117,6 +118,10 @@ class RelatedResult(BaseModel):
     path: str
     line: int
     related: list[Related]
+    notes: list[str] = Field(
+        default_factory=list,
+        description="Whose answer this is, when the folder the server was started in is not indexed",
+    )
 
 
 class Symbol(BaseModel):
@@ -129,6 +134,10 @@ class Symbol(BaseModel):
 class SymbolsResult(BaseModel):
     prefix: str
     symbols: list[Symbol]
+    notes: list[str] = Field(
+        default_factory=list,
+        description="Whose answer this is, when the folder the server was started in is not indexed",
+    )
 
 
 class StatusResult(BaseModel, extra="allow"):

@@ -5,19 +5,22 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent
 from pydantic import BaseModel
 
-from aintern.assemble.context import KnowledgeChunk, fence_for
+from aintern.assemble.context import KnowledgeChunk, fenced
 from aintern.assemble.snippets import trim
 from aintern.assemble.tokens import TokenEstimation, count_tokens
 from aintern.errors import AinternError
-from aintern.mcp.models import Hit
+from aintern.mcp.models import Hit, Related, RelatedResult
 from aintern.store import VectorIndex
+
+if TYPE_CHECKING:
+    from aintern.retrieve.related import RelatedChunk
 
 
 def scope_of(indexes: list[VectorIndex]) -> str | list[str]:
@@ -35,8 +38,9 @@ async def call(fn: Callable[[], Any]) -> Any:
         raise ToolError(str(exc)) from exc
 
 
-def hits(chunks: list[KnowledgeChunk], several: bool, max_tokens: int) -> tuple[list[Hit], str, int, bool]:
-    """The hits as structured results and as compact text (with its tokens), as many as fit ``max_tokens``."""
+def hits(chunks: list[KnowledgeChunk], several: bool, max_tokens: int) -> tuple[list[Hit], str, int, list[str]]:
+    """The hits as structured results and as compact text (with its tokens), as many as fit ``max_tokens``, never
+    more (the best hit alone over it: its first lines that fit), with a note saying what was left out."""
     out: list[Hit] = []
     parts: list[str] = []
     used = 0
@@ -51,15 +55,47 @@ def hits(chunks: list[KnowledgeChunk], several: bool, max_tokens: int) -> tuple[
             head += f"\n({stale})"
         if note := c.opened_above(c.start_line):  # (the code begins inside a string or comment)
             head += f"\n{note}"
-        fence = fence_for(code)  # (code holding a run of backticks would close a plain ``` early)
-        part = f"{head}\n{fence}{c.language or ''}\n{code}\n{fence}"
+        part = f"{head}\n{fenced(code, c.language)}"  # (a fence no run of backticks in the code closes early)
         cost = count_tokens(part, TokenEstimation.TOKENIZER)
-        if out and used + cost > max_tokens:
-            return out, "\n\n".join(parts), used, True
+        if used + cost > max_tokens and out:
+            said = f"{len(out)} of {len(chunks)} hits fit in max_tokens {max_tokens:,}: raise it for the rest"
+            return out, "\n\n".join(parts), used, [said]
+        if cost > max_tokens:  # (the best hit alone: its first lines that fit, never more than asked)
+            hit.code, part, cost = _first_lines(head, code, c.language, max_tokens)
+            hit.trimmed = True
+            said = f"max_tokens {max_tokens:,} holds only the first lines of the best hit: raise it for more"
+            return [hit], part, cost, [said]
         out.append(hit)
         parts.append(part)
         used += cost
-    return out, "\n\n".join(parts) or "No code matched.", used, False
+    return out, "\n\n".join(parts) or "No code matched.", used, []
+
+
+def _first_lines(head: str, code: str, language: str | None, budget: int) -> tuple[str, str, int]:
+    """(code, text, tokens) of a hit shown with the most of its first lines that fit ``budget`` (none: its place)."""
+    lines = code.split("\n")
+    for n in range(len(lines) - 1, -1, -1):
+        shown = "\n".join([*lines[:n], "…"])
+        part = f"{head}\n{fenced(shown, language)}"
+        cost = count_tokens(part, TokenEstimation.TOKENIZER)
+        if cost <= budget or n == 0:
+            return shown, part, cost
+    raise AssertionError("unreachable")  # (n == 0 returns)
+
+
+def related(found: list[RelatedChunk], answer: RelatedResult) -> CallToolResult:
+    """``find_related``'s answer: each definition, usage or look-alike with its own lines and name, its code fenced
+    as search fences it."""
+    parts = []
+    for r in found:
+        c = r.chunk
+        code, cut = trim(KnowledgeChunk(content=r.content, file_path=c.file_path, start_line=r.start_line,
+                                        end_line=r.end_line, relevance=r.score, language=c.language))  # fmt: skip
+        answer.related.append(Related(path=c.file_path, start_line=r.start_line, end_line=r.end_line, symbol=r.symbol,
+                                      reason=r.reason, code=code, trimmed=cut))  # fmt: skip
+        parts.append(f"{c.file_path}:{r.start_line}-{r.end_line}  {r.reason}{'  ' + r.symbol if r.symbol else ''}\n"
+                     + fenced(code, c.language))  # fmt: skip
+    return result(with_notes(answer.notes, "\n\n".join(parts) or "Nothing related found."), answer)
 
 
 def with_notes(notes: list[str], text: str) -> str:

@@ -2,8 +2,9 @@
 
 An agent in project A must not read, index or delete project B through a server started for A: the
 server serves its folder and its ``--repo`` ones, or every index with ``--all-repos`` (``aintern serve``'s
-/mcp holds every index of its database). A folder that is not indexed is said so, never answered with
-another project's results."""
+/mcp holds every index of its database). A folder that is not indexed is said so: with nothing else served, as
+the tools' error; with ``--repo`` ones (the user chose them) or every index served, as a note on each answer
+from them, naming them, so another project's results are never taken for the folder's own."""
 
 from __future__ import annotations
 
@@ -103,6 +104,22 @@ class Scope:
             f"{where} is not indexed: call `index` with path {str(where)!r} (or run `aintern index` in it), "
             "then ask again"
         )
+
+    def answered_by(self, named: list[str] | str | None, indexes: list[VectorIndex]) -> list[str]:
+        """The note of an answer from the defaults (``named``: the repositories the call named, none) of a server
+        started in a folder that is not indexed: which repositories answered (the ``--repo`` ones the user chose,
+        or every one served) and how to index the folder. An answer never passes another project's results off
+        as the folder's own."""
+        where = self.config.workspace
+        said = [named] if isinstance(named, str) else named or []
+        if where is None or not indexes or any(s.strip() for s in said) or self.store.find_index_above(where):
+            return []
+        chosen = "the --repo ones it was started with" if self.own() else "every repository it serves"
+        fix = "" if self.inside(where) else f"; call `index` with path {str(where)!r} to index it"
+        return [
+            f"{where}, where this server was started, is not indexed: this answer is from {self._names(indexes)}, "
+            f"{chosen}{fix}"
+        ]
 
     def resolve(self, specs: list[str] | None) -> list[VectorIndex]:
         """The served indexes ``specs`` name (the defaults when none); a tool error for anything else."""

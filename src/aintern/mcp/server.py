@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import contextlib
 import logging
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Any, Literal
+from urllib.parse import quote
 
 import anyio
 from mcp.server.mcpserver import Context
@@ -20,15 +22,14 @@ from mcp.types import CallToolResult
 from pydantic import Field
 
 from aintern import __version__
-from aintern.assemble.context import ContextBuildOptions, ContextFormat, KnowledgeChunk
+from aintern.assemble.context import ContextBuildOptions, ContextFormat
 from aintern.assemble.expand import text_lines
-from aintern.assemble.snippets import trim
 from aintern.chunk.models import SymbolType
 from aintern.config import AGENT_SEARCH_MIN_RELEVANCE, CONTEXT_MIN_RELEVANCE
 from aintern.errors import AinternError
 from aintern.jobs import Jobs
 from aintern.knowledge import KnowledgeQueryOptions, KnowledgeQueryResult, KnowledgeService, scope_options
-from aintern.mcp import args, output
+from aintern.mcp import args, output, reading
 from aintern.mcp.checked import CheckedServer
 from aintern.mcp.models import (
     CLEAR_HELP,
@@ -44,7 +45,6 @@ from aintern.mcp.models import (
     FileHit,
     FilesResult,
     IndexResult,
-    Related,
     RelatedResult,
     Repos,
     SearchResult,
@@ -57,7 +57,8 @@ from aintern.mcp.scope import McpConfig, Scope
 from aintern.phases import run_progress, run_steps, run_words
 from aintern.plural import count
 from aintern.retrieve.rerank import RerankingStrategy
-from aintern.search_checks import CONTEXT_TOKENS, SEARCH_TOKENS, RerankNeedsLLM
+from aintern.search_checks import CONTEXT_TOKENS, RELEVANCE, RESULTS, SEARCH_TOKENS, RerankNeedsLLM
+from aintern.search_notes import short_by_threshold, threshold_words
 from aintern.store import SqliteStore, VectorIndex
 from aintern.workspace import knowledge_service
 
@@ -155,25 +156,27 @@ class AinternMcp:
         s.add_tool(self.index, title="Index a repository", description=INDEX_HELP)
         s.add_tool(self.status, title="Index status", description=STATUS_HELP)
         s.add_tool(self.clear, title="Delete an index", description=CLEAR_HELP)
-        s.resource("aintern://file/{repo}/{+path}", name="file", mime_type="text/plain",
+        s.resource(reading.FILE_URI, name="file", mime_type="text/plain",
                    description="An indexed file of a repository, its secrets masked as search masks them (read-only, "
-                               "inside the repository only)")(self.read_file)  # fmt: skip
+                               f"inside the repository only), {reading.MAX_READ_CHARS:,} characters at most a read: "
+                               "`lines=START-END` reads a range, and a longer file's piece ends with a line naming "
+                               "the next")(self.read_file)  # fmt: skip
         s.prompt(name="explain", description="Explain the code at a location, citing file:line sources")(self.explain)
 
     async def search(
         self,
         query: Annotated[str, Field(description="A question in plain words, or a name (function, class, file)")],
         repos: Repos = None,
-        k: Annotated[int, Field(description="Most hits to return (1-100)")] = 10,
+        k: Annotated[int, args.limited("Most hits to return", RESULTS)] = 10,
         language: Annotated[str | None, Field(description="Only this language, e.g. python (or py, .py)")] = None,
         path: Annotated[str | None, Field(description="Only files matching this glob, e.g. src/**/*.py")] = None,
         symbol_type: Annotated[
             str | None, Field(description="Only definitions of this kind: function, class, method, ...")
         ] = None,
-        min_relevance: Annotated[float | None, Field(description="Lowest relevance 0-1 (default 0.1)")] = None,
-        max_tokens: Annotated[
-            int, Field(description=f"Budget for the whole answer, in tokens ({SEARCH_TOKENS[0]}-{SEARCH_TOKENS[1]})")
-        ] = 4000,
+        min_relevance: Annotated[
+            float | None, args.limited(f"Lowest relevance (default {SEARCH_MIN_RELEVANCE:g})", RELEVANCE)
+        ] = None,
+        max_tokens: Annotated[int, args.limited("Budget for the whole answer, in tokens", SEARCH_TOKENS)] = 4000,
         rerank: Annotated[
             Literal["none", "llm"] | None,
             Field(
@@ -210,18 +213,25 @@ class AinternMcp:
                 raise ToolError(exc.said_as('rerank "llm"')) from exc
 
         answer = await call(run)
-        hits, text, tokens, truncated = output.hits(answer.chunks, several, max_tokens)
-        text = with_notes(answer.notes, text)
+        hits, text, tokens, left_out = output.hits(answer.chunks, several, max_tokens)
+
+        def unfiltered() -> int:  # (asked only of a short list: how many a search without the threshold lists)
+            every = replace(options, min_relevance=0.0, reranking=RerankingStrategy.NONE)  # (no second LLM call)
+            return len(self.knowledge.query(query, every).chunks)
+
+        floor = options.min_relevance
+        short = await call(lambda: short_by_threshold(len(answer.chunks), k, floor, unfiltered))
+        notes = self.scope.answered_by(repos, indexes) + answer.notes + left_out
+        notes += [threshold_words(len(answer.chunks), "hit", floor, "min_relevance 0 shows more")] if short else []
         found = SearchResult(query=query, repos=[i.name for i in indexes], hits=hits, tokens=tokens,
-                             truncated=truncated, notes=answer.notes)  # fmt: skip
+                             truncated=bool(left_out), notes=notes)  # fmt: skip
+        text = with_notes(notes, text)
         return output.result(text, found)
 
     async def context(
         self,
         query: Annotated[str, Field(description="What the code is needed for")],
-        max_tokens: Annotated[
-            int, Field(description=f"Token budget of the block ({CONTEXT_TOKENS[0]}-{CONTEXT_TOKENS[1]})")
-        ] = 4000,
+        max_tokens: Annotated[int, args.limited("Token budget of the block", CONTEXT_TOKENS)] = 4000,
         format: Annotated[
             Literal["markdown", "xml", "json", "plain"], Field(description="Layout of the block")
         ] = "markdown",
@@ -239,15 +249,16 @@ class AinternMcp:
             return self.knowledge.build_context(query, scope_of(indexes), options)
 
         built = await call(run)
+        notes = self.scope.answered_by(repos, indexes) + built.notes
         made = ContextResult(context=built.context, tokens=built.estimated_tokens, chunks=built.chunks_included,
-                             files=built.files_included, truncated=built.was_truncated, notes=built.notes)  # fmt: skip
+                             files=built.files_included, truncated=built.was_truncated, notes=notes)  # fmt: skip
         text = built.context or "No code in the index is relevant enough to this question."
-        return output.result(with_notes(built.notes, text), made)
+        return output.result(with_notes(notes, text), made)
 
     async def files(
         self,
         query: Annotated[str, Field(description="A question or a name")],
-        n: Annotated[int, Field(description="Most files to return (1-100)")] = 10,
+        n: Annotated[int, args.limited("Most files to return", RESULTS)] = 10,
         repos: Repos = None,
     ) -> Annotated[CallToolResult, FilesResult]:
         query = args.query(query)
@@ -263,15 +274,15 @@ class AinternMcp:
                          match_lines=f.match_lines) for f in found]  # fmt: skip
         lines = [f"{f.repo + '/' if f.repo else ''}{f.path}  {f.relevance:.2f}  lines {', '.join(map(str, f.match_lines[:8]))}"
                  for f in files]  # fmt: skip
-        notes = [found.short] if found.short else []
+        notes = self.scope.answered_by(repos, indexes) + ([found.short] if found.short else [])
         text = with_notes(notes, "\n".join(lines) or "No relevant files.")
         return output.result(text, FilesResult(query=query, files=files, notes=notes))
 
     async def find_related(
         self,
         path: Annotated[str, Field(description="File path, relative to its repository")],
-        line: Annotated[int, Field(description="A line in that file (1-based)")],
-        k: Annotated[int, Field(description="Most results (1-100)")] = 10,
+        line: Annotated[int, Field(description="A line in that file (1-based)", json_schema_extra={"minimum": 1})],
+        k: Annotated[int, args.limited("Most results", RESULTS)] = 10,
         repo: Annotated[str | None, Field(description="The repository; default: this project")] = None,
     ) -> Annotated[CallToolResult, RelatedResult]:
         from aintern.retrieve.related import find_related
@@ -289,29 +300,22 @@ class AinternMcp:
             self.fresh([index])
             if not self.store.file_hashes(index.id, [rel]):
                 raise ToolError(f"{rel[:300]} is not indexed in {index.workspace_path}")
-            last = len(text_lines(read_indexed_file(self.store, index, rel)))
+            source = read_indexed_file(self.store, index, rel)
+            last = len(text_lines(source))
             if line > last:
                 raise ToolError(f"line: {rel} has {count(last, 'line')}, not {line}")
-            return find_related(self.store, index, rel, line, k)
+            return find_related(self.store, index, rel, line, k, source)
 
-        found = await call(run)
-        related = []
-        for r in found:
-            code, cut = trim(KnowledgeChunk(content=r.chunk.content, file_path=r.chunk.file_path, start_line=r.chunk.start_line,
-                                            end_line=r.chunk.end_line, relevance=r.score))  # fmt: skip
-            related.append(Related(path=r.chunk.file_path, start_line=r.chunk.start_line, end_line=r.chunk.end_line,
-                                   symbol=r.chunk.symbol_name, reason=r.reason, code=code, trimmed=cut))  # fmt: skip
-        text = "\n\n".join(f"{r.path}:{r.start_line}-{r.end_line}  {r.reason}{'  ' + r.symbol if r.symbol else ''}\n{r.code}"
-                           for r in related)  # fmt: skip
-        return output.result(
-            text or "Nothing related found.", RelatedResult(repo=index.name, path=rel, line=line, related=related)
+        notes = self.scope.answered_by(repo, [index])
+        return output.related(
+            await call(run), RelatedResult(repo=index.name, path=rel, line=line, related=[], notes=notes)
         )
 
     async def symbols(
         self,
         prefix: Annotated[str, Field(description="The start of a name, e.g. open_conn or UserServ")],
         repos: Repos = None,
-        k: Annotated[int, Field(description="Most results (1-100)")] = 20,
+        k: Annotated[int, args.limited("Most results", RESULTS)] = 20,
     ) -> Annotated[CallToolResult, SymbolsResult]:
         prefix = args.prefix(prefix)
         k = args.count(k)
@@ -329,9 +333,9 @@ class AinternMcp:
 
         found = await call(run)
         text = "\n".join(f"{s.name}  {s.type or ''}  {s.repo + '/' if len(indexes) > 1 else ''}{s.path}" for s in found)
-        return output.result(
-            text or f"No definitions start with {prefix!r}.", SymbolsResult(prefix=prefix, symbols=found)
-        )
+        notes = self.scope.answered_by(repos, indexes)
+        text = with_notes(notes, text or f"No definitions start with {prefix!r}.")
+        return output.result(text, SymbolsResult(prefix=prefix, symbols=found, notes=notes))
 
     async def index(
         self,
@@ -410,6 +414,7 @@ class AinternMcp:
                 data["run"] = job.to_dict(log_from=len(job.log))
             data["watching"] = self.jobs.watching(index.workspace_path)
             data["indexed"] = True
+            data["notes"] = self.scope.answered_by(path, [index])  # (this project not indexed: whose status this is)
             return data
 
         data = await call(run)
@@ -418,7 +423,7 @@ class AinternMcp:
             f"{count(data['stale_files'], 'file') + ' changed' if data['stale_files'] else 'up to date'}"
             + (f"; {data['run']['words']}" if data.get("run") else "")
         )  # fmt: skip (phases.run_words)
-        return output.result(text, data)
+        return output.result(with_notes(data["notes"], text), data)
 
     def _not_indexed(self, workspace: Path) -> CallToolResult:
         """The status of the server's own folder before its first index: itself, never another workspace."""
@@ -439,19 +444,28 @@ class AinternMcp:
 
     # -- resources and prompts -------------------------------------------------------------------------
 
-    def read_file(self, repo: str, path: str) -> str:
+    def read_file(self, repo: str, path: str, lines: str | None = None) -> str:
         from aintern.workspace import read_indexed_file
 
         try:
             index = self.scope.one(repo, "read", required=True)
-            return read_indexed_file(self.store, index, path)
+            text = read_indexed_file(self.store, index, path)
         except (AinternError, ToolError) as exc:
             raise ResourceError(str(exc)) from exc
+        return reading.piece(text, f"aintern://file/{quote(repo, safe='')}/{quote(path)}", lines)
 
-    def explain(self, path: str, line: str = "1", question: str = "") -> str:
+    def explain(
+        self,
+        path: reading.FilePath,
+        line: reading.Line = "1",
+        question: reading.Question = "",
+        repo: reading.Repo = None,
+    ) -> str:
         """Explain the code at a location with its sources."""
+        path, number = reading.explained_location(self.scope, path, line, repo)
         return (
-            f"Explain the code at {path}:{line}{' — ' + question if question else ''}.\n"
-            f"Use the aintern tools: `find_related` with path={path!r} and line={line} for its definitions and "
-            "usages, `search` for anything else you need. Cite every claim with its source as path:line."
+            f"Explain the code at {path}:{number}{' — ' + question if question else ''}.\n"
+            f"Use the aintern tools: `find_related` with path={path!r} and line={number}"
+            f"{f' and repo={repo!r}' if repo else ''} for its definitions and usages, `search` for anything else you "
+            "need. Cite every claim with its source as path:line."
         )

@@ -1,21 +1,37 @@
-"""Code related to a location (``find_related``): the definitions of the names used on its line, then
-the enclosing definition's other definitions and its usages (callers), then the chunks whose vectors
-are nearest to the location's own.
+"""Code related to a location (``find_related``): the definitions of the names the code at its line uses, then
+the enclosing definition's other definitions and its usages (callers), then the chunks whose vectors are
+nearest to the location's own, up to ``k`` of them.
+
+A name used at the line is a name in its code, read off the file's syntax tree: a word of a comment or a
+string is no use of anything ("avoid all attacks, including login" calls neither ``all`` nor ``login``).
 
 A name defined in the location's own file is defined there: its definitions in that file (its class's
 first) are the definitions, and a namesake in another file is not (requests' ``Session.request`` is
-defined in sessions.py; api.py's ``request`` function calls it, it does not define it)."""
+defined in sessions.py; api.py's ``request`` function calls it, it does not define it). A name this file
+does not define, and that more than :data:`MAX_NAMESAKES` definitions elsewhere share (``get``, ``all``),
+names none of them: which one the line calls cannot be told by its name.
+
+A definition is shown with its own lines and name: one nested in a chunk that opens with another definition
+(a module's helpers merged into one chunk) is that definition's lines of the chunk, never the chunk under
+its first name."""
 
 from __future__ import annotations
 
 import re
 from array import array
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Literal
 
-from aintern.chunk.models import TextChunk, chunk_definitions, overlaps
+from aintern.chunk.models import TextChunk, chunk_definitions
 from aintern.store import Store, VectorIndex, VectorSearchOptions
 
+#: Why a chunk is related (see RelatedChunk.reason).
+Reason = Literal["definition", "usage", "similar"]
 IDENTIFIER = re.compile(r"[A-Za-z_$][\w$]*")
+#: Most definitions in other files a name may have and still be taken as the one used (see the module's note).
+MAX_NAMESAKES = 3
+#: Most nearest chunks asked for while filling the list to ``k`` (chunks that overlap what is shown are skipped).
+MAX_NEAREST = 1000
 
 
 @dataclass
@@ -24,58 +40,172 @@ class RelatedChunk:
     chunk_id: int
     #: ``definition`` (defines a name used at the location), ``usage`` (names the location's enclosing
     #: definition: a caller) or ``similar`` (nearest vectors).
-    reason: str
+    reason: Reason
     score: float
+    #: The lines shown (a definition's own, within its chunk) and their name; the chunk's when 0/None.
+    start_line: int = 0
+    end_line: int = 0
+    symbol: str | None = field(default=None)
+
+    def __post_init__(self) -> None:
+        if not self.start_line:
+            self.start_line, self.end_line = self.chunk.start_line, self.chunk.end_line
+            self.symbol = self.symbol or self.chunk.symbol_name
+
+    @property
+    def content(self) -> str:
+        """The chunk's text of the lines shown."""
+        lines = self.chunk.content.split("\n")
+        first = self.start_line - self.chunk.start_line
+        return "\n".join(lines[first : first + self.end_line - self.start_line + 1])
 
 
-def find_related(store: Store, index: VectorIndex, path: str, line: int, k: int = 10) -> list[RelatedChunk]:
-    """Up to ``k`` chunks related to ``path:line``; ValueError when the file is not indexed."""
+def find_related(
+    store: Store, index: VectorIndex, path: str, line: int, k: int = 10, source: str | None = None
+) -> list[RelatedChunk]:
+    """Up to ``k`` chunks related to ``path:line``; ValueError when the file is not indexed. ``source``: the
+    file's text, read for the names its line uses (default: the chunk's own text)."""
     chunk_id = store.chunk_at(index.id, path, line)
     if chunk_id is None:
         raise ValueError(f"{path} is not indexed in {index.workspace_path}")
     here = store.get_chunks([chunk_id])[chunk_id]
     symbol, parent = _symbol_at(here, line)
     own = {d[0] for d in chunk_definitions(here)} | ({here.symbol_name} if here.symbol_name else set())
+    spot = _own_lines(here, line)
     found: list[RelatedChunk] = []
 
-    def definitions(name: str) -> None:
-        """The chunks that define ``name``: those of this file when it defines it (its class's first)."""
-        ids = store.chunks_defining(index.id, name, options, k)
+    def taken(path: str, start: int, end: int) -> bool:
+        return any(r.chunk.file_path == path and r.start_line <= end and start <= r.end_line for r in found)
+
+    def definitions(name: str, used: bool) -> None:
+        """The chunks that define ``name``: those of this file when it defines it (its class's first); a name used
+        at the line that many files define names none (``used``: not the enclosing definition's own name)."""
+        ids = store.chunks_defining(index.id, name, options, max(k, MAX_NAMESAKES + 1))
         chunks = store.get_chunks(ids)
         ids = [cid for cid in ids if cid in chunks]
         local = [cid for cid in ids if chunks[cid].file_path == here.file_path]
-        ids = local if local or name in own else ids
-        add(sorted(ids, key=lambda cid: (chunks[cid].file_path != here.file_path, _parent(chunks[cid], name) != parent)),
-            "definition")  # fmt: skip
+        if local or name in own:
+            ids = local
+        elif used and len(ids) > MAX_NAMESAKES:
+            return
+        for cid in sorted(
+            ids, key=lambda c: (chunks[c].file_path != here.file_path, _parent(chunks[c], name) != parent)
+        ):
+            if len(found) >= k:
+                return
+            c = chunks[cid]
+            start, end = _lines_of(c, name, parent)
+            if (c.file_path == here.file_path and start <= spot[1] and spot[0] <= end) or taken(
+                c.file_path, start, end
+            ):
+                continue
+            found.append(RelatedChunk(c, cid, "definition", 1.0, start, end, name))
 
-    def add(ids: list[int], reason: str, scores: dict[int, float] | None = None) -> None:
+    def add(ids: list[int], reason: Reason, scores: dict[int, float]) -> None:
         chunks = store.get_chunks(ids)
         for cid in ids:
             c = chunks.get(cid)
-            if c is None or len(found) >= k or overlaps(c, here) or any(overlaps(c, r.chunk) for r in found):
+            if c is None or len(found) >= k or cid == chunk_id or taken(c.file_path, c.start_line, c.end_line):
                 continue
-            found.append(RelatedChunk(c, cid, reason, (scores or {}).get(cid, 1.0)))
+            if c.file_path == here.file_path and c.start_line <= here.end_line and here.start_line <= c.end_line:
+                continue  # (the location's own code, or a window overlapping it)
+            found.append(RelatedChunk(c, cid, reason, scores.get(cid, 1.0)))
 
     options = VectorSearchOptions(top_k=k)
-    lines = here.content.splitlines()
-    text = lines[line - here.start_line] if 0 <= line - here.start_line < len(lines) else ""
-    for name in dict.fromkeys(IDENTIFIER.findall(text)):
+    for name in names_used(here, line, source):
         if name != symbol and len(name) > 2:
-            definitions(name)
+            definitions(name, used=True)
     if symbol:
-        definitions(symbol)
+        definitions(symbol, used=False)
         # Usages: chunks whose text names the symbol as a whole word (keyword search finds candidates).
         word = re.compile(rf"(?<![\w$]){re.escape(symbol)}(?![\w$])")
         usages = [r for r in store.keyword_search(index.id, symbol, VectorSearchOptions(top_k=k * 3))
                   if word.search(r.chunk.content)]  # fmt: skip
         add([r.chunk_id for r in usages], "usage", {r.chunk_id: r.score for r in usages})
     stored = store.vectors(index.id, [chunk_id]).get(chunk_id)
-    if stored is not None and len(found) < k:
+    wanted = k * 2 + 1
+    while stored is not None and len(found) < k:
+        # Nearest first, as many as fill the list: the nearest of a long function are its own overlapping windows.
         vector = array("f")
         vector.frombytes(stored)
-        near = store.knn(index.id, vector, k * 2 + 1, VectorSearchOptions(top_k=k * 2 + 1))
-        add([cid for cid, _ in near if cid != chunk_id], "similar", dict(near))
+        near = store.knn(index.id, vector, wanted, VectorSearchOptions(top_k=wanted))
+        add([cid for cid, _ in near], "similar", dict(near))
+        if len(near) < wanted or wanted >= MAX_NEAREST:
+            break
+        wanted = min(wanted * 4, MAX_NEAREST)
     return found
+
+
+def names_used(chunk: TextChunk, line: int, source: str | None = None) -> list[str]:
+    """The names the code at ``line`` uses, in order, once each: its identifiers as the language's grammar reads
+    them (never a word of a comment or a string), from ``source`` (the whole file) or else the chunk's text. A
+    language aintern has no grammar for: the words of the line."""
+    text, row = (source, line - 1) if source is not None else (chunk.content, line - chunk.start_line)
+    lines = text.split("\n")
+    if not 0 <= row < len(lines):
+        return []
+    names = _identifiers(chunk.language, text, row)
+    return list(dict.fromkeys(IDENTIFIER.findall(lines[row]) if names is None else names))
+
+
+def _identifiers(language: str | None, text: str, row: int) -> list[str] | None:
+    """The identifier tokens on ``row`` (0-based) of ``text`` parsed as ``language``; None without its grammar."""
+    if not language:
+        return None
+    try:
+        from aintern.chunk.forms import parser_text
+        from aintern.chunk.nodes import get_parser
+
+        root = get_parser(language).parse(parser_text(language, text).encode("utf-8", "surrogatepass")).root_node
+    except (LookupError, ValueError, ImportError):  # (a language with no grammar: text, markdown, ...)
+        return None
+    out: list[tuple[int, str]] = []
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.end_point[0] < row or node.start_point[0] > row:
+            continue
+        if node.child_count:
+            stack.extend(node.children)
+        elif node.start_point[0] == row and node.is_named and _is_name(node.type):
+            out.append((node.start_byte, (node.text or b"").decode("utf-8", "replace").lstrip("#")))
+    return [name for _, name in sorted(out)]
+
+
+def _is_name(kind: str) -> bool:
+    """Whether a leaf of this type is a name (``identifier``, ``field_identifier``, Ruby's ``constant``...)."""
+    return kind.endswith("identifier") or kind in ("constant", "name", "word", "simple_identifier")
+
+
+def _own_lines(chunk: TextChunk, line: int) -> tuple[int, int]:
+    """The lines of ``chunk`` that are the definition at ``line``: the innermost one recorded that holds it, else
+    the chunk less its recorded siblings (a merged chunk's other functions are not the location's code; a class's
+    methods are its own)."""
+    holding = [(b - a, a, b) for _n, _k, a, b, _p in chunk_definitions(chunk) if a <= line <= b]
+    if holding:
+        _size, a, b = min(holding)
+        return max(a, chunk.start_line), min(b, chunk.end_line)
+    start, end = chunk.start_line, chunk.end_line
+    for _name, _kind, a, b, parent in chunk_definitions(chunk):
+        if parent != chunk.parent_symbol:
+            continue
+        if b < line:
+            start = max(start, b + 1)
+        elif a > line:
+            end = min(end, a - 1)
+    return start, end
+
+
+def _lines_of(chunk: TextChunk, name: str, parent: str | None) -> tuple[int, int]:
+    """The lines of ``chunk`` that define ``name`` (the one in ``parent`` first): a nested definition's own lines
+    (within the chunk), else the chunk's."""
+    if chunk.symbol_name == name:
+        return _own_lines(chunk, chunk.start_line)
+    nested = [(a, b, p) for n, _k, a, b, p in chunk_definitions(chunk) if n == name]
+    if not nested:
+        return chunk.start_line, chunk.end_line
+    a, b, _p = min(nested, key=lambda d: d[2] != parent)
+    return max(a, chunk.start_line), min(b, chunk.end_line)
 
 
 def _symbol_at(chunk: TextChunk, line: int) -> tuple[str | None, str | None]:
