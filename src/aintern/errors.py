@@ -26,6 +26,11 @@ class StoreError(AinternError):
 class NotIndexedError(AinternError):
     """A workspace has no index yet."""
 
+    @classmethod
+    def of(cls, workspace: object, why: str = "") -> NotIndexedError:
+        """What every layer says of a folder with no index (``why``: more, such as where the database is)."""
+        return cls(f"{workspace} is not indexed yet{why}; run `aintern index {workspace}`")
+
 
 class FileNotIndexedError(AinternError):
     """A path that is not an indexed file of the workspace (outside it, through a symlink out, or unknown)."""

@@ -18,7 +18,7 @@ from aintern.chunk.models import SymbolType
 from aintern.config import FILES_MARK_RELEVANCE, Settings
 from aintern.embed import Embedder, embedder_for_model_id
 from aintern.embed.base import MODEL_IDS
-from aintern.errors import AinternError
+from aintern.errors import AinternError, NotIndexedError
 from aintern.health import KnowledgeIndexHealth
 from aintern.retrieve import rerank
 from aintern.retrieve.cache import QueryCache
@@ -270,6 +270,9 @@ class KnowledgeService:
         q = Question.parse(question)
         if not q.text:
             raise ValueError("question cannot be empty")
+        for path in options.workspace_paths or (options.workspace_path,):  # ("not indexed" is no "no hits")
+            if self._index(path) is None:
+                raise NotIndexedError.of(path)
         if options.workspace_paths:
             return self._query_many(q, options)
         # Every read of one query sees one state of the index, whatever an indexer commits meanwhile (a

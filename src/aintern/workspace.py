@@ -177,7 +177,7 @@ class Workspace(Filling):
         index = self.index
         if index is None:
             none = f" (there is no database at {self._db or default_db_path()} yet)" if self._store is None else ""
-            raise NotIndexedError(f"{self.root} is not indexed yet{none}; run `aintern index {self.root}`")
+            raise NotIndexedError.of(self.root, none)
         return index
 
     @property
