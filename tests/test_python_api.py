@@ -90,3 +90,76 @@ def test_a_folder_not_indexed_is_not_indexed_error_not_no_hits(repo, service, tm
     # An indexed folder still answers, by its path as given or resolved.
     hits = service.query("database connection", KnowledgeQueryOptions(workspace_path=str(root), min_relevance=0))
     assert hits.chunks and hits.chunks[0].file_path == "src/db.py"
+
+
+def test_options_out_of_range_are_refused_as_the_cli_refuses_them(repo, service) -> None:  # type: ignore[no-untyped-def]
+    from aintern.assemble.context import ContextBuildOptions
+    from aintern.search_checks import SearchOptionError
+
+    root = str(repo[0])
+    q = "database connection"
+    refused = {
+        "max_results: between 1 and 100, not 500": KnowledgeQueryOptions(workspace_path=root, max_results=500),
+        "max_results: between 1 and 100, not -1": KnowledgeQueryOptions(workspace_path=root, max_results=-1),
+        "max_results: between 1 and 100, not 0": KnowledgeQueryOptions(workspace_path=root, max_results=0),
+        "min_relevance: between 0 and 1, not 5": KnowledgeQueryOptions(workspace_path=root, min_relevance=5),
+        "languages: a tuple of names": KnowledgeQueryOptions(workspace_path=root, languages="python"),  # type: ignore[arg-type]
+        "languages: 'klingon' is not a language": KnowledgeQueryOptions(workspace_path=root, languages=("klingon",)),
+        "reranking: one of none, keyword": KnowledgeQueryOptions(workspace_path=root, reranking="bogus"),  # type: ignore[arg-type]
+        "workspace_path: the folder": KnowledgeQueryOptions(),
+    }
+    for message, options in refused.items():
+        with pytest.raises(SearchOptionError, match=message.replace("(", r"\(")):
+            service.query(q, options)
+    for message, context in {
+        "max_tokens: between 50 and 1,000,000, not -5": ContextBuildOptions(max_tokens=-5),
+        "max_tokens: between 50 and 1,000,000, not 0": ContextBuildOptions(max_tokens=0),
+        "max_chunks: between 1 and 100, not 0": ContextBuildOptions(max_chunks=0),
+        "reranking: one of": ContextBuildOptions(reranking="bogus"),
+    }.items():
+        with pytest.raises(SearchOptionError, match=message):
+            service.build_context(q, root, context)
+    with pytest.raises(SearchOptionError, match="max_files: between 1 and 100, not 0"):
+        service.find_relevant_files(q, root, max_files=0)
+    for empty in ("", "   ", "\u200b"):
+        with pytest.raises(SearchOptionError, match="question: the question is empty"):
+            service.query(empty, KnowledgeQueryOptions(workspace_path=root))
+    # Each one an AinternError, and still the ValueError it was: an old `except ValueError` catches it.
+    assert issubclass(SearchOptionError, AinternError) and issubclass(SearchOptionError, ValueError)
+    from aintern.search_checks import RerankNeedsLLM
+    from aintern.workspace import knowledge_service
+
+    with pytest.raises(RerankNeedsLLM) as no_llm:  # (no LLM configured to rerank by)
+        knowledge_service(service.store, in_memory=False).query(
+            q,
+            KnowledgeQueryOptions(workspace_path=root, reranking="llm"),  # type: ignore[arg-type]
+        )
+    assert isinstance(no_llm.value, AinternError)
+
+
+def test_options_take_the_names_of_their_enums_and_paths(repo, service) -> None:  # type: ignore[no-untyped-def]
+    """A strategy, a symbol type or a format by its name, a Path for a folder, a list for a tuple: as good as
+    the enum (the same hits as asking with it)."""
+    from aintern.assemble.context import ContextBuildOptions, ContextFormat
+    from aintern.chunk.models import SymbolType
+    from aintern.retrieve.rerank import RerankingStrategy
+
+    root = repo[0]
+    q = "retry a call that fails"
+    by_enum = service.query(
+        q, KnowledgeQueryOptions(workspace_path=str(root), reranking=RerankingStrategy.RRF, min_relevance=0,
+                                 symbol_types=(SymbolType.FUNCTION,), languages=("python",)),
+    )  # fmt: skip
+    by_name = service.query(
+        q, KnowledgeQueryOptions(workspace_path=root, reranking="rrf", min_relevance=0,  # type: ignore[arg-type]
+                                 symbol_types=["function"], languages=["py"]),  # type: ignore[arg-type]
+    )  # fmt: skip
+    assert by_enum.chunks and [c.chunk_id for c in by_name.chunks] == [c.chunk_id for c in by_enum.chunks]
+    assert by_name.reranking_applied is RerankingStrategy.RRF
+    as_enum = service.build_context(q, root, ContextBuildOptions(format=ContextFormat.XML))
+    as_name = service.build_context(q, root, ContextBuildOptions(format="xml"))  # type: ignore[arg-type]
+    assert as_name.context == as_enum.context and as_enum.format is ContextFormat.XML
+    assert (
+        ContextBuildOptions().reranking == "keyword"
+        and ContextBuildOptions().reranking is RerankingStrategy.KEYWORD_BOOST
+    )

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import contextlib
 import math
+import os
 import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, cast
 
+from aintern import search_checks
 from aintern.assemble.context import ContextBuildOptions, ContextBuildResult, KnowledgeChunk, assemble
 from aintern.assemble.expand import FileContextExpander
 from aintern.assemble.files import MATCH_DEPTH, RelevantFiles, ranking_short, relevant_files
@@ -77,7 +79,7 @@ class KnowledgeQueryOptions:
     file_patterns: tuple[str, ...] = ()
     languages: tuple[str, ...] = ()
     include_snippets: bool = True
-    #: None: the workspace's ``rerank`` setting (none when unset).
+    #: None: the workspace's ``rerank`` setting (none when unset). ``query`` takes a strategy's name too (``"rrf"``).
     reranking: RerankingStrategy | None = RerankingStrategy.NONE
     deduplicate_chunks: bool = True
     directory_filters: tuple[str, ...] = ()
@@ -115,9 +117,11 @@ class KnowledgeQueryResult:
 REPO_AFFINITY = 2.0
 
 
-def scope_options(workspace: str | Sequence[str]) -> dict[str, Any]:
-    """The KnowledgeQueryOptions fields that name one workspace, or several searched together."""
-    return {"workspace_path": workspace} if isinstance(workspace, str) else {"workspace_paths": tuple(workspace)}
+def scope_options(workspace: str | os.PathLike[str] | Sequence[str]) -> dict[str, Any]:
+    """The KnowledgeQueryOptions fields that name one workspace (a str or a Path), or several searched together."""
+    if isinstance(workspace, (str, os.PathLike)):
+        return {"workspace_path": os.fspath(workspace)}
+    return {"workspace_paths": tuple(workspace)}
 
 
 class KnowledgeService:
@@ -167,9 +171,7 @@ class KnowledgeService:
     # -- helpers --------------------------------------------------------------------------------
 
     def _index(self, workspace: str) -> VectorIndex | None:
-        if not workspace or not str(workspace).strip():
-            raise ValueError("workspace_path is required")
-        return self.store.get_index_for_workspace(workspace)
+        return self.store.get_index_for_workspace(search_checks.folder(workspace))
 
     def embedder(self, model_id: str) -> Embedder:
         """The embedder of ``model_id``, loaded on first use: all of it when indexes are kept in memory (as
@@ -265,11 +267,16 @@ class KnowledgeService:
     # -- the seed's operations ------------------------------------------------------------------
 
     def query(self, question: str, options: KnowledgeQueryOptions) -> KnowledgeQueryResult:
-        """Ranked chunks for ``question``: hybrid retrieval, optional reranking, relevance threshold, expansion."""
+        """Ranked chunks for ``question``: hybrid retrieval, optional reranking, relevance threshold, expansion.
+        Options out of range are SearchOptionError; a folder with no index is NotIndexedError (both AinternError)."""
+        return self._ask(question, replace(options, **search_checks.query_fields(options)))
+
+    def _ask(self, question: str, options: KnowledgeQueryOptions) -> KnowledgeQueryResult:
+        """``query`` with options already checked (or made here: files ask for more than a search may)."""
         # The question is read once, here: everything below takes the Question, never the string.
-        q = Question.parse(question)
+        q = Question.parse(question if isinstance(question, str) else "")
         if not q.text:
-            raise ValueError("question cannot be empty")
+            raise search_checks.SearchOptionError(f"question: {search_checks.EMPTY_QUESTION}")
         for path in options.workspace_paths or (options.workspace_path,):  # ("not indexed" is no "no hits")
             if self._index(path) is None:
                 raise NotIndexedError.of(path)
@@ -329,6 +336,8 @@ class KnowledgeService:
                 ranked, was_reranked, notes = self.llm_rerankers.rerank(index.workspace_path, ranked, q.text, options)
             elif reranker := rerank.create(strategy, {h.chunk_id: h.keyword_rank for h in hits if h.keyword_rank}):
                 ranked, was_reranked = reranker.rerank(ranked, q), True
+        except search_checks.SearchOptionError:
+            raise  # (RerankNeedsLLM: the caller's to say, naming its own option)
         except AinternError as exc:
             raise KnowledgeQueryError(f"{strategy.value} reranking failed: {exc}") from exc
         if options.boost_exact_matches:
@@ -411,10 +420,13 @@ class KnowledgeService:
         )  # fmt: skip
 
     def build_context(
-        self, question: str, workspace: str | Sequence[str], options: ContextBuildOptions | None = None
+        self,
+        question: str,
+        workspace: str | os.PathLike[str] | Sequence[str],
+        options: ContextBuildOptions | None = None,
     ) -> ContextBuildResult:
         """The context block for ``question`` from one workspace, or from several searched together."""
-        o = options or ContextBuildOptions()
+        o = search_checks.context_options(options or ContextBuildOptions())
         result = self.query(question, KnowledgeQueryOptions(
             **scope_options(workspace), max_results=o.max_chunks, min_relevance=o.min_relevance,
             expand_context=o.expand_context, context_lines=o.context_lines, file_patterns=o.file_patterns,
@@ -431,7 +443,7 @@ class KnowledgeService:
     def find_relevant_files(
         self,
         query: str,
-        workspace: str | Sequence[str],
+        workspace: str | os.PathLike[str] | Sequence[str],
         max_files: int = 10,
         min_relevance: float = FILES_MARK_RELEVANCE,
         fill: bool = False,
@@ -443,9 +455,13 @@ class KnowledgeService:
         (a list that does not collapse to two files). ``filters``: a search's options, whose filters apply too.
         """
         scope = {"workspace_path": "", "workspace_paths": (), **scope_options(workspace)}
-        depth = max(MATCH_DEPTH, max_files * 3)
-        result = self.query(query, replace(
-            filters or KnowledgeQueryOptions(), **scope, max_results=depth, reranking=RerankingStrategy.NONE,
+        max_files = search_checks.result_count(max_files, "max_files")
+        min_relevance = search_checks.relevance(min_relevance)
+        asked = replace(filters or KnowledgeQueryOptions(), **scope)
+        checked = replace(asked, **search_checks.query_fields(asked))
+        depth = max(MATCH_DEPTH, max_files * 3)  # (deeper than a search may ask: asked unchecked)
+        result = self._ask(query, replace(
+            checked, max_results=depth, reranking=RerankingStrategy.NONE,
             min_relevance=0.0 if fill else min_relevance, include_snippets=False, expand_context=False,
         ))  # fmt: skip
         files = RelevantFiles(relevant_files(result.chunks, max_files, min_relevance))
