@@ -4,11 +4,15 @@ the web app and MCP refuse them."""
 
 from __future__ import annotations
 
+import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from aintern.errors import AinternError, NotIndexedError
+from aintern.errors import AinternError, NotAFolderError, NotIndexedError
 from aintern.knowledge import KnowledgeQueryOptions, KnowledgeService
 from aintern.store import SqliteStore
 from aintern.workspace import Workspace
@@ -163,3 +167,47 @@ def test_options_take_the_names_of_their_enums_and_paths(repo, service) -> None:
         ContextBuildOptions().reranking == "keyword"
         and ContextBuildOptions().reranking is RerankingStrategy.KEYWORD_BOOST
     )
+
+
+def aintern(*args: str, db: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "AINTERN_DB": str(db)}
+    return subprocess.run(
+        [sys.executable, "-m", "aintern", *args], env=env, capture_output=True, text=True, timeout=300
+    )
+
+
+def test_no_folder_is_refused_before_anything_is_recorded_and_clear_reaches_its_index(tmp_path: Path) -> None:
+    db = tmp_path / "n.db"
+    a_file = tmp_path / "notes.txt"
+    a_file.write_text("not a folder")
+    for path, said in ((tmp_path / "nope" / "none", "no such folder"), (a_file, "not a folder")):
+        ws = Workspace(path, db=db)
+        with pytest.raises(NotAFolderError, match=f": {said}$") as refused:
+            ws.build_index()
+        with pytest.raises(NotAFolderError):
+            ws.index_files(["x.py"])
+        ws.close()
+        assert isinstance(refused.value, AinternError) and isinstance(refused.value, FileNotFoundError)
+        assert not db.exists()  # (nothing recorded: not even a database made)
+    # An index whose folder went away (or became a file) is kept as it was by a run, and `clear` reaches it by
+    # its path or by its name, as `aintern list` shows it.
+    for name, gone in (("gone", shutil.rmtree), ("filed", lambda p: (shutil.rmtree(p), p.write_text("now a file")))):
+        root = write_repo(tmp_path / name)
+        ws = Workspace(root, db=db)
+        assert ws.build_index().success
+        ws.close()
+        gone(root)
+        ws = Workspace(root, db=db)
+        with pytest.raises(NotAFolderError):
+            ws.build_index()
+        assert ws.index is not None and ws.index.file_count == 3
+        ws.close()
+    listed = aintern("list", db=db)
+    assert "gone" in listed.stdout and "filed" in listed.stdout, listed.stdout + listed.stderr
+    by_path = aintern("clear", str(tmp_path / "gone"), "--yes", db=db)
+    assert by_path.returncode == 0, by_path.stderr
+    by_name = aintern("clear", "filed", "--yes", db=db)
+    assert by_name.returncode == 0, by_name.stderr
+    assert SqliteStore(db).list_indexes() == []
+    unknown = aintern("clear", "nothing-so-named", "--yes", db=db)
+    assert unknown.returncode == 4 and "no such folder, and no index is recorded for it" in unknown.stderr

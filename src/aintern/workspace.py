@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from aintern.chunk.models import CHUNKER_VERSION
 from aintern.config import Settings
 from aintern.embed import DEFAULT_MODEL, RETIRED_MODELS, Embedder, embedder_for_model_id, get_embedder
-from aintern.errors import AinternError, NoDatabaseError, NotIndexedError, SettingsError, StoreError
+from aintern.errors import AinternError, NoDatabaseError, NotAFolderError, NotIndexedError, SettingsError, StoreError
 from aintern.locate import check_not_inside_index as check_not_inside_index
 from aintern.locate import existing_path as existing_path
 from aintern.locate import find_workspace as find_workspace
@@ -300,6 +300,7 @@ class Workspace(Filling):
 
         # What refuses the run is asked before the database is made: a refused first run leaves no database
         # behind (one that was there is left as it was).
+        self.check_folder()
         new = self.index is None
         self.check_models(tier)
         engine, milvus_uri, token_env = self.search_engine()
@@ -356,6 +357,12 @@ class Workspace(Filling):
             self.notices += indexes_inside(self.store, self.root, self.index.id)
         return result
 
+    def check_folder(self) -> None:
+        """Refuse to index a folder that is not there, or is a file (NotAFolderError), before a run is recorded:
+        a scan of it would find no file and record an empty index (or remove every file from one)."""
+        if not self.root.is_dir():
+            raise NotAFolderError.of(self.root)
+
     def check_models(self, tier: str | None = None) -> None:
         """Refuse a run whose model, or full tier's model (``tier`` asked, else the index's or the settings'),
         cannot load (ModelNotInstalledError: what to install) before it writes or removes anything."""
@@ -381,6 +388,7 @@ class Workspace(Filling):
         a second), so a complete tier stays complete."""
         from aintern.index import Indexer, IndexingOptions
 
+        self.check_folder()
         index = self.index
         if index is not None and (
             index.embedding_model in RETIRED_MODELS or index.settings.get("chunker", 1) != CHUNKER_VERSION
@@ -460,6 +468,20 @@ class Workspace(Filling):
             "reindex_reason": None if run else reindex_reason(st.index, self.settings, st.stale_files),
             "interrupted": st.index.interrupted,
         }  # fmt: skip
+
+    @classmethod
+    def recorded(cls, spec: str | Path, db: str | Path | None = None) -> Workspace | None:
+        """The workspace of the index recorded for ``spec`` (a folder deleted since, or now a file) or named
+        ``spec`` (the one index of that name); None if there is none. What `aintern list` shows, clear reaches."""
+        ws = cls(spec, db)
+        named = [i for i in ws.store.list_indexes() if i.name == str(spec)] if ws._store and not ws.index else []
+        if len(named) == 1:
+            ws.close()
+            ws = cls(named[0].workspace_path, db)
+        if ws.index is None:
+            ws.close()
+            return None
+        return ws
 
     def clear(self) -> bool:
         index = self.index
