@@ -8,20 +8,23 @@ import os
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, cast
+from dataclasses import replace
+from typing import TYPE_CHECKING, cast
 
 from aintern import search_checks
 from aintern.assemble.context import ContextBuildOptions, ContextBuildResult, KnowledgeChunk, assemble
 from aintern.assemble.expand import FileContextExpander
 from aintern.assemble.files import MATCH_DEPTH, RelevantFiles, ranking_short, relevant_files
 from aintern.assemble.hits import marked_stale, merged_hits, shown_hits
-from aintern.chunk.models import SymbolType
 from aintern.config import FILES_MARK_RELEVANCE, Settings
 from aintern.embed import Embedder, embedder_for_model_id
 from aintern.embed.base import MODEL_IDS
 from aintern.errors import AinternError, NotIndexedError
 from aintern.health import KnowledgeIndexHealth
+from aintern.knowledge_models import KnowledgeQueryOptions as KnowledgeQueryOptions
+from aintern.knowledge_models import KnowledgeQueryResult as KnowledgeQueryResult
+from aintern.knowledge_models import ModelState as ModelState
+from aintern.knowledge_models import scope_options as scope_options
 from aintern.retrieve import rerank
 from aintern.retrieve.cache import QueryCache
 from aintern.retrieve.config import FULL_TIER, HybridConfig
@@ -52,76 +55,10 @@ class KnowledgeQueryError(AinternError):
     """A query could not be answered (the query embedding failed, the reranker failed...)."""
 
 
-@dataclass(frozen=True)
-class ModelState:
-    """Where an embedding model stands in this process (seed: EmbeddingModelStateChangedEventArgs)."""
-
-    model_id: str
-    #: ``loading``, ``ready`` or ``error``.
-    state: str
-    dimension: int | None = None
-    error: str | None = None
-    #: How long the load took.
-    seconds: float | None = None
-
-
-@dataclass(frozen=True)
-class KnowledgeQueryOptions:
-    workspace_path: str = ""
-    #: Several workspaces searched together (instead of ``workspace_path``): one ranking across them,
-    #: each hit tagged with its workspace.
-    workspace_paths: tuple[str, ...] = ()
-    max_results: int = 10
-    #: Calibrated: 0.5 keeps hits more likely than not to be in a relevant file (docs/benchmarks.md).
-    min_relevance: float = 0.5
-    expand_context: bool = True
-    context_lines: int = 10
-    file_patterns: tuple[str, ...] = ()
-    languages: tuple[str, ...] = ()
-    include_snippets: bool = True
-    #: None: the workspace's ``rerank`` setting (none when unset). ``query`` takes a strategy's name too (``"rrf"``).
-    reranking: RerankingStrategy | None = RerankingStrategy.NONE
-    deduplicate_chunks: bool = True
-    directory_filters: tuple[str, ...] = ()
-    boost_exact_matches: bool = False
-    symbol_types: tuple[SymbolType, ...] = ()
-
-
-@dataclass
-class KnowledgeQueryResult:
-    chunks: list[KnowledgeChunk] = field(default_factory=list)
-    relevant_files: list[str] = field(default_factory=list)
-    query_time: float = 0.0
-    total_chunks_searched: int = 0
-    chunks_above_threshold: int = 0
-    query_embedding: QueryVector | None = None
-    was_reranked: bool = False
-    reranking_applied: RerankingStrategy = RerankingStrategy.NONE
-    cache_hit: bool = False
-    #: The retrieval that produced the candidates (hybrid search is the default and only one today).
-    strategy: str = "hybrid"
-    #: The model whose vectors were searched: the index's own, or its full tier's once complete.
-    vector_model: str | None = None
-    #: What the caller should know about how the answer was made (a query over several repositories
-    #: whose indexes use different embedding models says so).
-    notes: list[str] = field(default_factory=list)
-
-    @property
-    def has_results(self) -> bool:
-        return bool(self.chunks)
-
-
 #: How strongly a repository's weaker evidence (its best hits' evidence plus REPO_LIKELIHOOD times how
 #: well its words explain the question) discounts its hits in a query over several, in logits per unit:
 #: chosen on each half of the dev repositories and checked on the other (bench/multi_repo.py).
 REPO_AFFINITY = 2.0
-
-
-def scope_options(workspace: str | os.PathLike[str] | Sequence[str]) -> dict[str, Any]:
-    """The KnowledgeQueryOptions fields that name one workspace (a str or a Path), or several searched together."""
-    if isinstance(workspace, (str, os.PathLike)):
-        return {"workspace_path": os.fspath(workspace)}
-    return {"workspace_paths": tuple(workspace)}
 
 
 class KnowledgeService:
