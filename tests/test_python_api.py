@@ -42,7 +42,7 @@ RETRY = '''def retry(call, attempts=3):
 def write_repo(root: Path) -> Path:
     """A tiny repository: two Python files and a README."""
     (root / "src").mkdir(parents=True)
-    (root / "src" / "db.py").write_text(APP)
+    (root / "src" / "app.py").write_text(APP)
     (root / "src" / "retry.py").write_text(RETRY)
     (root / "README.md").write_text("# tiny\n\nConnects to a database and retries what fails.\n")
     return root
@@ -93,7 +93,7 @@ def test_a_folder_not_indexed_is_not_indexed_error_not_no_hits(repo, service, tm
     assert isinstance(by_service.value, AinternError)
     # An indexed folder still answers, by its path as given or resolved.
     hits = service.query("database connection", KnowledgeQueryOptions(workspace_path=str(root), min_relevance=0))
-    assert hits.chunks and hits.chunks[0].file_path == "src/db.py"
+    assert hits.chunks and hits.chunks[0].file_path == "src/app.py"
 
 
 def test_options_out_of_range_are_refused_as_the_cli_refuses_them(repo, service) -> None:  # type: ignore[no-untyped-def]
@@ -211,3 +211,44 @@ def test_no_folder_is_refused_before_anything_is_recorded_and_clear_reaches_its_
     assert SqliteStore(db).list_indexes() == []
     unknown = aintern("clear", "nothing-so-named", "--yes", db=db)
     assert unknown.returncode == 4 and "no such folder, and no index is recorded for it" in unknown.stderr
+
+
+DOCS = Path(__file__).parent.parent / "docs" / "python-api.md"
+README = DOCS.parent.parent / "README.md"
+
+
+def test_every_python_block_of_the_docs_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """README's and docs/python-api.md's Python blocks, verbatim but for the repositories' paths, run in order against two tiny
+    repositories: an example the API no longer runs fails here."""
+    import contextlib
+    import io
+    import re
+
+    monkeypatch.setenv("AINTERN_DB", str(tmp_path / "docs.db"))
+    monkeypatch.setenv("AINTERN_CONFIG", str(tmp_path / "config.toml"))
+    repo, other = write_repo(tmp_path / "repo"), tmp_path / "other"
+    (other / "lib").mkdir(parents=True)
+    (other / "lib" / "backoff.py").write_text(
+        'def backoff(attempt):\n    """Seconds to wait before retrying."""\n    return 2**attempt\n'
+    )
+    blocks = re.findall(r"```python\n(.*?)```", README.read_text() + DOCS.read_text(), re.S)
+    assert len(blocks) >= 9, "README's; the docs' index, search, context, files, several, errors, ask, pieces"
+    printed = []
+    for block in blocks:
+        code = block.replace("/path/to/repo", str(repo)).replace("/path/to/other", str(other))
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            exec(compile(code, str(DOCS), "exec"), {"__name__": "docs"})
+        printed.append(out.getvalue())
+    said = "\n".join(printed)
+    assert "src/app.py" in said and "is not indexed yet" in said and "max_results: between 1 and 100, not 500" in said
+    assert "README.md: not a folder" in said and "lib/backoff.py" in said
+
+
+def test_a_workspace_closes_its_database_when_the_with_block_ends(repo) -> None:  # type: ignore[no-untyped-def]
+    from aintern.errors import StoreError
+
+    with Workspace(repo[0], db=repo[1]) as ws:
+        assert ws.index is not None and ws.status().stale_files == 0
+    with pytest.raises(StoreError, match="is closed"):
+        ws.store.list_indexes()

@@ -6,7 +6,6 @@ import contextlib
 import os
 import threading
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -21,12 +20,13 @@ from aintern.locate import indexes_inside, indexes_under
 from aintern.locate import read_indexed_file as read_indexed_file
 from aintern.locate import resolve_workspaces as resolve_workspaces
 from aintern.states import STATES as STATES
+from aintern.states import IndexStatus as IndexStatus
 from aintern.states import WorkspaceSummary as WorkspaceSummary
 from aintern.states import list_workspaces as list_workspaces
 from aintern.states import reindex_reason
 from aintern.states import summarize as summarize
 from aintern.states import tier_dict as tier_dict
-from aintern.store import IndexStatistics, SqliteStore, VectorIndex, default_db_path
+from aintern.store import SqliteStore, VectorIndex, default_db_path
 from aintern.store.db import check_pages, driver
 from aintern.workspace_fill import Filling
 
@@ -40,27 +40,6 @@ if TYPE_CHECKING:
     from aintern.knowledge import KnowledgeService
     from aintern.retrieve.rerank import ListwiseReranking, Ranked, RerankChoice
     from aintern.scan import ScanOptions
-
-
-@dataclass
-class IndexStatus:
-    index: VectorIndex
-    statistics: IndexStatistics
-    #: Files changed (size or mtime), added or deleted since the index was last updated.
-    changed_files: list[str]
-    new_files: list[str]
-    deleted_files: list[str]
-    current_commit: str | None
-    #: Files no run could read (permission denied), unchanged since: skipped, not stale.
-    unreadable_files: list[str] = field(default_factory=list)
-
-    @property
-    def stale_files(self) -> int:
-        return len(self.changed_files) + len(self.new_files) + len(self.deleted_files)
-
-    @property
-    def behind_git(self) -> bool:
-        return self.current_commit is not None and self.current_commit != self.statistics.git_commit
 
 
 class _LLMRerankers:
@@ -163,7 +142,14 @@ class Workspace(Filling):
             self._store = SqliteStore(self._db)
         return self._store
 
+    def __enter__(self) -> Workspace:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     def close(self) -> None:
+        """Close the database (and wait for a model load the service started); ``with Workspace(...)`` does."""
         if self._knowledge is not None:
             self._knowledge.close()
         if self._store is not None:
