@@ -91,6 +91,13 @@ def test_a_folder_not_indexed_is_not_indexed_error_not_no_hits(repo, service, tm
     ws.close()
     assert str(by_service.value) == str(by_workspace.value)
     assert isinstance(by_service.value, AinternError)
+    # Asking makes no database: with none yet, nothing is indexed.
+    nowhere = tmp_path / "none.db"
+    with Workspace(never, db=nowhere) as ws, pytest.raises(NotIndexedError, match="there is no database at"):
+        ws.knowledge.query("database connection", KnowledgeQueryOptions(workspace_path=str(never)))
+    with pytest.raises(NotIndexedError):
+        Workspace(never, db=nowhere, readonly=True)
+    assert not nowhere.exists()
     # An indexed folder still answers, by its path as given or resolved.
     hits = service.query("database connection", KnowledgeQueryOptions(workspace_path=str(root), min_relevance=0))
     assert hits.chunks and hits.chunks[0].file_path == "src/app.py"

@@ -397,8 +397,11 @@ class Workspace(Filling):
 
     @property
     def knowledge(self) -> KnowledgeService:
-        """Queries, context and file discovery over this database (see aintern.knowledge)."""
+        """Queries, context and file discovery over this database (see aintern.knowledge). Asking makes no
+        database: with none yet, nothing is indexed (NotIndexedError, saying where it was looked for)."""
         if self._knowledge is None:
+            if self._store is None:
+                self.require_index()
             self._knowledge = knowledge_service(self.store, in_memory=self.in_memory)
         return self._knowledge
 
@@ -415,7 +418,8 @@ class Workspace(Filling):
         """RAG chat over this workspace's index; conversations live in the same database."""
         from aintern.answer import ConversationStore, RagChatService
 
-        return RagChatService(self.knowledge, llm, ConversationStore(self.store))
+        store = self.store  # (made here if there is none: the conversation is kept in it)
+        return RagChatService(self.knowledge, llm, ConversationStore(store))
 
     def status(self, on_check: Callable[[int], None] | None = None) -> IndexStatus:
         """The index's state, after a check of the whole database for damage (CorruptDatabaseError): one the
