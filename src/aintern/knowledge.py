@@ -206,7 +206,7 @@ class KnowledgeService:
     def query(self, question: str, options: KnowledgeQueryOptions) -> KnowledgeQueryResult:
         """Ranked chunks for ``question``: hybrid retrieval, optional reranking, relevance threshold, expansion.
         Options out of range are SearchOptionError; a folder with no index is NotIndexedError (both AinternError)."""
-        return self._ask(question, replace(options, **search_checks.query_fields(options)))
+        return self._ask(question, search_checks.query_options(options))
 
     def _ask(self, question: str, options: KnowledgeQueryOptions) -> KnowledgeQueryResult:
         """``query`` with options already checked (or made here: files ask for more than a search may)."""
@@ -394,8 +394,7 @@ class KnowledgeService:
         scope = {"workspace_path": "", "workspace_paths": (), **scope_options(workspace)}
         max_files = search_checks.result_count(max_files, "max_files")
         min_relevance = search_checks.relevance(min_relevance)
-        asked = replace(filters or KnowledgeQueryOptions(), **scope)
-        checked = replace(asked, **search_checks.query_fields(asked))
+        checked = search_checks.query_options(replace(filters or KnowledgeQueryOptions(), **scope))
         depth = max(MATCH_DEPTH, max_files * 3)  # (deeper than a search may ask: asked unchecked)
         result = self._ask(query, replace(
             checked, max_results=depth, reranking=RerankingStrategy.NONE,

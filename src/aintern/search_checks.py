@@ -12,12 +12,13 @@ import os
 from collections.abc import Iterable
 from dataclasses import replace
 from functools import cache
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from aintern.errors import AinternError
 
 if TYPE_CHECKING:
     from aintern.assemble.context import ContextBuildOptions
+    from aintern.knowledge_models import KnowledgeQueryOptions
 
 E = TypeVar("E", bound=enum.Enum)
 
@@ -196,16 +197,15 @@ def folder(value: str | os.PathLike[str], name: str = "workspace_path") -> str:
     return path
 
 
-def query_fields(o: Any) -> dict[str, Any]:
-    """A script's KnowledgeQueryOptions ``o`` checked against the limits the CLI, the web app and MCP apply, each
-    error naming the field: its fields as a search takes them (strings as the enums they name: ``"rrf"``). (``o``
-    untyped: aintern.knowledge, which defines it, imports this module.)"""
+def query_options(o: KnowledgeQueryOptions) -> KnowledgeQueryOptions:
+    """A script's KnowledgeQueryOptions checked against the limits the CLI, the web app and MCP apply, each error
+    naming the field; strings taken as the enums they name (``reranking="rrf"``), a Path as a folder."""
     from aintern.chunk.models import SymbolType
     from aintern.retrieve.rerank import RerankingStrategy
 
     several = tuple(folder(p, "workspace_paths") for p in names(o.workspace_paths, "workspace_paths"))
-    return dict(
-        workspace_path="" if several else folder(o.workspace_path), workspace_paths=several,
+    return replace(
+        o, workspace_path="" if several else folder(o.workspace_path), workspace_paths=several,
         max_results=result_count(o.max_results, "max_results"), min_relevance=relevance(o.min_relevance),
         context_lines=whole_number(o.context_lines, "context_lines", CONTEXT_LINES),
         file_patterns=globs(names(o.file_patterns, "file_patterns"), "file_patterns"),
