@@ -74,12 +74,14 @@ def test_a_folder_not_indexed_is_not_indexed_error_not_no_hits(repo, service, tm
     never.mkdir()
     # a folder never indexed, a subfolder of an indexed repository, an index's name, ~ (not expanded), no folder
     for path in (str(never), str(root / "src"), "repo", "~/x", "/nope"):
-        with pytest.raises(NotIndexedError, match=r"is not indexed yet; run `aintern index "):
+        with pytest.raises(NotIndexedError, match=r"is not indexed yet; run `aintern index |names an index"):
             service.query("database connection", KnowledgeQueryOptions(workspace_path=path))
         with pytest.raises(NotIndexedError):
             service.build_context("database connection", path)
         with pytest.raises(NotIndexedError):
             service.find_relevant_files("database connection", path)
+    with pytest.raises(NotIndexedError, match=f"'repo' names an index, not a folder: ask with its folder, {root}$"):
+        service.query("database connection", KnowledgeQueryOptions(workspace_path="repo"))
     with pytest.raises(NotIndexedError, match="/nope is not indexed"):  # (one of several: the script named it)
         service.query("database connection", KnowledgeQueryOptions(workspace_paths=(str(root), "/nope")))
     # The same words as the CLI's (Workspace.require_index: `aintern search` in that folder).

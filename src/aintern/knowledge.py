@@ -216,6 +216,9 @@ class KnowledgeService:
             raise search_checks.SearchOptionError(f"question: {search_checks.EMPTY_QUESTION}")
         for path in options.workspace_paths or (options.workspace_path,):  # ("not indexed" is no "no hits")
             if self._index(path) is None:
+                named = [i.workspace_path for i in cast(SqliteStore, self.store).list_indexes() if i.name == path]
+                if len(named) == 1:  # (a script that names an index as `--repo` does)
+                    raise NotIndexedError(f"{path!r} names an index, not a folder: ask with its folder, {named[0]}")
                 raise NotIndexedError.of(path)
         if options.workspace_paths:
             return self._query_many(q, options)
