@@ -22,6 +22,7 @@ from aintern.assemble.context import ContextBuildOptions, ContextFormat, Knowled
 from aintern.assemble.expand import FileContextExpander
 from aintern.assemble.tokens import TokenEstimation, by_characters, by_words, count_tokens, punctuation
 from aintern.chunk.models import ChunkType, TextChunk
+from aintern.errors import NotIndexedError
 from aintern.index import Indexer
 from aintern.index.models import IndexingPhase, IndexingProgress
 from aintern.knowledge import KnowledgeQueryError, KnowledgeQueryOptions, KnowledgeService
@@ -60,8 +61,8 @@ def test_query_validation_and_missing_index(indexed, tmp_path: Path) -> None:  #
         ks.query("  ", opts(ws))
     with pytest.raises(ValueError, match="workspace"):
         ks.query("anything", KnowledgeQueryOptions())
-    empty = ks.query("anything", opts(tmp_path / "elsewhere"))
-    assert not empty.has_results and empty.relevant_files == []
+    with pytest.raises(NotIndexedError, match="elsewhere is not indexed yet"):  # (not "no hits")
+        ks.query("anything", opts(tmp_path / "elsewhere"))
     assert ks.is_indexed(str(ws)) and not ks.is_indexed(str(tmp_path / "elsewhere"))
 
 

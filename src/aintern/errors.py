@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 
 class AinternError(Exception):
     """Base class: a problem aintern can explain to the user."""
@@ -25,6 +27,21 @@ class StoreError(AinternError):
 
 class NotIndexedError(AinternError):
     """A workspace has no index yet."""
+
+    @classmethod
+    def of(cls, workspace: object, why: str = "") -> NotIndexedError:
+        """What every layer says of a folder with no index (``why``: more, such as where the database is)."""
+        return cls(f"{workspace} is not indexed yet{why}; run `aintern index {workspace}`")
+
+
+class NotAFolderError(AinternError, FileNotFoundError):
+    """A workspace that is no folder (none there, or a file): indexing it is refused before anything is recorded.
+    (A FileNotFoundError too, as indexing a missing folder raised before.)"""
+
+    @classmethod
+    def of(cls, path: str | os.PathLike[str]) -> NotAFolderError:
+        """What every layer says of it: ``PATH: no such folder`` (or ``not a folder``)."""
+        return cls(f"{path}: {'not a folder' if os.path.exists(path) else 'no such folder'}")
 
 
 class FileNotIndexedError(AinternError):

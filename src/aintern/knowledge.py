@@ -4,22 +4,27 @@ from __future__ import annotations
 
 import contextlib
 import math
+import os
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, cast
+from dataclasses import replace
+from typing import TYPE_CHECKING, cast
 
+from aintern import search_checks
 from aintern.assemble.context import ContextBuildOptions, ContextBuildResult, KnowledgeChunk, assemble
 from aintern.assemble.expand import FileContextExpander
 from aintern.assemble.files import MATCH_DEPTH, RelevantFiles, ranking_short, relevant_files
 from aintern.assemble.hits import marked_stale, merged_hits, shown_hits
-from aintern.chunk.models import SymbolType
 from aintern.config import FILES_MARK_RELEVANCE, Settings
 from aintern.embed import Embedder, embedder_for_model_id
 from aintern.embed.base import MODEL_IDS
-from aintern.errors import AinternError
+from aintern.errors import AinternError, NotIndexedError
 from aintern.health import KnowledgeIndexHealth
+from aintern.knowledge_models import KnowledgeQueryOptions as KnowledgeQueryOptions
+from aintern.knowledge_models import KnowledgeQueryResult as KnowledgeQueryResult
+from aintern.knowledge_models import ModelState as ModelState
+from aintern.knowledge_models import scope_options as scope_options
 from aintern.retrieve import rerank
 from aintern.retrieve.cache import QueryCache
 from aintern.retrieve.config import FULL_TIER, HybridConfig
@@ -50,74 +55,10 @@ class KnowledgeQueryError(AinternError):
     """A query could not be answered (the query embedding failed, the reranker failed...)."""
 
 
-@dataclass(frozen=True)
-class ModelState:
-    """Where an embedding model stands in this process (seed: EmbeddingModelStateChangedEventArgs)."""
-
-    model_id: str
-    #: ``loading``, ``ready`` or ``error``.
-    state: str
-    dimension: int | None = None
-    error: str | None = None
-    #: How long the load took.
-    seconds: float | None = None
-
-
-@dataclass(frozen=True)
-class KnowledgeQueryOptions:
-    workspace_path: str = ""
-    #: Several workspaces searched together (instead of ``workspace_path``): one ranking across them,
-    #: each hit tagged with its workspace.
-    workspace_paths: tuple[str, ...] = ()
-    max_results: int = 10
-    #: Calibrated: 0.5 keeps hits more likely than not to be in a relevant file (docs/benchmarks.md).
-    min_relevance: float = 0.5
-    expand_context: bool = True
-    context_lines: int = 10
-    file_patterns: tuple[str, ...] = ()
-    languages: tuple[str, ...] = ()
-    include_snippets: bool = True
-    #: None: the workspace's ``rerank`` setting (none when unset).
-    reranking: RerankingStrategy | None = RerankingStrategy.NONE
-    deduplicate_chunks: bool = True
-    directory_filters: tuple[str, ...] = ()
-    boost_exact_matches: bool = False
-    symbol_types: tuple[SymbolType, ...] = ()
-
-
-@dataclass
-class KnowledgeQueryResult:
-    chunks: list[KnowledgeChunk] = field(default_factory=list)
-    relevant_files: list[str] = field(default_factory=list)
-    query_time: float = 0.0
-    total_chunks_searched: int = 0
-    chunks_above_threshold: int = 0
-    query_embedding: QueryVector | None = None
-    was_reranked: bool = False
-    reranking_applied: RerankingStrategy = RerankingStrategy.NONE
-    cache_hit: bool = False
-    #: The retrieval that produced the candidates (hybrid search is the default and only one today).
-    strategy: str = "hybrid"
-    #: The model whose vectors were searched: the index's own, or its full tier's once complete.
-    vector_model: str | None = None
-    #: What the caller should know about how the answer was made (a query over several repositories
-    #: whose indexes use different embedding models says so).
-    notes: list[str] = field(default_factory=list)
-
-    @property
-    def has_results(self) -> bool:
-        return bool(self.chunks)
-
-
 #: How strongly a repository's weaker evidence (its best hits' evidence plus REPO_LIKELIHOOD times how
 #: well its words explain the question) discounts its hits in a query over several, in logits per unit:
 #: chosen on each half of the dev repositories and checked on the other (bench/multi_repo.py).
 REPO_AFFINITY = 2.0
-
-
-def scope_options(workspace: str | Sequence[str]) -> dict[str, Any]:
-    """The KnowledgeQueryOptions fields that name one workspace, or several searched together."""
-    return {"workspace_path": workspace} if isinstance(workspace, str) else {"workspace_paths": tuple(workspace)}
 
 
 class KnowledgeService:
@@ -167,9 +108,7 @@ class KnowledgeService:
     # -- helpers --------------------------------------------------------------------------------
 
     def _index(self, workspace: str) -> VectorIndex | None:
-        if not workspace or not str(workspace).strip():
-            raise ValueError("workspace_path is required")
-        return self.store.get_index_for_workspace(workspace)
+        return self.store.get_index_for_workspace(search_checks.folder(workspace))
 
     def embedder(self, model_id: str) -> Embedder:
         """The embedder of ``model_id``, loaded on first use: all of it when indexes are kept in memory (as
@@ -265,11 +204,22 @@ class KnowledgeService:
     # -- the seed's operations ------------------------------------------------------------------
 
     def query(self, question: str, options: KnowledgeQueryOptions) -> KnowledgeQueryResult:
-        """Ranked chunks for ``question``: hybrid retrieval, optional reranking, relevance threshold, expansion."""
+        """Ranked chunks for ``question``: hybrid retrieval, optional reranking, relevance threshold, expansion.
+        Options out of range are SearchOptionError; a folder with no index is NotIndexedError (both AinternError)."""
+        return self._ask(question, search_checks.query_options(options))
+
+    def _ask(self, question: str, options: KnowledgeQueryOptions) -> KnowledgeQueryResult:
+        """``query`` with options already checked (or made here: files ask for more than a search may)."""
         # The question is read once, here: everything below takes the Question, never the string.
-        q = Question.parse(question)
+        q = Question.parse(question if isinstance(question, str) else "")
         if not q.text:
-            raise ValueError("question cannot be empty")
+            raise search_checks.SearchOptionError(f"question: {search_checks.EMPTY_QUESTION}")
+        for path in options.workspace_paths or (options.workspace_path,):  # ("not indexed" is no "no hits")
+            if self._index(path) is None:
+                named = [i.workspace_path for i in cast(SqliteStore, self.store).list_indexes() if i.name == path]
+                if len(named) == 1:  # (a script that names an index as `--repo` does)
+                    raise NotIndexedError(f"{path!r} names an index, not a folder: ask with its folder, {named[0]}")
+                raise NotIndexedError.of(path)
         if options.workspace_paths:
             return self._query_many(q, options)
         # Every read of one query sees one state of the index, whatever an indexer commits meanwhile (a
@@ -326,6 +276,8 @@ class KnowledgeService:
                 ranked, was_reranked, notes = self.llm_rerankers.rerank(index.workspace_path, ranked, q.text, options)
             elif reranker := rerank.create(strategy, {h.chunk_id: h.keyword_rank for h in hits if h.keyword_rank}):
                 ranked, was_reranked = reranker.rerank(ranked, q), True
+        except search_checks.SearchOptionError:
+            raise  # (RerankNeedsLLM: the caller's to say, naming its own option)
         except AinternError as exc:
             raise KnowledgeQueryError(f"{strategy.value} reranking failed: {exc}") from exc
         if options.boost_exact_matches:
@@ -408,10 +360,13 @@ class KnowledgeService:
         )  # fmt: skip
 
     def build_context(
-        self, question: str, workspace: str | Sequence[str], options: ContextBuildOptions | None = None
+        self,
+        question: str,
+        workspace: str | os.PathLike[str] | Sequence[str],
+        options: ContextBuildOptions | None = None,
     ) -> ContextBuildResult:
         """The context block for ``question`` from one workspace, or from several searched together."""
-        o = options or ContextBuildOptions()
+        o = search_checks.context_options(options or ContextBuildOptions())
         result = self.query(question, KnowledgeQueryOptions(
             **scope_options(workspace), max_results=o.max_chunks, min_relevance=o.min_relevance,
             expand_context=o.expand_context, context_lines=o.context_lines, file_patterns=o.file_patterns,
@@ -428,7 +383,7 @@ class KnowledgeService:
     def find_relevant_files(
         self,
         query: str,
-        workspace: str | Sequence[str],
+        workspace: str | os.PathLike[str] | Sequence[str],
         max_files: int = 10,
         min_relevance: float = FILES_MARK_RELEVANCE,
         fill: bool = False,
@@ -440,9 +395,12 @@ class KnowledgeService:
         (a list that does not collapse to two files). ``filters``: a search's options, whose filters apply too.
         """
         scope = {"workspace_path": "", "workspace_paths": (), **scope_options(workspace)}
-        depth = max(MATCH_DEPTH, max_files * 3)
-        result = self.query(query, replace(
-            filters or KnowledgeQueryOptions(), **scope, max_results=depth, reranking=RerankingStrategy.NONE,
+        max_files = search_checks.result_count(max_files, "max_files")
+        min_relevance = search_checks.relevance(min_relevance)
+        checked = search_checks.query_options(replace(filters or KnowledgeQueryOptions(), **scope))
+        depth = max(MATCH_DEPTH, max_files * 3)  # (deeper than a search may ask: asked unchecked)
+        result = self._ask(query, replace(
+            checked, max_results=depth, reranking=RerankingStrategy.NONE,
             min_relevance=0.0 if fill else min_relevance, include_snippets=False, expand_context=False,
         ))  # fmt: skip
         files = RelevantFiles(relevant_files(result.chunks, max_files, min_relevance))

@@ -6,9 +6,21 @@ message names what the user typed."""
 
 from __future__ import annotations
 
+import enum
 import math
+import os
 from collections.abc import Iterable
+from dataclasses import replace
 from functools import cache
+from typing import TYPE_CHECKING, TypeVar
+
+from aintern.errors import AinternError
+
+if TYPE_CHECKING:
+    from aintern.assemble.context import ContextBuildOptions
+    from aintern.knowledge_models import KnowledgeQueryOptions
+
+E = TypeVar("E", bound=enum.Enum)
 
 #: Most results a search returns.
 MAX_RESULTS = 100
@@ -36,9 +48,10 @@ LANGUAGE_NAMES = {
 }  # fmt: skip
 
 
-class SearchOptionError(ValueError):
-    """An option a search cannot take; the message names the option and what it takes. (A ValueError:
-    the web app answers those with a 400.)"""
+class SearchOptionError(AinternError, ValueError):
+    """An option a search cannot take; the message names the option and what it takes. (An AinternError, as
+    everything aintern refuses; a ValueError too: the web app answers those with a 400, and a script's
+    ``except ValueError`` still catches it.)"""
 
 
 class RerankNeedsLLM(SearchOptionError):
@@ -91,7 +104,7 @@ def shown(value: float) -> str:
 def whole_number(value: float, name: str, bounds: tuple[int, int]) -> int:
     """A whole number from ``bounds[0]`` to ``bounds[1]`` (one of the ranges above)."""
     low, high = bounds
-    if isinstance(value, bool) or not (isinstance(value, int) or float(value).is_integer()):
+    if not _is_number(value) or not (isinstance(value, int) or float(value).is_integer()):
         raise not_a_number(value, name, bounds)
     if not low <= value <= high:
         raise SearchOptionError(f"{name}: between {low:,} and {high:,}, not {shown(value)}")
@@ -103,8 +116,15 @@ def result_count(value: float, name: str = "k") -> int:
     return whole_number(value, name, RESULTS)
 
 
+def _is_number(value: object) -> bool:
+    """An int or a float (a script may pass anything: ``"10"``, ``True``, None)."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
 def relevance(value: float, name: str = "min_relevance") -> float:
     """A calibrated relevance threshold: 0 to 1."""
+    if not _is_number(value):
+        raise not_a_number(value, name)
     low, high = RELEVANCE
     if not (math.isfinite(value) and low <= value <= high):
         raise SearchOptionError(f"{name}: between {shown(low)} and {shown(high)}, not {shown(value)}")
@@ -153,3 +173,65 @@ def globs(values: Iterable[str] | None, name: str = "path") -> tuple[str, ...]:
             raise SearchOptionError(f"{name}: a glob such as src/**/*.py, of at most {MAX_GLOB_CHARS} characters")
         checked.append(pattern)
     return tuple(checked)
+
+
+def one_of(kind: type[E], value: E | str, name: str) -> E:
+    """The member of ``kind`` that ``value`` is or names (``"keyword"``); else the error lists them."""
+    try:
+        return kind(value)
+    except ValueError:
+        wanted = ", ".join(str(m.value) for m in kind)
+        raise SearchOptionError(f"{name}: one of {wanted}, not {str(value)[:60]!r}") from None
+
+
+def names(values: Iterable[str] | str | None, name: str) -> tuple[str, ...]:
+    """A tuple of names as given: a lone string is refused (``languages="python"`` would be six letters)."""
+    if isinstance(values, (str, bytes)):
+        raise SearchOptionError(f"{name}: a tuple of names, such as ({str(values)[:60]!r},), not a string")
+    if not all(isinstance(v, str) for v in values or ()):
+        raise SearchOptionError(f"{name}: each one a string")
+    return tuple(values or ())
+
+
+def folder(value: str | os.PathLike[str], name: str = "workspace_path") -> str:
+    """The folder of an index as a string (a Path as well); an empty one is an error."""
+    path = os.fspath(value) if isinstance(value, (str, os.PathLike)) else None
+    if not isinstance(path, str) or not path.strip():
+        raise SearchOptionError(f"{name}: the folder of an indexed repository (or workspace_paths: several)")
+    return path
+
+
+def query_options(o: KnowledgeQueryOptions) -> KnowledgeQueryOptions:
+    """A script's KnowledgeQueryOptions checked against the limits the CLI, the web app and MCP apply, each error
+    naming the field; strings taken as the enums they name (``reranking="rrf"``), a Path as a folder."""
+    from aintern.chunk.models import SymbolType
+    from aintern.retrieve.rerank import RerankingStrategy
+
+    several = tuple(folder(p, "workspace_paths") for p in names(o.workspace_paths, "workspace_paths"))
+    return replace(
+        o, workspace_path="" if several else folder(o.workspace_path), workspace_paths=several,
+        max_results=result_count(o.max_results, "max_results"), min_relevance=relevance(o.min_relevance),
+        context_lines=whole_number(o.context_lines, "context_lines", CONTEXT_LINES),
+        file_patterns=globs(names(o.file_patterns, "file_patterns"), "file_patterns"),
+        languages=languages(names(o.languages, "languages"), "languages"),
+        directory_filters=names(o.directory_filters, "directory_filters"),
+        symbol_types=tuple(one_of(SymbolType, t, "symbol_types") for t in names(o.symbol_types, "symbol_types")),
+        reranking=None if o.reranking is None else one_of(RerankingStrategy, o.reranking, "reranking"),
+    )  # fmt: skip
+
+
+def context_options(o: ContextBuildOptions) -> ContextBuildOptions:
+    """A script's ContextBuildOptions checked as ``aintern context`` checks its flags."""
+    from aintern.assemble.context import ContextFormat
+    from aintern.assemble.tokens import TokenEstimation
+    from aintern.retrieve.rerank import RerankingStrategy
+
+    return replace(
+        o, max_tokens=whole_number(o.max_tokens, "max_tokens", CONTEXT_TOKENS),
+        max_chunks=whole_number(o.max_chunks, "max_chunks", CONTEXT_CHUNKS), min_relevance=relevance(o.min_relevance),
+        context_lines=whole_number(o.context_lines, "context_lines", CONTEXT_LINES),
+        file_patterns=globs(names(o.file_patterns, "file_patterns"), "file_patterns"),
+        languages=languages(names(o.languages, "languages"), "languages"),
+        reranking=one_of(RerankingStrategy, o.reranking, "reranking"), format=one_of(ContextFormat, o.format, "format"),
+        token_estimation=one_of(TokenEstimation, o.token_estimation, "token_estimation"),
+    )  # fmt: skip

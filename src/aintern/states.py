@@ -3,7 +3,7 @@ page, `aintern list` and `aintern status` show."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -11,7 +11,7 @@ from aintern.config import Settings
 from aintern.embed import RETIRED_MODELS, model_id
 from aintern.phases import run_label
 from aintern.plural import count
-from aintern.store import SqliteStore, VectorIndex, VectorTier
+from aintern.store import IndexStatistics, SqliteStore, VectorIndex, VectorTier
 
 if TYPE_CHECKING:
     from aintern.index.runs import IndexRun
@@ -129,3 +129,24 @@ def list_workspaces(store: SqliteStore) -> list[WorkspaceSummary]:
 
     runs = active_runs(store)
     return [summarize(store, index, runs) for index in store.list_indexes()]
+
+
+@dataclass
+class IndexStatus:
+    index: VectorIndex
+    statistics: IndexStatistics
+    #: Files changed (size or mtime), added or deleted since the index was last updated.
+    changed_files: list[str]
+    new_files: list[str]
+    deleted_files: list[str]
+    current_commit: str | None
+    #: Files no run could read (permission denied), unchanged since: skipped, not stale.
+    unreadable_files: list[str] = field(default_factory=list)
+
+    @property
+    def stale_files(self) -> int:
+        return len(self.changed_files) + len(self.new_files) + len(self.deleted_files)
+
+    @property
+    def behind_git(self) -> bool:
+        return self.current_commit is not None and self.current_commit != self.statistics.git_commit

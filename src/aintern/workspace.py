@@ -6,14 +6,13 @@ import contextlib
 import os
 import threading
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from aintern.chunk.models import CHUNKER_VERSION
 from aintern.config import Settings
 from aintern.embed import DEFAULT_MODEL, RETIRED_MODELS, Embedder, embedder_for_model_id, get_embedder
-from aintern.errors import AinternError, NoDatabaseError, NotIndexedError, SettingsError, StoreError
+from aintern.errors import AinternError, NoDatabaseError, NotAFolderError, NotIndexedError, SettingsError, StoreError
 from aintern.locate import check_not_inside_index as check_not_inside_index
 from aintern.locate import existing_path as existing_path
 from aintern.locate import find_workspace as find_workspace
@@ -21,12 +20,13 @@ from aintern.locate import indexes_inside, indexes_under
 from aintern.locate import read_indexed_file as read_indexed_file
 from aintern.locate import resolve_workspaces as resolve_workspaces
 from aintern.states import STATES as STATES
+from aintern.states import IndexStatus as IndexStatus
 from aintern.states import WorkspaceSummary as WorkspaceSummary
 from aintern.states import list_workspaces as list_workspaces
 from aintern.states import reindex_reason
 from aintern.states import summarize as summarize
 from aintern.states import tier_dict as tier_dict
-from aintern.store import IndexStatistics, SqliteStore, VectorIndex, default_db_path
+from aintern.store import SqliteStore, VectorIndex, default_db_path
 from aintern.store.db import check_pages, driver
 from aintern.workspace_fill import Filling
 
@@ -40,27 +40,6 @@ if TYPE_CHECKING:
     from aintern.knowledge import KnowledgeService
     from aintern.retrieve.rerank import ListwiseReranking, Ranked, RerankChoice
     from aintern.scan import ScanOptions
-
-
-@dataclass
-class IndexStatus:
-    index: VectorIndex
-    statistics: IndexStatistics
-    #: Files changed (size or mtime), added or deleted since the index was last updated.
-    changed_files: list[str]
-    new_files: list[str]
-    deleted_files: list[str]
-    current_commit: str | None
-    #: Files no run could read (permission denied), unchanged since: skipped, not stale.
-    unreadable_files: list[str] = field(default_factory=list)
-
-    @property
-    def stale_files(self) -> int:
-        return len(self.changed_files) + len(self.new_files) + len(self.deleted_files)
-
-    @property
-    def behind_git(self) -> bool:
-        return self.current_commit is not None and self.current_commit != self.statistics.git_commit
 
 
 class _LLMRerankers:
@@ -163,7 +142,14 @@ class Workspace(Filling):
             self._store = SqliteStore(self._db)
         return self._store
 
+    def __enter__(self) -> Workspace:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     def close(self) -> None:
+        """Close the database (and wait for a model load the service started); ``with Workspace(...)`` does."""
         if self._knowledge is not None:
             self._knowledge.close()
         if self._store is not None:
@@ -177,7 +163,7 @@ class Workspace(Filling):
         index = self.index
         if index is None:
             none = f" (there is no database at {self._db or default_db_path()} yet)" if self._store is None else ""
-            raise NotIndexedError(f"{self.root} is not indexed yet{none}; run `aintern index {self.root}`")
+            raise NotIndexedError.of(self.root, none)
         return index
 
     @property
@@ -300,6 +286,7 @@ class Workspace(Filling):
 
         # What refuses the run is asked before the database is made: a refused first run leaves no database
         # behind (one that was there is left as it was).
+        self.check_folder()
         new = self.index is None
         self.check_models(tier)
         engine, milvus_uri, token_env = self.search_engine()
@@ -356,6 +343,12 @@ class Workspace(Filling):
             self.notices += indexes_inside(self.store, self.root, self.index.id)
         return result
 
+    def check_folder(self) -> None:
+        """Refuse to index a folder that is not there, or is a file (NotAFolderError), before a run is recorded:
+        a scan of it would find no file and record an empty index (or remove every file from one)."""
+        if not self.root.is_dir():
+            raise NotAFolderError.of(self.root)
+
     def check_models(self, tier: str | None = None) -> None:
         """Refuse a run whose model, or full tier's model (``tier`` asked, else the index's or the settings'),
         cannot load (ModelNotInstalledError: what to install) before it writes or removes anything."""
@@ -381,6 +374,7 @@ class Workspace(Filling):
         a second), so a complete tier stays complete."""
         from aintern.index import Indexer, IndexingOptions
 
+        self.check_folder()
         index = self.index
         if index is not None and (
             index.embedding_model in RETIRED_MODELS or index.settings.get("chunker", 1) != CHUNKER_VERSION
@@ -403,8 +397,11 @@ class Workspace(Filling):
 
     @property
     def knowledge(self) -> KnowledgeService:
-        """Queries, context and file discovery over this database (see aintern.knowledge)."""
+        """Queries, context and file discovery over this database (see aintern.knowledge). Asking makes no
+        database: with none yet, nothing is indexed (NotIndexedError, saying where it was looked for)."""
         if self._knowledge is None:
+            if self._store is None:
+                self.require_index()
             self._knowledge = knowledge_service(self.store, in_memory=self.in_memory)
         return self._knowledge
 
@@ -421,7 +418,8 @@ class Workspace(Filling):
         """RAG chat over this workspace's index; conversations live in the same database."""
         from aintern.answer import ConversationStore, RagChatService
 
-        return RagChatService(self.knowledge, llm, ConversationStore(self.store))
+        store = self.store  # (made here if there is none: the conversation is kept in it)
+        return RagChatService(self.knowledge, llm, ConversationStore(store))
 
     def status(self, on_check: Callable[[int], None] | None = None) -> IndexStatus:
         """The index's state, after a check of the whole database for damage (CorruptDatabaseError): one the
@@ -460,6 +458,20 @@ class Workspace(Filling):
             "reindex_reason": None if run else reindex_reason(st.index, self.settings, st.stale_files),
             "interrupted": st.index.interrupted,
         }  # fmt: skip
+
+    @classmethod
+    def recorded(cls, spec: str | Path, db: str | Path | None = None) -> Workspace | None:
+        """The workspace of the index recorded for ``spec`` (a folder deleted since, or now a file) or named
+        ``spec`` (the one index of that name); None if there is none. What `aintern list` shows, clear reaches."""
+        ws = cls(spec, db)
+        named = [i for i in ws.store.list_indexes() if i.name == str(spec)] if ws._store and not ws.index else []
+        if len(named) == 1:
+            ws.close()
+            ws = cls(named[0].workspace_path, db)
+        if ws.index is None:
+            ws.close()
+            return None
+        return ws
 
     def clear(self) -> bool:
         index = self.index

@@ -14,6 +14,7 @@ from aintern.chunk.models import SymbolType
 from aintern.config import CONTEXT_MIN_RELEVANCE
 from aintern.plural import count
 from aintern.retrieve.keywords import TextHighlight
+from aintern.retrieve.rerank import RerankingStrategy
 
 
 class ContextFormat(str, enum.Enum):
@@ -146,7 +147,8 @@ class ContextBuildOptions:
     chunk_separator: str = "\n\n"
     context_header: str | None = None
     context_footer: str | None = None
-    reranking: str = "keyword"
+    #: A strategy, or its name (``"keyword"``); the query's own default is none (docs/python-api.md).
+    reranking: RerankingStrategy | str = RerankingStrategy.KEYWORD_BOOST
     token_estimation: TokenEstimation = TokenEstimation.CHARACTERS
     #: Counts tokens instead of ``token_estimation``: an LLM's own tokenizer, say.
     token_counter: Callable[[str], int] | None = field(default=None, compare=False)

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from aintern.errors import NotIndexedError
+from aintern.errors import NotAFolderError, NotIndexedError
 from aintern.words import clean_user_text
 from aintern.workspace import Workspace
 
@@ -111,7 +111,7 @@ def open_workspace(
     """
     if path is not None:
         if not path.is_dir():
-            raise fail(f"{path}: {'not a folder' if path.exists() else 'no such folder'}")
+            raise fail(str(NotAFolderError.of(path)))
         return Workspace(path, db, model, readonly)
     if create:
         try:

@@ -30,7 +30,7 @@ from aintern.cli.common import (
     say_error,
 )
 from aintern.embed import MODELS
-from aintern.errors import AinternError
+from aintern.errors import AinternError, NotAFolderError
 from aintern.index import IndexingErrorType, IndexingProgress, IndexingResult
 from aintern.index.tier import TIERS, TierResult
 from aintern.plural import count
@@ -306,10 +306,11 @@ def clear(
 ) -> None:
     """Delete a workspace's index (also of a folder deleted since: its index is found by its recorded path)."""
     path = one_workspace(path, workspace)
-    if path is not None and not path.exists():
-        ws = Workspace(path, db)
-        if ws.index is None:
-            raise fail(f"{path}: no such folder, and no index is recorded for it", 4)
+    if path is not None and not path.is_dir():  # (a folder deleted since, now a file, or an index's name)
+        found = Workspace.recorded(path, db)
+        if found is None:
+            raise fail(f"{NotAFolderError.of(path)}, and no index is recorded for it (`aintern list` names them)", 4)
+        ws = found
     else:
         ws = open_workspace(path, db)
     if ws.index is None:
