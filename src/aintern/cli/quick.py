@@ -130,10 +130,7 @@ def run_search(
             tell("no results" + (f" above relevance {min_relevance}" if min_relevance else ""), highlight=True)
         raise SystemExit(3)
     for c in result.chunks:
-        symbol = f"{c.parent_symbol + '.' if c.parent_symbol else ''}{c.symbol_name}" if c.symbol_name else ""
-        if c.symbol_start_line:
-            symbol += f" (lines {c.symbol_start_line}-{c.symbol_end_line})"
-        symbol = f" {symbol}" if symbol else ""  # (none: one space before the relevance, not two)
+        symbol = f" {c.named}" if c.named else ""  # (none: one space before the relevance, not two)
         if piped():  # (the same line as Rich prints it to a pipe, without loading Rich)
             print(f"{c.display_path}:{c.start_line}-{c.end_line}{symbol} {c.relevance:.2f}")
         else:
