@@ -220,7 +220,9 @@ def test_counts_of_one_are_singular(odd: tuple[Path, dict[str, str]], tmp_path: 
     (tmp_path / "one" / "only.py").write_text("def only_function():\n    return 1\n")
     out = piped((tmp_path / "one", {**odd[1], "AINTERN_DB": str(tmp_path / "one.db")}), "index")
     assert out.returncode == 0 and out.stderr == "", repr(out.stderr)
-    assert re.match(r"indexed \S+: 1 file \(1 chunk, 1 embedded\) in ", out.stdout), out.stdout
+    assert re.search(r"^indexed \S+ in .*\n  1 file: 1 indexed\n  1 chunk: 1 newly embedded$", out.stdout, re.M), (
+        out.stdout
+    )
 
 
 def test_config_list_says_aintern_db_chose_the_database(odd: tuple[Path, dict[str, str]]) -> None:
