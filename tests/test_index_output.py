@@ -1,5 +1,5 @@
 """`aintern index` as a new user reads it (the trial of 2026-11-29): its live line on an 80-column terminal (no
-number cut to "…", phases in words), and a summary whose counts add up
+number cut to "…", phases in words), plain progress lines in a file or a pipe, and a summary whose counts add up
 and say what each is. A small repository at a path with brackets, a space and a non-ASCII letter."""
 
 from __future__ import annotations
@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 from test_cli_terminal import ANSI, terminal_run
 
-from aintern.cli.progress import Shown, fit
+from aintern.cli.progress import PlainLines, Shown, fit
+from aintern.index.models import IndexingPhase, IndexingProgress
 
 FILES = {
     "billing.py": "def invoice_total(invoice):\n    return sum(line.amount for line in invoice.lines)\n",
@@ -76,3 +77,47 @@ def test_index_on_an_80_column_terminal_says_phases_in_words_and_counts_that_add
     summary = out.stdout.splitlines()
     assert "  5 files: 1 indexed, 1 unchanged, 3 skipped (why: below)" in summary, out.stdout
     assert "  skipped 3 files an earlier run reported, unchanged since (--verbose lists them)" in summary, out.stdout
+
+
+def test_index_into_a_file_says_each_phase_in_plain_lines(repo: tuple[Path, dict[str, str]]) -> None:
+    root, env = repo
+    out = subprocess.run([sys.executable, "-m", "aintern", "index", "--tier", "full"], cwd=root, env=env,
+                         capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert out.returncode == 0 and out.stderr == "", out.stderr
+    assert "\r" not in out.stdout and "\x1b" not in out.stdout and "━" not in out.stdout, out.stdout
+    said = [line for line in out.stdout.splitlines() if line.startswith(("indexing: ", "filling the full tier"))]
+    # Each phase named once, in the run's order, in words; the files' count while they are read.
+    phases = [re.split(r"[,:]", line.removeprefix("indexing: "))[0] for line in said]
+    assert phases == [
+        "scanning the folder", "comparing the files with the index", phases[2], "finishing (keyword statistics)",
+        "computing the file vectors", "filling the full tier",
+    ], said  # fmt: skip
+    assert re.fullmatch(r"indexing: (chunking|embedding|writing), \d of 3 files read, \d+ chunks?", said[2]), said
+    assert re.fullmatch(r"filling the full tier: \d+ of \d+ chunks?", said[-1]), said
+    assert out.stdout.splitlines()[len(said)].startswith(f"indexed {root} in "), out.stdout
+
+
+def test_plain_lines_say_a_long_phase_at_most_every_ten_seconds_and_each_new_one_at_once() -> None:
+    said: list[str] = []
+    now = [0.0]  # (the clock they are timed by, moved by the test: nothing here waits)
+    plain = PlainLines(said.append, every=10.0, now=lambda: now[0])
+
+    def event(phase: IndexingPhase, done: int = 0, at: float = 0.0) -> None:
+        now[0] = at
+        plain.index(IndexingProgress(phase, total_files=1200, processed_files=done, processed_chunks=done * 4))
+
+    event(IndexingPhase.SCANNING)
+    event(IndexingPhase.ANALYZING, at=0.5)
+    for i, phase in enumerate([IndexingPhase.CHUNKING, IndexingPhase.EMBEDDING, IndexingPhase.STORING] * 100):
+        event(phase, done=i * 4, at=1.0 + i * 0.25)  # (a file every quarter second: 75 s of them)
+    event(IndexingPhase.FILE_VECTORS, at=80.0)
+    event(IndexingPhase.COMPLETE, at=81.0)
+    read = [line for line in said if " files read" in line]
+    counts = [int(re.search(r", ([\d,]+) of 1,200 files", line)[1].replace(",", "")) for line in read]  # type: ignore[index]
+    assert said[:2] == ["indexing: scanning the folder", "indexing: comparing the files with the index"], said
+    assert len(read) == 8 and counts == sorted(set(counts)) and counts[0] == 0, said  # (one at 1 s, then each 10 s)
+    assert said[-1] == "indexing: computing the file vectors" and len(said) == 11, said
+    for done, at in ((0, 100.0), (5, 104.0), (10, 110.0), (19, 115.0), (25, 116.0)):
+        now[0] = at
+        plain.tier(done, 25)
+    assert said[11:] == ["filling the full tier: 0 of 25 chunks", "filling the full tier: 10 of 25 chunks"], said

@@ -28,7 +28,7 @@ from aintern.cli.common import (
     open_workspace,
     say_error,
 )
-from aintern.cli.progress import Shown, Silent, live
+from aintern.cli.progress import PlainLines, Shown, Silent, live, plain_wanted, say_plain
 from aintern.embed import MODELS
 from aintern.errors import AinternError
 from aintern.index import IndexingErrorType, IndexingProgress, IndexingResult
@@ -50,15 +50,19 @@ WaitOption = Annotated[
 def _run_indexing(
     ws: Workspace, force: bool, include_secrets: bool | None, quiet: bool, wait: bool = False, tier: str | None = None
 ) -> IndexingResult:
-    """Index with a live progress line; Ctrl-C stops cleanly, keeping what was finished."""
+    """Index with a live progress line (plain lines to a file or a pipe); Ctrl-C stops cleanly, keeping what was
+    finished."""
     display: Progress | Silent = Silent() if quiet else live(err.real(), _index_shown)
     task = display.add_task("index", total=None, phase="scanning", chunks=0, current="", remaining=None)
+    plain = PlainLines(say_plain) if not quiet and plain_wanted() else None
 
     def on_progress(p: IndexingProgress) -> None:
         display.update(
             task, total=p.total_files or None, completed=p.processed_files, phase=p.phase.value,
             chunks=p.processed_chunks, current=p.current_file or p.message or "", remaining=p.estimated_remaining,
         )  # fmt: skip
+        if plain is not None:
+            plain.index(p)
 
     with interruptible() as cancel, display:
         return ws.build_index(
@@ -91,10 +95,15 @@ def _run_tier(ws: Workspace, tier: str | None, quiet: bool, new: bool, wait: boo
         return None
     display: Progress | Silent = Silent() if quiet else live(err.real(), _tier_shown)
     task = display.add_task("tier", total=None)
+    plain = PlainLines(say_plain) if not quiet and plain_wanted() else None
+
+    def on_progress(done: int, total: int) -> None:
+        display.update(task, total=total, completed=done)
+        if plain is not None:
+            plain.tier(done, total)
+
     with interruptible() as cancel, display:
-        return ws.fill_tier(
-            lambda done, total: display.update(task, total=total, completed=done), cancel, wait=_wait_s(wait)
-        )
+        return ws.fill_tier(on_progress, cancel, wait=_wait_s(wait))
 
 
 def _tier_shown(task: Task) -> Shown:

@@ -1,12 +1,16 @@
 """How `aintern index` shows a run going: one live line on a terminal that fits its width (fields that do not fit
-are left out whole, a number is never cut to "…")."""
+are left out whole, a number is never cut to "…"), and plain lines where the output is a file or a pipe (a line
+per phase, and one at most every ``PLAIN_EVERY`` seconds within a long phase: no bars, no carriage returns)."""
 
 from __future__ import annotations
 
+import sys
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
+from aintern.phases import counting, phase_words, stage
 from aintern.plural import count
 
 if TYPE_CHECKING:
@@ -14,12 +18,18 @@ if TYPE_CHECKING:
     from rich.progress import Progress, Task, TaskID
     from rich.text import Text
 
+    from aintern.index import IndexingProgress
+
+#: Seconds between two plain lines of one phase (a file or a pipe gets no more).
+PLAIN_EVERY = 10.0
 #: The widths a live line's bar and current file take at least (else they are left out).
 _BAR, _FILE = 10, 12
 #: The widest a bar is drawn.
 _BAR_MOST = 20
 #: What a run does is padded to this width: its phases' words (embedding, writing) do not move the fields after.
 _DOING = 10
+#: Phases whose message says more than their words do (keyword statistics' counts).
+_TOLD = {"finalizing"}
 
 
 @dataclass(frozen=True)
@@ -126,3 +136,55 @@ def live(screen: Console, shown: Callable[[Task], Shown]) -> Progress:
     return rich.progress.Progress(
         live_line(screen, shown), console=screen, transient=True, disable=not screen.is_interactive
     )
+
+
+class PlainLines:
+    """Progress as plain lines for a file or a pipe: one when a run enters a phase, then one at most every
+    ``every`` seconds while it stays in it (``now``: the clock they are timed by)."""
+
+    def __init__(
+        self, say: Callable[[str], None], every: float = PLAIN_EVERY, now: Callable[[], float] = time.monotonic
+    ) -> None:
+        self._say, self._every, self._now = say, every, now
+        self._stage: str | None = None
+        self._last = 0.0
+
+    def offer(self, where: str, line: Callable[[], str]) -> None:
+        """Say ``line()`` if the run is in a new phase (``where``) or the last line is ``every`` seconds old."""
+        now = self._now()
+        if where == self._stage and now - self._last < self._every:
+            return
+        self._stage, self._last = where, now
+        self._say(line())
+
+    def index(self, p: IndexingProgress) -> None:
+        """An index run's event (the ended phases say nothing: the summary follows)."""
+        phase = p.phase.value
+        if phase in ("complete", "cancelled", "error"):
+            return
+        self.offer(stage(phase), lambda: index_line(p))
+
+    def tier(self, done: int, total: int) -> None:
+        """A full tier's fill: ``done`` of ``total`` chunks."""
+        self.offer("full_tier", lambda: f"{phase_words('full_tier')}: {done:,} of {count(total, 'chunk')}")
+
+
+def index_line(p: IndexingProgress) -> str:
+    """An index run's plain progress line: ``indexing: embedding, 82 of 115 files read, 340 chunks``."""
+    phase = p.phase.value
+    line = f"indexing: {phase_words(phase)}"
+    if counting(phase) and p.total_files:
+        line += f", {p.processed_files:,} of {count(p.total_files, 'file')} read, {count(p.processed_chunks, 'chunk')}"
+    elif phase in _TOLD and p.message:
+        line += f": {p.message}"
+    return line
+
+
+def say_plain(line: str) -> None:
+    """A plain progress line on stdout, at once (a file being followed gets it now, not at exit)."""
+    print(line, flush=True)
+
+
+def plain_wanted() -> bool:
+    """Whether the run's output is a file or a pipe: it then gets plain progress lines."""
+    return not sys.stdout.isatty()
