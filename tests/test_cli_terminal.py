@@ -116,6 +116,11 @@ def test_search_shows_every_odd_path_intact_piped_and_on_a_terminal(odd: tuple[P
     shown = on_terminal(odd, "search", "function", "-k", "20")
     for rel in ODD:
         assert f"{rel}:1-" in shown, (rel, shown)
+    # No line is padded to the terminal's width (a line copied from it ends where its text does), even wrapped.
+    narrow = on_terminal(odd, "search", "zeppelin hangar inspection VERY_LONG_TABLE function", "-k", "20", columns=80)
+    assert LONG in narrow and NOTES in narrow, narrow
+    for line in (shown + narrow).splitlines():
+        assert line == line.rstrip(), repr(line)
 
 
 def test_files_lists_every_odd_path_intact_piped_and_on_a_terminal(odd: tuple[Path, dict[str, str]]) -> None:
