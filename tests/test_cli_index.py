@@ -275,7 +275,7 @@ def test_a_search_loads_only_what_it_needs(ws: Path, tmp_path: Path) -> None:
     out, loaded = _loaded(["search", "Where is the HTTP server started?"], [*heavy, "rich"], ws, db)
     assert out.split("\n")[0].startswith("src/") and loaded == []
     out, loaded = _loaded(["update"], ["numpy", "tokenizers", "tree_sitter", "aintern.chunk.chunker"], ws, db)
-    assert "0 files" in " ".join(out.split()) and loaded == []  # (the console wraps long lines anywhere)
+    assert "0 indexed" in " ".join(out.split()) and loaded == []  # (the console wraps long lines anywhere)
     # `index --json` (a script's, a benchmark's) shows no progress and searches nothing: rich's progress and
     # console, and the query path, stay out of its start-up (~40 ms each before the scan).
     query_path = ["aintern.knowledge", "aintern.retrieve", "aintern.assemble"]

@@ -116,6 +116,11 @@ def test_search_shows_every_odd_path_intact_piped_and_on_a_terminal(odd: tuple[P
     shown = on_terminal(odd, "search", "function", "-k", "20")
     for rel in ODD:
         assert f"{rel}:1-" in shown, (rel, shown)
+    # No line is padded to the terminal's width (a line copied from it ends where its text does), even wrapped.
+    narrow = on_terminal(odd, "search", "zeppelin hangar inspection VERY_LONG_TABLE function", "-k", "20", columns=80)
+    assert LONG in narrow and NOTES in narrow, narrow
+    for line in (shown + narrow).splitlines():
+        assert line == line.rstrip(), repr(line)
 
 
 def test_files_lists_every_odd_path_intact_piped_and_on_a_terminal(odd: tuple[Path, dict[str, str]]) -> None:
@@ -220,7 +225,9 @@ def test_counts_of_one_are_singular(odd: tuple[Path, dict[str, str]], tmp_path: 
     (tmp_path / "one" / "only.py").write_text("def only_function():\n    return 1\n")
     out = piped((tmp_path / "one", {**odd[1], "AINTERN_DB": str(tmp_path / "one.db")}), "index")
     assert out.returncode == 0 and out.stderr == "", repr(out.stderr)
-    assert re.match(r"indexed \S+: 1 file \(1 chunk, 1 embedded\) in ", out.stdout), out.stdout
+    assert re.search(r"^indexed \S+ in .*\n  1 file: 1 indexed\n  1 chunk: 1 newly embedded$", out.stdout, re.M), (
+        out.stdout
+    )
 
 
 def test_config_list_says_aintern_db_chose_the_database(odd: tuple[Path, dict[str, str]]) -> None:

@@ -23,7 +23,7 @@ from test_mcp import index
 from web_server import WebServer
 from workspaces import write_files
 
-from aintern.assemble.context import ContextBuildOptions, KnowledgeChunk
+from aintern.assemble.context import ContextBuildOptions, ContextFormat, KnowledgeChunk
 from aintern.knowledge import KnowledgeQueryOptions
 from aintern.mcp import AinternMcp, McpConfig
 from aintern.retrieve.rerank import RerankingStrategy
@@ -167,7 +167,8 @@ def cli(flask: tuple[Path, Path, dict[str, str]], *args: str) -> str:
 
 def blocks(markdown: str) -> list[tuple[str, int, int]]:
     """The (path, first line, last line) of each block of a Markdown context, in its order."""
-    return [(p, int(a), int(b)) for p, a, b in re.findall(r"^### (.+)\nLines (\d+)-(\d+)$", markdown, re.M)]
+    found = re.findall(r"^### (.+)\nLines (\d+)-(\d+)(?: in [\w.]+)?$", markdown, re.M)
+    return [(p, int(a), int(b)) for p, a, b in found]
 
 
 def holds(markdown: str, hit: KnowledgeChunk) -> bool:
@@ -284,7 +285,7 @@ def test_relevance_is_the_calibrated_one_whatever_reranks(flask: tuple[Path, Pat
         assert {(h["path"], h["start_line"]): h["score"] for h in reranked} == plain, strategy
         assert all(isinstance(h["rerank_score"], float) for h in reranked) and "rerank_score" not in str(plain)
     scored = cli(flask, "context", QUESTION, "--scores", "--context-lines", "0", "--min-relevance", "0")
-    shown = re.findall(r"^### (.+)\nLines (\d+)-\d+\nRelevance: ([\d.]+)$", scored, re.M)
+    shown = re.findall(r"^### (.+)\nLines (\d+)-\d+(?: in [\w.]+)?\nRelevance: ([\d.]+)$", scored, re.M)
     assert shown and {(p, int(a), r) for p, a, r in shown} == {(p, a, f"{s:.2f}") for (p, a), s in plain.items()}
     with WebServer(db, workspace=root, watch=False) as server, server.client() as http:
         api = http.get("/api/search", params={"q": QUESTION, "rerank": "keyword"}).json()
@@ -327,3 +328,52 @@ def test_a_hits_relevance_and_threshold_do_not_depend_on_the_other_repositories_
     out = subprocess.run([sys.executable, "-m", "aintern", "search", question, "--all-repos", "--rerank", "keyword"],
                          cwd=sessions, env=env, capture_output=True, text=True, timeout=300)  # fmt: skip
     assert out.returncode == 0 and "reranked by keyword" in out.stdout + out.stderr, out
+
+
+def planner_module() -> str:
+    """A class whose one long method is cut into pieces: the JOIN lines are in the middle of it, far from its ``def``."""
+    steps = [f"        step_{i} = self.resolve_part_{i}(expr, can_reuse)" for i in range(120)]
+    join = [
+        "        join_info = self.setup_joins(parts, opts, alias)  # the JOIN for the relation",
+        "        used_joins.update(join_info.joins)",
+        "        targets, alias, join_list = self.trim_joins(join_info.targets, join_info.joins)",
+    ]
+    head = ["class Planner:", '    """Builds SQL queries."""', "", "    def build_filter(self, expr, can_reuse=None):"]
+    return "\n".join([*head, *steps[:60], *join, *steps[60:], "        return clause", ""])
+
+
+def test_a_context_block_names_the_definition_its_lines_are_in_as_search_does(tmp_path: Path) -> None:
+    root = tmp_path / "planner [slug] é"
+    root.mkdir()
+    (root / "planner.py").write_text(planner_module(), encoding="utf-8")
+    db = tmp_path / "aintern.db"
+    ws = Workspace(root, db)
+    try:
+        assert ws.build_index().success
+        question = "how is the JOIN set up for a relation"
+        formats = {f: ws.knowledge.build_context(question, str(root), ContextBuildOptions(format=f))
+                   for f in ContextFormat}  # fmt: skip
+    finally:
+        ws.close()
+    env = {**os.environ, "AINTERN_DB": str(db), "AINTERN_CONFIG": str(tmp_path / "config.toml")}
+    flask = (root, db, env)
+    hits = cli(flask, "search", question).splitlines()
+    # Search names the hit in the middle of the method by its class and method (its def line is not in it)...
+    top = re.fullmatch(r"planner\.py:(\d+)-(\d+) (\S+) [\d.]+", hits[0])
+    assert top is not None and top[3] == "Planner.build_filter" and int(top[1]) > 4, hits
+    # ...and so does the context's block of those lines, on every surface an LLM reads it from.
+    piped = cli(flask, "context", question)
+    header = re.search(r"^### planner\.py\nLines (\d+)-(\d+) in Planner\.build_filter$", piped, re.M)
+    assert header is not None and int(header[1]) <= int(top[1]) and "def build_filter" not in piped, piped
+    assert piped.strip() == formats[ContextFormat.MARKDOWN].context.strip()
+    assert 'symbol="Planner.build_filter"' in formats[ContextFormat.XML].context
+    assert ", in Planner.build_filter)" in formats[ContextFormat.PLAIN].context.splitlines()[0]
+    assert json.loads(formats[ContextFormat.JSON].context)[0]["symbol"] == "Planner.build_filter"
+
+    async def mcp() -> Any:
+        async with Client(AinternMcp(McpConfig(db=db, workspace=root, watch=False)).server) as client:
+            return await client.call_tool("context", {"query": question})
+
+    tool = asyncio.run(mcp())
+    assert not tool.is_error and "Lines " in tool.structured_content["context"]
+    assert re.search(r"^Lines \d+-\d+ in Planner\.build_filter$", tool.structured_content["context"], re.M)

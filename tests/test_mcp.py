@@ -570,7 +570,10 @@ def test_a_hit_whose_file_changed_or_went_since_indexing_says_so_wherever_it_is_
         block = printed.split(f"{path}:", 1)[1].split(".py:", 1)[0]  # (its header's line, up to the next hit)
         assert (f"({note})" in block.split("\n")[1]) if note else "since indexed" not in block, block
     context = cli("context", question)
-    assert f"### invoices.py\nLines 1-2\n\n({changed})\n```python" in context and f"({deleted})" in context
+    assert (
+        f"### invoices.py\nLines 1-2 in invoice_total\n\n({changed})\n```python" in context
+        and f"({deleted})" in context
+    )
     assert context.count("since indexed") == 2
     assert "edited after indexing" not in printed + context  # (nothing was re-indexed: the indexed lines)
 

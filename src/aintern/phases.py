@@ -70,6 +70,12 @@ def counting(phase: str) -> bool:
     return phase in _COUNTED
 
 
+def stage(phase: str) -> str:
+    """The stretch of a run ``phase`` is in: the counted phases are one (its files go through them in turn, one
+    after another), each other phase its own."""
+    return "counted" if counting(phase) else phase
+
+
 def _rank(phase: str) -> int:
     """Where ``phase`` is in a run (_ORDER); an ended run's (complete, cancelled, error) after them all."""
     return _ORDER.index("counted") if counting(phase) else _ORDER.index(phase) if phase in _ORDER else len(_ORDER)

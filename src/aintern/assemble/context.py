@@ -101,6 +101,15 @@ class KnowledgeChunk:
         return {"stale": True, "stale_note": self.stale_note()} if self.stale else {}
 
     @property
+    def named(self) -> str:
+        """What the hit is in, as search's line and a context block's header both name it: ``Query.build_filter``
+        (``Class.method (lines 12-30)`` when the question names a definition nested in it); "" for none."""
+        if not self.symbol_name:
+            return ""
+        name = f"{self.parent_symbol}.{self.symbol_name}" if self.parent_symbol else self.symbol_name
+        return name + (f" (lines {self.symbol_start_line}-{self.symbol_end_line})" if self.symbol_start_line else "")
+
+    @property
     def shown_lines(self) -> tuple[int, int]:
         if self.expanded_context is not None and self.expanded_start is not None and self.expanded_end is not None:
             return self.expanded_start, self.expanded_end
@@ -212,10 +221,13 @@ def merge_chunks(chunks: list[KnowledgeChunk]) -> list[KnowledgeChunk]:
             text = "\n".join(lines + extra)
             lo, hi = cur_lo, max(cur_hi, nxt_hi)
             cut = max((c.cut_end for c in (current, nxt) if c.cut_end is not None), default=None)
+            named = current if current.symbol_name else nxt  # (all its symbol fields: one name, not two halves)
             current = replace(
                 current, content=text, expanded_context=None, expanded_start=None, expanded_end=None,
                 start_line=lo, end_line=hi, relevance=max(current.relevance, nxt.relevance),
-                symbol_name=current.symbol_name or nxt.symbol_name, highlights=[],
+                highlights=[], symbol_name=named.symbol_name, symbol_type=named.symbol_type,
+                parent_symbol=named.parent_symbol, symbol_start_line=named.symbol_start_line,
+                symbol_end_line=named.symbol_end_line,
                 cut_end=cut if cut is not None and cut > hi else None,
             )  # fmt: skip
         merged.append(current)
@@ -231,6 +243,8 @@ def _format(chunk: KnowledgeChunk, o: ContextBuildOptions) -> str:
         attrs = [f'file="{escape(chunk.display_path, {chr(34): "&quot;"})}"']
         if o.include_line_numbers:
             attrs.append(f'lines="{lo}-{hi}"')
+        if chunk.named:
+            attrs.append(f'symbol="{escape(chunk.named, {chr(34): "&quot;"})}"')
         if note and chunk.inside:
             attrs.append(f'inside="{escape(f"line {chunk.inside[0]}: {chunk.inside[1]}", {chr(34): "&quot;"})}"')
         if chunk.stale:
@@ -247,6 +261,8 @@ def _format(chunk: KnowledgeChunk, o: ContextBuildOptions) -> str:
         obj: dict[str, object] = {"path": chunk.display_path, "content": text}
         if o.include_line_numbers:
             obj["start_line"], obj["end_line"] = lo, hi
+        if chunk.named:
+            obj["symbol"] = chunk.named
         if chunk.language:
             obj["language"] = chunk.language
         if o.include_scores:
@@ -265,6 +281,7 @@ def _format(chunk: KnowledgeChunk, o: ContextBuildOptions) -> str:
             if o.include_line_numbers:
                 out += (
                     f" (lines {lo}-{hi}"
+                    + (f", in {chunk.named}" if chunk.named else "")
                     + (f"; cut to fit, {_cut_words(chunk)}" if chunk.cut_end is not None else "")
                     + ")"
                 )
@@ -275,7 +292,10 @@ def _format(chunk: KnowledgeChunk, o: ContextBuildOptions) -> str:
         out += f"### {chunk.display_path}\n"
         if o.include_line_numbers:
             out += (
-                f"Lines {lo}-{hi}" + (f" (cut to fit; {_cut_words(chunk)})" if chunk.cut_end is not None else "") + "\n"
+                f"Lines {lo}-{hi}"
+                + (f" in {chunk.named}" if chunk.named else "")
+                + (f" (cut to fit; {_cut_words(chunk)})" if chunk.cut_end is not None else "")
+                + "\n"
             )
         if o.include_scores:
             out += f"Relevance: {chunk.relevance:.2f}\n"  # (as search shows it: the calibrated 0-1 relevance)

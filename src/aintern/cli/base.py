@@ -59,6 +59,26 @@ console: Any = LazyConsole(plain_when_piped=True)
 err: Any = LazyConsole(stderr=True, soft_wrap=True)
 
 
+def print_trimmed(renderable: Any) -> None:
+    """Print ``renderable`` (rich Syntax, say; a string is markup) on the console without the spaces it pads each
+    line with to the terminal's width, or leaves where it wraps one: a line copied from the terminal ends where its
+    text does."""
+    from rich.segment import Segment, Segments
+    from rich.text import Text
+
+    real = console.real()
+    out: list[Segment] = []
+    shown = Text.from_markup(renderable, emoji=False) if isinstance(renderable, str) else renderable
+    for line in real.render_lines(shown, pad=False):
+        while line and not line[-1].control and not line[-1].text.rstrip():
+            line.pop()  # (whole segments of padding, styled or not)
+        if line and not line[-1].control:
+            last = line.pop()
+            line.append(Segment(last.text.rstrip(), last.style))
+        out += [*line, Segment.line()]
+    real.print(Segments(out), end="")
+
+
 def tell(plain: str, style: str = "", highlight: bool = False, lead: str = "") -> None:
     """One line on stderr, ``lead`` then ``plain``: on a terminal in Rich's ``style`` (the lead's alone when
     there is one), elsewhere as it is: a pipe or a file gets the same text, and the process never loads Rich

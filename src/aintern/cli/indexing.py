@@ -6,9 +6,8 @@ import json
 import signal
 import threading
 import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, cast
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -29,77 +28,58 @@ from aintern.cli.common import (
     open_workspace,
     say_error,
 )
+from aintern.cli.progress import PlainLines, Shown, Silent, live, plain_wanted, say_plain
 from aintern.embed import MODELS
 from aintern.errors import AinternError, NotAFolderError
 from aintern.index import IndexingErrorType, IndexingProgress, IndexingResult
 from aintern.index.tier import TIERS, TierResult
+from aintern.phases import counting, phase_words
 from aintern.plural import count
-from aintern.scan import NO_KNOWN_TYPE
+from aintern.scan import NO_KNOWN_TYPE, TRANSLATIONS
 from aintern.workspace import Workspace, tier_dict
 from aintern.workspace_fill import TierFill
 
 if TYPE_CHECKING:
-    from types import ModuleType
-
-    from rich.progress import Progress, ProgressColumn, TaskID
+    from rich.progress import Progress, Task
 
 WaitOption = Annotated[
     bool, typer.Option("--wait", help="If another run is indexing this workspace, wait for it instead of failing.")
 ]
 
 
-class _Silent:
-    """The progress display of a run that prints JSON: nothing, and rich's progress and console are not even
-    imported (~40 ms of a cold index's start-up, before its scan)."""
-
-    def add_task(self, *args: object, **fields: object) -> TaskID:
-        return cast("TaskID", 0)
-
-    def update(self, *args: object, **fields: object) -> None:
-        pass
-
-    def __enter__(self) -> _Silent:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        pass
-
-
-def _live(quiet: bool, columns: Callable[[ModuleType], list[ProgressColumn]]) -> Progress | _Silent:
-    """A progress display on stderr that leaves nothing behind (``columns``: its columns, of rich.progress);
-    none when ``quiet`` or stderr is not a terminal (there Rich would end it with an empty line)."""
-    if quiet:
-        return _Silent()
-    import rich.progress
-
-    screen = err.real()
-    return rich.progress.Progress(
-        *columns(rich.progress), console=screen, transient=True, disable=not screen.is_interactive
-    )
-
-
 def _run_indexing(
     ws: Workspace, force: bool, include_secrets: bool | None, quiet: bool, wait: bool = False, tier: str | None = None
 ) -> IndexingResult:
-    """Index with a live progress display; Ctrl-C stops cleanly, keeping what was finished."""
-    progress = _live(quiet, lambda rp: [
-        rp.TextColumn("[bold]{task.fields[phase]:<10}"), rp.BarColumn(), rp.MofNCompleteColumn(),
-        rp.TextColumn("files"), rp.TextColumn("{task.fields[chunks]} chunks"), rp.TimeElapsedColumn(),
-        rp.TextColumn("ETA"), rp.TimeRemainingColumn(), rp.TextColumn("[dim]{task.fields[current]}"),
-    ])  # fmt: skip
-    task = progress.add_task("index", total=None, phase="scanning", chunks=0, current="")
+    """Index with a live progress line (plain lines to a file or a pipe); Ctrl-C stops cleanly, keeping what was
+    finished."""
+    display: Progress | Silent = Silent() if quiet else live(err.real(), _index_shown)
+    task = display.add_task("index", total=None, phase="scanning", chunks=0, current="", remaining=None)
+    plain = PlainLines(say_plain) if not quiet and plain_wanted() else None
 
     def on_progress(p: IndexingProgress) -> None:
-        progress.update(
+        display.update(
             task, total=p.total_files or None, completed=p.processed_files, phase=p.phase.value,
-            chunks=p.processed_chunks, current=esc((p.current_file or p.message or "")[-50:]),
+            chunks=p.processed_chunks, current=p.current_file or p.message or "", remaining=p.estimated_remaining,
         )  # fmt: skip
+        if plain is not None:
+            plain.index(p)
 
-    with interruptible() as cancel, progress:
+    with interruptible() as cancel, display:
         return ws.build_index(
             force=force, progress=None if quiet else on_progress, cancel=cancel, include_secrets=include_secrets,
             wait=_wait_s(wait), tier=tier,
         )  # fmt: skip
+
+
+def _index_shown(task: Task) -> Shown:
+    """What an index run's live line shows: its phase in words; its files' count while it reads them."""
+    phase: str = task.fields["phase"]
+    reading = counting(phase) and task.total is not None
+    return Shown(
+        phase_words(phase), int(task.completed), int(task.total) if reading and task.total else None, "files",
+        chunks=task.fields["chunks"], elapsed=task.elapsed, remaining=task.fields["remaining"],
+        current=task.fields["current"] if reading or phase == "finalizing" else "",
+    )  # fmt: skip
 
 
 def _wait_s(wait: bool) -> float:
@@ -113,21 +93,47 @@ def _run_tier(ws: Workspace, tier: str | None, quiet: bool, new: bool, wait: boo
     vectors with a progress display; Ctrl-C keeps what was finished."""
     if ws.settle_tier(tier, new) is None:
         return None
-    progress = _live(quiet, lambda rp: [
-        rp.TextColumn("[bold]full tier "), rp.BarColumn(), rp.MofNCompleteColumn(), rp.TextColumn("chunks"),
-        rp.TimeElapsedColumn(), rp.TextColumn("ETA"), rp.TimeRemainingColumn(),
-    ])  # fmt: skip
-    task = progress.add_task("tier", total=None)
-    with interruptible() as cancel, progress:
-        return ws.fill_tier(
-            lambda done, total: progress.update(task, total=total, completed=done), cancel, wait=_wait_s(wait)
-        )
+    display: Progress | Silent = Silent() if quiet else live(err.real(), _tier_shown)
+    task = display.add_task("tier", total=None)
+    plain = PlainLines(say_plain) if not quiet and plain_wanted() else None
+
+    def on_progress(done: int, total: int) -> None:
+        display.update(task, total=total, completed=done)
+        if plain is not None:
+            plain.tier(done, total)
+
+    with interruptible() as cancel, display:
+        return ws.fill_tier(on_progress, cancel, wait=_wait_s(wait))
+
+
+def _tier_shown(task: Task) -> Shown:
+    """What a full tier's live line shows: its chunks' count and how long it has to go."""
+    total = int(task.total) if task.total else None
+    return Shown(phase_words("full_tier"), int(task.completed), total, "chunks", elapsed=task.elapsed,
+                 remaining=task.time_remaining)  # fmt: skip
 
 
 def _searchable(result: IndexingResult) -> str:
     """`` (searchable after 3.1s)`` when the file vectors took a while after that."""
     at = result.searchable_s
     return f" (searchable after {at:.1f}s)" if at is not None and result.duration - at >= 0.5 else ""
+
+
+def run_counts(result: IndexingResult) -> list[str]:
+    """What a run counted, in two lines that add up: the files it saw (indexed, unchanged, skipped, with errors)
+    and the chunks of those it indexed (their vectors computed now, or found in the embedding cache), if any."""
+    parts = {"indexed": result.files_indexed, "unchanged": result.files_unchanged,
+             "skipped (why: below)": result.files_skipped, "with errors": result.files_errored}  # fmt: skip
+    seen = sum(parts.values())
+    said = ", ".join(f"{n:,} {what}" for what, n in parts.items() if n or what == "indexed")
+    removed = (
+        f"; {count(result.files_removed, 'file')} deleted since removed from the index" if result.files_removed else ""
+    )
+    reused = max(result.chunks_created - result.chunks_embedded, 0)
+    chunks = f"{count(result.chunks_created, 'chunk')}: {result.chunks_embedded:,} newly embedded" + (
+        f", {reused:,} of text embedded before (the cache)" if reused else ""
+    )
+    return [f"{count(seen, 'file')}: {said}{removed}"] + ([chunks] if result.chunks_created else [])
 
 
 def _print_summary(
@@ -157,11 +163,9 @@ def _print_summary(
         return
     stopped = result.cancelled or (tier is not None and tier.cancelled)  # (Ctrl-C in the full tier's fill too)
     state = "[yellow]stopped[/]" if stopped else "[green]indexed[/]" if result.success else "[red]failed[/]"
-    console.print(
-        f"{state} {esc(ws.root)}: {count(result.files_indexed, 'file')} ({count(result.chunks_created, 'chunk')}, "
-        f"{result.chunks_embedded} embedded) in {result.duration:.1f}s{_searchable(result)}; {result.files_unchanged} unchanged, "
-        f"{result.files_removed} removed, {result.files_skipped} skipped, {result.files_errored} with errors"
-    )
+    console.print(f"{state} {esc(ws.root)} in {result.duration:.1f}s{_searchable(result)}", highlight=False)
+    for counted_line in run_counts(result):
+        console.print(f"  {counted_line}", highlight=False)
     if stopped:
         console.print("what was finished is kept; run `aintern update` to continue")
     from aintern.cli.status import tier_line  # (here: its tables' rich.table stays out of a JSON run's start-up)
@@ -189,19 +193,23 @@ def _print_summary(
     # (a key file is not news at every update). --verbose lists every one.
     new = result.skipped if verbose else result.new_skipped
     counted = {
-        "empty file": ("empty file", "empty files"),
-        NO_KNOWN_TYPE: ("file of no known type", "files of no known type"),
+        "empty file": ("empty file", "empty files", ""),
+        NO_KNOWN_TYPE: ("file of no known type", "files of no known type", ""),
+        TRANSLATIONS: ("gettext translation catalog", "gettext translation catalogs", TRANSLATIONS.partition(":")[2]),
     }
     others = new if verbose else [s for s in new if s.reason not in counted]
     shown = others if verbose else others[:10]
     for s in shown:
         console.print(f"  [dim]skipped[/] {esc(s.rel)}: {esc(s.reason)}", highlight=False)
-    for reason, what in counted.items():
+    for reason, (one, many, why) in counted.items():
         n = sum(s.reason == reason for s in new)
         if n and not verbose:
-            console.print(f"  [dim]skipped {count(n, *what)}[/] (--verbose lists them)")
+            console.print(f"  [dim]skipped {count(n, one, many)}[/]{why and ',' + why} (--verbose lists them)")
     if len(shown) < len(others):
-        console.print(f"  [dim]... and {len(others) - len(shown)} more skipped (--verbose lists all)[/]")
+        console.print(f"  [dim]... and {len(others) - len(shown):,} more skipped (--verbose lists all)[/]")
+    if len(new) < result.files_skipped:
+        before = count(result.files_skipped - len(new), "file")
+        console.print(f"  [dim]skipped {before} an earlier run reported, unchanged since (--verbose lists them)[/]")
     for e in result.errors:
         kind = "error" if e.type == IndexingErrorType.FILE_READ else e.type.value  # (plain words, not the enum's)
         console.print(f"  [yellow]{kind}[/] {esc(e.file_path)}: {esc(e.error)}", highlight=False)
@@ -380,7 +388,9 @@ def watch(path: PathArg = None, workspace: WorkspaceFlag = None, db: DbOption = 
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     new = ws.index is None
     first = ws.build_index(cancel=stop, file_vectors_later=True)
-    console.print(f"{count(first.files_indexed, 'file')} indexed, {first.files_unchanged} up to date", highlight=False)
+    console.print(
+        f"{count(first.files_indexed, 'file')} indexed, {first.files_unchanged:,} up to date", highlight=False
+    )
     if first.success:
         ws.settle_tier(new=new)
     # The index is searchable now; its file vectors are computed meanwhile, in a run of their own that the
@@ -392,8 +402,8 @@ def watch(path: PathArg = None, workspace: WorkspaceFlag = None, db: DbOption = 
     def on_result(result: IndexingResult, paths: set[str]) -> None:
         stamp = time.strftime("%H:%M:%S")
         console.print(
-            f"[dim]{stamp}[/] {esc(said_paths(sorted(map(printable, paths))))}: {result.files_indexed} re-indexed, "
-            f"{result.files_removed} removed, {count(result.chunks_embedded, 'chunk')} embedded", highlight=False,
+            f"[dim]{stamp}[/] {esc(said_paths(sorted(map(printable, paths))))}: {result.files_indexed:,} re-indexed, "
+            f"{result.files_removed:,} removed, {count(result.chunks_embedded, 'chunk')} embedded", highlight=False,
         )  # fmt: skip
 
     def on_error(exc: Exception) -> None:

@@ -26,6 +26,7 @@ from aintern.cli.base import (
     missing_db_folder,
     open_scope,
     piped,
+    print_trimmed,
     say_notes,
     tell,
 )
@@ -131,17 +132,13 @@ def run_search(
             tell("no results" + (f" above relevance {min_relevance}" if min_relevance else ""), highlight=True)
         raise SystemExit(3)
     for c in result.chunks:
-        symbol = f"{c.parent_symbol + '.' if c.parent_symbol else ''}{c.symbol_name}" if c.symbol_name else ""
-        if c.symbol_start_line:
-            symbol += f" (lines {c.symbol_start_line}-{c.symbol_end_line})"
-        symbol = f" {symbol}" if symbol else ""  # (none: one space before the relevance, not two)
+        symbol = f" {c.named}" if c.named else ""  # (none: one space before the relevance, not two)
         if piped():  # (the same line as Rich prints it to a pipe, without loading Rich)
             print(f"{c.display_path}:{c.start_line}-{c.end_line}{symbol} {c.relevance:.2f}")
         else:
-            console.print(
+            print_trimmed(
                 f"[bold cyan]{esc(c.display_path)}:{c.start_line}-{c.end_line}[/][magenta]{esc(symbol)}[/] "
-                f"[dim]{c.relevance:.2f}[/]",
-                highlight=False,
+                f"[dim]{c.relevance:.2f}[/]"
             )
         lines = c.content.split("\n")
         # Its first lines, unless nothing the question is about is there (a licence header); all with --full.
@@ -172,7 +169,7 @@ def run_search(
             console.print(f"[dim]    ... {count(first, 'line')} above[/]")
         if opened := c.opened_above(c.start_line + first):
             console.print(f"[dim]    {esc(opened)}[/]", highlight=False)
-        console.print(syntax)
+        print_trimmed(syntax)
         if len(lines) > last:
             console.print(f"[dim]    ... {count(len(lines) - last, 'more line')}[/]")
     reranked = f", reranked by {result.reranking_applied.value}" if result.was_reranked else ""

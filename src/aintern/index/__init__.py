@@ -34,6 +34,7 @@ from aintern.index.prepare import HEADER_TOKENS as HEADER_TOKENS
 from aintern.index.prepare import Preparing
 from aintern.index.progress import Emitter, ProgressCallback, stop_worker
 from aintern.index.skips import scan_record, skipped_as_it_is, sort_scan_skips
+from aintern.plural import count
 from aintern.scan import ScannedFile, Scanner, SkippedFile
 from aintern.scan.secret_scans import MIN_FILES, SecretScans
 from aintern.store import IndexedFile, Store, VectorIndex
@@ -91,7 +92,10 @@ class Indexer(Preparing):
             gone = (known.keys() | known_skipped.keys()) - {f.rel for f in scan.files}
             # Files whose rows Milvus lacks (its Milvus Lite file deleted, say) are written again, as new ones.
             if lost:
-                emit(IndexingPhase.SCANNING, message=f"{len(lost)} files are missing from Milvus: writing them again")
+                emit(
+                    IndexingPhase.SCANNING,
+                    message=f"{count(len(lost), 'file')} missing from Milvus: writing them again",
+                )
                 known = {path: f for path, f in known.items() if path not in lost}
             return self._update(root, index.id, scan.files, gone, known, known_skipped, result, emit, cancel, True)
         finally:
@@ -114,7 +118,7 @@ class Indexer(Preparing):
         known = self.store.get_files(index.id)
         known_skipped = self.store.get_skipped(index.id)
         wanted = list(dict.fromkeys(paths))
-        emit(IndexingPhase.SCANNING, message=f"checking {len(wanted)} changed paths")
+        emit(IndexingPhase.SCANNING, message=f"checking {count(len(wanted), 'changed path')}")
         check = Scanner(root, self.options.scan).check(wanted)
         if check is None:
             return self.index(root, progress, cancel)
@@ -160,7 +164,7 @@ class Indexer(Preparing):
     ) -> IndexingResult:
         """Index ``files`` (those whose size or mtime changed, or all with ``force_reindex``), remove ``gone``."""
         # (no total yet: a progress bar's total is the files this run indexes, known once they are compared)
-        emit(IndexingPhase.ANALYZING, message=f"comparing {len(files):,} files with the index")
+        emit(IndexingPhase.ANALYZING, message=f"comparing {count(len(files), 'file')} with the index")
         # (result.skipped holds the scan's skips so far) Those recorded unchanged were said by an earlier run.
         scan_skips = sort_scan_skips(result.skipped, known, known_skipped)
         result.skipped_before |= scan_skips.said

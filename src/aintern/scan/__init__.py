@@ -53,6 +53,10 @@ _SECRET_NAME = re.compile("|".join(fnmatch.translate(p) for p in SECRET_PATTERNS
 IGNORE_FILES = (".gitignore", ".ainternignore")
 #: Why a file of no language or text type aintern knows (an image, ``blob.bin``) is left out.
 NO_KNOWN_TYPE = "not a source or text file type aintern knows"
+#: Why a gettext catalog (.po, .pot, .mo) is skipped. Its text is the code's own messages again, once per language
+#: (Django has 2,000 of them): indexed, they would crowd a question's hits with copies of one string.
+TRANSLATIONS = "a gettext translation catalog: the code's messages again, once per language"
+_CATALOG = (".po", ".pot", ".mo")
 #: Why a file that a scan passes over without a word is not indexed (``index -v`` does not list those).
 PASSED_OVER = "ignored (.gitignore, .ainternignore), hidden, or not a file type aintern knows"
 
@@ -291,7 +295,7 @@ class Scanner:
             return None if self._include.match_file(rel) else ""
         if detect_language(rel) is not None or _has_shebang_candidate(name):
             return None
-        return NO_KNOWN_TYPE
+        return TRANSLATIONS if name.lower().endswith(_CATALOG) else NO_KNOWN_TYPE
 
     def _excluded_by(self, rel: str) -> str:
         """Why the exclude patterns leave out the file at ``rel``: the last pattern that matches it decides."""
