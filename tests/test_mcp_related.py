@@ -88,3 +88,22 @@ def test_find_related_shows_the_definitions_the_line_uses_with_their_own_lines(w
     ), text(found)
     # A name this file does not define, and six other definitions share: which one is called cannot be told.
     assert not [r for r in kept.structured_content["related"] if r["reason"] == "definition"], text(kept)
+
+
+def test_a_hit_is_named_as_search_and_context_name_it() -> None:
+    """MCP search's text and the extractive answer name a method with its class, as the CLI's hit line and a
+    context block's header do (KnowledgeChunk.named)."""
+    from aintern.answer.extractive import extractive_answer
+    from aintern.assemble.context import KnowledgeChunk
+    from aintern.chunk.models import SymbolType
+    from aintern.mcp import output
+
+    hit = KnowledgeChunk(
+        content="def total(self, cart):\n    return cart.amount\n", file_path="checkout.py", start_line=7,
+        end_line=8, relevance=0.9, language="python", symbol_name="total", symbol_type=SymbolType.METHOD,
+        parent_symbol="Checkout",
+    )  # fmt: skip
+    _, shown, _, _ = output.hits([hit], False, 1000)
+    assert shown.startswith("checkout.py:7-8  Checkout.total (method)"), shown
+    answer, _ = extractive_answer("cart total", [hit], 0.5)
+    assert "`Checkout.total` (method)" in answer, answer

@@ -52,7 +52,7 @@ def extractive_answer(
     for i, c in enumerate([*confident, *others], 1):
         if confident and i == len(confident) + 1:
             out += ["", "Less certain:"]
-        symbol = f"{c.parent_symbol}.{c.symbol_name}" if c.parent_symbol and c.symbol_name else c.symbol_name
+        symbol = c.named  # (as search names the hit)
         kind = f" ({c.symbol_type.value})" if c.symbol_type and symbol else ""
         named = f" `{symbol}`{kind}" if symbol else ""
         out.append(f"{i}. {c.file_path}:{c.start_line}-{c.end_line}{named} — relevance {c.relevance:.2f}")

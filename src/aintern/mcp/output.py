@@ -50,7 +50,7 @@ def hits(chunks: list[KnowledgeChunk], several: bool, max_tokens: int) -> tuple[
                   symbol=c.symbol_name, symbol_type=c.symbol_type.value if c.symbol_type else None,
                   relevance=round(c.relevance, 3), code=code, trimmed=cut, stale=bool(c.stale) or None)  # fmt: skip
         where = f"{c.display_path}:{c.start_line}-{c.end_line}"
-        head = f"{where}  {c.symbol_name or ''}{' (' + hit.symbol_type + ')' if hit.symbol_type else ''}  {hit.relevance:.2f}"
+        head = f"{where}  {c.named}{' (' + hit.symbol_type + ')' if hit.symbol_type else ''}  {hit.relevance:.2f}"
         if stale := c.stale_note("the `index` tool re-indexes it"):  # (the code shown is the indexed text)
             head += f"\n({stale})"
         if note := c.opened_above(c.start_line):  # (the code begins inside a string or comment)
