@@ -75,13 +75,16 @@ def find_related(
     if chunk_id is None:
         raise ValueError(f"{path} is not indexed in {index.workspace_path}")
     here = store.get_chunks([chunk_id])[chunk_id]
-    symbol, parent = _symbol_at(here, line)
+    code = _Code.of(here, source)
+    # The definition the line is in, as its file's syntax says (a chunk may open with the end of the one above).
+    enclosing, (symbol, parent) = code.enclosing(line), _symbol_at(here, line)
+    if enclosing and enclosing[0] != symbol:
+        symbol, parent = enclosing[:2]
     own = {d[0] for d in chunk_definitions(here)} | ({here.symbol_name} if here.symbol_name else set())
     spot = _own_lines(here, line)
-    code = _Code.of(here, source)
     used_names = code.names_at(line)
     # The enclosing definition's whole lines (all its windows), unless the line names it (recursion).
-    extent = (code.extent(line, symbol) or spot) if symbol else None
+    extent = (enclosing[2] if enclosing else spot) if symbol else None
     itself = extent if symbol not in used_names else None
     assigned = code.assigned() if source is not None else {}
     found: list[RelatedChunk] = []
@@ -97,7 +100,7 @@ def find_related(
         at the line that many files define names none (``used``: not the enclosing definition's own name)."""
         ids = store.chunks_defining(index.id, name, options, max(k, MAX_NAMESAKES + 1))
         chunks = store.get_chunks(ids)
-        ids = [cid for cid in ids if cid in chunks]
+        ids = [cid for cid in ids if cid in chunks and not _continues(chunks[cid], name, list(chunks.values()))]
         local = [cid for cid in ids if chunks[cid].file_path == here.file_path]
         if not local and name not in own and name in assigned:
             assignment(name, *assigned[name])
@@ -138,7 +141,7 @@ def find_related(
                 continue
             if c.file_path == here.file_path and (
                 (c.start_line <= here.end_line and here.start_line <= c.end_line)
-                or (extent and extent[0] <= c.start_line and c.end_line <= extent[1])
+                or (extent and c.symbol_name == symbol and extent[0] <= c.start_line and c.end_line <= extent[1])
             ):
                 continue  # (the location's own code, a window overlapping it, or another window of its definition)
             cited = next((c.start_line + i for i, text in enumerate(c.content.split("\n")) if word.search(text)), 0) \
@@ -205,17 +208,20 @@ class _Code:
         names = IDENTIFIER.findall(lines[row]) if self.root is None else _identifiers(self.root, row)
         return list(dict.fromkeys(names))
 
-    def extent(self, line: int, name: str) -> tuple[int, int] | None:
-        """The lines of the innermost definition named ``name`` that holds ``line`` (all of it, whatever its chunks)."""
+    def enclosing(self, line: int) -> tuple[str, str | None, tuple[int, int]] | None:
+        """The innermost definition that holds ``line``: its name, the name of the one it is in, and all its lines
+        (whatever its chunks); None without a grammar or outside any definition."""
         from aintern.chunk.definitions import find_definition
 
-        row, best, node = line - self.first_line, None, self.root
+        row, node = line - self.first_line, self.root
+        held: list[tuple[str, str | None, tuple[int, int]]] = []
         while node is not None:
             found = find_definition(node, self.language)
-            if found is not None and found.name == name:
-                best = (node.start_point[0] + self.first_line, node.end_point[0] + self.first_line)
+            if found is not None and found.name:
+                lines = (node.start_point[0] + self.first_line, node.end_point[0] + self.first_line)
+                held.append((found.name, found.owner or (held[-1][0] if held else None), lines))
             node = next((c for c in node.children if c.start_point[0] <= row <= c.end_point[0]), None)
-        return best
+        return held[-1] if held else None
 
     def assigned(self) -> dict[str, tuple[int, int]]:
         """The names the text assigns at its top level (its first assignment of each), with that statement's lines."""
@@ -309,6 +315,19 @@ def _symbol_at(chunk: TextChunk, line: int) -> tuple[str | None, str | None]:
         if start <= line <= end and (best is None or end - start < best[0]):
             best = (end - start, name, parent)
     return (best[1], best[2]) if best else (chunk.symbol_name, chunk.parent_symbol)
+
+
+def _continues(chunk: TextChunk, name: str, others: list[TextChunk]) -> bool:
+    """Whether ``chunk`` is a later window of a definition of ``name`` cut into several chunks: named after it,
+    recording no definition of it, and starting within (or right after) another such chunk of its file. The
+    definition is its first window's."""
+    if chunk.symbol_name != name or any(n == name for n, *_ in chunk_definitions(chunk)):
+        return False
+    return any(
+        o.file_path == chunk.file_path and o.symbol_name == name and o.parent_symbol == chunk.parent_symbol
+        and o.start_line < chunk.start_line <= o.end_line + 1
+        for o in others
+    )  # fmt: skip
 
 
 def _parent(chunk: TextChunk, name: str) -> str | None:
