@@ -134,6 +134,9 @@ def test_find_related_shows_constants_never_its_own_definition_and_each_usage_at
     root.mkdir()
     source = _guard()
     (root / "guard.py").write_text(source)
+    client = "const MAX_RETRIES = 3;\nexport const BASE_URL = 'http://127.0.0.1';\n\nfunction fetchAll(client) {\n" \
+        "  for (let i = 0; i < MAX_RETRIES; i++) client.get(BASE_URL);\n}\n"  # fmt: skip
+    (root / "client.js").write_text(client)
     (root / ".aintern.toml").write_text("chunk_size = 128\nchunk_overlap = 0\n")  # (check: several chunks)
     db = web_env / "aintern.db"
     index(root, db)
@@ -150,11 +153,15 @@ def test_find_related_shows_constants_never_its_own_definition_and_each_usage_at
     server = AinternMcp(McpConfig(db=db, workspace=root, watch=False))
 
     async def body(c: Client) -> Any:
-        return [
-            await c.call_tool("find_related", {"path": "guard.py", "line": n}) for n in (no_cookie, bad_token, call)
-        ]
+        asked = [("guard.py", n) for n in (no_cookie, bad_token, call)] + [("client.js", 5)]
+        return [await c.call_tool("find_related", {"path": path, "line": n}) for path, n in asked]
 
-    *checked, calling = run(server, body)
+    *checked, calling, fetching = run(server, body)
+    # JavaScript's top-level constants (`export const` too) are the definitions of what its line uses.
+    fetched = {
+        (r["symbol"], r["start_line"]) for r in fetching.structured_content["related"] if r["reason"] == "definition"
+    }
+    assert fetched == {("MAX_RETRIES", 1), ("BASE_URL", 2)}, text(fetching)
     for found, constant in zip(checked, ("REASON_NO_COOKIE", "REASON_BAD_TOKEN"), strict=True):
         assert not found.is_error, text(found)
         related = found.structured_content["related"]
