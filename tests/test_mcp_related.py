@@ -107,3 +107,84 @@ def test_a_hit_is_named_as_search_and_context_name_it() -> None:
     assert shown.startswith("checkout.py:7-8  Checkout.total (method)"), shown
     answer, _ = extractive_answer("cart total", [hit], 0.5)
     assert "`Checkout.total` (method)" in answer, answer
+
+
+def _guard() -> str:
+    """A module whose method is long enough to be cut into several chunks (at chunk_size 128), with constants and
+    an exception class defined above it, and a caller that names it at its last lines."""
+    body = ['"""Request guards: a request passes when its cookie and its token agree."""', "",
+            'REASON_NO_COOKIE = "cookie not set."', "REASON_BAD_TOKEN = (", '    "token is bad."', ")", "", "",
+            "class Rejected(Exception):", "    def __init__(self, reason):", "        self.reason = reason", "", "",
+            "class Guard:", '    """Checks each request that changes something."""', "",
+            "    def check(self, request):", '        secret = request.cookies.get("secret")']  # fmt: skip
+    body += [f'        field_{n} = request.headers.get("x-field-{n}", secret)' for n in range(12)]
+    body += ["        if secret is None:", "            # No cookie: nothing to compare the token with.",
+             "            raise Rejected(REASON_NO_COOKIE)"]  # fmt: skip
+    body += [f'        check_{n} = request.form.get("form-{n}", field_{n})' for n in range(12)]
+    body += ["        if request.token != secret:", "            raise Rejected(REASON_BAD_TOKEN)", "        return True",
+             "", "    def process(self, request):"]  # fmt: skip
+    body += [f"        step_{n} = request.step({n})" for n in range(14)]
+    body += ["        try:", "            self.check(request)", "        except Rejected as exc:",
+             "            return exc.reason", "        return None", ""]  # fmt: skip
+    return "\n".join(body)
+
+
+def test_find_related_shows_constants_never_its_own_definition_and_each_usage_at_its_line(web_env: Path) -> None:
+    root = web_env / "guard"
+    root.mkdir()
+    source = _guard()
+    (root / "guard.py").write_text(source)
+    client = "const MAX_RETRIES = 3;\nexport const BASE_URL = 'http://127.0.0.1';\n\nfunction fetchAll(client) {\n" \
+        "  for (let i = 0; i < MAX_RETRIES; i++) client.get(BASE_URL);\n}\n"  # fmt: skip
+    (root / "client.js").write_text(client)
+    (root / ".aintern.toml").write_text("chunk_size = 128\nchunk_overlap = 0\n")  # (check: several chunks)
+    db = web_env / "aintern.db"
+    index(root, db)
+    lines = source.splitlines()
+
+    def at(text: str) -> int:
+        return next(i for i, line in enumerate(lines, 1) if text in line)
+
+    no_cookie, bad_token, call = (
+        at("raise Rejected(REASON_NO_COOKIE)"),
+        at("raise Rejected(REASON_BAD_TOKEN)"),
+        at("self.check(request)"),
+    )
+    server = AinternMcp(McpConfig(db=db, workspace=root, watch=False))
+
+    async def body(c: Client) -> Any:
+        asked = [("guard.py", n) for n in (no_cookie, bad_token, call)] + [("client.js", 5)]
+        return [await c.call_tool("find_related", {"path": path, "line": n}) for path, n in asked]
+
+    *checked, calling, fetching = run(server, body)
+    # JavaScript's top-level constants (`export const` too) are the definitions of what its line uses.
+    fetched = {
+        (r["symbol"], r["start_line"]) for r in fetching.structured_content["related"] if r["reason"] == "definition"
+    }
+    assert fetched == {("MAX_RETRIES", 1), ("BASE_URL", 2)}, text(fetching)
+    for found, constant in zip(checked, ("REASON_NO_COOKIE", "REASON_BAD_TOKEN"), strict=True):
+        assert not found.is_error, text(found)
+        related = found.structured_content["related"]
+        definitions = {r["symbol"]: r for r in related if r["reason"] == "definition"}
+        # What the line uses: the class it raises (its own lines, not the constants above it in its chunk) and
+        # the constant it passes (a top-level assignment); never `check`, the method the line is in (another of
+        # its chunks), nor `process` (a chunk that opens with check's last lines).
+        assert set(definitions) == {"Rejected", constant}, text(found)
+        assert (definitions["Rejected"]["start_line"], definitions["Rejected"]["end_line"]) == (
+            at("class Rejected"),
+            at("self.reason = reason"),
+        ), text(found)
+        assigned = definitions[constant]
+        assert assigned["code"].startswith(f"{constant} = "), text(found)
+        assert (assigned["start_line"], assigned["end_line"]) == (
+            (3, 3) if constant == "REASON_NO_COOKIE" else (4, 6)
+        ), text(found)
+        # No other chunk of check is shown as its usage: a caller is.
+        assert {r["symbol"] for r in related if r["reason"] == "usage"} <= {"process"}, text(found)
+    # The caller's excerpt (longer than an excerpt shows) holds the line it is cited for.
+    first = checked[0].structured_content["related"]
+    caller = next(r for r in first if r["reason"] == "usage" and r["symbol"] == "process")
+    assert caller["line"] == call and "self.check(request)" in caller["code"], caller
+    # The method the caller calls is one definition, shown from its first line, not once per chunk of it.
+    called = [r for r in calling.structured_content["related"] if r["reason"] == "definition"]
+    assert [(r["symbol"], r["start_line"]) for r in called] == [("check", at("def check"))], text(calling)

@@ -109,6 +109,8 @@ class Related(BaseModel):
     end_line: int
     symbol: str | None = None
     reason: Literal["definition", "usage", "similar"]
+    #: The line it is cited for: a usage's line that names the definition.
+    line: int | None = None
     code: str
     trimmed: bool = False
 

@@ -89,11 +89,15 @@ def related(found: list[RelatedChunk], answer: RelatedResult) -> CallToolResult:
     parts = []
     for r in found:
         c = r.chunk
+        # A usage's excerpt shows the line it is cited for, with the two above it (trim keeps a focus in view).
+        focus = (max(r.start_line, r.line - 2), r.line) if r.line else (None, None)
         code, cut = trim(KnowledgeChunk(content=r.content, file_path=c.file_path, start_line=r.start_line,
-                                        end_line=r.end_line, relevance=r.score, language=c.language))  # fmt: skip
+                                        end_line=r.end_line, relevance=r.score, language=c.language,
+                                        symbol_start_line=focus[0], symbol_end_line=focus[1]))  # fmt: skip
         answer.related.append(Related(path=c.file_path, start_line=r.start_line, end_line=r.end_line, symbol=r.symbol,
-                                      reason=r.reason, code=code, trimmed=cut))  # fmt: skip
-        parts.append(f"{c.file_path}:{r.start_line}-{r.end_line}  {r.reason}{'  ' + r.symbol if r.symbol else ''}\n"
+                                      reason=r.reason, line=r.line or None, code=code, trimmed=cut))  # fmt: skip
+        reason = f"{r.reason} (line {r.line})" if r.line else r.reason
+        parts.append(f"{c.file_path}:{r.start_line}-{r.end_line}  {reason}{'  ' + r.symbol if r.symbol else ''}\n"
                      + fenced(code, c.language))  # fmt: skip
     return result(with_notes(answer.notes, "\n\n".join(parts) or "Nothing related found."), answer)
 

@@ -11,16 +11,20 @@ defined in sessions.py; api.py's ``request`` function calls it, it does not defi
 does not define, and that more than :data:`MAX_NAMESAKES` definitions elsewhere share (``get``, ``all``),
 names none of them: which one the line calls cannot be told by its name.
 
+A name the file assigns at its top level (``REASON_NO_CSRF_COOKIE = "..."``, ``logger = ...``) and records no
+definition of is defined by that assignment: its lines are shown. The definition that encloses the line (each
+window of a function split into several chunks) is never one the line uses, unless the line names it (recursion).
+
 A definition is shown with its own lines and name: one nested in a chunk that opens with another definition
 (a module's helpers merged into one chunk) is that definition's lines of the chunk, never the chunk under
-its first name."""
+its first name. A usage is shown around the line that names the definition (``line``)."""
 
 from __future__ import annotations
 
 import re
 from array import array
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from aintern.chunk.models import TextChunk, chunk_definitions
 from aintern.store import Store, VectorIndex, VectorSearchOptions
@@ -46,6 +50,8 @@ class RelatedChunk:
     start_line: int = 0
     end_line: int = 0
     symbol: str | None = field(default=None)
+    #: The line it is cited for: a usage's first line that names the definition (0: none).
+    line: int = 0
 
     def __post_init__(self) -> None:
         if not self.start_line:
@@ -69,21 +75,36 @@ def find_related(
     if chunk_id is None:
         raise ValueError(f"{path} is not indexed in {index.workspace_path}")
     here = store.get_chunks([chunk_id])[chunk_id]
-    symbol, parent = _symbol_at(here, line)
+    code = _Code.of(here, source)
+    # The definition the line is in, as its file's syntax says (a chunk may open with the end of the one above).
+    enclosing, (symbol, parent) = code.enclosing(line), _symbol_at(here, line)
+    if enclosing and enclosing[0] != symbol:
+        symbol, parent = enclosing[:2]
     own = {d[0] for d in chunk_definitions(here)} | ({here.symbol_name} if here.symbol_name else set())
     spot = _own_lines(here, line)
+    used_names = code.names_at(line)
+    # The enclosing definition's whole lines (all its windows), unless the line names it (recursion).
+    extent = (enclosing[2] if enclosing else spot) if symbol else None
+    itself = extent if symbol not in used_names else None
+    assigned = code.assigned() if source is not None else {}
     found: list[RelatedChunk] = []
 
     def taken(path: str, start: int, end: int) -> bool:
         return any(r.chunk.file_path == path and r.start_line <= end and start <= r.end_line for r in found)
+
+    def shown_here(start: int, end: int) -> bool:
+        return start <= spot[1] and spot[0] <= end
 
     def definitions(name: str, used: bool) -> None:
         """The chunks that define ``name``: those of this file when it defines it (its class's first); a name used
         at the line that many files define names none (``used``: not the enclosing definition's own name)."""
         ids = store.chunks_defining(index.id, name, options, max(k, MAX_NAMESAKES + 1))
         chunks = store.get_chunks(ids)
-        ids = [cid for cid in ids if cid in chunks]
+        ids = [cid for cid in ids if cid in chunks and not _continues(chunks[cid], name, list(chunks.values()))]
         local = [cid for cid in ids if chunks[cid].file_path == here.file_path]
+        if not local and name not in own and name in assigned:
+            assignment(name, *assigned[name])
+            return
         if local or name in own:
             ids = local
         elif used and len(ids) > MAX_NAMESAKES:
@@ -95,24 +116,40 @@ def find_related(
                 return
             c = chunks[cid]
             start, end = _lines_of(c, name, parent)
-            if (c.file_path == here.file_path and start <= spot[1] and spot[0] <= end) or taken(
-                c.file_path, start, end
+            if c.file_path == here.file_path and (
+                shown_here(start, end) or (not used and itself and itself[0] <= start and end <= itself[1])
             ):
-                continue
+                continue  # (the location's own code, or another window of the definition it is in)
+            if not taken(c.file_path, start, end):
+                found.append(RelatedChunk(c, cid, "definition", 1.0, start, end, name))
+
+    def assignment(name: str, start: int, end: int) -> None:
+        """The top-level assignment of ``name`` in this file (its lines of the chunk that holds them)."""
+        cid = store.chunk_at(index.id, here.file_path, start)
+        c = store.get_chunks([cid]).get(cid) if cid is not None else None
+        if c is None or cid is None or not c.start_line <= start <= c.end_line or len(found) >= k:
+            return
+        end = min(end, c.end_line)
+        if not shown_here(start, end) and not taken(c.file_path, start, end):
             found.append(RelatedChunk(c, cid, "definition", 1.0, start, end, name))
 
-    def add(ids: list[int], reason: Reason, scores: dict[int, float]) -> None:
+    def add(ids: list[int], reason: Reason, scores: dict[int, float], word: re.Pattern[str] | None = None) -> None:
         chunks = store.get_chunks(ids)
         for cid in ids:
             c = chunks.get(cid)
             if c is None or len(found) >= k or cid == chunk_id or taken(c.file_path, c.start_line, c.end_line):
                 continue
-            if c.file_path == here.file_path and c.start_line <= here.end_line and here.start_line <= c.end_line:
-                continue  # (the location's own code, or a window overlapping it)
-            found.append(RelatedChunk(c, cid, reason, scores.get(cid, 1.0)))
+            if c.file_path == here.file_path and (
+                (c.start_line <= here.end_line and here.start_line <= c.end_line)
+                or (extent and c.symbol_name == symbol and extent[0] <= c.start_line and c.end_line <= extent[1])
+            ):
+                continue  # (the location's own code, a window overlapping it, or another window of its definition)
+            cited = next((c.start_line + i for i, text in enumerate(c.content.split("\n")) if word.search(text)), 0) \
+                if word else 0  # fmt: skip
+            found.append(RelatedChunk(c, cid, reason, scores.get(cid, 1.0), line=cited))
 
     options = VectorSearchOptions(top_k=k)
-    for name in names_used(here, line, source):
+    for name in used_names:
         if name != symbol and len(name) > 2:
             definitions(name, used=True)
     if symbol:
@@ -121,7 +158,7 @@ def find_related(
         word = re.compile(rf"(?<![\w$]){re.escape(symbol)}(?![\w$])")
         usages = [r for r in store.keyword_search(index.id, symbol, VectorSearchOptions(top_k=k * 3))
                   if word.search(r.chunk.content)]  # fmt: skip
-        add([r.chunk_id for r in usages], "usage", {r.chunk_id: r.score for r in usages})
+        add([r.chunk_id for r in usages], "usage", {r.chunk_id: r.score for r in usages}, word)
     stored = store.vectors(index.id, [chunk_id]).get(chunk_id)
     wanted = k * 2 + 1
     while stored is not None and len(found) < k:
@@ -140,25 +177,88 @@ def names_used(chunk: TextChunk, line: int, source: str | None = None) -> list[s
     """The names the code at ``line`` uses, in order, once each: its identifiers as the language's grammar reads
     them (never a word of a comment or a string), from ``source`` (the whole file) or else the chunk's text. A
     language aintern has no grammar for: the words of the line."""
-    text, row = (source, line - 1) if source is not None else (chunk.content, line - chunk.start_line)
-    lines = text.split("\n")
-    if not 0 <= row < len(lines):
-        return []
-    names = _identifiers(chunk.language, text, row)
-    return list(dict.fromkeys(IDENTIFIER.findall(lines[row]) if names is None else names))
+    return _Code.of(chunk, source).names_at(line)
 
 
-def _identifiers(language: str | None, text: str, row: int) -> list[str] | None:
-    """The identifier tokens on ``row`` (0-based) of ``text`` parsed as ``language``; None without its grammar."""
+#: Statements that hold a top-level assignment (Python's ``X = 1``, JavaScript's ``export const X = 1``).
+_HOLDERS = {"expression_statement", "export_statement", "lexical_declaration", "variable_declaration"}
+#: Assignments, with the field that holds the name (or names: ``A, B = ...``) assigned.
+_ASSIGNS = {"assignment": "left", "variable_declarator": "name"}
+
+
+@dataclass
+class _Code:
+    """The text the location's names are read from (its file, else its chunk) and its syntax tree."""
+
+    text: str
+    first_line: int  # (the file line of the text's first line)
+    language: str
+    root: Any  # (None: a language with no grammar)
+
+    @classmethod
+    def of(cls, chunk: TextChunk, source: str | None) -> _Code:
+        text, first = (source, 1) if source is not None else (chunk.content, chunk.start_line)
+        return cls(text, first, chunk.language or "", _parsed(chunk.language, text))
+
+    def names_at(self, line: int) -> list[str]:
+        row = line - self.first_line
+        lines = self.text.split("\n")
+        if not 0 <= row < len(lines):
+            return []
+        names = IDENTIFIER.findall(lines[row]) if self.root is None else _identifiers(self.root, row)
+        return list(dict.fromkeys(names))
+
+    def enclosing(self, line: int) -> tuple[str, str | None, tuple[int, int]] | None:
+        """The innermost definition that holds ``line``: its name, the name of the one it is in, and all its lines
+        (whatever its chunks); None without a grammar or outside any definition."""
+        from aintern.chunk.definitions import find_definition
+
+        row, node = line - self.first_line, self.root
+        held: list[tuple[str, str | None, tuple[int, int]]] = []
+        while node is not None:
+            found = find_definition(node, self.language)
+            if found is not None and found.name:
+                lines = (node.start_point[0] + self.first_line, node.end_point[0] + self.first_line)
+                held.append((found.name, found.owner or (held[-1][0] if held else None), lines))
+            node = next((c for c in node.children if c.start_point[0] <= row <= c.end_point[0]), None)
+        return held[-1] if held else None
+
+    def assigned(self) -> dict[str, tuple[int, int]]:
+        """The names the text assigns at its top level (its first assignment of each), with that statement's lines."""
+        out: dict[str, tuple[int, int]] = {}
+        for top in self.root.named_children if self.root is not None else []:
+            lines = (top.start_point[0] + self.first_line, top.end_point[0] + self.first_line)
+            stack = [top]
+            while stack:
+                node = stack.pop()
+                if node.type in _HOLDERS:
+                    stack.extend(node.named_children)
+                elif node.type in _ASSIGNS:
+                    target = node.child_by_field_name(_ASSIGNS[node.type])
+                    for name in [target] if target is None or _is_name(target.type) else target.named_children:
+                        if name is not None and _is_name(name.type):
+                            out.setdefault((name.text or b"").decode("utf-8", "replace"), lines)
+                    right = node.child_by_field_name("right")  # (`A = B = 1` assigns both)
+                    if right is not None and right.type == "assignment":
+                        stack.append(right)
+        return out
+
+
+def _parsed(language: str | None, text: str) -> Any:
+    """The root of ``text``'s syntax tree as ``language``; None without its grammar."""
     if not language:
         return None
     try:
         from aintern.chunk.forms import parser_text
         from aintern.chunk.nodes import get_parser
 
-        root = get_parser(language).parse(parser_text(language, text).encode("utf-8", "surrogatepass")).root_node
+        return get_parser(language).parse(parser_text(language, text).encode("utf-8", "surrogatepass")).root_node
     except (LookupError, ValueError, ImportError):  # (a language with no grammar: text, markdown, ...)
         return None
+
+
+def _identifiers(root: Any, row: int) -> list[str]:
+    """The identifier tokens on ``row`` (0-based) of the tree."""
     out: list[tuple[int, str]] = []
     stack = [root]
     while stack:
@@ -198,12 +298,11 @@ def _own_lines(chunk: TextChunk, line: int) -> tuple[int, int]:
 
 def _lines_of(chunk: TextChunk, name: str, parent: str | None) -> tuple[int, int]:
     """The lines of ``chunk`` that define ``name`` (the one in ``parent`` first): a nested definition's own lines
-    (within the chunk), else the chunk's."""
-    if chunk.symbol_name == name:
-        return _own_lines(chunk, chunk.start_line)
+    (within the chunk, even when the chunk is named after it: a module's constants may come before it), else the
+    chunk's."""
     nested = [(a, b, p) for n, _k, a, b, p in chunk_definitions(chunk) if n == name]
     if not nested:
-        return chunk.start_line, chunk.end_line
+        return _own_lines(chunk, chunk.start_line) if chunk.symbol_name == name else (chunk.start_line, chunk.end_line)
     a, b, _p = min(nested, key=lambda d: d[2] != parent)
     return max(a, chunk.start_line), min(b, chunk.end_line)
 
@@ -216,6 +315,19 @@ def _symbol_at(chunk: TextChunk, line: int) -> tuple[str | None, str | None]:
         if start <= line <= end and (best is None or end - start < best[0]):
             best = (end - start, name, parent)
     return (best[1], best[2]) if best else (chunk.symbol_name, chunk.parent_symbol)
+
+
+def _continues(chunk: TextChunk, name: str, others: list[TextChunk]) -> bool:
+    """Whether ``chunk`` is a later window of a definition of ``name`` cut into several chunks: named after it,
+    recording no definition of it, and starting within (or right after) another such chunk of its file. The
+    definition is its first window's."""
+    if chunk.symbol_name != name or any(n == name for n, *_ in chunk_definitions(chunk)):
+        return False
+    return any(
+        o.file_path == chunk.file_path and o.symbol_name == name and o.parent_symbol == chunk.parent_symbol
+        and o.start_line < chunk.start_line <= o.end_line + 1
+        for o in others
+    )  # fmt: skip
 
 
 def _parent(chunk: TextChunk, name: str) -> str | None:
