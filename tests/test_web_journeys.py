@@ -341,6 +341,29 @@ def test_a_browser_sent_to_a_token_protected_server_is_offered_the_token(
         assert plain.status_code == 401 and "json" in plain.headers["content-type"]
 
 
+def test_a_new_listing_never_moves_the_add_dialogs_buttons(server: WebServer, page: Page, tmp_path: Path) -> None:
+    """The folder list under the path field keeps its height whatever a folder holds: a listing that came while the
+    pointer was on "Add and index" moved the button away between the press and the release, and the click was lost
+    (the field then still held the folder before)."""
+    many = tmp_path / "many"
+    for n in range(30):
+        (many / f"project-{n:02d}").mkdir(parents=True)
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    page.goto(server.url + "/indexes")
+    page.get_by_role("button", name="Add workspace").click()
+    button = page.get_by_role("button", name="Add and index")
+    places = []
+    for folder in (many, empty):
+        page.fill("#add-path", str(folder))
+        page.locator("#add-path").press("Tab")  # (leaving the field lists the folder)
+        expect(page.locator("#browse-here")).to_have_text(str(folder))
+        box = button.bounding_box()
+        assert box is not None
+        places.append((box["x"], box["y"]))
+    assert places[0] == places[1], places
+
+
 def test_the_add_dialog_submitted_as_it_opens_adds_nothing(server: WebServer, page: Page, shots: Path) -> None:
     """A new user's trial: the folder field started as the home folder, and "Add and index" as the dialog
     opened indexed and watched all of it. The field starts empty; an empty path, the home folder and / are
