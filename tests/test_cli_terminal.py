@@ -251,3 +251,16 @@ def test_aintern_db_naming_a_text_file_is_the_thing_to_fix(odd: tuple[Path, dict
     assert "move it away" not in out.stderr and notes.read_text() == "my notes, not a database\n"
     out = piped(odd, "search", "anything", "--db", str(notes))  # (given by --db: AINTERN_DB is not the cause)
     assert out.returncode != 0 and "move it away or set AINTERN_DB" in out.stderr, out.stderr
+
+
+def test_list_on_a_narrow_terminal_shows_every_index_folder_and_model_whole(odd: tuple[Path, dict[str, str]]) -> None:
+    """`aintern list` at 80 columns cut the folder to `/tmp/tria…` and the model to `static-co…`: which folder an
+    index is must be readable (wrapped in its cell); piped, each stays on its row whole."""
+    root, _ = odd
+    shown = on_terminal(odd, "list", columns=80)
+    rows = [row for row in shown.splitlines() if row.startswith("│")]
+    assert rows and "…" not in shown and all(len(row) <= 80 and not row.endswith(" ") for row in rows), shown
+    index, model = ("".join(row.split("│")[n].strip() for row in rows) for n in (1, 6))
+    assert str(root).replace(" ", "") in index.replace(" ", "") and "static-code-256-v3" in model, shown
+    out = piped(odd, "list")
+    assert out.returncode == 0 and str(root) in out.stdout, out.stdout
