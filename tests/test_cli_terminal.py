@@ -264,3 +264,27 @@ def test_list_on_a_narrow_terminal_shows_every_index_folder_and_model_whole(odd:
     assert str(root).replace(" ", "") in index.replace(" ", "") and "static-code-256-v3" in model, shown
     out = piped(odd, "list")
     assert out.returncode == 0 and str(root) in out.stdout, out.stdout
+
+
+def test_every_line_fits_an_80_column_terminal_and_ends_where_its_text_does(
+    odd: tuple[Path, dict[str, str]], tmp_path: Path
+) -> None:
+    """At 80 columns `index`'s summary folded a line at column 0 after a trailing space, `status` padded every line
+    with spaces to the width, and `context`'s line on stderr was 81 characters (the terminal wrapped it)."""
+    root = tmp_path / "po project"
+    for rel, text in {"app.py": "def hello():\n    return _('hello')\n", "__init__.py": "",
+                      "locale/de/django.po": 'msgid "hello"\nmsgstr "hallo"\n',
+                      "locale/fr/django.po": 'msgid "hello"\nmsgstr "bonjour"\n'}.items():  # fmt: skip
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text, encoding="utf-8")
+    indexed = on_terminal((root, {**odd[1], "AINTERN_DB": str(tmp_path / "po.db")}), "index", columns=80)
+    # (the summary's long line goes on under its text, indented: not at column 0)
+    assert re.search(r"^  skipped 2 gettext translation catalogs.*\n    \S", indexed, re.M), indexed
+    status = on_terminal(odd, "status", columns=80)
+    context = on_terminal(odd, "context", "reconcile the month ledger", "--max-tokens", "300", "--min-relevance", "0",
+                          "--max-chunks", "20", columns=80)  # fmt: skip
+    held = context[context.rindex("tokens (chars) of 300") :]
+    held = context[context.rindex("\n", 0, context.index(held)) + 1 :]  # (stderr's line, after the block)
+    assert "other hits left out" in held.replace("\n", " "), context
+    lines = [line for shown in (indexed, status, held) for line in re.split(r"[\r\n]", shown)]
+    assert [line for line in lines if len(line) > 80 or line.endswith(" ")] == [], lines
