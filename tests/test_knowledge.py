@@ -61,7 +61,7 @@ def test_query_validation_and_missing_index(indexed, tmp_path: Path) -> None:  #
         ks.query("  ", opts(ws))
     with pytest.raises(ValueError, match="workspace"):
         ks.query("anything", KnowledgeQueryOptions())
-    with pytest.raises(NotIndexedError, match="elsewhere is not indexed yet"):  # (not "no hits")
+    with pytest.raises(NotIndexedError, match="elsewhere does not exist"):  # (not "no hits")
         ks.query("anything", opts(tmp_path / "elsewhere"))
     assert ks.is_indexed(str(ws)) and not ks.is_indexed(str(tmp_path / "elsewhere"))
 
