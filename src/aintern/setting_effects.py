@@ -48,7 +48,7 @@ def built_now(workspace: Path | None, db: Path | None = None) -> tuple[dict[str,
     no index, or a model whose vectors depend on configuration (``openai``)."""
     if workspace is None:
         return {}, {}
-    from aintern.embed import DEFAULT_MODEL, model_id
+    from aintern.embed import model_id
     from aintern.errors import AinternError
     from aintern.workspace import Workspace
 
@@ -59,7 +59,7 @@ def built_now(workspace: Path | None, db: Path | None = None) -> tuple[dict[str,
                 return {}, {}
             now: dict[str, object] = dict(ws.settings.chunking())
             built: dict[str, object] = {k: int(str(index.settings[k])) for k in now if k in index.settings}
-            model = model_id(ws.settings.model or DEFAULT_MODEL)
+            model = model_id(ws.settings.model) if ws.settings.model else index.embedding_model  # (unset: its own)
     except (AinternError, OSError, ValueError):
         return {}, {}
     if model is not None:
