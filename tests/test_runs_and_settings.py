@@ -222,6 +222,9 @@ def test_a_setting_that_waits_for_the_files_says_the_command_that_applies_it(env
     assert unset.returncode == 0 and unset.stderr == "" and status()["reindex_reason"] is None, unset.stderr
     said = cli("config", "set", "chunk_size", "300", "-w", str(root))
     assert said.stderr.startswith("note: chunk_size takes effect when every file is indexed again: run `"), said.stderr
+    # A model unset: the index keeps its own (as its status reads it), so nothing is to run either.
+    assert cli("config", "set", "model", "minilm", "-w", str(root)).stderr.startswith("note: model takes effect")
+    assert cli("config", "unset", "model", "-w", str(root)).stderr == ""
     assert status()["reindex_reason"] == "the chunk size settings changed"
     pasted(said)
     assert status()["reindex_reason"] is None
