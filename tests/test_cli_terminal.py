@@ -251,3 +251,40 @@ def test_aintern_db_naming_a_text_file_is_the_thing_to_fix(odd: tuple[Path, dict
     assert "move it away" not in out.stderr and notes.read_text() == "my notes, not a database\n"
     out = piped(odd, "search", "anything", "--db", str(notes))  # (given by --db: AINTERN_DB is not the cause)
     assert out.returncode != 0 and "move it away or set AINTERN_DB" in out.stderr, out.stderr
+
+
+def test_list_on_a_narrow_terminal_shows_every_index_folder_and_model_whole(odd: tuple[Path, dict[str, str]]) -> None:
+    """`aintern list` at 80 columns cut the folder to `/tmp/tria…` and the model to `static-co…`: which folder an
+    index is must be readable (wrapped in its cell); piped, each stays on its row whole."""
+    root, _ = odd
+    shown = on_terminal(odd, "list", columns=80)
+    rows = [row for row in shown.splitlines() if row.startswith("│")]
+    assert rows and "…" not in shown and all(len(row) <= 80 and not row.endswith(" ") for row in rows), shown
+    index, model = ("".join(row.split("│")[n].strip() for row in rows) for n in (1, 6))
+    assert str(root).replace(" ", "") in index.replace(" ", "") and "static-code-256-v3" in model, shown
+    out = piped(odd, "list")
+    assert out.returncode == 0 and str(root) in out.stdout, out.stdout
+
+
+def test_every_line_fits_an_80_column_terminal_and_ends_where_its_text_does(
+    odd: tuple[Path, dict[str, str]], tmp_path: Path
+) -> None:
+    """At 80 columns `index`'s summary folded a line at column 0 after a trailing space, `status` padded every line
+    with spaces to the width, and `context`'s line on stderr was 81 characters (the terminal wrapped it)."""
+    root = tmp_path / "po project"
+    for rel, text in {"app.py": "def hello():\n    return _('hello')\n", "__init__.py": "",
+                      "locale/de/django.po": 'msgid "hello"\nmsgstr "hallo"\n',
+                      "locale/fr/django.po": 'msgid "hello"\nmsgstr "bonjour"\n'}.items():  # fmt: skip
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text, encoding="utf-8")
+    indexed = on_terminal((root, {**odd[1], "AINTERN_DB": str(tmp_path / "po.db")}), "index", columns=80)
+    # (the summary's long line goes on under its text, indented: not at column 0)
+    assert re.search(r"^  skipped 2 gettext translation catalogs.*\n    \S", indexed, re.M), indexed
+    status = on_terminal(odd, "status", columns=80)
+    context = on_terminal(odd, "context", "reconcile the month ledger", "--max-tokens", "300", "--min-relevance", "0",
+                          "--max-chunks", "20", columns=80)  # fmt: skip
+    held = context[context.rindex("tokens (chars) of 300") :]
+    held = context[context.rindex("\n", 0, context.index(held)) + 1 :]  # (stderr's line, after the block)
+    assert "other hits left out" in held.replace("\n", " "), context
+    lines = [line for shown in (indexed, status, held) for line in re.split(r"[\r\n]", shown)]
+    assert [line for line in lines if len(line) > 80 or line.endswith(" ")] == [], lines

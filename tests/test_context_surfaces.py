@@ -368,7 +368,15 @@ def test_a_context_block_names_the_definition_its_lines_are_in_as_search_does(tm
     assert piped.strip() == formats[ContextFormat.MARKDOWN].context.strip()
     assert 'symbol="Planner.build_filter"' in formats[ContextFormat.XML].context
     assert ", in Planner.build_filter)" in formats[ContextFormat.PLAIN].context.splitlines()[0]
-    assert json.loads(formats[ContextFormat.JSON].context)[0]["symbol"] == "Planner.build_filter"
+    # The JSON names it with search's keys, as search's JSON does: symbol, parent_symbol, symbol_type, score.
+    found = json.loads(cli(flask, "search", question, "--json"))[0]
+    block = json.loads(cli(flask, "context", question, "--json", "--scores"))[0]
+    assert (block["symbol"], block["parent_symbol"], block["symbol_type"]) == ("build_filter", "Planner", "method")
+    assert {k: found[k] for k in ("path", "symbol", "symbol_type", "parent_symbol", "symbol_lines", "language")} == {
+        k: block[k] for k in ("path", "symbol", "symbol_type", "parent_symbol", "symbol_lines", "language")
+    }
+    assert block["score"] == found["score"] and "relevance" not in block, block
+    assert "score" not in json.loads(formats[ContextFormat.JSON].context)[0]  # (only with --scores)
 
     async def mcp() -> Any:
         async with Client(AinternMcp(McpConfig(db=db, workspace=root, watch=False)).server) as client:

@@ -184,3 +184,31 @@ def test_a_command_in_a_folder_of_indexed_repositories_names_them(project: tuple
         )
         assert held is not None and "project" in held[1].split(", "), line  # (and what other tests index here)
         assert "run `aintern index`" not in line and "`aintern search --all-repos`" in line, line
+
+
+def test_asking_a_folder_with_no_index_says_why_and_what_to_run(project: tuple[Path, dict[str, str]]) -> None:
+    """`search -w SUB` and the Python API told a folder the project's index holds to `aintern index SUB` (a second
+    index, refused), and said of a folder that does not exist that it "is not indexed yet"."""
+    import shlex
+
+    from aintern.errors import NotIndexedError
+    from aintern.knowledge import KnowledgeQueryOptions
+
+    root, env = project
+    sub, db = root / "my docs" / "café", Path(env["AINTERN_DB"])
+    said = aintern(root, env, "search", "brew the notes", "-w", str(sub))
+    assert said.returncode == 4 and "aintern index" not in said.stderr, said.stderr
+    held = f"its files are in the index of {root}; search there (run the command in that folder, or with `-w {root}`"
+    assert held in said.stderr and "`--dir 'my docs/café'` keeps to this folder" in said.stderr, said.stderr
+    elsewhere = root.parent / "not indexed é"  # (outside any index: what to run, its path quoted for a shell)
+    elsewhere.mkdir(exist_ok=True)
+    missing = root / "no such folder"
+    with Workspace(root, db, readonly=True) as ws:
+        for path, words in ((sub, held), (missing, f"{missing} does not exist; name an indexed folder"),
+                            (elsewhere, f"is not indexed yet; run `aintern index {shlex.quote(str(elsewhere))}`")):  # fmt: skip
+            with pytest.raises(NotIndexedError) as asked:
+                ws.knowledge.query("brew", KnowledgeQueryOptions(workspace_path=str(path)))
+            assert words in str(asked.value), asked.value
+            with pytest.raises(NotIndexedError) as required, Workspace(path, db, readonly=True) as other:
+                other.require_index()
+            assert words in str(required.value), required.value

@@ -74,7 +74,9 @@ def test_a_folder_not_indexed_is_not_indexed_error_not_no_hits(repo, service, tm
     never.mkdir()
     # a folder never indexed, a subfolder of an indexed repository, an index's name, ~ (not expanded), no folder
     for path in (str(never), str(root / "src"), "repo", "~/x", "/nope"):
-        with pytest.raises(NotIndexedError, match=r"is not indexed yet; run `aintern index |names an index"):
+        # (each with its own words: what to run, the index that holds its files, or that it does not exist)
+        words = r"is not indexed yet; run `aintern index |in the index of .*-w |names an index|does not exist; name"
+        with pytest.raises(NotIndexedError, match=words):
             service.query("database connection", KnowledgeQueryOptions(workspace_path=path))
         with pytest.raises(NotIndexedError):
             service.build_context("database connection", path)
@@ -82,7 +84,7 @@ def test_a_folder_not_indexed_is_not_indexed_error_not_no_hits(repo, service, tm
             service.find_relevant_files("database connection", path)
     with pytest.raises(NotIndexedError, match=f"'repo' names an index, not a folder: ask with its folder, {root}$"):
         service.query("database connection", KnowledgeQueryOptions(workspace_path="repo"))
-    with pytest.raises(NotIndexedError, match="/nope is not indexed"):  # (one of several: the script named it)
+    with pytest.raises(NotIndexedError, match="/nope does not exist"):  # (one of several: the script named it)
         service.query("database connection", KnowledgeQueryOptions(workspace_paths=(str(root), "/nope")))
     # The same words as the CLI's (Workspace.require_index: `aintern search` in that folder).
     with pytest.raises(NotIndexedError) as by_service:
@@ -250,7 +252,11 @@ def test_every_python_block_of_the_docs_runs(tmp_path: Path, monkeypatch: pytest
             exec(compile(code, str(DOCS), "exec"), {"__name__": "docs"})
         printed.append(out.getvalue())
     said = "\n".join(printed)
-    assert "src/app.py" in said and "is not indexed yet" in said and "max_results: between 1 and 100, not 500" in said
+    assert (
+        "src/app.py" in said
+        and "has no index of its own: its files are in the index of" in said
+        and "max_results: between 1 and 100, not 500" in said
+    )
     assert "README.md: not a folder" in said and "lib/backoff.py" in said
 
 

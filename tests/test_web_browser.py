@@ -757,3 +757,54 @@ def test_the_settings_form_saves_to_the_repository_selected(
         no_script_errors(page)
     assert "chunk_size = 300" in (root / ".aintern.toml").read_text()
     assert "chunk_size = 400" in (other / ".aintern.toml").read_text()
+
+
+#: Keeps, in ``window.barOnProgress``, the percent the page says, the width its bar is drawn at, its phase and
+#: whether Cancel or "Run in background" shows, just after the page's own listeners took in each progress event
+#: (listeners run in the order they were added: this one last).
+BAR_ON_PROGRESS = """() => {
+  window.barOnProgress = [];
+  onEvent(kind => {
+    if (kind !== "progress") return;
+    const bar = $("#fill").parentElement.getBoundingClientRect(), fill = $("#fill").getBoundingClientRect();
+    const shown = ["#cancel-run", "#background"].some(b => $(b).getClientRects().length > 0);
+    window.barOnProgress.push([$("#pct").textContent, Math.round(fill.width / bar.width * 100), $("#phase").textContent, shown]);
+  });
+}"""
+
+
+def test_a_saved_setting_and_a_runs_end_show_at_once(browser: Browser, indexed: tuple[Path, Path]) -> None:
+    """Saving chunk_size left its card saying "default" and the badge "up to date" until a reload; on the progress
+    page the bar was drawn at the previous event's percent, and after "complete" Cancel and "Run in background"
+    still showed."""
+    root, db = indexed
+    with WebServer(db, workspace=root, watch=False) as server:
+        page = new_page(browser)
+        page.goto(server.url + "/settings")
+        card = page.locator(".setting[data-key=chunk_size]")
+        expect(card.locator(".origin")).to_have_text("default")
+        expect(page.locator("#badge")).to_contain_text("up to date")
+        page.fill("#set-chunk_size", "300")
+        page.check("input[name=scope][value=workspace]")
+        page.locator("#settings-form").evaluate("form => form.requestSubmit()")  # (as the page submits it)
+        expect(page.locator("#settings-status")).to_contain_text(str(root / ".aintern.toml"))
+        expect(card.locator(".origin")).to_have_text("workspace")
+        expect(card).to_have_attribute("data-origin", "workspace")
+        expect(page.locator("#badge")).to_contain_text("needs re-index")
+        # The progress page of an update that reads new files: each event's bar drawn at the percent it says.
+        index_id = page.locator("#workspace-switch").input_value()
+        page.goto(f"{server.url}/indexes/{index_id}/progress")
+        page.evaluate(BAR_ON_PROGRESS)
+        for i in range(12):
+            (root / "src" / f"added_{i}.py").write_text(f"def added_function_{i}():\n    return {i}\n")
+        page.get_by_role("button", name="Update changed").click()
+        expect(page.locator("#phase")).to_have_text("complete", timeout=RUN_MS)
+        drawn = page.evaluate("window.barOnProgress")
+        assert drawn and all(int(pct.split()[0]) == width for pct, width, _, _ in drawn if pct), drawn
+        # (the indexer's "complete" comes before the run's own end: from it on, nothing offers to stop the run)
+        assert [buttons for _, _, phase, buttons in drawn if phase == "complete"] == [False, False], drawn
+        expect(page.locator("#fill")).to_have_attribute("style", "width: 100%;")
+        expect(page.locator("#cancel-run")).to_be_hidden()
+        expect(page.locator("#background")).to_be_hidden()
+        expect(page.locator("#start-update")).to_be_visible()
+        no_script_errors(page)

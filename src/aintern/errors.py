@@ -29,9 +29,23 @@ class NotIndexedError(AinternError):
     """A workspace has no index yet."""
 
     @classmethod
-    def of(cls, workspace: object, why: str = "") -> NotIndexedError:
-        """What every layer says of a folder with no index (``why``: more, such as where the database is)."""
-        return cls(f"{workspace} is not indexed yet{why}; run `aintern index {workspace}`")
+    def of(cls, workspace: object, why: str = "", inside: object = None) -> NotIndexedError:
+        """What every layer says of a folder with no index (``why``: more, such as where the database is): that it
+        does not exist; that it is in the index of the folder ``inside`` (an indexed folder above it that holds its
+        files), and how to search it there; else what to run to index it."""
+        import shlex  # (only for these words: a search that finds its index never loads it)
+
+        path = str(workspace)
+        if not os.path.exists(path):
+            return cls(f"{path} does not exist; name an indexed folder (`aintern list` lists them)")
+        if inside is not None:
+            rel = os.path.relpath(path, str(inside))
+            return cls(
+                f"{path} has no index of its own: its files are in the index of {inside}; search there (run the "
+                f"command in that folder, or with `-w {shlex.quote(str(inside))}`; `--dir {shlex.quote(rel)}` keeps to "
+                "this folder)"
+            )
+        return cls(f"{path} is not indexed yet{why}; run `aintern index {shlex.quote(path)}`")
 
 
 class NotAFolderError(AinternError, FileNotFoundError):

@@ -219,7 +219,13 @@ class KnowledgeService:
                 named = [i.workspace_path for i in cast(SqliteStore, self.store).list_indexes() if i.name == path]
                 if len(named) == 1:  # (a script that names an index as `--repo` does)
                     raise NotIndexedError(f"{path!r} names an index, not a folder: ask with its folder, {named[0]}")
-                raise NotIndexedError.of(path)
+                from pathlib import Path
+
+                from aintern.locate import holding_index  # (only for the words: which index holds its files)
+
+                store = cast(SqliteStore, self.store)
+                above = holding_index(store, Path(path).resolve()) if os.path.isdir(path) else None
+                raise NotIndexedError.of(path, inside=above.workspace_path if above else None)
         if options.workspace_paths:
             return self._query_many(q, options)
         # Every read of one query sees one state of the index, whatever an indexer commits meanwhile (a

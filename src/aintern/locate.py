@@ -110,26 +110,33 @@ def check_not_inside_index(store: SqliteStore, root: Path) -> None:
     """InsideIndexError when the index of a folder above ``root`` (resolved) holds files of ``root``: a second
     index of them would show each of them twice in a search of both. A folder that index leaves out may have its
     own. (Asked before a folder's first index: by `aintern index`, the web app's Add and the MCP ``index`` tool.)"""
+    outer = holding_index(store, root)
+    if outer is None:
+        return
+    rel = root.relative_to(outer.workspace_path).as_posix()
+    import json
+    import shlex
+
+    said = f"{root} is indexed already, as part of the index {outer.name!r} of {outer.workspace_path} (a second "
+    toml = Path(outer.workspace_path) / CONFIG_FILE
+    pattern = json.dumps(f"{rel}/**", ensure_ascii=False)  # (a TOML string; its brackets work: scan/)
+    leave_out = f"to index it on its own, leave it out of that index first (add {pattern} to `exclude` in {toml}"
+    raise InsideIndexError(
+        f"{said}index would show its files twice): `aintern update {shlex.quote(outer.workspace_path)}` keeps it "
+        f"fresh and `aintern search --dir {shlex.quote(rel)}` searches only it; {leave_out})",
+        web=f"{said}index would show its files twice): update {outer.name!r} on the Indexes page to keep it fresh, "
+        f"and search only it with the Search page's Directory filter {rel!r}; {leave_out}, then update that index)",
+    )
+
+
+def holding_index(store: SqliteStore, root: Path) -> VectorIndex | None:
+    """The index of the nearest folder above ``root`` (resolved) that has one, when it holds files of ``root``
+    (a folder it leaves out may have its own index); else None."""
     for above in root.parents:
         outer = store.get_index_for_workspace(above)
-        if outer is None:
-            continue
-        rel = root.relative_to(above).as_posix()
-        if not store.holds_files_under(outer.id, rel):
-            return
-        import json
-        import shlex
-
-        said = f"{root} is indexed already, as part of the index {outer.name!r} of {outer.workspace_path} (a second "
-        toml = Path(outer.workspace_path) / CONFIG_FILE
-        pattern = json.dumps(f"{rel}/**", ensure_ascii=False)  # (a TOML string; its brackets work: scan/)
-        leave_out = f"to index it on its own, leave it out of that index first (add {pattern} to `exclude` in {toml}"
-        raise InsideIndexError(
-            f"{said}index would show its files twice): `aintern update {shlex.quote(outer.workspace_path)}` keeps it "
-            f"fresh and `aintern search --dir {shlex.quote(rel)}` searches only it; {leave_out})",
-            web=f"{said}index would show its files twice): update {outer.name!r} on the Indexes page to keep it fresh, "
-            f"and search only it with the Search page's Directory filter {rel!r}; {leave_out}, then update that index)",
-        )
+        if outer is not None:
+            return outer if store.holds_files_under(outer.id, root.relative_to(above).as_posix()) else None
+    return None
 
 
 def indexes_under(store: SqliteStore, folder: Path) -> list[VectorIndex]:

@@ -16,7 +16,7 @@ from aintern.errors import AinternError, NoDatabaseError, NotAFolderError, NotIn
 from aintern.locate import check_not_inside_index as check_not_inside_index
 from aintern.locate import existing_path as existing_path
 from aintern.locate import find_workspace as find_workspace
-from aintern.locate import indexes_inside, indexes_under
+from aintern.locate import holding_index, indexes_inside, indexes_under
 from aintern.locate import read_indexed_file as read_indexed_file
 from aintern.locate import resolve_workspaces as resolve_workspaces
 from aintern.states import STATES as STATES
@@ -163,7 +163,8 @@ class Workspace(Filling):
         index = self.index
         if index is None:
             none = f" (there is no database at {self._db or default_db_path()} yet)" if self._store is None else ""
-            raise NotIndexedError.of(self.root, none)
+            above = holding_index(self._store, self.root) if self._store is not None and self.root.is_dir() else None
+            raise NotIndexedError.of(self.root, none, above.workspace_path if above else None)
         return index
 
     @property

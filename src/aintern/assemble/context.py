@@ -74,16 +74,22 @@ class KnowledgeChunk:
 
     def search_result(self) -> dict[str, object]:
         """A hit as ``aintern search --json`` prints it (and the web app's search returns it)."""
-        repo = {"repo": self.repo, "workspace": self.workspace} if self.workspace else {}
         opened = {"inside": {"line": self.inside[0], "text": self.inside[1]}} if self.inside else {}
-        return repo | {
-            "path": self.file_path, "start_line": self.start_line, "end_line": self.end_line,
-            "score": round(self.relevance, 4), "original_score": round(self.original_score, 4),
+        fields = self.json_fields((self.start_line, self.end_line), self.content, score=True)
+        return fields | opened | self._reranked() | self._stale()
+
+    def json_fields(self, lines: tuple[int, int] | None, content: str, score: bool) -> dict[str, object]:
+        """The fields every JSON twin gives a hit under the same keys (search's hits, context's chunks): the
+        ``lines`` and ``content`` shown (no lines: None), its relevance as ``score`` when ``score``."""
+        repo = {"repo": self.repo, "workspace": self.workspace} if self.workspace else {}
+        shown = {"start_line": lines[0], "end_line": lines[1]} if lines else {}
+        scored = {"score": round(self.relevance, 4), "original_score": round(self.original_score, 4)} if score else {}
+        return repo | {"path": self.file_path} | shown | scored | {
             "symbol": self.symbol_name, "symbol_type": self.symbol_type.value if self.symbol_type else None,
             "parent_symbol": self.parent_symbol,
             "symbol_lines": [self.symbol_start_line, self.symbol_end_line] if self.symbol_start_line else None,
-            "language": self.language, "content": self.content,
-        } | opened | self._reranked() | self._stale()  # fmt: skip
+            "language": self.language, "content": content,
+        }  # fmt: skip
 
     def stale_note(self, update: str = "run `aintern update`") -> str | None:
         """One line saying the file changed (or was deleted) since it was indexed, and what brings it up to
@@ -257,20 +263,11 @@ def _format(chunk: KnowledgeChunk, o: ContextBuildOptions) -> str:
             attrs.append(f'relevance="{chunk.relevance:.2f}"')
         return f"<code-context {' '.join(attrs)}>\n{escape(text)}\n</code-context>"
     if o.format is ContextFormat.JSON:
-        # (The keys search's JSON gives the same fields: the seed's C# spelled them "file", "startLine".)
-        obj: dict[str, object] = {"path": chunk.display_path, "content": text}
-        if o.include_line_numbers:
-            obj["start_line"], obj["end_line"] = lo, hi
-        if chunk.named:
-            obj["symbol"] = chunk.named
-        if chunk.language:
-            obj["language"] = chunk.language
-        if o.include_scores:
-            obj["relevance"] = round(chunk.relevance, 4)
+        # (The keys search's JSON gives the same fields: KnowledgeChunk.json_fields builds both.)
+        lines = (lo, hi) if o.include_line_numbers else None
+        obj = chunk.json_fields(lines, text, o.include_scores) | chunk._stale()
         if note and chunk.inside:
             obj["inside"] = {"line": chunk.inside[0], "text": chunk.inside[1]}
-        if stale:
-            obj["stale"], obj["stale_note"] = True, stale
         if chunk.cut_end is not None:
             obj["cut"], obj["chunk_end_line"] = True, chunk.cut_end
         return json.dumps(obj, indent=2, ensure_ascii=False)

@@ -33,8 +33,9 @@ def esc(value: object) -> str:
 class LazyConsole:
     """A rich Console created at its first use: a command that prints JSON never imports rich's console.
 
-    ``plain_when_piped``: when standard output is not a terminal, long lines are not wrapped to a width
-    (a file gets each line whole). Emoji codes (``:smile:``) are never replaced: they can be in a path.
+    ``plain_when_piped``: when its stream is not a terminal, long lines are not wrapped to a width (a file gets
+    each line whole). On a terminal, :meth:`print` fits every line to the width, ending where its text does.
+    Emoji codes (``:smile:``) are never replaced: they can be in a path.
     """
 
     def __init__(self, plain_when_piped: bool = False, **options: Any) -> None:
@@ -47,35 +48,56 @@ class LazyConsole:
         if self._console is None:
             from rich.console import Console
 
-            options = {"soft_wrap": True, **self._options} if self._plain_when_piped and piped() else self._options
-            self._console = Console(**options)
+            stream = sys.stderr if self._options.get("stderr") else sys.stdout
+            plain = self._plain_when_piped and not stream.isatty()
+            self._console = Console(**({"soft_wrap": True, **self._options} if plain else self._options))
         return self._console
+
+    def print(self, *objects: Any, markup: bool | None = None, highlight: bool | None = None) -> None:
+        """Print as rich does; where rich wraps to a width (a terminal), through :func:`print_fitted`."""
+        real = self.real()
+        if real.soft_wrap or len(objects) != 1:
+            real.print(*objects, markup=markup, highlight=highlight)
+        else:
+            print_fitted(real, objects[0], markup, highlight)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.real(), name)
 
 
 console: Any = LazyConsole(plain_when_piped=True)
-err: Any = LazyConsole(stderr=True, soft_wrap=True)
+err: Any = LazyConsole(plain_when_piped=True, stderr=True)
 
 
 def print_trimmed(renderable: Any) -> None:
-    """Print ``renderable`` (rich Syntax, say; a string is markup) on the console without the spaces it pads each
-    line with to the terminal's width, or leaves where it wraps one: a line copied from the terminal ends where its
-    text does."""
-    from rich.segment import Segment, Segments
-    from rich.text import Text
+    """Print ``renderable`` (rich Syntax, say; a string is markup, not highlighted) on the terminal's console,
+    fitted to its width (:func:`print_fitted`)."""
+    print_fitted(console.real(), renderable, highlight=False)
 
-    real = console.real()
+
+def print_fitted(real: Any, renderable: Any, markup: bool | None = None, highlight: bool | None = None) -> None:
+    """Print ``renderable`` on the Console ``real`` (a string is markup) in lines of its width, without the
+    spaces rich pads each line with to the width, or leaves where it wraps one: a line copied from the terminal
+    ends where its text does. A one-line string that begins with spaces goes on under its text, two further in
+    (an indented line of a summary does not fold back to the first column)."""
+    from rich.segment import Segment, Segments
+
+    indent = 0
+    if isinstance(renderable, str):
+        text = renderable.lstrip(" ")
+        indent = len(renderable) - len(text) if "\n" not in renderable and len(text) < len(renderable) else 0
+        renderable = real.render_str(text if indent else renderable, markup=markup, highlight=highlight)
+    hang = indent + 2 if indent else 0
+    options = real.options.update_width(max(real.width - hang, 20)) if indent else real.options
     out: list[Segment] = []
-    shown = Text.from_markup(renderable, emoji=False) if isinstance(renderable, str) else renderable
-    for line in real.render_lines(shown, pad=False):
+    for n, line in enumerate(real.render_lines(renderable, options, pad=False)):
         while line and not line[-1].control and not line[-1].text.rstrip():
             line.pop()  # (whole segments of padding, styled or not)
         if line and not line[-1].control:
             last = line.pop()
             line.append(Segment(last.text.rstrip(), last.style))
-        out += [*line, Segment.line()]
+        lead = [Segment(" " * (hang if n else indent))] if indent and line else []
+        out += [*lead, *line, Segment.line()]
     real.print(Segments(out), end="")
 
 

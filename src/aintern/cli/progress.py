@@ -139,22 +139,26 @@ def live(screen: Console, shown: Callable[[Task], Shown]) -> Progress:
 
 
 class PlainLines:
-    """Progress as plain lines for a file or a pipe: one when a run enters a phase, then one at most every
-    ``every`` seconds while it stays in it (``now``: the clock they are timed by)."""
+    """Progress as plain lines for a file or a pipe: one when a run enters a phase it has not said yet, then one
+    at most every ``every`` seconds while it stays in that stretch of the run (its counted phases, which take
+    turns file by file, are one: phases.stage) (``now``: the clock they are timed by)."""
 
     def __init__(
         self, say: Callable[[str], None], every: float = PLAIN_EVERY, now: Callable[[], float] = time.monotonic
     ) -> None:
         self._say, self._every, self._now = say, every, now
+        self._said: set[str] = set()
         self._stage: str | None = None
         self._last = 0.0
 
-    def offer(self, where: str, line: Callable[[], str]) -> None:
-        """Say ``line()`` if the run is in a new phase (``where``) or the last line is ``every`` seconds old."""
-        now = self._now()
-        if where == self._stage and now - self._last < self._every:
+    def offer(self, where: str, line: Callable[[], str], stretch: str | None = None) -> None:
+        """Say ``line()`` if the run is in a phase (``where``) not said yet, or the last line of its ``stretch``
+        (default: the phase) is ``every`` seconds old."""
+        now, stretch = self._now(), stretch or where
+        if where in self._said and stretch == self._stage and now - self._last < self._every:
             return
-        self._stage, self._last = where, now
+        self._said.add(where)
+        self._stage, self._last = stretch, now
         self._say(line())
 
     def index(self, p: IndexingProgress) -> None:
@@ -162,7 +166,7 @@ class PlainLines:
         phase = p.phase.value
         if phase in ("complete", "cancelled", "error"):
             return
-        self.offer(stage(phase), lambda: index_line(p))
+        self.offer(phase, lambda: index_line(p), stage(phase))
 
     def tier(self, done: int, total: int) -> None:
         """A full tier's fill: ``done`` of ``total`` chunks."""
@@ -170,11 +174,13 @@ class PlainLines:
 
 
 def index_line(p: IndexingProgress) -> str:
-    """An index run's plain progress line: ``indexing: embedding, 82 of 115 files read, 340 chunks``."""
+    """An index run's plain progress line: ``indexing: embedding, 82 of 115 files read, 340 chunks written``
+    (the chunks of the files written so far: none before the first batch is)."""
     phase = p.phase.value
     line = f"indexing: {phase_words(phase)}"
     if counting(phase) and p.total_files:
-        line += f", {p.processed_files:,} of {count(p.total_files, 'file')} read, {count(p.processed_chunks, 'chunk')}"
+        line += f", {p.processed_files:,} of {count(p.total_files, 'file')} read"
+        line += f", {count(p.processed_chunks, 'chunk')} written" if p.processed_chunks else ""
     elif phase in _TOLD and p.message:
         line += f": {p.message}"
     return line

@@ -12,7 +12,7 @@ from aintern.cli.common import JsonOption, app, console, esc, fail, say_notes, s
 from aintern.config import SETTINGS, Settings, parse_value, set_setting, settings_file
 from aintern.errors import SettingsError
 from aintern.setting_defaults import effective_default
-from aintern.setting_effects import to_apply
+from aintern.setting_effects import built_now, to_apply
 
 config_app = typer.Typer(help="Read and write settings (user config.toml, or a workspace's .aintern.toml).",
                          no_args_is_help=True)  # fmt: skip
@@ -99,7 +99,7 @@ def set_value(
     except SettingsError as exc:
         raise fail(str(exc), 2) from exc
     console.print(f"{key} = {esc(_shown(parsed))} in {esc(path)}", highlight=False)
-    say_notes([note] if (note := to_apply([key], workspace.resolve() if workspace else None)) else [])
+    _say_to_apply(key, workspace)
 
 
 @config_app.command("unset")
@@ -116,7 +116,13 @@ def unset_value(key: str, workspace: WorkspaceScope = None) -> None:
     except SettingsError as exc:
         raise fail(str(exc), 2) from exc
     console.print(f"{key} removed from {esc(path)}", highlight=False)
-    say_notes([note] if (note := to_apply([key], workspace.resolve() if workspace else None)) else [])
+    _say_to_apply(key, workspace)
+
+
+def _say_to_apply(key: str, workspace: Path | None) -> None:
+    """What to run for the saved ``key`` to take effect (nothing where the index was built as it now says)."""
+    where = workspace.resolve() if workspace else None
+    say_notes([note] if (note := to_apply([key], where, built_now(where))) else [])
 
 
 def _set_in(path: Path, key: str) -> bool:

@@ -134,11 +134,12 @@ def list_indexes(db: DbOption = None, as_json: JsonOption = False) -> None:
     if not found:
         err.print("nothing is indexed yet; run `aintern index` in a workspace")
         raise typer.Exit(3)
-    table = Table("index")
+    table = Table()
+    table.add_column("index", overflow="fold", ratio=1)  # (a narrow terminal wraps a path: never "/tmp/tria…")
     table.add_column("state", no_wrap=True)
     for column in ("files", "chunks", "size"):
         table.add_column(column, justify="right", no_wrap=True)
-    table.add_column("model")
+    table.add_column("model", overflow="fold")
     table.add_column("updated")
     colour = {"up_to_date": "green", "indexing": "cyan", "stale": "yellow", "behind_git": "yellow"}
     for w in found:

@@ -13,7 +13,7 @@ from starlette.routing import Route
 from aintern.config import SETTINGS, Settings, parse_json_value, set_settings, user_config_path
 from aintern.errors import SettingsError
 from aintern.setting_defaults import effective_default
-from aintern.setting_effects import to_apply
+from aintern.setting_effects import built_now, to_apply
 from aintern.web.common import HTTPError, WebState, handler, page, read_json, state, text_field
 
 
@@ -78,7 +78,8 @@ async def save_settings(request: Request) -> Response:
         raise HTTPError(400, str(exc), errors={}) from exc
     web.llms.clear()  # an LLM setting may have changed: the next chat loads what is configured now
     # (what to run for a setting that waits for the files to be indexed again: as `aintern config set` says it)
-    return JSONResponse({"saved": sorted(parsed), "file": str(written), "to_apply": to_apply(parsed, workspace)})
+    built = await asyncio.to_thread(built_now, workspace, web.store.path)
+    return JSONResponse({"saved": sorted(parsed), "file": str(written), "to_apply": to_apply(parsed, workspace, built)})
 
 
 def parse_form(values: dict[str, Any]) -> dict[str, Any]:

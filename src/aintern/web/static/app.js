@@ -277,7 +277,8 @@ function setupProgress() {
     if (follow) log.scrollTop = log.scrollHeight;
   }
   function show(p, fromOtherProcess) {
-    const running = !p.done;
+    // (the indexer says "complete" before its run ends, settling the full tier: nothing is left to stop from then)
+    const running = !p.done && !["complete", "cancelled", "error"].includes(p.phase);
     $("#phase").textContent = p.doing + (fromOtherProcess ? ` (pid ${p.pid})` : "");
     const pct = p.done && p.phase === "complete" ? 100 : (p.percent || 0);
     // (a percent only where the run's counts say how far it is, as its label: never "100 %" while file vectors go)
@@ -294,7 +295,7 @@ function setupProgress() {
     $("#run-error").textContent = p.error || "";
     $("#cancel-run").hidden = !running || fromOtherProcess;
     $("#cancel-run").disabled = !!p.cancel_requested;
-    $("#start-update").hidden = running;
+    $("#start-update").hidden = !p.done;  // (another run of it is refused until this one ends)
     $("#background").hidden = !running;
     box.dataset.state = running ? "indexing" : p.phase;
   }
@@ -575,6 +576,16 @@ function setupChat() {
 // -- Settings page -----------------------------------------------------------------------------------
 function setupSettings() {
   const form = $("#settings-form");
+  // Where each setting comes from now (a save moves it from "default" to the file it went to), as a reload shows it.
+  async function showOrigins() {
+    try {
+      const listed = await api("GET", `/api/settings${WS ? "?ws=" + WS : ""}`);
+      for (const s of listed.settings) {
+        const card = $(`.setting[data-key="${s.key}"]`, form);
+        if (card) { card.dataset.origin = s.origin; $(".origin", card).textContent = s.origin; }
+      }
+    } catch (e) { /* a reload shows them */ }
+  }
   const initial = new Map();
   const valueOf = el => el.type === "checkbox" ? (el.checked ? "true" : "false") : el.tagName === "TEXTAREA" ? el.value.split("\n").map(s => s.trim()).filter(Boolean).join(",") : el.value;
   $$(".setting [name]", form).forEach(el => initial.set(el.name, valueOf(el)));
@@ -589,6 +600,8 @@ function setupSettings() {
       const saved = await api("POST", `/api/settings${WS ? "?ws=" + WS : ""}`, { scope, values });
       $("#settings-status").textContent = `Saved ${saved.saved.join(", ")} to ${saved.file}` + (saved.to_apply ? `. ${saved.to_apply}.` : "");
       Object.entries(values).forEach(([k, v]) => initial.set(k, v));  // (the status line says so: no toast over it)
+      refreshBadge();  // (a chunk size the index was not built with: "needs re-index" now, not at a reload)
+      showOrigins();
     } catch (err) {
       const errors = (err.data && err.data.errors) || {};
       Object.entries(errors).forEach(([k, msg]) => { const p = $(`[data-error-for="${k}"]`); if (p) p.textContent = msg; });
