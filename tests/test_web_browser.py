@@ -799,10 +799,13 @@ def test_a_saved_setting_and_a_runs_end_show_at_once(browser: Browser, indexed: 
             (root / "src" / f"added_{i}.py").write_text(f"def added_function_{i}():\n    return {i}\n")
         page.get_by_role("button", name="Update changed").click()
         expect(page.locator("#phase")).to_have_text("complete", timeout=RUN_MS)
+        expect(page.locator("#start-update")).to_be_visible(timeout=RUN_MS)  # (the run's own end, after "complete")
         drawn = page.evaluate("window.barOnProgress")
         assert drawn and all(int(pct.split()[0]) == width for pct, width, _, _ in drawn if pct), drawn
-        # (the indexer's "complete" comes before the run's own end: from it on, nothing offers to stop the run)
-        assert [buttons for _, _, phase, buttons in drawn if phase == "complete"] == [False, False], drawn
+        # (the indexer's "complete" comes before the run's own end: from it on, nothing offers to stop the run; how
+        # many "complete" events the page got before the end depends on the machine's pace, not on the page)
+        completes = [buttons for _, _, phase, buttons in drawn if phase == "complete"]
+        assert completes and not any(completes), drawn
         expect(page.locator("#fill")).to_have_attribute("style", "width: 100%;")
         expect(page.locator("#cancel-run")).to_be_hidden()
         expect(page.locator("#background")).to_be_hidden()
