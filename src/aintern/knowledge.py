@@ -214,24 +214,25 @@ class KnowledgeService:
         q = Question.parse(question if isinstance(question, str) else "")
         if not q.text:
             raise search_checks.SearchOptionError(f"question: {search_checks.EMPTY_QUESTION}")
-        for path in options.workspace_paths or (options.workspace_path,):  # ("not indexed" is no "no hits")
-            if self._index(path) is None:
-                named = [i.workspace_path for i in cast(SqliteStore, self.store).list_indexes() if i.name == path]
-                if len(named) == 1:  # (a script that names an index as `--repo` does)
-                    raise NotIndexedError(f"{path!r} names an index, not a folder: ask with its folder, {named[0]}")
-                from pathlib import Path
-
-                from aintern.locate import holding_index  # (only for the words: which index holds its files)
-
-                store = cast(SqliteStore, self.store)
-                above = holding_index(store, Path(path).resolve()) if os.path.isdir(path) else None
-                raise NotIndexedError.of(path, inside=above.workspace_path if above else None)
         if options.workspace_paths:
             return self._query_many(q, options)
         # Every read of one query sees one state of the index, whatever an indexer commits meanwhile (a
         # file re-indexed between the vector and the keyword search would otherwise drop out of one).
         with self.store.snapshot():
             return self._query(q, options)
+
+    def _not_indexed(self, path: str) -> NotIndexedError:
+        """What a question about a folder with no index raises ("not indexed" is no "no hits")."""
+        store = cast(SqliteStore, self.store)
+        named = [i.workspace_path for i in store.list_indexes() if i.name == path]
+        if len(named) == 1:  # (a script that names an index as `--repo` does)
+            return NotIndexedError(f"{path!r} names an index, not a folder: ask with its folder, {named[0]}")
+        from pathlib import Path
+
+        from aintern.locate import holding_index  # (only for the words: which index holds its files)
+
+        above = holding_index(store, Path(path).resolve()) if os.path.isdir(path) else None
+        return NotIndexedError.of(path, inside=above.workspace_path if above else None)
 
     def _file_vector(self, q: Question, model_id: str, vector: QueryVector, cfg: HybridConfig) -> QueryVector | None:
         """The question's vector in the file vectors' space, the static model's: ``vector`` when ``model_id``
@@ -248,7 +249,7 @@ class KnowledgeService:
         started = time.perf_counter()
         index = self._index(options.workspace_path)
         if index is None:
-            return KnowledgeQueryResult()
+            raise self._not_indexed(options.workspace_path)
         strategy = RerankingStrategy(options.reranking or Settings.load(index.workspace_path).search_rerank)
         key = (q.text, options, strategy, index.id, self.store.generation(index.id), index.interrupted)
         cached = self.cache.get(key)
@@ -316,7 +317,11 @@ class KnowledgeService:
         (repository_likelihood). Most questions are about one repository, and every index's own top hit
         looks good within it. docs/benchmarks.md has the numbers (chosen out of fold, by repository)."""
         started = time.perf_counter()
-        asked = [i for i in (self._index(path) for path in dict.fromkeys(options.workspace_paths)) if i is not None]
+        asked: list[VectorIndex] = []
+        for path in dict.fromkeys(options.workspace_paths):
+            if (one_index := self._index(path)) is None:
+                raise self._not_indexed(path)
+            asked.append(one_index)
         names = [i.name for i in asked]
 
         def repo(index: VectorIndex) -> str:  # (a name two indexes share would not tell them apart: the path does)
