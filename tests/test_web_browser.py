@@ -773,7 +773,7 @@ BAR_ON_PROGRESS = """() => {
 }"""
 
 
-def test_a_saved_setting_and_a_runs_end_show_at_once(browser: Browser, indexed: tuple[Path, Path]) -> None:
+def test_a_saved_setting_and_a_runs_end_show_at_once(browser: Browser, indexed: tuple[Path, Path], shots: Path) -> None:
     """Saving chunk_size left its card saying "default" and the badge "up to date" until a reload; on the progress
     page the bar was drawn at the previous event's percent, and after "complete" Cancel and "Run in background"
     still showed."""
@@ -791,6 +791,7 @@ def test_a_saved_setting_and_a_runs_end_show_at_once(browser: Browser, indexed: 
         expect(card.locator(".origin")).to_have_text("workspace")
         expect(card).to_have_attribute("data-origin", "workspace")
         expect(page.locator("#badge")).to_contain_text("needs re-index")
+        page.screenshot(path=shots / "settings-saved.png", full_page=True)
         # The progress page of an update that reads new files: each event's bar drawn at the percent it says.
         index_id = page.locator("#workspace-switch").input_value()
         page.goto(f"{server.url}/indexes/{index_id}/progress")
@@ -806,6 +807,7 @@ def test_a_saved_setting_and_a_runs_end_show_at_once(browser: Browser, indexed: 
         # many "complete" events the page got before the end depends on the machine's pace, not on the page)
         completes = [buttons for _, _, phase, buttons in drawn if phase == "complete"]
         assert completes and not any(completes), drawn
+        page.screenshot(path=shots / "progress-ended.png")
         expect(page.locator("#fill")).to_have_attribute("style", "width: 100%;")
         expect(page.locator("#cancel-run")).to_be_hidden()
         expect(page.locator("#background")).to_be_hidden()
