@@ -292,6 +292,9 @@ class KnowledgeService:
         if (was_reranked and strategy is not RerankingStrategy.LLM) or options.boost_exact_matches:
             ranked, scored = calibrated(ranked)  # (their order; the relevance shown and thresholded: calibrated)
         above, chosen = chosen_hits(ranked, options.min_relevance, options.max_results, options.deduplicate_chunks)
+        every = chosen if not options.min_relevance else chosen_hits(
+            ranked, 0.0, options.max_results, options.deduplicate_chunks
+        )[1]  # fmt: skip
         files = self.store.file_versions(index.id, list({r.chunk.file_path for r in chosen}))
         expander = self._expander(index.workspace_path) if options.expand_context else None
         chunks = shown_hits(
@@ -303,7 +306,7 @@ class KnowledgeService:
         result = KnowledgeQueryResult(
             chunks=chunks, relevant_files=list(dict.fromkeys(c.file_path for c in chunks)),
             query_time=time.perf_counter() - started, total_chunks_searched=index.chunk_count,
-            chunks_above_threshold=len(above), query_embedding=query_vector, was_reranked=was_reranked,
+            chunks_above_threshold=len(above), listed_at_any_relevance=len(every), query_embedding=query_vector, was_reranked=was_reranked,
             reranking_applied=strategy, vector_model=embedder.model_id, notes=[*index_notes(self.store, index), *notes],
         )  # fmt: skip
         if not notes:  # (a rerank that timed out is tried again next time)
@@ -365,6 +368,7 @@ class KnowledgeService:
             chunks=chunks, relevant_files=list(dict.fromkeys(c.display_path for c in chunks)),
             query_time=time.perf_counter() - started, total_chunks_searched=sum(o.total_chunks_searched for _, o, _ in answers),
             chunks_above_threshold=sum(o.chunks_above_threshold for _, o, _ in answers),
+            listed_at_any_relevance=min(options.max_results, sum(o.listed_at_any_relevance for _, o, _ in answers)),
             reranking_applied=next((o.reranking_applied for _, o, _ in answers), RerankingStrategy.NONE),
             was_reranked=any(o.was_reranked for _, o, _ in answers),
             cache_hit=bool(answers) and all(o.cache_hit for _, o, _ in answers), notes=notes,

@@ -58,6 +58,9 @@ class KnowledgeQueryResult:
     query_time: float = 0.0
     total_chunks_searched: int = 0
     chunks_above_threshold: int = 0
+    #: How many hits it would list with no relevance threshold (up to ``max_results``): a short list says whether a
+    #: lower threshold shows more from this, without a second search.
+    listed_at_any_relevance: int = 0
     query_embedding: QueryVector | None = None
     was_reranked: bool = False
     reranking_applied: RerankingStrategy = RerankingStrategy.NONE

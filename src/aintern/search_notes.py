@@ -4,8 +4,6 @@ part of the folder (or none of it), and the person or agent asking should know (
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from aintern.store import Store, VectorIndex
 from aintern.store.models import INTERRUPTED
 
@@ -50,11 +48,11 @@ def about_repository(note: str, repo: str, folder: str) -> str:
     return f"{repo}: " + note.replace(UPDATE, f"`aintern update {shlex.quote(folder)}`")
 
 
-def short_by_threshold(listed: int, asked: int, min_relevance: float, unfiltered: Callable[[], int]) -> bool:
-    """Whether a search's relevance threshold is why it lists ``listed`` results and not the ``asked`` ones: a search
-    without it (``unfiltered``: how many it lists then, asked only when short) lists more. A small index may hold no
-    more, and then nothing is said (every layer asks this: the CLI and the MCP search tool)."""
-    return min_relevance > 0 and listed < asked and unfiltered() > listed
+def short_by_threshold(listed: int, asked: int, min_relevance: float, unfiltered: int) -> bool:
+    """Whether a search's relevance threshold is why it lists ``listed`` results and not the ``asked`` ones: without it
+    it lists ``unfiltered`` (KnowledgeQueryResult.listed_at_any_relevance), more. A small index may hold no more, and
+    then nothing is said (every layer asks this: the CLI and the MCP search tool)."""
+    return min_relevance > 0 and listed < asked and unfiltered > listed
 
 
 def threshold_words(listed: int, noun: str, min_relevance: float, how: str) -> str:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -179,10 +178,7 @@ def run_search(
     )
     tell(summary, "dim", highlight=True)
 
-    def unfiltered() -> int:
-        return len(ws.knowledge.query(question, replace(options, min_relevance=0.0)).chunks)
-
-    if short_by_threshold(len(result.chunks), k, min_relevance, unfiltered):  # (a small index may hold no more)
+    if short_by_threshold(len(result.chunks), k, min_relevance, result.listed_at_any_relevance):  # (or a small index)
         say_short(len(result.chunks), "result", min_relevance, "--min-relevance 0 shows more")
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Any, Literal
 from urllib.parse import quote
@@ -215,12 +214,8 @@ class AinternMcp:
         answer = await call(run)
         hits, text, tokens, left_out = output.hits(answer.chunks, several, max_tokens)
 
-        def unfiltered() -> int:  # (asked only of a short list: how many a search without the threshold lists)
-            every = replace(options, min_relevance=0.0, reranking=RerankingStrategy.NONE)  # (no second LLM call)
-            return len(self.knowledge.query(query, every).chunks)
-
         floor = options.min_relevance
-        short = await call(lambda: short_by_threshold(len(answer.chunks), k, floor, unfiltered))
+        short = short_by_threshold(len(answer.chunks), k, floor, answer.listed_at_any_relevance)
         notes = self.scope.answered_by(repos, indexes) + answer.notes + left_out
         notes += [threshold_words(len(answer.chunks), "hit", floor, "min_relevance 0 shows more")] if short else []
         found = SearchResult(query=query, repos=[i.name for i in indexes], hits=hits, tokens=tokens,
